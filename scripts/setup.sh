@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages the build needs, and nothing when they are all present.
+# Idempotent; quiet when there is nothing to do. Run as root or with sudo available.
+set -euo pipefail
+
+packages=(
+  cmake ninja-build g++ make           # host build
+  verilator                             # the SoC model (RTL -> C++)
+  gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf picolibc-riscv64-unknown-elf  # firmware
+  libyaml-cpp-dev libcli11-dev nlohmann-json3-dev   # descriptors, fabricctl, --json
+  catch2                                # unit tests
+  qemu-system-misc                      # reference ISS for differential testing of our core
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "setup: installing ${missing[*]}" >&2
+sudo_cmd=()
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "setup: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+  sudo_cmd=(sudo)
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
