@@ -1,0 +1,514 @@
+// NoC requests through the NIU command buffers: unicast write and read, inline 32-bit write,
+// atomic increment, multicast write; posted and non-posted; transaction IDs; barriers and
+// "flushed" checks from the NIU counters.
+//
+// One Noc<A> object drives one NIU (NOC0 or NOC1) of the core it runs on. It keeps software
+// counts of what it issued; completion checks compare them with the NIU's hardware counters.
+// Every request goes through one private function, issue(), which is the only place that writes
+// NOC_CMD_CTRL and the only place that bumps the software counts, so the two cannot drift apart
+// (the lesson of tt-metal #28446, where a path that skipped the software count turned a barrier
+// into an infinite spin). Do not issue requests on the same NIU behind this object's back (e.g.
+// from base firmware on the same NoC): the counts would no longer describe the hardware.
+//
+// Usage (firmware):
+//   constinit hal::Noc<hal::kArch> noc1{hal::NocId::Noc1, {.atomic_return_l1_addr = kScratch}};
+//   HAL_TRY(noc1.init());
+//   HAL_TRY(noc1.write(src, {.x = 1, .y = 2, .addr = dst}, 4096, {.trid = 3}));
+//   ... later: if (noc1.trid_flushed(3)) { /* the destination has the data */ }
+//
+// Requests larger than ArchMap::noc_max_burst_bytes are split into several requests, each counted
+// separately; if a later one times out waiting for its command buffer, the earlier ones have been
+// issued (and counted). Coordinates are in the coordinate space of the NoC used (NOC1's is
+// mirrored).
+#pragma once
+
+#include <stdint.h>
+
+#include "hal/arch_map.h"
+#include "hal/clock.h"
+#include "hal/encoding.h"
+#include "hal/mmio.h"
+#include "hal/status.h"
+#include "hal/timeouts.h"
+#include "hal/wait.h"
+
+namespace hal {
+
+enum class NocId : uint8_t { Noc0 = 0, Noc1 = 1 };
+
+// Marks "no L1 address configured".
+inline constexpr uint32_t kNoL1Addr = 0xFFFFFFFF;
+
+// Which command buffer serves which kind of request. The defaults follow the reference router:
+// large writes on 0, reads on 1, small (inline/register) writes on 2, atomics on 3.
+struct NocCmdBufs {
+    uint32_t write = 0;
+    uint32_t read = 1;
+    uint32_t write_reg = 2;
+    uint32_t atomic = 3;
+};
+
+struct NocConfig {
+    NocCmdBufs cmd_bufs{};
+    // 4-byte-aligned local L1 word that receives the old value returned by non-posted atomics.
+    // Non-posted atomics are refused (BadArg) while this is kNoL1Addr.
+    uint32_t atomic_return_l1_addr = kNoL1Addr;
+};
+
+struct NocWriteOpts {
+    bool posted = false;                   // true: no ack, completion via posted_writes_sent()
+    uint32_t vc = noc::kDefaultUnicastVc;  // 0..3
+    uint32_t trid = 0;                     // transaction ID 0..15 (PACKET_TAG)
+};
+
+struct NocReadOpts {
+    uint32_t vc = noc::kDefaultUnicastVc;
+    uint32_t trid = 0;
+};
+
+struct NocInlineWriteOpts {
+    bool posted = false;
+    uint32_t vc = noc::kDefaultUnicastVc;
+    uint32_t trid = 0;
+    uint32_t byte_enable = 0xF;  // which of the 4 bytes to write (1..0xF)
+};
+
+struct NocAtomicOpts {
+    bool posted = false;  // non-posted needs NocConfig::atomic_return_l1_addr
+    uint32_t vc = noc::kDefaultUnicastVc;
+    uint32_t trid = 0;
+    uint32_t wrap = noc::kAtWrap32;  // counter wraps above bit `wrap` (31 = plain 32-bit add)
+};
+
+struct NocMcastWriteOpts {
+    bool posted = false;
+    uint32_t vc = noc::kDefaultMulticastVc;  // 4..5
+    bool include_self = false;               // deliver to this core too if it is in the rectangle
+    bool y_major = false;                    // NOC_CMD_BRCST_XY
+    bool path_reserve = true;                // reserve the tree before sending (deadlock-safe)
+    // Must stay 0 for non-posted multicast: one increment at issue but one decrement per ack
+    // leaves the per-ID counter meaningless (see clear_trid_counters).
+    uint32_t trid = 0;
+};
+
+// Software counts, each named after the NIU counter it is compared with.
+struct NocCounters {
+    uint32_t rd_req_issued;            // vs NIU_MST_RD_RESP_RECEIVED
+    uint32_t nonposted_wr_req_issued;  // vs NIU_MST_NONPOSTED_WR_REQ_SENT
+    uint32_t wr_ack_expected;          // vs NIU_MST_WR_ACK_RECEIVED (multicast: one per dest)
+    uint32_t posted_wr_req_issued;     // vs NIU_MST_POSTED_WR_REQ_SENT
+    uint32_t atomic_resp_expected;     // vs NIU_MST_ATOMIC_RESP_RECEIVED
+    uint32_t posted_atomic_issued;     // vs NIU_MST_POSTED_ATOMIC_SENT
+};
+
+template <const ArchMap& A>
+class Noc {
+  public:
+    constexpr explicit Noc(NocId id, NocConfig cfg = {})
+        : noc_(static_cast<uint32_t>(id)), cfg_(cfg) {}
+
+    // Check the configuration, learn this core's coordinates from NOC_NODE_ID and seed the
+    // software counts from the hardware counters. Call while nothing this core issued on this NIU
+    // is in flight.
+    [[nodiscard]] Status init() {
+        initialized_ = false;
+        const NocCmdBufs& b = cfg_.cmd_bufs;
+        if (noc_ >= noc::kNumNocs || b.write >= noc::kNumCmdBufs || b.read >= noc::kNumCmdBufs ||
+            b.write_reg >= noc::kNumCmdBufs || b.atomic >= noc::kNumCmdBufs) {
+            return Status::BadArg;
+        }
+        if (cfg_.atomic_return_l1_addr != kNoL1Addr) {
+            if (cfg_.atomic_return_l1_addr % 4 != 0) {
+                return Status::Misaligned;
+            }
+            if (!local_range_ok(cfg_.atomic_return_l1_addr, 4)) {
+                return Status::OutOfRange;
+            }
+        }
+        const uint32_t node = mmio::read32(noc::cmd_buf_base(A, noc_, 0) + A.noc.node_id);
+        self_ = noc::decode_unicast_coord(node);
+        if (A.noc.at_len_be_1 != kNoRegister) {
+            // The high half of a 64-bit length/byte-enable: this driver never uses it, so make
+            // sure no stale value from earlier firmware turns a length into a huge one.
+            for (uint32_t buf = 0; buf < noc::kNumCmdBufs; ++buf) {
+                const uint32_t base = noc::cmd_buf_base(A, noc_, buf);
+                HAL_TRY(wait_cmd_buf_ready(base));
+                mmio::write32(base + A.noc.at_len_be_1, 0);
+            }
+        }
+        counters_.rd_req_issued = hw_counter(noc::status::kMstRdRespReceived);
+        counters_.nonposted_wr_req_issued = hw_counter(noc::status::kMstNonpostedWrReqSent);
+        counters_.wr_ack_expected = hw_counter(noc::status::kMstWrAckReceived);
+        counters_.posted_wr_req_issued = hw_counter(noc::status::kMstPostedWrReqSent);
+        counters_.atomic_resp_expected = hw_counter(noc::status::kMstAtomicRespReceived);
+        counters_.posted_atomic_issued = hw_counter(noc::status::kMstPostedAtomicSent);
+        initialized_ = true;
+        return Status::Ok;
+    }
+
+    constexpr bool initialized() const { return initialized_; }
+    constexpr NocId id() const { return static_cast<NocId>(noc_); }
+    // This core's coordinates on this NoC (valid after init()).
+    constexpr NocXY self() const { return self_; }
+    constexpr const NocCounters& counters() const { return counters_; }
+
+    // Write `size` bytes from local L1 `src_l1` to `dst`. Source and destination must be congruent
+    // mod 16. Returns once every request is handed to the NIU (not when it has arrived).
+    [[nodiscard]] Status write(uint32_t src_l1, NocAddr dst, uint32_t size, NocWriteOpts o = {}) {
+        HAL_TRY(check_common(o.vc, noc::kVcUnicastMax, o.trid));
+        if (!noc::addr_ok(dst)) {
+            return Status::OutOfRange;
+        }
+        HAL_TRY(check_transfer(src_l1, dst.addr, size));
+        const uint32_t ctrl =
+            noc::kCtrlCmdWrite | noc::static_vc(o.vc) | (o.posted ? 0u : noc::kCtrlRespMarked);
+        const Kind kind = o.posted ? Kind::PostedWrite : Kind::NonpostedWrite;
+        return for_each_chunk(size, [&](uint32_t off, uint32_t len) {
+            Request r{};
+            r.cmd_buf = cfg_.cmd_bufs.write;
+            r.targ = noc::encode_addr(A, src_l1 + off, self_coord());
+            r.ret = noc::encode_addr(A, dst.addr + off, noc::unicast_coord(dst.x, dst.y));
+            r.has_ret = true;
+            r.tag = noc::packet_tag(o.trid);
+            r.ctrl = ctrl;
+            r.at_len_be = len;
+            return issue(r, kind, 1);
+        });
+    }
+
+    // Read `size` bytes from `src` into local L1 `dst_l1`.
+    [[nodiscard]] Status read(NocAddr src, uint32_t dst_l1, uint32_t size, NocReadOpts o = {}) {
+        HAL_TRY(check_common(o.vc, noc::kVcUnicastMax, o.trid));
+        if (!noc::addr_ok(src)) {
+            return Status::OutOfRange;
+        }
+        HAL_TRY(check_transfer(dst_l1, src.addr, size));
+        const uint32_t ctrl = noc::kCtrlCmdRead | noc::static_vc(o.vc);
+        return for_each_chunk(size, [&](uint32_t off, uint32_t len) {
+            Request r{};
+            r.cmd_buf = cfg_.cmd_bufs.read;
+            r.targ = noc::encode_addr(A, src.addr + off, noc::unicast_coord(src.x, src.y));
+            r.ret = noc::encode_addr(A, dst_l1 + off, self_coord());
+            r.has_ret = true;
+            r.tag = noc::packet_tag(o.trid);
+            r.ctrl = ctrl;
+            r.at_len_be = len;
+            return issue(r, Kind::Read, 1);
+        });
+    }
+
+    // Write one 32-bit `value` to the 4-byte-aligned `dst` with no L1 source. On arches where
+    // inline writes to L1 can hang (Blackhole, BH-86) an L1 destination is refused with
+    // Unsupported; MMIO destinations (stream registers) are fine everywhere.
+    [[nodiscard]] Status write_inline(NocAddr dst, uint32_t value, NocInlineWriteOpts o = {}) {
+        HAL_TRY(check_common(o.vc, noc::kVcUnicastMax, o.trid));
+        if (o.byte_enable == 0 || o.byte_enable > 0xF) {
+            return Status::BadArg;
+        }
+        if (!noc::addr_ok(dst)) {
+            return Status::OutOfRange;
+        }
+        if (dst.addr % 4 != 0) {
+            return Status::Misaligned;
+        }
+        if (A.noc.inline_to_l1_unsafe && dst.addr < noc::kMmioStart) {
+            return Status::Unsupported;
+        }
+        Request r{};
+        r.cmd_buf = cfg_.cmd_bufs.write_reg;
+        r.targ = noc::encode_addr(A, dst.addr, noc::unicast_coord(dst.x, dst.y));
+        r.tag = noc::packet_tag(o.trid);
+        r.ctrl = noc::kCtrlCmdWrite | noc::kCtrlWrInline | noc::static_vc(o.vc) |
+                 (o.posted ? 0u : noc::kCtrlRespMarked);
+        r.at_len_be = noc::inline_byte_enable(dst.addr, o.byte_enable);
+        r.at_data = value;
+        r.has_at_data = true;
+        return issue(r, o.posted ? Kind::PostedWrite : Kind::NonpostedWrite, 1);
+    }
+
+    // Atomically add `incr` to the 4-byte-aligned L1 word at `dst` (INCR_GET). Non-posted
+    // atomics return the old value to NocConfig::atomic_return_l1_addr.
+    [[nodiscard]] Status atomic_inc(NocAddr dst, uint32_t incr, NocAtomicOpts o = {}) {
+        HAL_TRY(check_common(o.vc, noc::kVcUnicastMax, o.trid));
+        if (o.wrap > noc::kAtWrap32) {
+            return Status::BadArg;
+        }
+        if (!o.posted && cfg_.atomic_return_l1_addr == kNoL1Addr) {
+            return Status::BadArg;
+        }
+        if (!noc::addr_ok(dst)) {
+            return Status::OutOfRange;
+        }
+        if (dst.addr % 4 != 0) {
+            return Status::Misaligned;
+        }
+        if (dst.addr >= noc::kMmioStart) {
+            return Status::Unsupported;  // atomics only operate on L1
+        }
+        Request r{};
+        r.cmd_buf = cfg_.cmd_bufs.atomic;
+        r.targ = noc::encode_addr(A, dst.addr, noc::unicast_coord(dst.x, dst.y));
+        if (!o.posted) {
+            r.ret = noc::encode_addr(A, cfg_.atomic_return_l1_addr, self_coord());
+            r.has_ret = true;
+        }
+        r.tag = noc::packet_tag(o.trid);
+        r.ctrl =
+            noc::kCtrlCmdAtomic | noc::static_vc(o.vc) | (o.posted ? 0u : noc::kCtrlRespMarked);
+        r.at_len_be = noc::atomic_incr_len_be(dst.addr, o.wrap);
+        r.at_data = incr;
+        r.has_at_data = true;
+        return issue(r, o.posted ? Kind::PostedAtomic : Kind::NonpostedAtomic, 1);
+    }
+
+    // Write `size` bytes from local L1 `src_l1` to address `dst_addr` of every tile in `rect`.
+    // `num_dests` is how many tiles will receive it (and ack it, when non-posted).
+    [[nodiscard]] Status multicast_write(uint32_t src_l1, NocRect rect, uint64_t dst_addr,
+                                         uint32_t size, uint32_t num_dests,
+                                         NocMcastWriteOpts o = {}) {
+        HAL_TRY(check_common(o.vc, noc::kVcMulticastMax, o.trid));
+        if (o.vc < noc::kVcMulticastMin || num_dests == 0 || (!o.posted && o.trid != 0)) {
+            return Status::BadArg;
+        }
+        if (!noc::rect_ok(rect) || dst_addr >= noc::kLocalAddrLimit) {
+            return Status::OutOfRange;
+        }
+        HAL_TRY(check_transfer(src_l1, dst_addr, size));
+        const uint32_t ctrl = noc::kCtrlCmdWrite | noc::static_vc(o.vc) | noc::kCtrlBrcstPacket |
+                              (o.path_reserve ? noc::kCtrlPathReserve : 0u) |
+                              (o.include_self ? noc::kCtrlBrcstSrcInclude : 0u) |
+                              (o.y_major ? noc::kCtrlBrcstYMajor : 0u) |
+                              (o.posted ? 0u : noc::kCtrlRespMarked);
+        const Kind kind = o.posted ? Kind::PostedWrite : Kind::NonpostedWrite;
+        return for_each_chunk(size, [&](uint32_t off, uint32_t len) {
+            Request r{};
+            r.cmd_buf = cfg_.cmd_bufs.write;
+            r.targ = noc::encode_addr(A, src_l1 + off, self_coord());
+            r.ret = noc::encode_addr(A, dst_addr + off, noc::mcast_coord(rect));
+            r.has_ret = true;
+            r.tag = noc::packet_tag(o.trid);
+            r.ctrl = ctrl;
+            r.at_len_be = len;
+            return issue(r, kind, num_dests);
+        });
+    }
+
+    // ---- completion checks (each reads NIU counters; none waits) ----
+
+    // Every non-posted write request has left the NIU.
+    [[nodiscard]] bool nonposted_writes_sent() const {
+        return hw_counter(noc::status::kMstNonpostedWrReqSent) == counters_.nonposted_wr_req_issued;
+    }
+    // Every non-posted write has been acknowledged by every destination.
+    [[nodiscard]] bool nonposted_writes_flushed() const {
+        return hw_counter(noc::status::kMstWrAckReceived) == counters_.wr_ack_expected;
+    }
+    // Every posted write request has left the NIU. (Its source data may still be being read: use
+    // a transaction ID and trid_writes_sent() before reusing the source buffer.)
+    [[nodiscard]] bool posted_writes_sent() const {
+        return hw_counter(noc::status::kMstPostedWrReqSent) == counters_.posted_wr_req_issued;
+    }
+    // Every read's data has landed in local L1.
+    [[nodiscard]] bool reads_flushed() const {
+        return hw_counter(noc::status::kMstRdRespReceived) == counters_.rd_req_issued;
+    }
+    // Every non-posted atomic has been performed and its response received.
+    [[nodiscard]] bool atomics_flushed() const {
+        return hw_counter(noc::status::kMstAtomicRespReceived) == counters_.atomic_resp_expected;
+    }
+    // Every posted atomic has left the NIU.
+    [[nodiscard]] bool posted_atomics_sent() const {
+        return hw_counter(noc::status::kMstPostedAtomicSent) == counters_.posted_atomic_issued;
+    }
+    // The NIU has finished reading the source data of every write tagged `trid`: the source
+    // buffer may be reused. (Invalid IDs report false.)
+    [[nodiscard]] bool trid_writes_sent(uint32_t trid) const {
+        return trid <= noc::kMaxTransactionId &&
+               trid_counter_zero(noc::status::mst_write_reqs_outgoing_id(trid));
+    }
+    // Every non-posted request tagged `trid` has its ack or response back.
+    [[nodiscard]] bool trid_flushed(uint32_t trid) const {
+        return trid <= noc::kMaxTransactionId &&
+               trid_counter_zero(noc::status::mst_reqs_outstanding_id(trid));
+    }
+
+    // ---- bounded barriers (wait_until on the checks above) ----
+
+    [[nodiscard]] Status write_barrier(Deadline d,
+                                       const uint32_t* termination_word = nullptr) const {
+        return wait_until([this] { return nonposted_writes_flushed() && posted_writes_sent(); }, d,
+                          termination_word);
+    }
+    [[nodiscard]] Status read_barrier(Deadline d,
+                                      const uint32_t* termination_word = nullptr) const {
+        return wait_until([this] { return reads_flushed(); }, d, termination_word);
+    }
+    [[nodiscard]] Status atomic_barrier(Deadline d,
+                                        const uint32_t* termination_word = nullptr) const {
+        return wait_until([this] { return atomics_flushed() && posted_atomics_sent(); }, d,
+                          termination_word);
+    }
+    [[nodiscard]] Status trid_barrier(uint32_t trid, Deadline d,
+                                      const uint32_t* termination_word = nullptr) const {
+        if (trid > noc::kMaxTransactionId) {
+            return Status::BadArg;
+        }
+        return wait_until([this, trid] { return trid_flushed(trid); }, d, termination_word);
+    }
+    [[nodiscard]] Status full_barrier(Deadline d,
+                                      const uint32_t* termination_word = nullptr) const {
+        return wait_until(
+            [this] {
+                return nonposted_writes_flushed() && posted_writes_sent() && reads_flushed() &&
+                       atomics_flushed() && posted_atomics_sent();
+            },
+            d, termination_word);
+    }
+
+    // Zero the per-transaction-ID outstanding counters selected by `mask` (bit i = ID i). Needed
+    // after non-posted multicast or when responses went to another NIU.
+    [[nodiscard]] Status clear_trid_counters(uint32_t mask) const {
+        if ((mask >> noc::kNumTransactionIds) != 0) {
+            return Status::BadArg;
+        }
+        mmio::write32(noc::niu_base(noc_) + A.noc.clear_outstanding_req_cnt, mask);
+        return Status::Ok;
+    }
+
+    // Raw NIU counter `index` (noc::status::k*).
+    [[nodiscard]] uint32_t hw_counter(uint32_t index) const {
+        return mmio::read32(noc::status_addr(noc_, index));
+    }
+
+  private:
+    enum class Kind : uint8_t { Read, NonpostedWrite, PostedWrite, NonpostedAtomic, PostedAtomic };
+
+    // Everything one request writes, in the order it is written.
+    struct Request {
+        uint32_t cmd_buf;
+        noc::AddrRegs targ;
+        noc::AddrRegs ret;
+        bool has_ret;
+        uint32_t tag;
+        uint32_t ctrl;
+        uint32_t at_len_be;
+        uint32_t at_data;
+        bool has_at_data;
+    };
+
+    uint32_t self_coord() const { return noc::unicast_coord(self_.x, self_.y); }
+
+    bool local_range_ok(uint32_t addr, uint32_t size) const {
+        return static_cast<uint64_t>(addr) + size <= A.eth_l1_size;
+    }
+
+    Status check_common(uint32_t vc, uint32_t vc_max, uint32_t trid) const {
+        if (!initialized_) {
+            return Status::NotInitialized;
+        }
+        if (vc > vc_max || trid > noc::kMaxTransactionId) {
+            return Status::BadArg;
+        }
+        return Status::Ok;
+    }
+
+    // An L1 <-> remote transfer of `size` bytes between local L1 `local` and remote `remote`.
+    Status check_transfer(uint32_t local, uint64_t remote, uint32_t size) const {
+        if (size == 0) {
+            return Status::BadArg;
+        }
+        if (!local_range_ok(local, size) || remote + size > noc::kLocalAddrLimit) {
+            return Status::OutOfRange;
+        }
+        if ((local ^ static_cast<uint32_t>(remote)) % noc::kL1Alignment != 0) {
+            return Status::Misaligned;
+        }
+        return Status::Ok;
+    }
+
+    template <typename F>
+    [[gnu::always_inline]] Status for_each_chunk(uint32_t size, F&& issue_chunk) {
+        for (uint32_t off = 0; off < size; off += A.noc_max_burst_bytes) {
+            const uint32_t left = size - off;
+            HAL_TRY(issue_chunk(off, left < A.noc_max_burst_bytes ? left : A.noc_max_burst_bytes));
+        }
+        return Status::Ok;
+    }
+
+    static bool cmd_buf_ready(uint32_t base) {
+        return (mmio::read32(base + A.noc.cmd_ctrl) & noc::kCmdCtrlSend) == noc::kCmdCtrlReady;
+    }
+
+    // A command buffer may only be reprogrammed once NOC_CMD_CTRL reads ready again. The clock is
+    // read only when the buffer is busy.
+    static Status wait_cmd_buf_ready(uint32_t base) {
+        if (cmd_buf_ready(base)) {
+            return Status::Ok;
+        }
+        return wait_until([base] { return cmd_buf_ready(base); },
+                          Deadline::after_us(A, timeouts::kNocCmdBufReadyUs));
+    }
+
+    void write_addr(uint32_t reg_lo, const noc::AddrRegs& a) const {
+        mmio::write32(reg_lo, a.lo);
+        mmio::write32(reg_lo + (noc::kTargAddrMid - noc::kTargAddrLo), a.mid);
+        if (A.noc.coord_reg == NocCoordReg::Hi) {
+            mmio::write32(reg_lo + (noc::kTargAddrHi - noc::kTargAddrLo), a.hi);
+        }
+    }
+
+    // The only place that launches a request and the only place that counts one.
+    [[gnu::always_inline]] Status issue(const Request& r, Kind kind, uint32_t acks) {
+        const uint32_t base = noc::cmd_buf_base(A, noc_, r.cmd_buf);
+        HAL_TRY(wait_cmd_buf_ready(base));
+        write_addr(base + noc::kTargAddrLo, r.targ);
+        if (r.has_ret) {
+            write_addr(base + noc::kRetAddrLo, r.ret);
+        }
+        mmio::write32(base + noc::kPacketTag, r.tag);
+        mmio::write32(base + noc::kCtrl, r.ctrl);
+        mmio::write32(base + noc::kAtLenBe, r.at_len_be);
+        if (r.has_at_data) {
+            mmio::write32(base + A.noc.at_data, r.at_data);
+        }
+        mmio::write32(base + A.noc.cmd_ctrl, noc::kCmdCtrlSend);
+        last_cmd_buf_ = r.cmd_buf;
+        switch (kind) {
+            case Kind::Read:
+                counters_.rd_req_issued += 1;
+                break;
+            case Kind::NonpostedWrite:
+                counters_.nonposted_wr_req_issued += 1;
+                counters_.wr_ack_expected += acks;
+                break;
+            case Kind::PostedWrite:
+                counters_.posted_wr_req_issued += 1;
+                break;
+            case Kind::NonpostedAtomic:
+                counters_.atomic_resp_expected += 1;
+                break;
+            case Kind::PostedAtomic:
+                counters_.posted_atomic_issued += 1;
+                break;
+            default:
+                return Status::BadArg;  // unreachable: every Kind is handled above
+        }
+        return Status::Ok;
+    }
+
+    // Per-ID counters are bumped when NOC_CMD_CTRL is written; reading NOC_CMD_CTRL back first
+    // keeps the counter read from being ordered before that write (ISA doc, NIU counters).
+    bool trid_counter_zero(uint32_t index) const {
+        (void)mmio::read32(noc::cmd_buf_base(A, noc_, last_cmd_buf_) + A.noc.cmd_ctrl);
+        return hw_counter(index) == 0;
+    }
+
+    uint32_t noc_;
+    NocConfig cfg_;
+    bool initialized_ = false;
+    uint32_t last_cmd_buf_ = 0;
+    NocXY self_{0, 0};
+    NocCounters counters_{0, 0, 0, 0, 0, 0};
+};
+
+}  // namespace hal

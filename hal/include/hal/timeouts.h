@@ -1,0 +1,32 @@
+// Every timeout constant in the project, each with the reason for its value. Firmware and host
+// code add theirs here rather than writing a number at the call site. Values are in microseconds
+// of wall-clock time (Deadline::after_us converts with the arch's clock).
+#pragma once
+
+#include <stdint.h>
+
+namespace hal::timeouts {
+
+// NoC command buffer ready (NOC_CMD_CTRL reads 0 again). The NIU frees a command buffer as soon as
+// the request gets a virtual channel for its first hop, which takes tens of cycles when the NoC
+// is idle and a few microseconds behind a congested router (one 16 KiB burst occupies a link for
+// ~512 cycles on WH). 1 ms is more than 100x the worst congestion seen in the reference
+// benchmarks, yet short enough that a wedged NIU (e.g. a VC_LINKED transaction never closed) is
+// reported promptly instead of hanging the router.
+inline constexpr uint32_t kNocCmdBufReadyUs = 1000;
+
+// NoC write/read/atomic barrier (every ack or response back). A round trip across a 12x17 mesh
+// is ~1-10 us even under load; responses can also queue behind a destination whose L1 is
+// saturated by other writers. 10 ms gives three orders of magnitude of margin; a barrier that
+// misses it means a lost ack or a destination that stopped draining, which the caller must
+// report rather than wait out.
+inline constexpr uint32_t kNocBarrierUs = 10'000;
+
+// Ethernet TX queue accepting the next command. The queue is busy only until the hardware has
+// latched the previous command's metadata (~tens of cycles), but TT-link back-pressure during
+// resend bursts (the peer not acking because it is itself stalled) can hold it far longer. 100 ms
+// rides out such bursts; after it the caller should publish a status and re-check the
+// termination word rather than spin (the link may be retraining, which takes much longer).
+inline constexpr uint32_t kEthTxqReadyUs = 100'000;
+
+}  // namespace hal::timeouts
