@@ -30,6 +30,7 @@ struct TileConfig {
     uint32_t l1_size = 256 * 1024;   // from the SoC descriptor (eth_l1_size / worker_l1_size)
     uint32_t ldm_size = 4 * 1024;    // local data RAM at 0xFFB00000
     CoreTiming timing{};
+    uint32_t hartid = 0;             // the core's mhartid CSR
     std::string name = "tile";       // used in messages and as the trace scope
 };
 
@@ -95,10 +96,11 @@ public:
     TrapInfo trap() const;         // valid when state() == Trapped
     uint64_t cycles() const;       // clock cycles since construction
     uint64_t instret() const;      // instructions retired since the core left reset
-    uint32_t pc() const;           // current fetch PC, for "stuck at" reports
+    uint32_t pc() const;           // PC of the next instruction to execute (the reset PC while held
+                                   // in reset), for "stuck at" reports
 
     // Console output from the sim-control block, one character at a time (default: buffered and
-    // readable through console()).
+    // readable through console(); once a sink is installed characters go to the sink only).
     void on_console(std::function<void(char)> sink);
     const std::string& console() const;
 
