@@ -19,7 +19,8 @@ set(CMAKE_CXX_FLAGS_INIT "${FABRIC_RV_ARCH} --specs=picolibc.specs -ffreestandin
 set(CMAKE_ASM_FLAGS_INIT "${FABRIC_RV_ARCH}")
 # Link through the C driver: there is no libstdc++ to pull in.
 set(CMAKE_CXX_LINK_EXECUTABLE "<CMAKE_C_COMPILER> <FLAGS> <CMAKE_CXX_LINK_FLAGS> <LINK_FLAGS> <OBJECTS> -o <TARGET> <LINK_LIBRARIES>")
-set(CMAKE_EXE_LINKER_FLAGS_INIT "${FABRIC_RV_ARCH} --specs=picolibc.specs -nostartfiles -Wl,--gc-sections")
+# <FLAGS> (the compile flags, with --specs) are on the link line already.
+set(CMAKE_EXE_LINKER_FLAGS_INIT "-nostartfiles -Wl,--gc-sections")
 
 set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
 set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
