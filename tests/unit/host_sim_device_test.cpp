@@ -1,0 +1,153 @@
+// SimDevice over the Verilated tile: memory, reset, console, exit, trap, and the launch helper
+// end to end, with hand-encoded RV32I programs (no cross toolchain needed).
+#include <catch2/catch.hpp>
+
+#include "expect_error.h"
+#include "fabric/launch.h"
+#include "fabric/sim_device.h"
+#include "test_elf.h"
+
+using Catch::Matchers::Contains;
+using fabric::CoreLocation;
+using fabric::CoreRunState;
+using fabric::ErrorCategory;
+using fabric::SimDevice;
+using fabric::SocDescriptor;
+namespace t = fabric::test;
+
+namespace {
+
+SocDescriptor wh() {
+    return SocDescriptor::load_file(std::string(FABRIC_SOC_DESCRIPTOR_DIR) +
+                                    "/wormhole_b0_80_arch.yaml");
+}
+SocDescriptor bh() {
+    return SocDescriptor::load_file(std::string(FABRIC_SOC_DESCRIPTOR_DIR) +
+                                    "/blackhole_140_arch.yaml");
+}
+
+fabric::ElfImage program(const std::vector<uint32_t>& words, uint32_t base) {
+    return fabric::ElfImage::parse(t::program_elf(words, base), "test.elf");
+}
+
+}  // namespace
+
+TEST_CASE("SimDevice: L1 read/write per core, tiles created on first use", "[simdevice]") {
+    SimDevice dev(wh(), hal::Arch::WormholeB0);
+    CHECK(dev.tile_count() == 0);
+    const CoreLocation eth0{0, {9, 0}};
+    const CoreLocation eth1{0, {1, 0}};
+    const std::vector<uint8_t> data{1, 2, 3, 4, 5, 6, 7};
+    dev.write(eth0, 0x20001, data);
+    std::vector<uint8_t> back(7);
+    dev.read(eth0, 0x20001, back);
+    CHECK(back == data);
+    dev.read(eth1, 0x20001, back);  // another core's L1 is separate
+    CHECK(back == std::vector<uint8_t>(7, 0));
+    CHECK(dev.tile_count() == 2);
+    dev.write32(eth0, 0x3FFFC, 0xCAFEF00D);  // last word of the 256 KiB eth L1
+    CHECK(dev.read32(eth0, 0x3FFFC) == 0xCAFEF00D);
+    // A worker gets the worker L1 size.
+    const CoreLocation worker{0, {1, 1}};
+    dev.write32(worker, 1499136 - 4, 0x12345678);
+    CHECK(dev.read32(worker, 1499136 - 4) == 0x12345678);
+}
+
+TEST_CASE("SimDevice: clear errors for unknown cores and addresses", "[simdevice]") {
+    SimDevice dev(wh(), hal::Arch::WormholeB0);
+    std::vector<uint8_t> b(4);
+    CHECK_THAT(t::expect_error(ErrorCategory::BadInput,
+                               [&] {
+                                   dev.read({0, {10, 0}}, 0, b);
+                               }),
+               Contains("no core at 10-0"));
+    CHECK_THAT(t::expect_error(ErrorCategory::BadInput,
+                               [&] {
+                                   dev.read({1, {9, 0}}, 0, b);
+                               }),
+               Contains("chip 1 does not exist"));
+    CHECK_THAT(t::expect_error(ErrorCategory::Unsupported,
+                               [&] {
+                                   dev.read({0, {0, 10}}, 0, b);
+                               }),
+               Contains("'arc' core"));
+    CHECK_THAT(t::expect_error(ErrorCategory::Device,
+                               [&] {
+                                   dev.read({0, {9, 0}}, 0x40000, b);
+                               }),
+               Contains("0x00040000") && Contains("chip 0 core 9-0"));
+    CHECK_THAT(t::expect_error(ErrorCategory::Device,
+                               [&] {
+                                   dev.read({0, {9, 0}}, 0x1'0000'0000ull, b);
+                               }),
+               Contains("32-bit"));
+    CHECK_THAT(
+        t::expect_error(ErrorCategory::BadInput, [&] { SimDevice(wh(), hal::Arch::Blackhole); }),
+        Contains("descriptor is for wormhole_b0"));
+}
+
+TEST_CASE("SimDevice: a released core runs, prints and exits with a status", "[simdevice]") {
+    SimDevice dev(wh(), hal::Arch::WormholeB0);
+    std::string streamed;
+    dev.set_console_sink([&](const CoreLocation& c, char ch) {
+        CHECK(c == CoreLocation{0, {9, 0}});
+        streamed.push_back(ch);
+    });
+    const CoreLocation core{0, {9, 0}};
+    const auto img = program(t::console_exit_program("hello\n", 7), hal::kWormholeB0.app_fw_base);
+    const auto r =
+        fabric::launch(dev, core, img, fabric::erisc_placement(hal::kWormholeB0, 262144));
+    CHECK(r.outcome == fabric::LaunchOutcome::Exited);
+    CHECK(r.status.exit_status == 7);
+    CHECK(streamed == "hello\n");
+    CHECK(dev.console(core) == "hello\n");
+    CHECK(r.cycles > 0);
+    CHECK(r.cycles < fabric::kDefaultPollCycles);  // stopped when the core exited
+    CHECK(dev.cycles() == r.cycles);
+}
+
+TEST_CASE("SimDevice: status values above 12 bits survive", "[simdevice]") {
+    SimDevice dev(bh(), hal::Arch::Blackhole);
+    const CoreLocation core{0, {1, 1}};
+    const auto img = program(t::console_exit_program("", 0xABCDE), hal::kBlackhole.app_fw_base);
+    const auto r = fabric::launch(dev, core, img, fabric::erisc_placement(hal::kBlackhole, 524288));
+    CHECK(r.outcome == fabric::LaunchOutcome::Exited);
+    CHECK(r.status.exit_status == 0xABCDE);
+}
+
+TEST_CASE("SimDevice: trap reports cause and pc", "[simdevice]") {
+    SimDevice dev(wh(), hal::Arch::WormholeB0);
+    const CoreLocation core{0, {1, 6}};
+    const uint32_t base = hal::kWormholeB0.app_fw_base;
+    const auto img = program({t::rv::addi(1, 0, 1), t::rv::kEbreak}, base);
+    const auto r =
+        fabric::launch(dev, core, img, fabric::erisc_placement(hal::kWormholeB0, 262144));
+    REQUIRE(r.outcome == fabric::LaunchOutcome::Trapped);
+    CHECK(r.status.trap_cause == 3);
+    CHECK(r.status.trap_name == "breakpoint");
+    CHECK(r.status.trap_pc == base + 4);
+    CHECK(dev.core_status(core).state == CoreRunState::Trapped);
+}
+
+TEST_CASE("SimDevice: cycle budget runs out on a spinning core", "[simdevice]") {
+    SimDevice dev(wh(), hal::Arch::WormholeB0);
+    const CoreLocation core{0, {9, 0}};
+    const uint32_t base = hal::kWormholeB0.app_fw_base;
+    const auto img = program({t::rv::addi(1, 0, 1), t::rv::kJalSelf}, base);
+    fabric::LaunchOptions o;
+    o.max_cycles = 30'000;
+    const auto r =
+        fabric::launch(dev, core, img, fabric::erisc_placement(hal::kWormholeB0, 262144), o);
+    CHECK(r.outcome == fabric::LaunchOutcome::Timeout);
+    CHECK(r.cycles == 30'000);
+    REQUIRE(r.status.pc.has_value());
+    CHECK(*r.status.pc == base + 4);
+    CHECK(dev.core_status(core).state == CoreRunState::Running);
+}
+
+TEST_CASE("SimDevice: untouched cores stay in reset", "[simdevice]") {
+    SimDevice dev(wh(), hal::Arch::WormholeB0);
+    CHECK(dev.core_status({0, {9, 0}}).state == CoreRunState::Reset);
+    dev.advance(100);
+    CHECK(dev.core_status({0, {9, 0}}).state == CoreRunState::Reset);
+}
