@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Benchmarks: figures, not tests. Builds the default preset, then prints each benchmark's figures.
+# docs/PERFORMANCE.md records them beside the silicon numbers they compete with.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+"$root/scripts/build.sh" default >/dev/null
+b="$root/build"
+echo "== machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores"
+echo "== simulator speed: one tile, hand-encoded loops"
+"$b/benchmarks/sim_speed/sim_speed" 20000000
+echo "== simulator speed: compute-bound firmware (firmware/benchmarks/compute_bound.cpp)"
+"$b/benchmarks/sim_speed/sim_speed" --elf "$b/firmware/wormhole_b0/compute_bound.elf"
+for extra in "$root"/scripts/bench.d/*.sh; do
+  [ -e "$extra" ] && bash "$extra" "$b"
+done
+exit 0
