@@ -10,7 +10,4 @@ echo "== simulator speed: one tile, hand-encoded loops"
 "$b/benchmarks/sim_speed/sim_speed" 20000000
 echo "== simulator speed: compute-bound firmware (firmware/benchmarks/compute_bound.cpp)"
 "$b/benchmarks/sim_speed/sim_speed" --elf "$b/firmware/wormhole_b0/compute_bound.elf"
-for extra in "$root"/scripts/bench.d/*.sh; do
-  [ -e "$extra" ] && bash "$extra" "$b"
-done
 exit 0
