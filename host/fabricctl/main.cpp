@@ -1,8 +1,9 @@
 // fabricctl: the erisc-fabric command line.
 //
 //   fabricctl soc show <descriptor.yaml> [--json]
-//   fabricctl sim run --arch A [--soc yaml] --core C [--max-cycles N] [--trace f.fst] [--json]
-//                     [--quiet] firmware.elf
+//   fabricctl sim run --arch A [--soc yaml] [--cluster yaml] [--base-fw elf | --no-base-fw]
+//                     (--core C firmware.elf | --load [chip:]core=fw.elf ...)
+//                     [--max-cycles N] [--trace f.fst] [--json] [--quiet]
 //
 // Results go to stdout (for `sim run`: exactly the firmware console; with --json: one JSON
 // document), logs and errors to stderr, one line each. Exit codes are listed in ExitCode below and
@@ -12,11 +13,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "fabric/cluster_descriptor.h"
 #include "fabric/elf.h"
 #include "fabric/error.h"
 #include "fabric/launch.h"
@@ -201,7 +204,11 @@ int soc_show(const std::string& path, bool as_json) {
 struct SimRunArgs {
     std::string arch;
     std::string soc;
+    std::string cluster;
     std::string core;
+    std::vector<std::string> loads;
+    std::string base_fw;
+    bool no_base_fw = false;
     uint64_t max_cycles = fabric::kDefaultMaxCycles;
     std::string trace;
     std::string firmware;
@@ -209,36 +216,136 @@ struct SimRunArgs {
     bool quiet = false;
 };
 
-// --core: an eth channel ("3") or NOC0 coordinates ("9-0") of an eth core.
-fabric::CoreCoord resolve_eth_core(const fabric::SocDescriptor& d, const std::string& spec) {
+// --core / the core part of --load: an eth channel ("3") or NOC0 coordinates ("9-0") of an eth
+// core. `what` names the option in messages.
+fabric::CoreCoord resolve_eth_core(const fabric::SocDescriptor& d, const std::string& spec,
+                                   const std::string& what) {
     const bool digits = !spec.empty() && spec.find_first_not_of("0123456789") == std::string::npos;
     if (digits) {
         if (spec.size() > 6) {
-            fabric::fail(ErrorCategory::BadInput, "--core {}: eth channel out of range", spec);
+            fabric::fail(ErrorCategory::BadInput, "{}: eth channel out of range", what);
         }
         const auto ch = static_cast<uint32_t>(std::stoul(spec));
         if (ch >= d.eth_channels()) {
             fabric::fail(ErrorCategory::BadInput,
-                         "--core {}: eth channel {} does not exist ({} has channels 0..{})", spec,
-                         ch, d.source(), d.eth_channels() == 0 ? 0 : d.eth_channels() - 1);
+                         "{}: eth channel {} does not exist ({} has channels 0..{})", what, ch,
+                         d.source(), d.eth_channels() == 0 ? 0 : d.eth_channels() - 1);
         }
         return d.eth_core(ch);
     }
     const auto c = fabric::parse_core_coord(spec);
     if (!c) {
         fabric::fail(ErrorCategory::BadInput,
-                     "--core {}: not an eth channel number or 'x-y' core coordinate", spec);
+                     "{}: not an eth channel number or 'x-y' core coordinate", what);
     }
     const auto t = d.core_type(*c);
     if (!t) {
-        fabric::fail(ErrorCategory::BadInput, "--core {}: no core at {} in {} (grid {}x{})", spec,
+        fabric::fail(ErrorCategory::BadInput, "{}: no core at {} in {} (grid {}x{})", what,
                      c->str(), d.source(), d.grid_x(), d.grid_y());
     }
     if (*t != fabric::CoreType::Eth) {
-        fabric::fail(ErrorCategory::BadInput, "--core {}: core {} is a '{}' core, not an eth core",
-                     spec, c->str(), fabric::core_type_name(*t));
+        fabric::fail(ErrorCategory::BadInput, "{}: core {} is a '{}' core, not an eth core", what,
+                     c->str(), fabric::core_type_name(*t));
     }
     return *c;
+}
+
+// One image for one core, from --core + firmware or from --load [chip:]core=firmware.elf.
+struct LoadSpec {
+    std::string option;  // as given, for messages
+    fabric::CoreLocation loc;
+    uint32_t channel = 0;
+    std::string path;
+    std::optional<fabric::ElfImage> image;
+};
+
+LoadSpec parse_load(const std::string& text, const fabric::SocDescriptor& soc, uint32_t chips) {
+    const std::string what = fmt::format("--load {}", text);
+    const auto eq = text.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
+        fabric::fail(ErrorCategory::BadInput, "{}: expected [chip:]core=firmware.elf", what);
+    }
+    LoadSpec l;
+    l.option = what;
+    l.path = text.substr(eq + 1);
+    std::string core = text.substr(0, eq);
+    if (const auto colon = core.find(':'); colon != std::string::npos) {
+        const std::string chip = core.substr(0, colon);
+        if (chip.empty() || chip.size() > 6 ||
+            chip.find_first_not_of("0123456789") != std::string::npos) {
+            fabric::fail(ErrorCategory::BadInput, "{}: '{}' is not a chip number", what, chip);
+        }
+        l.loc.chip = static_cast<uint32_t>(std::stoul(chip));
+        core = core.substr(colon + 1);
+    }
+    if (l.loc.chip >= chips) {
+        fabric::fail(ErrorCategory::BadInput,
+                     "{}: chip {} does not exist (the cluster has {} chip{}: 0..{})", what,
+                     l.loc.chip, chips, chips == 1 ? "" : "s", chips - 1);
+    }
+    l.loc.core = resolve_eth_core(soc, core, what);
+    l.channel = *soc.eth_channel(l.loc.core);
+    return l;
+}
+
+// The Wormhole base firmware image for a --cluster run: next to the build tree's firmware, an
+// installed copy, or where this build put it.
+std::optional<std::string> find_default_base_fw() {
+    namespace fs = std::filesystem;
+    std::vector<fs::path> candidates;
+    std::error_code ec;
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec) {
+        candidates.push_back(exe.parent_path() / ".." / "firmware" / "wormhole_b0" /
+                             "erisc_base.elf");
+        candidates.push_back(exe.parent_path() / ".." / "share" / "erisc-fabric" / "firmware" /
+                             "wormhole_b0" / "erisc_base.elf");
+    }
+    candidates.emplace_back(fs::path(FABRIC_FIRMWARE_DIR) / "wormhole_b0" / "erisc_base.elf");
+    for (const auto& p : candidates) {
+        if (fs::is_regular_file(p, ec)) return p.lexically_normal().string();
+    }
+    return std::nullopt;
+}
+
+// Console output. A single core without --cluster streams its characters unchanged; otherwise
+// every line is prefixed "[chip:x-y] " so the cores' outputs can be told apart.
+class ConsoleMux {
+  public:
+    explicit ConsoleMux(bool prefixed) : prefixed_(prefixed) {}
+    void put(const fabric::CoreLocation& c, char ch) {
+        if (!prefixed_) {
+            std::fputc(ch, stdout);
+            if (ch == '\n') std::fflush(stdout);
+            return;
+        }
+        std::string& line = lines_[c];
+        if (ch != '\n') {
+            line.push_back(ch);
+            return;
+        }
+        emit(c, line);
+        line.clear();
+    }
+    void finish() {
+        for (auto& [c, line] : lines_) {
+            if (!line.empty()) emit(c, line);
+            line.clear();
+        }
+        std::fflush(stdout);
+    }
+
+  private:
+    static void emit(const fabric::CoreLocation& c, const std::string& line) {
+        std::fprintf(stdout, "[%u:%s] %s\n", c.chip, c.core.str().c_str(), line.c_str());
+        std::fflush(stdout);
+    }
+    bool prefixed_;
+    std::map<fabric::CoreLocation, std::string> lines_;
+};
+
+int firmware_code(uint32_t status) {
+    return status <= kFirmwareStatusMax ? static_cast<int>(status) : kFirmwareStatusHigh;
 }
 
 int sim_run(const SimRunArgs& a) {
@@ -250,95 +357,186 @@ int sim_run(const SimRunArgs& a) {
         fabric::fail(ErrorCategory::BadInput, "{}: descriptor is for {} but --arch is {}", soc_path,
                      fabric::arch_name(soc.arch()), fabric::arch_name(*arch));
     }
-    const fabric::CoreCoord coord = resolve_eth_core(soc, a.core);
-    const uint32_t channel = *soc.eth_channel(coord);
-    const fabric::CoreLocation loc{0, coord};
-    const auto image = fabric::ElfImage::load_file(a.firmware);
+    std::optional<fabric::ClusterDescriptor> cluster;
+    if (!a.cluster.empty()) {
+        cluster = fabric::ClusterDescriptor::load_file(a.cluster);
+        if (cluster->arch() != *arch) {
+            fabric::fail(ErrorCategory::BadInput, "{}: cluster is {} but --arch is {}", a.cluster,
+                         fabric::arch_name(cluster->arch()), fabric::arch_name(*arch));
+        }
+    }
+    const uint32_t chips = cluster ? cluster->chip_count() : 1;
+
+    // What runs where: --core + firmware first, then every --load in order.
+    std::vector<LoadSpec> loads;
+    if (!a.core.empty()) {
+        LoadSpec l;
+        l.option = fmt::format("--core {}", a.core);
+        l.loc = {0, resolve_eth_core(soc, a.core, l.option)};
+        l.channel = *soc.eth_channel(l.loc.core);
+        l.path = a.firmware;
+        loads.push_back(std::move(l));
+    }
+    for (const auto& text : a.loads) loads.push_back(parse_load(text, soc, chips));
+    for (size_t i = 0; i < loads.size(); ++i) {
+        for (size_t j = 0; j < i; ++j) {
+            if (loads[j].loc == loads[i].loc) {
+                fabric::fail(ErrorCategory::BadInput, "{}: {} already gets {} ({})",
+                             loads[i].option, loads[i].loc.str(), loads[j].path, loads[j].option);
+            }
+        }
+    }
     const auto placement = fabric::erisc_placement(hal::arch_map(*arch), soc.eth_l1_size());
-    image.check_placement(placement);  // before creating the model: fail fast
-    if (const uint32_t base = hal::arch_map(*arch).app_fw_base; image.entry() != base) {
-        log_line(
-            fmt::format("warning: {}: entry {} is not the {} firmware base {}; was it built "
-                        "for another arch?",
-                        a.firmware, fabric::hex32(image.entry()), fabric::arch_name(*arch),
-                        fabric::hex32(base)));
+    for (auto& l : loads) {
+        l.image = fabric::ElfImage::load_file(l.path);
+        l.image->check_placement(placement);  // before creating the model: fail fast
+        if (const uint32_t base = hal::arch_map(*arch).app_fw_base; l.image->entry() != base) {
+            log_line(
+                fmt::format("warning: {}: entry {} is not the {} firmware base {}; was it built "
+                            "for another arch?",
+                            l.path, fabric::hex32(l.image->entry()), fabric::arch_name(*arch),
+                            fabric::hex32(base)));
+        }
+    }
+
+    // Base firmware: by default for --cluster runs on Wormhole (eth cores boot like silicon).
+    std::optional<std::string> base_fw_path;
+    if (!a.base_fw.empty()) {
+        base_fw_path = a.base_fw;
+    } else if (!a.no_base_fw && cluster && *arch == hal::Arch::WormholeB0) {
+        base_fw_path = find_default_base_fw();
+        if (!base_fw_path) {
+            fabric::fail(
+                ErrorCategory::BadInput,
+                "no Wormhole base firmware erisc_base.elf found next to fabricctl or in {}; "
+                "build the firmware, pass --base-fw <elf>, or --no-base-fw",
+                FABRIC_FIRMWARE_DIR);
+        }
+    }
+    if (base_fw_path && *arch != hal::Arch::WormholeB0) {
+        log_line(fmt::format("warning: --base-fw {} ignored: {} has no base firmware in the model",
+                             *base_fw_path, fabric::arch_name(*arch)));
+        base_fw_path.reset();
+    }
+    std::optional<fabric::ElfImage> base_fw;
+    if (base_fw_path) {
+        base_fw = fabric::ElfImage::load_file(*base_fw_path);
+        base_fw->check_placement(fabric::base_firmware_placement());
     }
 
 #ifndef FABRIC_HAVE_SIM
-    (void)channel;
-    (void)loc;
+    (void)chips;
     fabric::fail(ErrorCategory::Unsupported,
                  "this fabricctl was built without the simulator (sim_model), 'sim run' is "
                  "unavailable");
 #else
-    fabric::SimDevice dev(std::move(soc), *arch);
-    if (!a.json) {
-        dev.set_console_sink([](const fabric::CoreLocation&, char c) {
-            std::fputc(c, stdout);
-            if (c == '\n') std::fflush(stdout);
-        });
-    }
-    if (!a.trace.empty()) dev.trace_to(loc, a.trace);
+    fabric::SimDeviceOptions opts;
+    opts.cluster = cluster;
+    opts.wh_base_firmware = base_fw;
+    fabric::SimDevice dev(std::move(soc), *arch, std::move(opts));
+    const bool legacy = !cluster && loads.size() == 1;  // the single-core form: unchanged output
+    ConsoleMux console(!legacy);
+    if (!a.json)
+        dev.set_console_sink([&](const fabric::CoreLocation& c, char ch) { console.put(c, ch); });
+    if (!a.trace.empty()) dev.trace_to(loads.front().loc, a.trace);
 
-    fabric::LaunchOptions opts;
-    opts.max_cycles = a.max_cycles;
-    const auto r = fabric::launch(dev, loc, image, placement, opts);
+    fabric::LaunchOptions lopts;
+    lopts.max_cycles = a.max_cycles;
+    std::vector<fabric::LaunchTarget> targets;
+    for (const auto& l : loads) targets.push_back({l.loc, &*l.image, placement});
+    const auto results = fabric::launch_many(dev, targets, lopts);
+    console.finish();
     std::fflush(stdout);
 
-    const std::string where = fmt::format("{} (eth {})", loc.str(), channel);
-    int code = kOk;
-    std::string verdict;
-    switch (r.outcome) {
-        case fabric::LaunchOutcome::Exited:
-            code = r.status.exit_status <= kFirmwareStatusMax
-                       ? static_cast<int>(r.status.exit_status)
-                       : kFirmwareStatusHigh;
-            verdict = fmt::format("firmware on {} exited with status {} after {} cycles", where,
-                                  r.status.exit_status, r.cycles);
-            if (code == kFirmwareStatusHigh) verdict += fmt::format(" (exit code {})", code);
-            if (!a.quiet || code != kOk) log_line(verdict);
-            break;
-        case fabric::LaunchOutcome::Trapped:
-            code = kTrap;
-            log_line(fmt::format(
-                "firmware trapped on {}: {} (mcause {}) at pc {}, tval {}, after "
-                "{} cycles",
-                where, r.status.trap_name, r.status.trap_cause, fabric::hex32(r.status.trap_pc),
-                fabric::hex32(r.status.trap_tval), r.cycles));
-            break;
-        case fabric::LaunchOutcome::Timeout:
-            code = kTimeout;
-            log_line(
-                fmt::format("cycle budget of {} cycles exhausted: firmware on {} still "
-                            "running at pc {}",
-                            a.max_cycles, where,
-                            r.status.pc ? fabric::hex32(*r.status.pc) : std::string("unknown")));
-            break;
-        default:
-            fabric::fail(ErrorCategory::Internal, "unknown launch outcome");
-    }
-
-    if (a.json) {
-        json j{{"ok", r.outcome == fabric::LaunchOutcome::Exited},
-               {"arch", fabric::arch_name(*arch)},
-               {"soc", soc_path},
-               {"core",
-                {{"chip", loc.chip}, {"x", coord.x}, {"y", coord.y}, {"eth_channel", channel}}},
-               {"firmware", a.firmware},
-               {"entry", image.entry()},
-               {"outcome", fabric::outcome_name(r.outcome)},
-               {"cycles", r.cycles},
-               {"max_cycles", a.max_cycles},
-               {"console", dev.console(loc)},
-               {"exit_code", code}};
-        if (r.status.pc) j["pc"] = *r.status.pc;
-        if (r.outcome == fabric::LaunchOutcome::Exited) j["exit_status"] = r.status.exit_status;
+    // Verdicts, one line per core; the exit code of the worst outcome (trap, then timeout, then the
+    // first non-zero firmware status).
+    bool any_trap = false, any_timeout = false;
+    int first_status_code = kOk;
+    json cores = json::array();
+    for (size_t i = 0; i < loads.size(); ++i) {
+        const LoadSpec& l = loads[i];
+        const fabric::LaunchResult& r = results[i];
+        const std::string where = fmt::format("{} (eth {})", l.loc.str(), l.channel);
+        int code = kOk;
+        switch (r.outcome) {
+            case fabric::LaunchOutcome::Exited: {
+                code = firmware_code(r.status.exit_status);
+                std::string verdict =
+                    r.returned_to_base_firmware
+                        ? fmt::format(
+                              "firmware on {} returned {} to the base firmware after {} cycles",
+                              where, r.status.exit_status, r.cycles)
+                        : fmt::format("firmware on {} exited with status {} after {} cycles", where,
+                                      r.status.exit_status, r.cycles);
+                if (code == kFirmwareStatusHigh) verdict += fmt::format(" (exit code {})", code);
+                if (!a.quiet || code != kOk) log_line(verdict);
+                if (code != kOk && first_status_code == kOk) first_status_code = code;
+                break;
+            }
+            case fabric::LaunchOutcome::Trapped:
+                code = kTrap;
+                any_trap = true;
+                log_line(fmt::format(
+                    "firmware trapped on {}: {} (mcause {}) at pc {}, tval {}, after {} cycles",
+                    where, r.status.trap_name, r.status.trap_cause, fabric::hex32(r.status.trap_pc),
+                    fabric::hex32(r.status.trap_tval), r.cycles));
+                break;
+            case fabric::LaunchOutcome::Timeout:
+                code = kTimeout;
+                any_timeout = true;
+                log_line(fmt::format(
+                    "cycle budget of {} cycles exhausted: firmware on {} still running at pc {}",
+                    a.max_cycles, where,
+                    r.status.pc ? fabric::hex32(*r.status.pc) : std::string("unknown")));
+                break;
+            default:
+                fabric::fail(ErrorCategory::Internal, "unknown launch outcome");
+        }
+        json c{
+            {"core",
+             {{"chip", l.loc.chip},
+              {"x", l.loc.core.x},
+              {"y", l.loc.core.y},
+              {"eth_channel", l.channel}}},
+            {"firmware", l.path},
+            {"entry", l.image->entry()},
+            {"launch", r.method == fabric::LaunchMethod::LaunchFlag ? "launch_flag" : "reset_pc"},
+            {"outcome", fabric::outcome_name(r.outcome)},
+            {"cycles", r.cycles},
+            {"console", dev.console(l.loc)},
+            {"exit_code", code}};
+        if (r.status.pc) c["pc"] = *r.status.pc;
+        if (r.outcome == fabric::LaunchOutcome::Exited) {
+            c["exit_status"] = r.status.exit_status;
+            c["returned_to_base_firmware"] = r.returned_to_base_firmware;
+        }
         if (r.outcome == fabric::LaunchOutcome::Trapped) {
-            j["trap"] = {{"cause", r.status.trap_cause},
+            c["trap"] = {{"cause", r.status.trap_cause},
                          {"name", r.status.trap_name},
                          {"pc", r.status.trap_pc},
                          {"tval", r.status.trap_tval}};
         }
+        cores.push_back(std::move(c));
+    }
+    const int code = any_trap ? kTrap : any_timeout ? kTimeout : first_status_code;
+
+    if (a.json) {
+        json j;
+        if (legacy) {  // the single-core document, as before, plus "cores"
+            j = cores.front();
+            j.erase("launch");
+            j.erase("returned_to_base_firmware");
+            j["max_cycles"] = a.max_cycles;
+        }
+        j["ok"] = code == kOk;
+        j["arch"] = fabric::arch_name(*arch);
+        j["soc"] = soc_path;
+        if (cluster) j["cluster"] = a.cluster;
+        j["base_firmware"] = base_fw_path ? json(*base_fw_path) : json(nullptr);
+        j["device_cycles"] = dev.cycles();
+        j["max_cycles"] = a.max_cycles;
+        j["cores"] = cores;
+        j["exit_code"] = code;
         std::cout << j.dump(2) << std::endl;
     }
     return code;
@@ -382,15 +580,27 @@ int main(int argc, char** argv) {
     run->add_option("--arch", ra.arch, "Chip architecture")->required()->check(arch_check);
     run->add_option("--soc", ra.soc,
                     "SoC descriptor (default: soc_descriptors/<arch default>.yaml)");
-    run->add_option("--core", ra.core, "ERISC to run on: eth channel (e.g. 0) or NOC0 x-y (9-0)")
-        ->required();
+    run->add_option("--cluster", ra.cluster,
+                    "Cluster descriptor (tt-umd YAML): the chips and their Ethernet links");
+    run->add_option("--core", ra.core, "ERISC to run on: eth channel (e.g. 0) or NOC0 x-y (9-0)");
+    run->add_option(
+           "--load", ra.loads,
+           "Load firmware onto a core: [chip:]core=firmware.elf (core: eth channel or x-y; "
+           "chip default 0); repeatable")
+        ->allow_extra_args(false);
+    auto* base_opt = run->add_option("--base-fw", ra.base_fw,
+                                     "Wormhole base firmware every eth core boots (default for "
+                                     "--cluster: the build's erisc_base.elf)");
+    run->add_flag("--no-base-fw", ra.no_base_fw,
+                  "Start every core bare metal (reset PC), also with --cluster")
+        ->excludes(base_opt);
     run->add_option("--max-cycles", ra.max_cycles, "Cycle budget")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
-    run->add_option("--trace", ra.trace, "Write an FST waveform of the core's tile");
+    run->add_option("--trace", ra.trace, "Write an FST waveform of the (first) core's tile");
     run->add_flag("--json", ra.json, "Print the result as JSON (console included, not streamed)");
     run->add_flag("-q,--quiet", ra.quiet, "No log line on a successful exit");
-    run->add_option("firmware", ra.firmware, "Firmware ELF (rv32im)")->required();
+    run->add_option("firmware", ra.firmware, "Firmware ELF (rv32im) for --core");
 
     try {
         app.parse(argc, argv);
@@ -410,7 +620,22 @@ int main(int argc, char** argv) {
     const bool json_out = as_json || ra.json;
     try {
         if (soc_show_cmd->parsed()) return soc_show(soc_path, as_json);
-        if (run->parsed()) return sim_run(ra);
+        if (run->parsed()) {
+            if (ra.core.empty() != ra.firmware.empty()) {
+                return report_error(json_out, "usage",
+                                    ra.core.empty()
+                                        ? "a firmware file needs --core (or use --load core=fw.elf)"
+                                        : "--core needs a firmware file (run 'fabricctl --help')",
+                                    kUsage);
+            }
+            if (ra.core.empty() && ra.loads.empty()) {
+                return report_error(json_out, "usage",
+                                    "nothing to run: give --core C firmware.elf or --load "
+                                    "[chip:]core=firmware.elf (run 'fabricctl --help')",
+                                    kUsage);
+            }
+            return sim_run(ra);
+        }
         return report_error(json_out, "usage", "no command given (run 'fabricctl --help')", kUsage);
     } catch (const fabric::Error& e) {
         return report_error(json_out, fabric::category_name(e.category()), e.what(),

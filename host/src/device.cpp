@@ -47,3 +47,11 @@ void Device::deassert_risc_reset(const CoreLocation& core, uint32_t riscs) {
 }
 
 }  // namespace fabric
+
+namespace fabric {
+
+LaunchMethod Device::launch_method(const CoreLocation&) {
+    return LaunchMethod::ResetPc;
+}
+
+}  // namespace fabric

@@ -6,6 +6,7 @@
 #include <iterator>
 
 #include "fabric/error.h"
+#include "protocol/erisc_base_fw.h"
 
 namespace fabric {
 namespace {
@@ -71,6 +72,16 @@ PlacementRules erisc_placement(const hal::ArchMap& arch, uint32_t eth_l1_size) {
     const uint32_t top = std::min(arch.eth_l1_usable_top, eth_l1_size);
     r.loadable.push_back({arch.app_fw_base, top, "L1 range"});
     r.reserved.push_back({arch.launch_app_flag, arch.launch_app_flag + 4u, "launch_app_flag"});
+    return r;
+}
+
+PlacementRules base_firmware_placement() {
+    namespace bfw = protocol::base_fw;
+    PlacementRules r;
+    r.target = "wormhole_b0 base firmware region";
+    r.loadable.push_back({bfw::kImageBase, bfw::kImageEnd, "base firmware region"});
+    r.reserved.push_back({bfw::kHeartbeat, bfw::kHeartbeat + 4u, "heartbeat word"});
+    r.reserved.push_back({bfw::kPlatformBase, bfw::kPlatformEnd, "platform status words"});
     return r;
 }
 

@@ -1,11 +1,15 @@
 #include "fabric/launch.h"
 
 #include <algorithm>
+#include <set>
 
 #include "fabric/error.h"
 #include "hal/arch_map.h"
+#include "protocol/erisc_base_fw.h"
 
 namespace fabric {
+
+namespace bfw = protocol::base_fw;
 
 std::string_view outcome_name(LaunchOutcome o) {
     switch (o) {
@@ -26,46 +30,122 @@ void load_elf(Device& device, const CoreLocation& core, const ElfImage& image) {
 
 LaunchResult launch(Device& device, const CoreLocation& core, const ElfImage& image,
                     const PlacementRules& placement, const LaunchOptions& options) {
-    image.check_placement(placement);
+    const LaunchTarget t{core, &image, placement};
+    return launch_many(device, std::span<const LaunchTarget>(&t, 1), options).front();
+}
+
+namespace {
+
+// Load one target without starting it.
+void prepare(Device& device, const LaunchTarget& t, LaunchMethod method) {
+    namespace c = hal::common;
+    switch (method) {
+        case LaunchMethod::ResetPc:
+            device.write32(t.core, c::kSoftResetReg, c::kSoftResetAllRiscs);  // hold every RISC
+            load_elf(device, t.core, *t.image);
+            device.write32(t.core, c::kErisc0ResetPcReg, t.image->entry());
+            return;
+        case LaunchMethod::LaunchFlag:
+            if (t.image->entry() != bfw::kAppBase) {
+                fail(ErrorCategory::BadElf,
+                     "{}: entry {} is not the firmware base {} where the base firmware on {} calls "
+                     "the application",
+                     t.image->name(), hex32(t.image->entry()), hex32(bfw::kAppBase), t.core.str());
+            }
+            if (device.read32(t.core, bfw::kLaunchAppFlag) != 0) {
+                fail(ErrorCategory::Device,
+                     "{}: an application is still running on {} (launch flag {} is set)",
+                     device.description(), t.core.str(), hex32(bfw::kLaunchAppFlag));
+            }
+            load_elf(device, t.core, *t.image);
+            return;
+        default:
+            fail(ErrorCategory::Internal, "launch: unknown launch method {}",
+                 static_cast<int>(method));
+    }
+}
+
+void start(Device& device, const LaunchTarget& t, LaunchMethod method) {
+    namespace c = hal::common;
+    if (method == LaunchMethod::ResetPc) {
+        device.write32(t.core, c::kSoftResetReg, c::kSoftResetAllRiscs & ~c::kSoftResetErisc0);
+    } else {
+        device.write32(t.core, bfw::kLaunchAppFlag, 1);
+    }
+}
+
+}  // namespace
+
+std::vector<LaunchResult> launch_many(Device& device, std::span<const LaunchTarget> targets,
+                                      const LaunchOptions& options) {
+    std::set<CoreLocation> seen;
+    for (const auto& t : targets) {
+        if (t.image == nullptr)
+            fail(ErrorCategory::Internal, "launch: no image for {}", t.core.str());
+        if (!seen.insert(t.core).second) {
+            fail(ErrorCategory::BadInput, "launch: {} is given more than one image", t.core.str());
+        }
+        t.image->check_placement(t.placement);
+    }
     if (options.poll_cycles == 0) fail(ErrorCategory::BadInput, "launch: poll interval is 0");
 
-    namespace c = hal::common;
-    device.write32(core, c::kSoftResetReg, c::kSoftResetAllRiscs);  // hold every RISC
-    load_elf(device, core, image);
-    device.write32(core, c::kErisc0ResetPcReg, image.entry());
-    device.write32(core, c::kSoftResetReg, c::kSoftResetAllRiscs & ~c::kSoftResetErisc0);
-
-    LaunchResult result;
-    while (result.cycles < options.max_cycles) {
-        const uint64_t want = std::min(options.poll_cycles, options.max_cycles - result.cycles);
-        const uint64_t ran = device.advance(want);
-        result.cycles += ran;
-        result.status = device.core_status(core);
-        switch (result.status.state) {
-            case CoreRunState::Exited:
-                result.outcome = LaunchOutcome::Exited;
-                return result;
-            case CoreRunState::Trapped:
-                result.outcome = LaunchOutcome::Trapped;
-                return result;
-            case CoreRunState::Reset:
-                fail(ErrorCategory::Device, "{}: {} is still in reset after release of ERISC0",
-                     device.description(), core.str());
-            case CoreRunState::Running:
-            case CoreRunState::Unknown:
-                if (ran == 0) {
-                    fail(ErrorCategory::Device,
-                         "{}: {} reports running but the device clock does not advance",
-                         device.description(), core.str());
-                }
-                break;
-            default:
-                fail(ErrorCategory::Internal, "launch: unexpected core state {}",
-                     static_cast<int>(result.status.state));
-        }
+    std::vector<LaunchResult> results(targets.size());
+    for (size_t i = 0; i < targets.size(); ++i) {
+        results[i].method = device.launch_method(targets[i].core);
+        prepare(device, targets[i], results[i].method);
     }
-    result.outcome = LaunchOutcome::Timeout;
-    return result;
+    for (size_t i = 0; i < targets.size(); ++i) start(device, targets[i], results[i].method);
+
+    std::vector<size_t> pending(targets.size());
+    for (size_t i = 0; i < pending.size(); ++i) pending[i] = i;
+    uint64_t elapsed = 0;
+    while (elapsed < options.max_cycles && !pending.empty()) {
+        const uint64_t want = std::min(options.poll_cycles, options.max_cycles - elapsed);
+        const uint64_t ran = device.advance(want);
+        elapsed += ran;
+        std::vector<size_t> still;
+        for (const size_t i : pending) {
+            const LaunchTarget& t = targets[i];
+            LaunchResult& r = results[i];
+            r.cycles = elapsed;
+            r.status = device.core_status(t.core);
+            switch (r.status.state) {
+                case CoreRunState::Exited:
+                    r.outcome = LaunchOutcome::Exited;
+                    continue;
+                case CoreRunState::Trapped:
+                    r.outcome = LaunchOutcome::Trapped;
+                    continue;
+                case CoreRunState::Reset:
+                    fail(ErrorCategory::Device, "{}: {} is still in reset after release of ERISC0",
+                         device.description(), t.core.str());
+                case CoreRunState::Running:
+                case CoreRunState::Unknown:
+                    if (r.method == LaunchMethod::LaunchFlag &&
+                        device.read32(t.core, bfw::kLaunchAppFlag) == 0) {
+                        r.outcome = LaunchOutcome::Exited;
+                        r.returned_to_base_firmware = true;
+                        r.status.state = CoreRunState::Exited;
+                        r.status.exit_status = device.read32(
+                            t.core, bfw::kStatusBlock + offsetof(bfw::StatusBlock, app_result));
+                        continue;
+                    }
+                    if (ran == 0) {
+                        fail(ErrorCategory::Device,
+                             "{}: {} reports running but the device clock does not advance",
+                             device.description(), t.core.str());
+                    }
+                    still.push_back(i);
+                    break;
+                default:
+                    fail(ErrorCategory::Internal, "launch: unexpected core state {}",
+                         static_cast<int>(r.status.state));
+            }
+        }
+        pending = std::move(still);
+    }
+    for (const size_t i : pending) results[i].outcome = LaunchOutcome::Timeout;
+    return results;
 }
 
 }  // namespace fabric

@@ -1,44 +1,122 @@
 #include "fabric/sim_device.h"
 
-#include <algorithm>
 #include <stdexcept>
 
 #include "fabric/error.h"
+#include "sim/model/cluster.h"
 #include "sim/model/tile.h"
 
 namespace fabric {
 
-struct SimDevice::TileSlot {
-    std::unique_ptr<sim::Tile> tile;
-    std::string console;
-};
+namespace {
+
+// The model's view of one chip: the host's SoC descriptor as a plain spec (sim/ does not parse
+// YAML). Eth cores first, in channel order (the model's channel numbering), then the workers.
+sim::ChipSpec chip_spec(const SocDescriptor& d, ChipId chip) {
+    sim::ChipSpec s;
+    s.arch = d.arch();
+    s.grid_x = d.grid_x();
+    s.grid_y = d.grid_y();
+    s.name = fmt::format("chip{}", chip);
+    for (const CoreCoord& c : d.cores(CoreType::Eth)) {
+        s.cores.push_back({c.x, c.y, sim::CoreKind::Eth, d.eth_l1_size()});
+    }
+    for (const CoreCoord& c : d.cores(CoreType::Worker)) {
+        s.cores.push_back({c.x, c.y, sim::CoreKind::Worker, d.worker_l1_size()});
+    }
+    for (const auto& chan : d.dram_channels()) {
+        std::vector<sim::noc::Coord> ports;
+        for (const CoreCoord& p : chan) ports.push_back({p.x, p.y});
+        s.dram_channels.push_back(std::move(ports));
+    }
+    s.dram_bank_size = d.dram_bank_size();
+    return s;
+}
+
+sim::BootImage boot_image(const ElfImage& elf) {
+    sim::BootImage img;
+    img.entry = elf.entry();
+    for (const auto& seg : elf.segments()) img.segments.push_back({seg.address, seg.bytes});
+    return img;
+}
+
+SimDeviceOptions chips_only(hal::Arch arch, uint32_t chips) {
+    if (chips == 0) fail(ErrorCategory::BadInput, "sim: a device needs at least one chip");
+    SimDeviceOptions o;
+    o.cluster = ClusterDescriptor::unconnected(arch, chips);
+    return o;
+}
+
+}  // namespace
 
 SimDevice::SimDevice(SocDescriptor soc, hal::Arch arch, uint32_t chips)
-    : soc_(std::move(soc)), arch_(arch), chips_(chips) {
+    : SimDevice(std::move(soc), arch, chips_only(arch, chips)) {}
+
+SimDevice::SimDevice(SocDescriptor soc, hal::Arch arch, SimDeviceOptions options)
+    : soc_(std::move(soc)),
+      arch_(arch),
+      cluster_desc_(options.cluster ? std::move(*options.cluster)
+                                    : ClusterDescriptor::unconnected(arch, 1)) {
     if (soc_.arch() != arch_) {
         fail(ErrorCategory::BadInput, "{}: descriptor is for {} but the device was asked for {}",
              soc_.source(), arch_name(soc_.arch()), arch_name(arch_));
     }
-    if (chips_ == 0) fail(ErrorCategory::BadInput, "sim: a device needs at least one chip");
+    if (cluster_desc_.arch() != arch_) {
+        fail(ErrorCategory::BadInput, "{}: cluster is {} but the device was asked for {}",
+             cluster_desc_.source(), arch_name(cluster_desc_.arch()), arch_name(arch_));
+    }
+    for (const auto& c : cluster_desc_.connections()) {
+        for (const EthPortRef& p : {c.a, c.b}) {
+            if (p.chan >= soc_.eth_channels()) {
+                fail(ErrorCategory::BadInput,
+                     "{}: {} connects eth channel {}, but {} has {} eth channels",
+                     cluster_desc_.source(), p.str(), p.chan, soc_.source(), soc_.eth_channels());
+            }
+        }
+    }
+    sim::ClusterOptions co;
+    if (options.wh_base_firmware && arch_ == hal::Arch::WormholeB0) {
+        options.wh_base_firmware->check_placement(base_firmware_placement());
+        co.wh_base_firmware = boot_image(*options.wh_base_firmware);
+        base_fw_ = true;
+    }
+    std::vector<sim::ChipSpec> specs;
+    for (ChipId c = 0; c < cluster_desc_.chip_count(); ++c) specs.push_back(chip_spec(soc_, c));
+    try {
+        cluster_ = std::make_unique<sim::Cluster>(std::move(specs), std::move(co));
+        for (const auto& c : cluster_desc_.connections())
+            cluster_->connect(c.a.chip, c.a.chan, c.b.chip, c.b.chan);
+    } catch (const std::invalid_argument& e) {
+        fail(ErrorCategory::BadInput, "{}: cannot build the model: {}", description(), e.what());
+    }
+    cluster_->on_tile_created([this](uint32_t chip, uint32_t x, uint32_t y) {
+        tile_created(CoreLocation{chip, {x, y}});
+    });
 }
 
 SimDevice::~SimDevice() = default;
 
 std::string SimDevice::description() const {
-    return fmt::format("sim {} ({} chip{})", arch_name(arch_), chips_, chips_ == 1 ? "" : "s");
+    const uint32_t n = cluster_desc_.chip_count();
+    const size_t links = cluster_desc_.connections().size();
+    std::string s = fmt::format("sim {} ({} chip{}", arch_name(arch_), n, n == 1 ? "" : "s");
+    if (links > 0) s += fmt::format(", {} Ethernet link{}", links, links == 1 ? "" : "s");
+    return s + ")";
+}
+
+uint32_t SimDevice::chip_count() const {
+    return cluster_desc_.chip_count();
 }
 
 const SocDescriptor& SimDevice::soc(ChipId chip) const {
-    if (chip >= chips_) {
+    if (chip >= chip_count()) {
         fail(ErrorCategory::BadInput, "{}: chip {} does not exist (chips 0..{})", description(),
-             chip, chips_ - 1);
+             chip, chip_count() - 1);
     }
     return soc_;
 }
 
-SimDevice::TileSlot& SimDevice::slot(const CoreLocation& core) {
-    if (auto it = tiles_.find(core); it != tiles_.end()) return *it->second;
-
+void SimDevice::check_core(const CoreLocation& core) const {
     const SocDescriptor& d = soc(core.chip);
     const auto type = d.core_type(core.core);
     if (!type) {
@@ -49,29 +127,29 @@ SimDevice::TileSlot& SimDevice::slot(const CoreLocation& core) {
         fail(ErrorCategory::Unsupported, "{}: {} is a '{}' core, which the model does not simulate",
              description(), core.str(), core_type_name(*type));
     }
-    const hal::ArchMap& map = hal::arch_map(arch_);
-    sim::TileConfig cfg;
-    cfg.arch = arch_;
-    cfg.l1_size = d.l1_size(core.core);
-    cfg.ldm_size = map.local_data_ram_size;
-    cfg.name = fmt::format("chip{}_x{}_y{}", core.chip, core.core.x, core.core.y);
+}
 
-    auto s = std::make_unique<TileSlot>();
-    try {
-        s->tile = std::make_unique<sim::Tile>(cfg);
-    } catch (const std::exception& e) {
-        fail(ErrorCategory::Device, "{}: cannot model {}: {}", description(), core.str(), e.what());
-    }
-    TileSlot* raw = s.get();
-    s->tile->on_console([this, raw, core](char ch) {
-        raw->console.push_back(ch);
+void SimDevice::tile_created(const CoreLocation& core) {
+    std::string* buf = &consoles_[core];
+    cluster_->chip(core.chip).tile(core.core.x, core.core.y).on_console([this, buf, core](char ch) {
+        buf->push_back(ch);
         if (sink_) sink_(core, ch);
     });
-    return *tiles_.emplace(core, std::move(s)).first->second;
 }
 
 sim::Tile& SimDevice::tile(const CoreLocation& core) {
-    return *slot(core).tile;
+    check_core(core);
+    try {
+        return cluster_->chip(core.chip).tile(core.core.x, core.core.y);
+    } catch (const std::exception& e) {
+        fail(ErrorCategory::Device, "{}: cannot model {}: {}", description(), core.str(), e.what());
+    }
+}
+
+size_t SimDevice::tile_count() const {
+    size_t n = 0;
+    for (ChipId c = 0; c < chip_count(); ++c) n += cluster_->chip(c).tile_count();
+    return n;
 }
 
 uint32_t SimDevice::addr32(const CoreLocation& core, uint64_t addr, size_t len) const {
@@ -97,38 +175,46 @@ static auto model_access(const SimDevice& dev, const CoreLocation& core, uint64_
 
 void SimDevice::write(const CoreLocation& core, uint64_t addr, std::span<const uint8_t> data) {
     const uint32_t a = addr32(core, addr, data.size());
-    auto& t = tile(core);
-    model_access(*this, core, addr, data.size(), "write", [&] { t.write(a, data); });
+    tile(core);
+    sim::Chip& chip = cluster_->chip(core.chip);
+    model_access(*this, core, addr, data.size(), "write",
+                 [&] { chip.write(core.core.x, core.core.y, a, data); });
 }
 
 void SimDevice::read(const CoreLocation& core, uint64_t addr, std::span<uint8_t> data) {
     const uint32_t a = addr32(core, addr, data.size());
-    auto& t = tile(core);
-    model_access(*this, core, addr, data.size(), "read", [&] { t.read(a, data); });
+    tile(core);
+    sim::Chip& chip = cluster_->chip(core.chip);
+    model_access(*this, core, addr, data.size(), "read",
+                 [&] { chip.read(core.core.x, core.core.y, a, data); });
 }
 
 void SimDevice::write32(const CoreLocation& core, uint64_t addr, uint32_t value) {
     const uint32_t a = addr32(core, addr, 4);
-    auto& t = tile(core);
-    model_access(*this, core, addr, 4, "write", [&] { t.write32(a, value); });
+    tile(core);
+    sim::Chip& chip = cluster_->chip(core.chip);
+    model_access(*this, core, addr, 4, "write",
+                 [&] { chip.write32(core.core.x, core.core.y, a, value); });
 }
 
 uint32_t SimDevice::read32(const CoreLocation& core, uint64_t addr) {
     const uint32_t a = addr32(core, addr, 4);
-    auto& t = tile(core);
-    return model_access(*this, core, addr, 4, "read", [&] { return t.read32(a); });
+    tile(core);
+    sim::Chip& chip = cluster_->chip(core.chip);
+    return model_access(*this, core, addr, 4, "read",
+                        [&] { return chip.read32(core.core.x, core.core.y, a); });
 }
 
 uint64_t SimDevice::advance(uint64_t cycles) {
-    uint64_t ran_max = 0;
-    bool any_running = false;
-    for (auto& [loc, s] : tiles_) {
-        ran_max = std::max(ran_max, s->tile->step(cycles));
-        any_running = any_running || s->tile->state() == sim::RunState::Running;
-    }
-    const uint64_t passed = any_running ? cycles : ran_max;
-    cycles_ += passed;
-    return passed;
+    return cluster_->run_while_busy(cycles);
+}
+
+void SimDevice::step(uint64_t cycles) {
+    cluster_->step(cycles);
+}
+
+uint64_t SimDevice::cycles() const {
+    return cluster_->cycle();
 }
 
 CoreStatus SimDevice::core_status(const CoreLocation& core) {
@@ -163,13 +249,21 @@ CoreStatus SimDevice::core_status(const CoreLocation& core) {
     return s;
 }
 
+LaunchMethod SimDevice::launch_method(const CoreLocation& core) {
+    tile(core);  // a WH eth core boots its base firmware when it is first used
+    const auto channel = soc_.eth_channel(core.core);
+    if (channel && cluster_->runs_base_firmware(core.chip, *channel))
+        return LaunchMethod::LaunchFlag;
+    return LaunchMethod::ResetPc;
+}
+
 void SimDevice::set_console_sink(std::function<void(const CoreLocation&, char)> sink) {
     sink_ = std::move(sink);
 }
 
 std::string SimDevice::console(const CoreLocation& core) const {
-    const auto it = tiles_.find(core);
-    return it == tiles_.end() ? std::string() : it->second->console;
+    const auto it = consoles_.find(core);
+    return it == consoles_.end() ? std::string() : it->second;
 }
 
 void SimDevice::trace_to(const CoreLocation& core, const std::string& fst_path) {

@@ -28,6 +28,13 @@ enum class CoreRunState {
 
 std::string_view run_state_name(CoreRunState s);
 
+// How firmware is started on a core (launch.h does either).
+enum class LaunchMethod {
+    ResetPc,     // bare metal: hold the RISC in soft reset, load, set its reset PC, release it
+    LaunchFlag,  // a WH active eth core running base firmware: never reset it; load the
+                 // application at the firmware base and set the launch flag (host-and-pcie §2.4)
+};
+
 struct CoreStatus {
     CoreRunState state = CoreRunState::Unknown;
     uint32_t exit_status = 0;    // valid when Exited
@@ -72,6 +79,11 @@ class Device {
     // What a core is doing. A hardware backend derives this from the firmware status word and the
     // RISC PC snapshot registers; the simulator knows it directly.
     virtual CoreStatus core_status(const CoreLocation& core) = 0;
+
+    // How firmware is started on this core. Default: bare metal through the reset PC. A backend
+    // whose WH eth cores run base firmware (silicon with active links, the simulator with a base
+    // firmware image) answers LaunchFlag for them.
+    virtual LaunchMethod launch_method(const CoreLocation& core);
 };
 
 }  // namespace fabric

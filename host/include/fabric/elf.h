@@ -37,6 +37,11 @@ struct PlacementRules {
 // size); the launch flag word is reserved.
 PlacementRules erisc_placement(const hal::ArchMap& arch, uint32_t eth_l1_size);
 
+// Placement for the Wormhole active-eth base firmware (firmware/base/): L1 [0, 0x9000), not over
+// the heartbeat word (0x1C) or the platform status words ([0x1000, 0x2000)) that link training and
+// the base firmware write at run time (firmware/include/protocol/erisc_base_fw.h).
+PlacementRules base_firmware_placement();
+
 struct ElfSegment {
     uint32_t index = 0;      // program header index (as readelf -l numbers them)
     uint32_t address = 0;    // load (physical) address

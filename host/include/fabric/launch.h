@@ -1,7 +1,9 @@
-// Launch one firmware image on one ERISC and run it to completion through any Device.
+// Launch firmware images on ERISCs and run them to completion through any Device.
 #pragma once
 
 #include <cstdint>
+#include <span>
+#include <vector>
 
 #include "fabric/device.h"
 #include "fabric/elf.h"
@@ -28,6 +30,17 @@ struct LaunchResult {
     LaunchOutcome outcome = LaunchOutcome::Timeout;
     CoreStatus status;    // the core's final status (exit status, trap, PC)
     uint64_t cycles = 0;  // device cycles from the release of reset to the end of the run
+    LaunchMethod method = LaunchMethod::ResetPc;
+    // LaunchFlag only: the application returned to the base firmware (which cleared the launch
+    // flag); status.exit_status is what it returned. The core itself keeps running (base firmware).
+    bool returned_to_base_firmware = false;
+};
+
+// One image for one core.
+struct LaunchTarget {
+    CoreLocation core;
+    const ElfImage* image = nullptr;
+    PlacementRules placement;
 };
 
 // Write every segment of `image` to the core (zero-filled bss included).
@@ -38,7 +51,22 @@ void load_elf(Device& device, const CoreLocation& core, const ElfImage& image);
 // then let the device run until the core exits or traps, or `max_cycles` pass.
 // Throws Error(BadElf) for an image that does not fit, Error(Device) if the core never leaves
 // reset.
+//
+// On a core whose Device::launch_method is LaunchFlag (a WH eth core running base firmware) the
+// core is never reset: the launch checks that the image's entry is the firmware base the base
+// firmware calls and that no application is running (launch flag 0), loads the segments and sets
+// the launch flag. The run ends when the core exits or traps (an application built with crt0 ends
+// in _exit, which halts the core in the model) or when the base firmware has cleared the flag
+// again (the application returned; its return value is the exit status).
 LaunchResult launch(Device& device, const CoreLocation& core, const ElfImage& image,
                     const PlacementRules& placement, const LaunchOptions& options = {});
+
+// Several cores at once: every placement is checked before the device is touched, then every
+// image is loaded, then all cores are released (or flagged) together, and the device runs until
+// each has exited or trapped or `max_cycles` pass. Results are in target order; a core's `cycles`
+// is when the launcher saw it finish (exact for the last one; otherwise rounded up to the poll
+// interval). Throws Error(BadInput) for a core named twice.
+std::vector<LaunchResult> launch_many(Device& device, std::span<const LaunchTarget> targets,
+                                      const LaunchOptions& options = {});
 
 }  // namespace fabric

@@ -1,33 +1,57 @@
-// SimDevice: the Device backend over the Verilated SoC model (sim::Tile). Tiles are created on
-// first use, one per core the program touches: eth cores get eth_l1_size of L1, workers
-// worker_l1_size. Other core types (DRAM, PCIe, ARC, routers) are not modelled yet and accesses to
-// them fail with a clear error.
+// SimDevice: the Device backend over the simulator (sim::Cluster of sim::Chip, sim/README.md).
+// One chip, or the chips and Ethernet links of a cluster descriptor; every chip uses the same SoC
+// descriptor. Tiles are created on first use, one per core the program touches: eth cores get
+// eth_l1_size of L1, workers worker_l1_size. Other core types (DRAM, PCIe, ARC, routers) are not
+// cores the host can address and accesses to them fail with a clear error.
 //
-// Besides Device, it offers the extras only a simulator has: a console per core, waveform traces.
+// Wormhole eth cores boot like silicon when a base firmware image is given: the model loads it,
+// writes the link-training results (connected or not, from the cluster descriptor) and releases
+// the core at PC 0; launch() then sees LaunchMethod::LaunchFlag and starts applications through the
+// launch flag instead of the reset PC. Without the image every core starts bare metal (as before).
+//
+// Besides Device, it offers the extras only a simulator has: a console per core, waveform traces,
+// stepping regardless of activity, the underlying cluster.
 #pragma once
 
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
+#include "fabric/cluster_descriptor.h"
 #include "fabric/device.h"
+#include "fabric/elf.h"
 #include "fabric/soc_descriptor.h"
 
 namespace sim {
 class Tile;
-}
+class Cluster;
+}  // namespace sim
 
 namespace fabric {
 
+struct SimDeviceOptions {
+    // Chips and links (default: one chip, no links). Its arch must be the SoC descriptor's, and
+    // every connected channel must exist in the SoC descriptor.
+    std::optional<ClusterDescriptor> cluster;
+    // Wormhole only: base firmware every eth core boots when first used (base_firmware_placement).
+    // Ignored for Blackhole, which has no base firmware in the model.
+    std::optional<ElfImage> wh_base_firmware;
+};
+
 class SimDevice final : public Device {
   public:
-    // `arch` must match the descriptor's arch_name (Error(BadInput) otherwise).
+    // `chips` unconnected chips, bare metal. `arch` must match the descriptor's arch_name
+    // (Error(BadInput) otherwise).
     SimDevice(SocDescriptor soc, hal::Arch arch, uint32_t chips = 1);
+    // Error(BadInput) for an arch mismatch or a connection to a channel the SoC descriptor lacks,
+    // Error(BadElf) for a base firmware image outside its region.
+    SimDevice(SocDescriptor soc, hal::Arch arch, SimDeviceOptions options);
     ~SimDevice() override;
 
     std::string description() const override;
-    uint32_t chip_count() const override { return chips_; }
+    uint32_t chip_count() const override;
     const SocDescriptor& soc(ChipId chip) const override;
 
     void write(const CoreLocation& core, uint64_t addr, std::span<const uint8_t> data) override;
@@ -35,13 +59,18 @@ class SimDevice final : public Device {
     void write32(const CoreLocation& core, uint64_t addr, uint32_t value) override;
     uint32_t read32(const CoreLocation& core, uint64_t addr) override;
 
-    // Steps every instantiated tile in lockstep. Stops early (and returns the cycles actually
-    // run) when no tile is running any more.
+    // Steps every chip and link in lockstep. Stops early (and returns the cycles actually run)
+    // when no core is busy any more: running and not an idle base firmware (one whose launch flag
+    // is 0 just supervises, as it would forever).
     uint64_t advance(uint64_t cycles) override;
-    uint64_t cycles() const override { return cycles_; }
+    uint64_t cycles() const override;
     CoreStatus core_status(const CoreLocation& core) override;
+    // LaunchFlag for a WH eth core booted with the base firmware, else ResetPc.
+    LaunchMethod launch_method(const CoreLocation& core) override;
 
     // --- simulator extras ---
+    // Exactly `cycles` cycles, whether anything is busy or not (e.g. to watch a heartbeat).
+    void step(uint64_t cycles);
     // Called for every console character any core prints (in addition to buffering it).
     void set_console_sink(std::function<void(const CoreLocation&, char)> sink);
     // Everything a core has printed so far.
@@ -50,19 +79,24 @@ class SimDevice final : public Device {
     void trace_to(const CoreLocation& core, const std::string& fst_path);
     // The tile of a core, created if needed (for tests and tools that poke the model directly).
     sim::Tile& tile(const CoreLocation& core);
-    size_t tile_count() const { return tiles_.size(); }
+    size_t tile_count() const;
+    const ClusterDescriptor& cluster_descriptor() const { return cluster_desc_; }
+    bool has_base_firmware() const { return base_fw_; }
+    // The model itself: chips, links (fault hooks), run reports.
+    sim::Cluster& cluster() { return *cluster_; }
 
   private:
-    struct TileSlot;
-    TileSlot& slot(const CoreLocation& core);
+    void check_core(const CoreLocation& core) const;
     uint32_t addr32(const CoreLocation& core, uint64_t addr, size_t len) const;
+    void tile_created(const CoreLocation& core);
 
     SocDescriptor soc_;
     hal::Arch arch_;
-    uint32_t chips_;
-    uint64_t cycles_ = 0;
+    ClusterDescriptor cluster_desc_;
+    bool base_fw_ = false;
+    std::unique_ptr<sim::Cluster> cluster_;
     std::function<void(const CoreLocation&, char)> sink_;
-    std::map<CoreLocation, std::unique_ptr<TileSlot>> tiles_;
+    std::map<CoreLocation, std::string> consoles_;
 };
 
 }  // namespace fabric

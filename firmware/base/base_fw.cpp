@@ -1,0 +1,116 @@
+// Base firmware of a Wormhole active Ethernet core, written for this project (README.md).
+//
+// From reset it publishes its status block, the heartbeat (0x1C, 0xABCD in the upper half), the
+// link status (0x1ED4: 6 when link training succeeded) and the context-switch entry in the jump
+// table (0x9020), then supervises forever: one bounded wait per heartbeat period for the launch
+// flag (0x9004); on each pass it beats and republishes the link status. When the host sets the
+// flag it calls the application at 0x9040. An application that returns (a cooperative kernel)
+// comes back here: its result is recorded, the launch flag is cleared (what tt-metal's
+// disable_erisc_app does) and supervision resumes. An application built with the project's crt0
+// ends with _exit instead, which in the model halts the core (the sim-control exit register).
+//
+// There is no termination word: the base firmware is the core's supervisor and, as on silicon,
+// never exits; the host stops applications, not the base firmware.
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hal/arch.h"
+#include "hal/clock.h"
+#include "hal/mmio.h"
+#include "hal/wait.h"
+#include "protocol/erisc_base_fw.h"
+
+namespace bfw = protocol::base_fw;
+
+static_assert(&hal::kArch == &hal::kWormholeB0,
+              "the base firmware is for Wormhole B0 active eth cores");
+
+namespace {
+
+using AppEntry = uint32_t (*)();
+
+uint32_t get(uint32_t addr) {
+    return hal::mmio::load_shared(hal::mmio::l1_ptr<uint32_t>(addr));
+}
+
+void put(uint32_t addr, uint32_t value) {
+    hal::mmio::store_shared(hal::mmio::l1_ptr<uint32_t>(addr), value);
+}
+
+uint32_t status_field(uint32_t offset) {
+    return get(bfw::kStatusBlock + offset);
+}
+
+void set_status_field(uint32_t offset, uint32_t value) {
+    put(bfw::kStatusBlock + offset, value);
+}
+
+void bump_status_field(uint32_t offset) {
+    set_status_field(offset, status_field(offset) + 1);
+}
+
+void set_state(bfw::State s) {
+    set_status_field(offsetof(bfw::StatusBlock, state), static_cast<uint32_t>(s));
+}
+
+// Link status from the link-training result (written by training; in the model by the Cluster).
+uint32_t link_status(uint32_t train_status) {
+    switch (train_status) {
+        case bfw::kTrainStatusOk:
+            return bfw::kLinkStatusUp;
+        case bfw::kTrainStatusTraining:
+            return bfw::kLinkStatusTraining;
+        case bfw::kTrainStatusFail:
+            return bfw::kLinkStatusDown;
+        default:
+            return bfw::kLinkStatusDown;  // an unknown code is not "up"
+    }
+}
+
+// The periodic work: heartbeat and link status.
+void service() {
+    const uint32_t count = (get(bfw::kHeartbeat) + 1) & ~bfw::kHeartbeatSignatureMask;
+    put(bfw::kHeartbeat, bfw::kHeartbeatSignature | count);
+    put(bfw::kLinkStatus, link_status(get(bfw::kTrainStatus)));
+}
+
+bool launch_requested() {
+    return get(bfw::kLaunchAppFlag) != 0;
+}
+
+}  // namespace
+
+// __erisc_jump_table[0]: an application yields to the base firmware by calling this; it does the
+// periodic work and returns. It runs on the application's stack and must stay small.
+extern "C" void base_fw_context_switch() {
+    service();
+    bump_status_field(offsetof(bfw::StatusBlock, yields));
+}
+
+extern "C" [[noreturn]] void base_fw_main() {
+    for (uint32_t off = 0; off < sizeof(bfw::StatusBlock); off += 4) set_status_field(off, 0);
+    put(bfw::kHeartbeat, bfw::kHeartbeatSignature);
+    put(bfw::kContextSwitchPtr,
+        static_cast<uint32_t>(reinterpret_cast<uintptr_t>(&base_fw_context_switch)));
+    service();
+    set_state(bfw::State::Idle);
+    set_status_field(offsetof(bfw::StatusBlock, magic), bfw::kStatusMagic);
+
+    while (true) {
+        const hal::Status s = hal::wait_until(
+            launch_requested, hal::Deadline::after_cycles(bfw::kHeartbeatPeriodCycles));
+        service();
+        bump_status_field(offsetof(bfw::StatusBlock, idle_slices));
+        if (s != hal::Status::Ok)
+            continue;  // Timeout: one heartbeat period passed, keep supervising
+
+        set_state(bfw::State::AppRunning);
+        bump_status_field(offsetof(bfw::StatusBlock, app_launches));
+        const AppEntry app = reinterpret_cast<AppEntry>(static_cast<uintptr_t>(bfw::kAppBase));
+        const uint32_t result = app();
+        set_status_field(offsetof(bfw::StatusBlock, app_result), result);
+        bump_status_field(offsetof(bfw::StatusBlock, app_returns));
+        set_state(bfw::State::Idle);
+        put(bfw::kLaunchAppFlag, 0);  // last: once the host sees 0, the status block is final
+    }
+}

@@ -1,0 +1,168 @@
+// Several chips joined by Ethernet links, stepped in lockstep one global core clock at a time.
+//
+//   sim::Cluster cluster({spec0, spec1}, options);           // chips from the host's descriptors
+//   cluster.connect(0, 8, 1, 0);                              // chip 0 chan 8 <-> chip 1 chan 0
+//   sim::Chip& c0 = cluster.chip(0);                          // load, release as on one chip
+//   ...
+//   sim::RunReport r = cluster.run_until_done(1'000'000);    // every started core exits or traps
+//   for (const auto& c : r.stuck()) std::cerr << c.describe() << "\n";
+//   cluster.link(0, 8).set_up(false);                         // fault hooks of the sim::eth::Link
+//
+// A connection becomes a sim::eth::Link when one of its two eth cores is instantiated (both are
+// then instantiated): side A is the first-named port's TX queues with the peer's L1 and registers
+// as the frames' destination, so TT-link data lands in the peer's L1 and remote register writes in
+// its registers (e.g. stream UPDATE registers, as credits). Cores that no run touches cost nothing.
+//
+// Wormhole active Ethernet boot (ClusterOptions::wh_base_firmware): every WH eth core boots that
+// image from reset PC 0 when it is instantiated, after the model has written the link-training
+// results into its L1 (what link training does on silicon; see firmware/include/protocol/
+// erisc_base_fw.h): train status 0x1104 = 1 and link error 0x1440 = 0 on a connected channel, 2
+// and 13 (port not populated) on an unconnected one, plus the local and remote ids. The host then
+// loads an application at 0x9040 and writes the launch flag 0x9004, as on silicon. Blackhole eth
+// cores (and WH without the option) come up held in reset and are launched through the reset PC.
+//
+// Deterministic: chips, cores and links are visited in index order; the same inputs give the same
+// cycle counts.
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "chip.h"
+#include "eth/link.h"
+
+namespace sim {
+
+// An image to place in L1 before a core is released (the host turns an ELF into this).
+struct BootImage {
+    struct Segment {
+        uint32_t addr = 0;
+        std::vector<uint8_t> bytes;
+    };
+    uint32_t entry = 0;
+    std::vector<Segment> segments;
+};
+
+// One Ethernet port of the cluster.
+struct EthPort {
+    uint32_t chip = 0;
+    uint32_t channel = 0;
+    auto operator<=>(const EthPort&) const = default;
+};
+
+struct ClusterOptions {
+    // Wormhole B0: the base firmware every eth core boots (see above). Its segments must lie in the
+    // base firmware region [0, 0x9000) of L1.
+    std::optional<BootImage> wh_base_firmware;
+    // Link parameters (default: eth::LinkConfig::for_arch of the chips' arch).
+    std::optional<eth::LinkConfig> link;
+    // Step an idle link only when its next event is due (default). false steps every link every
+    // cycle: slower, and the same cycle counts (tests compare the two).
+    bool lazy_links = true;
+};
+
+// One instantiated core at the end of a run.
+struct CoreReport {
+    uint32_t chip = 0;
+    noc::Coord core;
+    CoreKind kind = CoreKind::Worker;
+    std::optional<uint32_t> eth_channel;
+    RunState state = RunState::Reset;
+    uint32_t pc = 0;             // where the core is (the faulting instruction when trapped)
+    uint32_t exit_code = 0;      // valid when Exited
+    TrapInfo trap;               // valid when Trapped
+    bool base_firmware = false;  // runs the WH base firmware (idle when its launch flag is 0)
+    bool busy = false;           // running and not an idle base firmware: what a run waits for
+    // "chip 0 core 9-0 (eth 0): running at pc 0x00009044"
+    std::string describe() const;
+};
+
+struct RunReport {
+    uint64_t cycles = 0;            // cycles this call ran
+    bool done = false;              // no core was busy any more (else the budget ran out)
+    std::vector<CoreReport> cores;  // every instantiated core that has left reset, chip by chip
+    std::vector<CoreReport> stuck() const;  // the busy ones
+};
+
+class Cluster {
+  public:
+    // Throws std::invalid_argument for no chips, chips of different arches, or a base firmware
+    // image outside [0, 0x9000).
+    explicit Cluster(std::vector<ChipSpec> chips, ClusterOptions options = {});
+    ~Cluster();
+    Cluster(const Cluster&) = delete;
+    Cluster& operator=(const Cluster&) = delete;
+
+    uint32_t chip_count() const { return static_cast<uint32_t>(chips_.size()); }
+    // Throws std::out_of_range for an id >= chip_count(). Do not step a chip of a cluster on its
+    // own: Cluster::step keeps chips and links on one clock.
+    Chip& chip(uint32_t id);
+    const ClusterOptions& options() const { return options_; }
+
+    // Join chip_a's eth channel chan_a with chip_b's chan_b. Throws std::invalid_argument for an
+    // unknown chip or channel, a port joined to itself, or a port that is already connected.
+    void connect(uint32_t chip_a, uint32_t chan_a, uint32_t chip_b, uint32_t chan_b);
+    std::size_t connection_count() const { return links_.size(); }
+    std::optional<EthPort> peer(uint32_t chip, uint32_t channel) const;
+    // The link of a connected port (instantiating both eth cores and the link), brought up to
+    // the current cycle: fault hooks (set_up, set_extra_delay, drop_frame, set_drop_rate) and
+    // statistics. Throws std::out_of_range if the port is not connected.
+    eth::Link& link(uint32_t chip, uint32_t channel);
+    std::size_t links_instantiated() const { return built_.size(); }
+
+    // Advance every chip and link by `cycles` global clocks: each cycle steps every chip (tiles,
+    // then its network) in chip order, then every link.
+    void step(uint64_t cycles = 1);
+    uint64_t cycle() const { return cycle_; }
+
+    // Some core is busy: running and not an idle base firmware (Chip::busy).
+    bool busy() const;
+    // Step until no core is busy or `max_cycles` have run; exact to the cycle. Returns the cycles
+    // run (0 when nothing was busy).
+    uint64_t run_while_busy(uint64_t max_cycles);
+    // The same, with a report of every core that has left reset (stuck() = the busy ones).
+    RunReport run_until_done(uint64_t max_cycles);
+    // Every instantiated core that has left reset, chip by chip, in spec order.
+    std::vector<CoreReport> report();
+    CoreReport report(uint32_t chip, uint32_t x, uint32_t y);  // one instantiated core
+
+    // Called after a tile is instantiated and set up (links built, base firmware booted), e.g. to
+    // attach a console sink. Tiles the cluster instantiates itself (link peers) are included.
+    void on_tile_created(std::function<void(uint32_t chip, uint32_t x, uint32_t y)> hook);
+    // Whether the eth core on (chip, channel) runs the WH base firmware.
+    bool runs_base_firmware(uint32_t chip, uint32_t channel) const;
+
+  private:
+    struct LinkSlot {
+        EthPort a;
+        EthPort b;
+        std::unique_ptr<eth::Link> link;
+        uint64_t next = 0;  // the first cycle whose link step has something to do
+    };
+
+    void tile_created(uint32_t chip, uint32_t x, uint32_t y);
+    void build_link(uint32_t index);
+    void boot_base_firmware(uint32_t chip, uint32_t x, uint32_t y, uint32_t channel);
+    void publish_training(uint32_t chip, uint32_t channel);
+    void sync_link(LinkSlot& l);
+    void sync_links();
+    void run_cycles(uint64_t cycles);
+    bool base_firmware_on(uint32_t chip) const;
+
+    ClusterOptions options_;
+    std::vector<std::unique_ptr<Chip>> chips_;
+    std::vector<LinkSlot> links_;            // one per connection, in connect() order
+    std::map<EthPort, uint32_t> link_of_;    // port -> index into links_
+    std::vector<uint32_t> built_;            // indices of instantiated links, in build order
+    std::vector<std::vector<bool>> booted_;  // [chip][channel]: runs the base firmware
+    std::function<void(uint32_t, uint32_t, uint32_t)> user_created_;
+    uint64_t cycle_ = 0;
+};
+
+}  // namespace sim
