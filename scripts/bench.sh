@@ -10,4 +10,6 @@ echo "== simulator speed: one tile, hand-encoded loops"
 "$b/benchmarks/sim_speed/sim_speed" 20000000
 echo "== simulator speed: compute-bound firmware (firmware/benchmarks/compute_bound.cpp)"
 "$b/benchmarks/sim_speed/sim_speed" --elf "$b/firmware/wormhole_b0/compute_bound.elf"
+echo "== Ethernet: bandwidth, round trip, ring latency (firmware on eth cores in the model)"
+"$b/benchmarks/eth_bench/eth_bench" all
 exit 0

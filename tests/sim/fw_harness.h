@@ -1,0 +1,136 @@
+// Running the test and benchmark kernels (firmware/tests, firmware/benchmarks) in the model: a
+// sim::Cluster of chips built from the shipped SoC descriptor, the kernels' ELFs loaded the way the
+// host loads them (segments into L1, reset PC, release ERISC0), and the test mailbox
+// (protocol/test_mailbox.h) for arguments, results and termination. Used by the sim tests
+// (tests/sim) and the Ethernet microbenchmarks (benchmarks/eth_bench).
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "chip.h"
+#include "cluster.h"
+#include "hal/arch_map.h"
+#include "protocol/test_kernels.h"
+#include "protocol/test_mailbox.h"
+
+namespace simfw {
+
+// A core of a cluster: chip and NOC0 coordinates.
+struct Core {
+    uint32_t chip = 0;
+    uint32_t x = 0;
+    uint32_t y = 0;
+    bool operator==(const Core&) const = default;
+    std::string str() const;  // "chip 0 core 9-0"
+};
+
+// The chip spec of the shipped SoC descriptor of `arch` (soc_descriptors/), named `name`.
+sim::ChipSpec chip_spec(hal::Arch arch, const std::string& name);
+
+// Path of a kernel ELF built by this tree (<build>/firmware/<arch>/<name>.elf).
+std::string firmware_path(hal::Arch arch, const std::string& name);
+
+class Rig {
+  public:
+    // `chips` chips of the shipped descriptor, no connections yet. Bare-metal launch (no WH base
+    // firmware): a kernel is loaded into a core held in reset and released at its entry.
+    explicit Rig(uint32_t chips, hal::Arch arch = hal::Arch::WormholeB0,
+                 std::optional<sim::eth::LinkConfig> link = std::nullopt);
+
+    sim::Cluster& cluster() { return cluster_; }
+    sim::Chip& chip(uint32_t id) { return cluster_.chip(id); }
+    const hal::ArchMap& arch() const { return arch_; }
+    uint32_t mailbox_addr() const { return protocol::test_mailbox_addr(arch_.arch); }
+    uint32_t l1_base() const { return protocol::test_l1_base(arch_.arch); }
+
+    // The eth core of a channel.
+    Core eth(uint32_t chip, uint32_t channel);
+    // Join two channels with a link.
+    void connect(uint32_t chip_a, uint32_t chan_a, uint32_t chip_b, uint32_t chan_b);
+    // The link of a connected port (fault hooks, statistics).
+    sim::eth::Link& link(Core c);
+
+    // Load kernel `name` into `c` (held in reset first), set up its mailbox (magic, role, args,
+    // everything else zero). Not released.
+    template <typename Args>
+    void load(Core c, const std::string& name, protocol::KernelRole role, const Args& args) {
+        static_assert(sizeof(Args) <= sizeof(uint32_t) * protocol::kTestMaxArgs);
+        std::vector<uint32_t> words(sizeof(Args) / 4);
+        std::memcpy(words.data(), &args, sizeof(Args));
+        load_words(c, name, role, words);
+    }
+    void release(Core c);
+    template <typename Args>
+    void launch(Core c, const std::string& name, protocol::KernelRole role, const Args& args) {
+        load(c, name, role, args);
+        release(c);
+    }
+
+    // Step until no core is busy or the budget runs out; the report of the last run.
+    sim::RunReport run(uint64_t max_cycles);
+    // Step until `done()` holds (checked every `granularity` cycles) or the budget runs out.
+    // Returns whether done() held.
+    template <typename F>
+    bool run_until(F&& done, uint64_t max_cycles, uint64_t granularity = 64) {
+        const uint64_t end = cluster_.cycle() + max_cycles;
+        while (!done()) {
+            if (cluster_.cycle() >= end) {
+                return false;
+            }
+            cluster_.step(granularity);
+        }
+        return true;
+    }
+    // Step until every instantiated link is idle (everything sent has landed and been acked).
+    bool drain_links(uint64_t max_cycles = 1'000'000);
+
+    // ---- the mailbox of a core ----
+    protocol::TestMailbox mailbox(Core c);
+    template <typename R>
+    R results(Core c) {
+        const protocol::TestMailbox m = mailbox(c);
+        R r;
+        std::memcpy(&r, m.results, sizeof(R));
+        return r;
+    }
+    void terminate(Core c, uint32_t value = 1);
+
+    // ---- state ----
+    sim::RunState state(Core c);
+    uint32_t exit_code(Core c);
+    // Exited with 0 and mailbox status Done.
+    bool passed(Core c);
+    // One line per fact for a failure message: run state, exit code or trap, mailbox status,
+    // stuck_at, TestFailure, console output.
+    std::string describe(Core c);
+
+    // L1 of a core (host path).
+    std::vector<uint8_t> read(Core c, uint32_t addr, uint32_t bytes);
+    std::vector<uint32_t> read_words(Core c, uint32_t addr, uint32_t words);
+    uint32_t read32(Core c, uint32_t addr);
+    void write(Core c, uint32_t addr, const std::vector<uint8_t>& bytes);
+    void write32(Core c, uint32_t addr, uint32_t value);
+    void zero(Core c, uint32_t addr, uint32_t bytes);
+    // Words at addr that differ from protocol::pattern_word(seed, i), i < bytes / 4.
+    uint32_t pattern_mismatches(Core c, uint32_t addr, uint32_t bytes, uint32_t seed);
+    void fill_pattern(Core c, uint32_t addr, uint32_t bytes, uint32_t seed);
+
+  private:
+    void load_words(Core c, const std::string& name, protocol::KernelRole role, const std::vector<uint32_t>& args);
+
+    const hal::ArchMap& arch_;
+    sim::Cluster cluster_;
+};
+
+// Catch2: require that a kernel passed, with the whole story when it did not.
+#define REQUIRE_KERNEL_PASSED(rig, core)          \
+    do {                                          \
+        INFO((rig).describe(core));               \
+        REQUIRE((rig).passed(core));              \
+    } while (false)
+
+}  // namespace simfw
