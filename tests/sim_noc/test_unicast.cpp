@@ -408,3 +408,25 @@ TEST_CASE("DRAM channels: one bank per channel, the same bytes through every por
     CHECK(chip.net.errors().empty());
     CHECK_THROWS_AS(sim::noc::DramChannels(chip.net, {{{10, 0}}}, 1024), std::out_of_range);
 }
+
+TEST_CASE("advance_idle: an idle clock jump equals idle steps; refused while traffic is in flight",
+          "[sim_noc][unicast]") {
+    const hal::ArchMap& a = hal::kWormholeB0;
+    Chip stepped(10, 12, a), jumped(10, 12, a);
+    for (uint32_t i = 0; i < 1000; ++i) stepped.net.step();
+    jumped.net.advance_idle(1000);
+    REQUIRE(jumped.net.cycle() == stepped.net.cycle());
+    uint64_t landed[2] = {};
+    int k = 0;
+    for (Chip* chip : {&stepped, &jumped}) {
+        Core& s = chip->add_core(1, 1);
+        Core& d = chip->add_core(4, 5);
+        fill(s, 0x20000, 512, 3);
+        write(*chip, s, 0x20000, {4, 5}, 0x30000, 512);
+        CHECK_THROWS_AS(chip->net.advance_idle(1), std::logic_error);
+        chip->drain();
+        landed[k++] = chip->net.cycle();
+        CHECK(same(d, 0x30000, s, 0x20000, 512));
+    }
+    CHECK(landed[0] == landed[1]);
+}

@@ -1624,6 +1624,14 @@ Niu* Network::niu(uint32_t x, uint32_t y) {
 
 void Network::step() { impl_->step(); }
 
+void Network::advance_idle(uint64_t cycles) {
+    if (!impl_->idle()) {
+        throw std::logic_error("sim::noc::Network::advance_idle: traffic is in flight:\n" +
+                               describe_in_flight());
+    }
+    impl_->now += cycles;
+}
+
 uint64_t Network::run_until(const std::function<bool()>& done, uint64_t max_cycles) {
     uint64_t n = 0;
     while (n < max_cycles && !done()) {

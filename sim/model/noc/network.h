@@ -147,6 +147,9 @@ public:
 
     // Advance one NOC clock.
     void step();
+    // Advance the clock by `cycles` while idle(): an idle step only counts the cycle, so this is
+    // the same as `cycles` step()s in O(1). Throws std::logic_error if anything is in flight.
+    void advance_idle(uint64_t cycles);
     // Step until `done()` holds (checked before each step) or `max_cycles` steps have run.
     // Returns the number of steps run.
     uint64_t run_until(const std::function<bool()>& done, uint64_t max_cycles);
