@@ -14,7 +14,7 @@
 namespace hal {
 
 // Current wall clock in core cycles.
-[[nodiscard]] inline uint64_t wall_clock() {
+[[nodiscard, gnu::always_inline]] inline uint64_t wall_clock() {
     const uint32_t lo = mmio::read32(common::kWallClockLo);    // latches the high word
     const uint32_t hi = mmio::read32(common::kWallClockHiAt);  // the high word as of that read
     return (static_cast<uint64_t>(hi) << 32) | lo;
@@ -32,18 +32,18 @@ class Deadline {
     // The deadline at an absolute wall-clock cycle.
     static constexpr Deadline at_cycle(uint64_t cycle) { return Deadline(cycle); }
     // `cycles` from now.
-    [[nodiscard]] static Deadline after_cycles(uint64_t cycles) {
+    [[nodiscard, gnu::always_inline]] static Deadline after_cycles(uint64_t cycles) {
         return Deadline(wall_clock() + cycles);
     }
     // `us` microseconds from now on `arch`'s clock.
-    [[nodiscard]] static Deadline after_us(const ArchMap& arch, uint32_t us) {
+    [[nodiscard, gnu::always_inline]] static Deadline after_us(const ArchMap& arch, uint32_t us) {
         return after_cycles(us_to_cycles(arch, us));
     }
 
     constexpr uint64_t cycle() const { return at_; }
     constexpr bool passed_at(uint64_t now) const { return now >= at_; }
     // Reads the clock.
-    [[nodiscard]] bool expired() const { return passed_at(wall_clock()); }
+    [[nodiscard, gnu::always_inline]] bool expired() const { return passed_at(wall_clock()); }
 
   private:
     constexpr explicit Deadline(uint64_t at) : at_(at) {}

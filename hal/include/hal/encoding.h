@@ -33,34 +33,35 @@ struct NocRect {
 
 namespace noc {
 
-constexpr uint32_t niu_base(uint32_t noc_id) {
+[[gnu::always_inline]] constexpr uint32_t niu_base(uint32_t noc_id) {
     return common::kNocRegsBase + noc_id * common::kNocInstanceStride;
 }
-constexpr uint32_t cmd_buf_base(const ArchMap& a, uint32_t noc_id, uint32_t cmd_buf) {
+[[gnu::always_inline]] constexpr uint32_t cmd_buf_base(const ArchMap& a, uint32_t noc_id,
+                                                       uint32_t cmd_buf) {
     return niu_base(noc_id) + cmd_buf * a.noc_cmd_buf_stride;
 }
-constexpr uint32_t status_addr(uint32_t noc_id, uint32_t counter_index) {
+[[gnu::always_inline]] constexpr uint32_t status_addr(uint32_t noc_id, uint32_t counter_index) {
     return niu_base(noc_id) + kStatusBase + 4 * counter_index;
 }
 constexpr uint32_t cfg_addr(uint32_t noc_id, uint32_t cfg_index) {
     return niu_base(noc_id) + kCfgBase + 4 * cfg_index;
 }
 
-constexpr bool coord_ok(uint32_t c) {
+[[gnu::always_inline]] constexpr bool coord_ok(uint32_t c) {
     return c < kCoordLimit;
 }
 constexpr bool xy_ok(NocXY p) {
     return coord_ok(p.x) && coord_ok(p.y);
 }
-constexpr bool addr_ok(const NocAddr& a) {
+[[gnu::always_inline]] constexpr bool addr_ok(const NocAddr& a) {
     return coord_ok(a.x) && coord_ok(a.y) && a.addr < kLocalAddrLimit;
 }
-constexpr bool rect_ok(const NocRect& r) {
+[[gnu::always_inline]] constexpr bool rect_ok(const NocRect& r) {
     return coord_ok(r.x_start) && coord_ok(r.y_start) && coord_ok(r.x_end) && coord_ok(r.y_end);
 }
 
 // 12-bit unicast coordinate field (also the NOC_NODE_ID layout).
-constexpr uint32_t unicast_coord(uint32_t x, uint32_t y) {
+[[gnu::always_inline]] constexpr uint32_t unicast_coord(uint32_t x, uint32_t y) {
     return (x & kCoordMask) | ((y & kCoordMask) << kCoordBits);
 }
 constexpr NocXY decode_unicast_coord(uint32_t field) {
@@ -68,7 +69,7 @@ constexpr NocXY decode_unicast_coord(uint32_t field) {
 }
 
 // 24-bit multicast rectangle field.
-constexpr uint32_t mcast_coord(const NocRect& r) {
+[[gnu::always_inline]] constexpr uint32_t mcast_coord(const NocRect& r) {
     return ((r.x_end & kCoordMask) << kMcastEndXShift) |
            ((r.y_end & kCoordMask) << kMcastEndYShift) |
            ((r.x_start & kCoordMask) << kMcastStartXShift) |
@@ -88,7 +89,8 @@ struct AddrRegs {
 };
 
 // Encode a tile-local address and a coordinate field (unicast or multicast) for `a`.
-constexpr AddrRegs encode_addr(const ArchMap& a, uint64_t local, uint32_t coord_field) {
+[[gnu::always_inline]] constexpr AddrRegs encode_addr(const ArchMap& a, uint64_t local,
+                                                      uint32_t coord_field) {
     AddrRegs r{static_cast<uint32_t>(local), static_cast<uint32_t>(local >> 32) & kMidLocalMask, 0};
     if (a.noc.coord_reg == NocCoordReg::Hi) {
         r.hi = coord_field << a.noc.coord_shift;
@@ -109,7 +111,7 @@ constexpr DecodedAddr decode_addr(const ArchMap& a, const AddrRegs& r) {
 }
 
 // NOC_CTRL static-VC bits.
-constexpr uint32_t static_vc(uint32_t vc) {
+[[gnu::always_inline]] constexpr uint32_t static_vc(uint32_t vc) {
     return kCtrlVcStatic | ((vc << kCtrlStaticVcShift) & kCtrlStaticVcMask);
 }
 constexpr uint32_t ctrl_vc(uint32_t ctrl) {
@@ -117,7 +119,7 @@ constexpr uint32_t ctrl_vc(uint32_t ctrl) {
 }
 
 // NOC_PACKET_TAG for a transaction ID.
-constexpr uint32_t packet_tag(uint32_t trid) {
+[[gnu::always_inline]] constexpr uint32_t packet_tag(uint32_t trid) {
     return (trid & kMaxTransactionId) << kTagTransactionIdShift;
 }
 constexpr uint32_t tag_trid(uint32_t tag) {
@@ -127,12 +129,12 @@ constexpr uint32_t tag_trid(uint32_t tag) {
 // NOC_AT_LEN_BE for an inline write of a 4-byte-aligned word: the byte-enable mask is relative
 // to the enclosing aligned 16 bytes (WH rounds the address down to 16 for L1 destinations;
 // MMIO destinations ignore the mask and store 4 bytes).
-constexpr uint32_t inline_byte_enable(uint64_t addr, uint32_t be4) {
+[[gnu::always_inline]] constexpr uint32_t inline_byte_enable(uint64_t addr, uint32_t be4) {
     return (be4 & 0xF) << (static_cast<uint32_t>(addr) & 0xF);
 }
 
 // NOC_AT_LEN_BE for an INCR_GET atomic on the word at `addr`, wrapping at bit `wrap` + 1.
-constexpr uint32_t atomic_incr_len_be(uint64_t addr, uint32_t wrap) {
+[[gnu::always_inline]] constexpr uint32_t atomic_incr_len_be(uint64_t addr, uint32_t wrap) {
     return (kAtInsIncrGet << kAtInsShift) | ((wrap & 0x1F) << kAtWrapShift) |
            (((static_cast<uint32_t>(addr) >> 2) & 0x3) << kAtInd32Shift) | (0u << kAtInd32SrcShift);
 }

@@ -19,9 +19,11 @@ inline constexpr uint32_t kKeepRunning = 0;
 // The predicate is checked first on every pass, so a condition that already holds returns Ok even
 // with an expired deadline, and a condition that becomes true wins over a termination request
 // seen in the same pass. Each pass reads the wall clock once.
+// wait_until_inline is the same loop forced inline, for hot paths that must not make a call
+// (e.g. Noc request issue, where a call would make the caller save its registers).
 template <typename Pred>
-[[nodiscard]] Status wait_until(Pred&& pred, Deadline deadline,
-                                const uint32_t* termination_word = nullptr) {
+[[nodiscard, gnu::always_inline]] inline Status wait_until_inline(
+    Pred&& pred, Deadline deadline, const uint32_t* termination_word = nullptr) {
     while (true) {
         if (pred()) {
             return Status::Ok;
@@ -33,6 +35,12 @@ template <typename Pred>
             return Status::Timeout;
         }
     }
+}
+
+template <typename Pred>
+[[nodiscard]] Status wait_until(Pred&& pred, Deadline deadline,
+                                const uint32_t* termination_word = nullptr) {
+    return wait_until_inline(pred, deadline, termination_word);
 }
 
 }  // namespace hal
