@@ -1,3 +1,4 @@
+#include "yaml_fields.h"
 #include "fabric/cluster_descriptor.h"
 
 #include <yaml-cpp/yaml.h>
@@ -40,9 +41,9 @@ std::optional<hal::Arch> parse_cluster_arch(std::string_view s) {
 
 }  // namespace
 
-class ClusterDescriptorParser {
+class ClusterDescriptorParser : YamlFields {
   public:
-    explicit ClusterDescriptorParser(const std::string& source) : source_(source) {}
+    explicit ClusterDescriptorParser(const std::string& source) : YamlFields(source) {}
 
     ClusterDescriptor parse(const YAML::Node& root) {
         if (!root.IsMap()) {
@@ -64,55 +65,6 @@ class ClusterDescriptorParser {
     }
 
   private:
-    [[noreturn]] void bad(const YAML::Node& node, std::string_view field,
-                          const std::string& problem) const {
-        const YAML::Mark m = node.Mark();
-        const std::string where = m.is_null() ? source_ : fmt::format("{}:{}", source_, m.line + 1);
-        if (field.empty()) fail(ErrorCategory::BadDescriptor, "{}: {}", where, problem);
-        fail(ErrorCategory::BadDescriptor, "{}: field '{}': {}", where, field, problem);
-    }
-
-    static std::string kind(const YAML::Node& n) {
-        switch (n.Type()) {
-            case YAML::NodeType::Null:
-                return "nothing (null)";
-            case YAML::NodeType::Scalar:
-                return fmt::format("the scalar '{}'", n.Scalar());
-            case YAML::NodeType::Sequence:
-                return "a list";
-            case YAML::NodeType::Map:
-                return "a mapping";
-            case YAML::NodeType::Undefined:
-            default:
-                return "nothing";
-        }
-    }
-
-    YAML::Node required(const YAML::Node& map, const char* key, std::string_view prefix = "") {
-        YAML::Node n = map[key];
-        if (!n) {
-            if (prefix.empty()) {
-                fail(ErrorCategory::BadDescriptor, "{}: field '{}': required field is missing",
-                     source_, key);
-            }
-            bad(map, fmt::format("{}{}", prefix, key), "required field is missing");
-        }
-        return n;
-    }
-
-    uint32_t u32(const YAML::Node& n, std::string_view field) const {
-        if (!n.IsScalar()) {
-            bad(n, field, fmt::format("expected an unsigned integer, got {}", kind(n)));
-        }
-        const std::string& s = n.Scalar();
-        uint32_t v = 0;
-        auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-        if (s.empty() || ec != std::errc{} || end != s.data() + s.size()) {
-            bad(n, field, fmt::format("expected an unsigned integer, got {}", kind(n)));
-        }
-        return v;
-    }
-
     ChipId known_chip(const YAML::Node& n, std::string_view field) const {
         const uint32_t id = u32(n, field);
         if (id >= d_.chip_count_) {
@@ -274,7 +226,6 @@ class ClusterDescriptorParser {
         }
     }
 
-    std::string source_;
     ClusterDescriptor d_;
 };
 

@@ -1,3 +1,4 @@
+#include "yaml_fields.h"
 #include "fabric/soc_descriptor.h"
 
 #include <yaml-cpp/yaml.h>
@@ -44,9 +45,9 @@ std::string_view arch_name(hal::Arch arch) {
 }
 
 // Builds a SocDescriptor from a parsed YAML document, failing with the file, line and field.
-class SocDescriptorParser {
+class SocDescriptorParser : YamlFields {
   public:
-    explicit SocDescriptorParser(const std::string& source) : source_(source) {}
+    explicit SocDescriptorParser(const std::string& source) : YamlFields(source) {}
 
     SocDescriptor parse(const YAML::Node& root) {
         if (!root.IsMap()) {
@@ -94,71 +95,6 @@ class SocDescriptorParser {
     }
 
   private:
-    [[noreturn]] void bad(const YAML::Node& node, std::string_view field,
-                          const std::string& problem) const {
-        const YAML::Mark m = node.Mark();
-        const std::string where = m.is_null() ? source_ : fmt::format("{}:{}", source_, m.line + 1);
-        if (field.empty()) fail(ErrorCategory::BadDescriptor, "{}: {}", where, problem);
-        fail(ErrorCategory::BadDescriptor, "{}: field '{}': {}", where, field, problem);
-    }
-
-    static std::string kind(const YAML::Node& n) {
-        switch (n.Type()) {
-            case YAML::NodeType::Null:
-                return "nothing (null)";
-            case YAML::NodeType::Scalar:
-                return fmt::format("the scalar '{}'", n.Scalar());
-            case YAML::NodeType::Sequence:
-                return "a list";
-            case YAML::NodeType::Map:
-                return "a mapping";
-            case YAML::NodeType::Undefined:
-            default:
-                return "nothing";
-        }
-    }
-
-    YAML::Node required(const YAML::Node& map, const char* key, std::string_view prefix = "") {
-        YAML::Node n = map[key];
-        if (!n) {
-            if (prefix.empty()) {
-                fail(ErrorCategory::BadDescriptor, "{}: field '{}': required field is missing",
-                     source_, key);
-            }
-            bad(map, fmt::format("{}{}", prefix, key), "required field is missing");
-        }
-        return n;
-    }
-
-    std::string scalar(const YAML::Node& n, std::string_view field) const {
-        if (!n.IsScalar()) bad(n, field, fmt::format("expected a string, got {}", kind(n)));
-        return n.Scalar();
-    }
-
-    uint64_t u64(const YAML::Node& n, std::string_view field) const {
-        if (!n.IsScalar()) {
-            bad(n, field, fmt::format("expected an unsigned integer, got {}", kind(n)));
-        }
-        std::string_view s = n.Scalar();
-        int base = 10;
-        if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-            s.remove_prefix(2);
-            base = 16;
-        }
-        uint64_t v = 0;
-        auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v, base);
-        if (s.empty() || ec != std::errc{} || end != s.data() + s.size()) {
-            bad(n, field, fmt::format("expected an unsigned integer, got {}", kind(n)));
-        }
-        return v;
-    }
-
-    uint32_t u32(const YAML::Node& n, std::string_view field) const {
-        const uint64_t v = u64(n, field);
-        if (v > UINT32_MAX) bad(n, field, fmt::format("{} does not fit in 32 bits", v));
-        return v;
-    }
-
     uint32_t grid_size(const YAML::Node& n, std::string_view field) const {
         const uint64_t v = u64(n, field);
         if (v == 0 || v > 64) bad(n, field, fmt::format("{} is not a grid size in 1..64", v));
@@ -231,7 +167,6 @@ class SocDescriptorParser {
         }
     }
 
-    std::string source_;
     SocDescriptor d_;
     std::map<CoreCoord, std::string> where_;  // coordinate -> field that first listed it
 };

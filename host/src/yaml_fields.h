@@ -1,0 +1,91 @@
+// Typed field reads for the descriptor parsers (SoC and cluster descriptors): every failure is an
+// Error(BadDescriptor) naming the file, the line and the field.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <charconv>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "fabric/error.h"
+#include "fmt/format.h"
+
+namespace fabric {
+
+class YamlFields {
+protected:
+    explicit YamlFields(const std::string& source) : source_(source) {}
+
+    [[noreturn]] void bad(const YAML::Node& node, std::string_view field,
+                          const std::string& problem) const {
+        const YAML::Mark m = node.Mark();
+        const std::string where = m.is_null() ? source_ : fmt::format("{}:{}", source_, m.line + 1);
+        if (field.empty()) fail(ErrorCategory::BadDescriptor, "{}: {}", where, problem);
+        fail(ErrorCategory::BadDescriptor, "{}: field '{}': {}", where, field, problem);
+    }
+
+    // What a node is, for "expected X, got Y" messages.
+    static std::string kind(const YAML::Node& n) {
+        switch (n.Type()) {
+            case YAML::NodeType::Null:
+                return "nothing (null)";
+            case YAML::NodeType::Scalar:
+                return fmt::format("the scalar '{}'", n.Scalar());
+            case YAML::NodeType::Sequence:
+                return "a list";
+            case YAML::NodeType::Map:
+                return "a mapping";
+            case YAML::NodeType::Undefined:
+            default:
+                return "nothing";
+        }
+    }
+
+    YAML::Node required(const YAML::Node& map, const char* key, std::string_view prefix = "") const {
+        YAML::Node n = map[key];
+        if (!n) {
+            if (prefix.empty()) {
+                fail(ErrorCategory::BadDescriptor, "{}: field '{}': required field is missing",
+                     source_, key);
+            }
+            bad(map, fmt::format("{}{}", prefix, key), "required field is missing");
+        }
+        return n;
+    }
+
+    std::string scalar(const YAML::Node& n, std::string_view field) const {
+        if (!n.IsScalar()) bad(n, field, fmt::format("expected a string, got {}", kind(n)));
+        return n.Scalar();
+    }
+
+    // Decimal or 0x-prefixed hexadecimal.
+    uint64_t u64(const YAML::Node& n, std::string_view field) const {
+        if (!n.IsScalar()) {
+            bad(n, field, fmt::format("expected an unsigned integer, got {}", kind(n)));
+        }
+        std::string_view s = n.Scalar();
+        int base = 10;
+        if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+            s.remove_prefix(2);
+            base = 16;
+        }
+        uint64_t v = 0;
+        auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v, base);
+        if (s.empty() || ec != std::errc{} || end != s.data() + s.size()) {
+            bad(n, field, fmt::format("expected an unsigned integer, got {}", kind(n)));
+        }
+        return v;
+    }
+
+    uint32_t u32(const YAML::Node& n, std::string_view field) const {
+        const uint64_t v = u64(n, field);
+        if (v > UINT32_MAX) bad(n, field, fmt::format("{} does not fit in 32 bits", v));
+        return static_cast<uint32_t>(v);
+    }
+
+    std::string source_;
+};
+
+}  // namespace fabric
