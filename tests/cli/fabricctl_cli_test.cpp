@@ -1,9 +1,5 @@
 // fabricctl as a process: every bad input gives its documented exit code and a one-line message
 // on stderr with the key words; results on stdout (JSON parsed and checked).
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -15,9 +11,8 @@
 #include <vector>
 
 #include "hal/arch_map.h"
+#include "run_process.h"
 #include "test_elf.h"
-
-extern char** environ;
 
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
@@ -30,49 +25,14 @@ const std::string kSoc = FABRIC_SOC_DESCRIPTOR_DIR;
 const std::string kWhSoc = kSoc + "/wormhole_b0_80_arch.yaml";
 const std::string kBhSoc = kSoc + "/blackhole_140_arch.yaml";
 
-struct Run {
-    int code = -1;
-    std::string out;
-    std::string err;
-};
-
-std::string slurp(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
+using t::Run;
 
 std::string unique_path(const std::string& stem) {
-    static int counter = 0;
-    return kTmp + "/" + stem + "_" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
+    return t::unique_path(kTmp, stem);
 }
 
 Run fabricctl(const std::vector<std::string>& args) {
-    const std::string out_path = unique_path("stdout");
-    const std::string err_path = unique_path("stderr");
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&fa, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    std::vector<std::string> argv_s{FABRICCTL};
-    argv_s.insert(argv_s.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : argv_s) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    pid_t pid = 0;
-    const int rc = posix_spawn(&pid, FABRICCTL, &fa, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&fa);
-    REQUIRE(rc == 0);
-    int status = 0;
-    REQUIRE(::waitpid(pid, &status, 0) == pid);
-    Run r;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    r.out = slurp(out_path);
-    r.err = slurp(err_path);
-    std::filesystem::remove(out_path);
-    std::filesystem::remove(err_path);
-    return r;
+    return t::run_process(FABRICCTL, args, kTmp);
 }
 
 std::string write_file(const std::string& name, const std::string& text) {
@@ -194,7 +154,7 @@ TEST_CASE("fabricctl: malformed YAML descriptor", "[cli]") {
 }
 
 TEST_CASE("fabricctl soc show: descriptor breaking the schema", "[cli]") {
-    std::string text = slurp(kWhSoc);
+    std::string text = t::slurp(kWhSoc);
     SECTION("missing field") {
         const auto at = text.find("eth_l1_size:");
         REQUIRE(at != std::string::npos);

@@ -1,9 +1,5 @@
 // `fabricctl sim run --cluster` as a process: firmware on cores of several chips, consoles prefixed
 // by chip and core, the worst outcome as the exit code, --json with every core, bad --load specs.
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -12,9 +8,8 @@
 #include <sstream>
 
 #include "hal/arch_map.h"
+#include "run_process.h"
 #include "test_elf.h"
-
-extern char** environ;
 
 using Catch::Matchers::Contains;
 namespace ft = fabric::test;
@@ -25,48 +20,14 @@ const std::string kTmp = FABRIC_TEST_TMP_DIR;
 const std::string kSoc = FABRIC_SOC_DESCRIPTOR_DIR;
 const std::string kN300 = kSoc + "/n300_cluster.yaml";
 
-struct Run {
-    int code = -1;
-    std::string out;
-    std::string err;
-};
-
-std::string slurp(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
+using ft::Run;
 
 std::string unique_path(const std::string& stem) {
-    static int counter = 0;
-    return kTmp + "/" + stem + "_" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
+    return ft::unique_path(kTmp, stem);
 }
 
 Run fabricctl(const std::vector<std::string>& args) {
-    const std::string out_path = unique_path("stdout");
-    const std::string err_path = unique_path("stderr");
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&fa, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    std::vector<std::string> argv_s{FABRICCTL};
-    argv_s.insert(argv_s.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : argv_s) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    pid_t pid = 0;
-    REQUIRE(posix_spawn(&pid, FABRICCTL, &fa, nullptr, argv.data(), environ) == 0);
-    posix_spawn_file_actions_destroy(&fa);
-    int status = 0;
-    REQUIRE(::waitpid(pid, &status, 0) == pid);
-    Run r;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    r.out = slurp(out_path);
-    r.err = slurp(err_path);
-    std::filesystem::remove(out_path);
-    std::filesystem::remove(err_path);
-    return r;
+    return ft::run_process(FABRICCTL, args, kTmp);
 }
 
 std::string program(const std::string& text, uint32_t status) {
