@@ -230,13 +230,7 @@ class ClusterDescriptorParser : YamlFields {
 };
 
 ClusterDescriptor ClusterDescriptor::parse(std::string_view yaml_text, const std::string& source) {
-    YAML::Node root;
-    try {
-        root = YAML::Load(std::string(yaml_text));
-    } catch (const YAML::ParserException& e) {
-        fail(ErrorCategory::BadDescriptor, "{}:{}:{}: malformed YAML: {}", source, e.mark.line + 1,
-             e.mark.column + 1, e.msg);
-    }
+    const YAML::Node root = load_yaml(yaml_text, source);
     try {
         return ClusterDescriptorParser(source).parse(root);
     } catch (const YAML::Exception& e) {  // defensive: yaml-cpp access errors
@@ -245,12 +239,7 @@ ClusterDescriptor ClusterDescriptor::parse(std::string_view yaml_text, const std
 }
 
 ClusterDescriptor ClusterDescriptor::load_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) fail(ErrorCategory::BadInput, "{}: cannot open cluster descriptor", path);
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (in.bad()) fail(ErrorCategory::BadInput, "{}: cannot read cluster descriptor", path);
-    return parse(text.str(), path);
+    return parse(read_text_file(path, "cluster descriptor"), path);
 }
 
 ClusterDescriptor ClusterDescriptor::unconnected(hal::Arch arch, uint32_t chips) {

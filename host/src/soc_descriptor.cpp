@@ -172,13 +172,7 @@ class SocDescriptorParser : YamlFields {
 };
 
 SocDescriptor SocDescriptor::parse(std::string_view yaml_text, const std::string& source) {
-    YAML::Node root;
-    try {
-        root = YAML::Load(std::string(yaml_text));
-    } catch (const YAML::ParserException& e) {
-        fail(ErrorCategory::BadDescriptor, "{}:{}:{}: malformed YAML: {}", source, e.mark.line + 1,
-             e.mark.column + 1, e.msg);
-    }
+    const YAML::Node root = load_yaml(yaml_text, source);
     try {
         return SocDescriptorParser(source).parse(root);
     } catch (const YAML::Exception& e) {  // defensive: yaml-cpp access errors
@@ -187,12 +181,7 @@ SocDescriptor SocDescriptor::parse(std::string_view yaml_text, const std::string
 }
 
 SocDescriptor SocDescriptor::load_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) fail(ErrorCategory::BadInput, "{}: cannot open SoC descriptor", path);
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (in.bad()) fail(ErrorCategory::BadInput, "{}: cannot read SoC descriptor", path);
-    return parse(text.str(), path);
+    return parse(read_text_file(path, "SoC descriptor"), path);
 }
 
 std::optional<CoreType> SocDescriptor::core_type(CoreCoord c) const {

@@ -6,6 +6,8 @@
 
 #include <charconv>
 #include <cstdint>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <string_view>
 
@@ -13,6 +15,26 @@
 #include "fmt/format.h"
 
 namespace fabric {
+
+// Parse YAML text; malformed YAML is Error(BadDescriptor) naming source, line and column.
+inline YAML::Node load_yaml(std::string_view text, const std::string& source) {
+    try {
+        return YAML::Load(std::string(text));
+    } catch (const YAML::ParserException& e) {
+        fail(ErrorCategory::BadDescriptor, "{}:{}:{}: malformed YAML: {}", source, e.mark.line + 1,
+             e.mark.column + 1, e.msg);
+    }
+}
+
+// A whole file; Error(BadInput) "<path>: cannot open/read <what>" when it cannot be read.
+inline std::string read_text_file(const std::string& path, std::string_view what) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) fail(ErrorCategory::BadInput, "{}: cannot open {}", path, what);
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (in.bad()) fail(ErrorCategory::BadInput, "{}: cannot read {}", path, what);
+    return text.str();
+}
 
 class YamlFields {
 protected:
