@@ -1,0 +1,403 @@
+// The 1D fabric protocol, shared by the router and worker-adapter firmware (rv32) and the host
+// control plane (x86-64): the packet header and its NoC send types, the 1D route encoding, the
+// router configuration the host writes into each router's L1, the router L1 layout computed from
+// that configuration (one function, used by both sides), status and termination words, and the
+// worker connection block. Fixed-width fields only; every layout is pinned by static_asserts.
+//
+// Data path (one direction of one link; "sender"/"receiver" are relative to Ethernet):
+//
+//   worker --NoC--> [sender ch0 slots] --eth--> [peer receiver rx0/rx1 slots] --NoC--> local write
+//   upstream router --NoC--> [sender ch1 (VC0) / ch2 (VC1) slots]             \--NoC--> next router's
+//                                                                                       ch1 / ch2
+// Credits (all counters free-running, counted in packets):
+//   - "pushed": a producer (worker or upstream router) writes a packet into a sender-channel slot
+//     over the NoC, then adds 1 to that channel's pushed stream register (NoC inline write to the
+//     stream's update register). The router subtracts 1 when it has sent the packet on Ethernet.
+//   - "sent": after the Ethernet data packet the sender adds 1 to the peer's rx_sent stream of the
+//     target receiver channel (Ethernet remote register write, same TX queue, so it lands after
+//     the data). The receiver subtracts 1 when it takes the packet.
+//   - "completed": once the receiver's NoC writes for a slot are flushed (transaction ID of the
+//     slot), it adds 1 to the peer's completion stream of the packet's source sender channel.
+//     Only then does the sender free its own slot (TT-link may re-read it until then) and count
+//     the remote receiver slot free again.
+//   - "freed": the router writes each sender channel's free-running freed counter into its
+//     producer's credit word in the producer's L1. The producer may push while
+//     pushed_count - freed < slots.
+//
+// Ring deadlock avoidance: dateline virtual channels (DESIGN in firmware/router/README.md). A
+// router whose outgoing link is the dateline of its direction sends ch0 and ch1 traffic into the
+// peer's rx1 (VC1); rx1 forwards into the next router's ch2, which sends into rx1 again. VC1 never
+// crosses the dateline a second time because a route is at most ring_size - 1 hops, so the channel
+// dependency graph is acyclic. Lines have no dateline and use VC0 only.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hal/arch_map.h"
+
+namespace protocol::fabric {
+
+inline constexpr uint32_t kProtocolVersion = 1;
+
+// ---- packet header ----------------------------------------------------------------------------
+
+// A core on the destination chip (NOC0 coordinates) and an L1 address there.
+struct NocTarget {
+    uint32_t addr;
+    uint8_t x;
+    uint8_t y;
+    uint16_t reserved;
+};
+static_assert(sizeof(NocTarget) == 8);
+
+enum class NocSendType : uint8_t {
+    UnicastWrite = 0,       // payload -> write.dst
+    InlineWrite = 1,        // inline.value -> inline.dst (4 B), no payload
+    AtomicInc = 2,          // atomic.dst += atomic.value, no payload
+    FusedWriteAtomicInc = 3,  // payload -> fused.dst, then fused.sem += fused.value
+    ScatterWrite = 4,       // payload split into 2..4 chunks -> scatter.dst[i]
+    kCount = 5,
+};
+
+struct UnicastWriteCmd {
+    NocTarget dst;
+};
+struct InlineWriteCmd {
+    NocTarget dst;
+    uint32_t value;
+};
+struct AtomicIncCmd {
+    NocTarget dst;
+    uint32_t value;
+    uint8_t flush;  // flush this receiver channel's earlier writes before incrementing
+    uint8_t reserved[3];
+};
+struct FusedWriteAtomicIncCmd {
+    NocTarget dst;  // payload
+    NocTarget sem;  // incremented once the payload write is flushed (if flush) or issued
+    uint32_t value;
+    uint8_t flush;
+    uint8_t reserved[3];
+};
+inline constexpr uint32_t kScatterMaxChunks = 4;
+struct ScatterWriteCmd {
+    NocTarget dst[kScatterMaxChunks];
+    uint16_t chunk_bytes[kScatterMaxChunks - 1];  // the last chunk is the rest of the payload
+    uint8_t chunk_count;                         // 2..4
+    uint8_t reserved;
+};
+static_assert(sizeof(ScatterWriteCmd) == 40);
+
+union NocCommand {
+    UnicastWriteCmd write;
+    InlineWriteCmd inline_write;
+    AtomicIncCmd atomic;
+    FusedWriteAtomicIncCmd fused;
+    ScatterWriteCmd scatter;
+    uint32_t words[10];
+};
+static_assert(sizeof(NocCommand) == 40);
+
+// 1D route: 2 bits per hop, hop 0 (the first receiving router) in the low bits. Each receiving
+// router acts on (route & 3) and forwards the packet with route >> 2.
+enum class HopAction : uint32_t {
+    Invalid = 0,          // a route that ends before its last action (a bad header)
+    Write = 1,            // deliver here, stop
+    Forward = 2,          // pass on to the next chip
+    WriteAndForward = 3,  // deliver here and pass on (multicast)
+};
+inline constexpr uint32_t kMaxHops1D = 16;
+
+// Unicast to the chip `hops` (1..16) away.
+constexpr uint32_t route_unicast(uint32_t hops) {
+    uint32_t r = 0;
+    for (uint32_t i = 0; i + 1 < hops; ++i) r |= static_cast<uint32_t>(HopAction::Forward) << (2 * i);
+    return r | (static_cast<uint32_t>(HopAction::Write) << (2 * (hops - 1)));
+}
+// Multicast to `range` (>= 1) consecutive chips, the first `start` (>= 1) hops away.
+constexpr uint32_t route_multicast(uint32_t start, uint32_t range) {
+    uint32_t r = 0;
+    const uint32_t last = start + range - 1;
+    for (uint32_t i = 0; i + 1 < last; ++i) {
+        const HopAction a = (i + 1 >= start) ? HopAction::WriteAndForward : HopAction::Forward;
+        r |= static_cast<uint32_t>(a) << (2 * i);
+    }
+    return r | (static_cast<uint32_t>(HopAction::Write) << (2 * (last - 1)));
+}
+constexpr bool route_hops_ok(uint32_t hops) { return hops >= 1 && hops <= kMaxHops1D; }
+constexpr bool route_multicast_ok(uint32_t start, uint32_t range) {
+    return start >= 1 && range >= 1 && start + range - 1 <= kMaxHops1D;
+}
+static_assert(route_unicast(1) == 0x1);
+static_assert(route_unicast(3) == 0x1A);  // fwd, fwd, write
+static_assert(route_multicast(3, 2) == 0x7A);
+
+inline constexpr uint32_t kHeaderMagic = 0xFA;
+
+struct PacketHeader {
+    NocCommand cmd;          // +0
+    uint16_t payload_bytes;  // +40: payload after the header (0 for inline write / atomic inc)
+    uint8_t send_type;       // +42: NocSendType
+    uint8_t src_channel;     // +43: written by the sending router: its sender channel
+    uint32_t route;          // +44: 1D route (HopAction per hop)
+    uint8_t magic;           // +48: kHeaderMagic, so a slot that was never written is caught
+    uint8_t reserved[3];
+    uint32_t seq;            // +52: free for the sender (tests put a sequence number here)
+    uint32_t reserved2[2];   // +56
+};
+static_assert(sizeof(PacketHeader) == 64);
+static_assert(offsetof(PacketHeader, payload_bytes) == 40);
+static_assert(offsetof(PacketHeader, send_type) == 42);
+static_assert(offsetof(PacketHeader, src_channel) == 43);
+static_assert(offsetof(PacketHeader, route) == 44);
+static_assert(offsetof(PacketHeader, magic) == 48);
+static_assert(sizeof(PacketHeader) % 16 == 0, "slots and NoC/eth transfers are 16-B aligned");
+
+// Largest payload of one packet: the NoC's largest single write minus the header, rounded down
+// to a whole number of 1088-B Bfp8 tiles as the reference does (WH 7 tiles = 7616 B in an 8 KiB
+// burst, BH 14 tiles = 15232 B in 16 KiB).
+inline constexpr uint32_t kTileBytes = 1088;
+constexpr uint32_t max_payload_bytes(const hal::ArchMap& a) {
+    return (a.noc_max_burst_bytes - 96) / kTileBytes * kTileBytes;
+}
+static_assert(max_payload_bytes(hal::kWormholeB0) == 7616);
+static_assert(max_payload_bytes(hal::kBlackhole) == 15232);
+// Default slot payload: 4 tiles (4352 B), room for 4 KiB packets.
+inline constexpr uint32_t kDefaultPayloadBytes = 4 * kTileBytes;
+
+// ---- channels and streams ---------------------------------------------------------------------
+
+inline constexpr uint32_t kNumSenderChannels = 3;    // ch0 worker, ch1 forwarded VC0, ch2 forwarded VC1
+inline constexpr uint32_t kNumReceiverChannels = 2;  // rx0 VC0, rx1 VC1
+inline constexpr uint32_t kWorkerChannel = 0;
+
+// Stream register IDs on the router's Ethernet core.
+inline constexpr uint32_t kStreamRxSent0 = 0;        // + rx: packets landed in rx (peer writes)
+inline constexpr uint32_t kStreamCompleted0 = 2;     // + ch: completions for sender ch (peer writes)
+inline constexpr uint32_t kStreamPushed0 = 5;        // + ch: packets pushed into sender ch (producer)
+inline constexpr uint32_t kStreamPeerDrained = 8;    // peer says it drained (graceful termination)
+static_assert(kStreamCompleted0 >= kStreamRxSent0 + kNumReceiverChannels);
+static_assert(kStreamPushed0 >= kStreamCompleted0 + kNumSenderChannels);
+static_assert(kStreamPeerDrained >= kStreamPushed0 + kNumSenderChannels);
+
+// ---- router configuration (host -> router L1) ------------------------------------------------
+
+enum class Topology : uint32_t { Line = 0, Ring = 1 };
+
+// Written by the host at RouterLayout::config before launch. Everything the router needs.
+struct RouterConfig {
+    uint32_t magic;               // kRouterConfigMagic
+    uint32_t version;             // kProtocolVersion
+    uint32_t topology;            // Topology
+    uint32_t chip_id;             // this chip
+    uint32_t eth_channel;         // this router's Ethernet channel
+    uint32_t peer_chip_id;        // the chip at the other end of the link
+    uint32_t peer_eth_channel;
+    uint32_t is_master;           // 1: lower chip id; drives the handshake
+    uint32_t payload_bytes;       // slot payload capacity (multiple of 16, <= max_payload_bytes)
+    uint32_t sender_slots[kNumSenderChannels];      // 0 = channel unused
+    uint32_t receiver_slots[kNumReceiverChannels];  // 0 = channel unused (line: rx1)
+    uint32_t dateline;            // 1: ch0/ch1 send into the peer's rx1 (ring dateline link)
+    uint32_t has_downstream;      // 1: a router on this chip continues the line past this one
+    uint32_t downstream_x;        // its NOC0 coordinates
+    uint32_t downstream_y;
+    uint32_t handshake_timeout_us;  // how long to wait for the peer at start-up
+    uint32_t ready_timeout_us;      // how long to wait for the host's ready word
+    uint32_t drain_timeout_us;      // graceful termination drain bound
+    uint32_t progress_timeout_us;   // a single blocked wait inside the main loop (e.g. NoC cmd buf)
+    uint32_t ring_size;             // ring: chips in the ring (routes are at most ring_size - 1 hops)
+    uint32_t reserved[9];
+};
+inline constexpr uint32_t kRouterConfigMagic = 0xFAB1C0F9;
+static_assert(sizeof(RouterConfig) == 128);
+
+// The fields both ends of a link must agree on; exchanged in the handshake.
+struct LinkParams {
+    uint32_t version;
+    uint32_t topology;
+    uint32_t payload_bytes;
+    uint32_t receiver_slots[kNumReceiverChannels];
+    uint32_t chip_id;       // the sender's identity ...
+    uint32_t eth_channel;
+    uint32_t expect_chip;   // ... and who it expects at the other end
+    bool operator==(const LinkParams&) const = default;
+};
+
+// ---- status (router -> host) ------------------------------------------------------------------
+
+// Start-up stages in order, then the end states. The router writes the stage it is in; a timeout
+// or error leaves `stage` at the stage that failed and sets `status` to the error.
+enum class RouterStatus : uint32_t {
+    NotStarted = 0,
+    Started = 0xA0B0C0D0,
+    ConfigChecked = 0xA0B0C0D1,
+    StreamsInitialized = 0xA0B0C0D2,
+    Handshaking = 0xA0B0C0D3,
+    HandshakeComplete = 0xA1B1C1D1,  // peer answered and agreed: the host may set ready
+    ReadyForTraffic = 0xA3B3C3D3,    // main loop running
+    Draining = 0xA3B3C3D4,           // graceful termination in progress
+    Terminated = 0xA4B4C4D4,
+    // errors (the router stops; `stage` says where)
+    ConfigInvalid = 0xE0000001,
+    HandshakeMismatch = 0xE0000002,  // the peer's LinkParams differ (detail: the first field)
+    Timeout = 0xE0000003,
+    BadPacket = 0xE0000004,          // not fatal: counted in RouterStatusBlock::bad_packets
+    Fault = 0xE0000005,              // a HAL call failed (detail: hal::Status)
+};
+
+// Where a router was when something went wrong (RouterStatusBlock::stuck_at).
+enum class RouterWait : uint32_t {
+    None = 0,
+    HandshakeSend = 1,
+    HandshakeReply = 2,
+    ReadyWord = 3,
+    EthTxq = 4,
+    NocCmdBuf = 5,
+    NocFlush = 6,
+    Drain = 7,
+    WorkerTeardown = 8,
+};
+
+enum class Termination : uint32_t {
+    KeepRunning = 0,
+    Graceful = 1,   // finish what is in flight, then exit
+    Immediate = 2,  // exit now (bounded), returning credits for what was delivered
+};
+inline constexpr uint32_t kReadyMagic = 0x4EAD1111;
+
+struct RouterStatusBlock {
+    uint32_t status;       // RouterStatus
+    uint32_t stage;        // the last start-up / run stage reached (a RouterStatus)
+    uint32_t stuck_at;     // RouterWait, when status is Timeout/Fault
+    uint32_t detail;       // error detail (hal::Status, mismatching field index, ...)
+    uint32_t heartbeat;    // incremented by the main loop
+    uint32_t peer_chip;    // learned in the handshake
+    uint32_t peer_channel;
+    uint32_t bad_packets;  // headers rejected (dropped with their credits returned)
+    uint32_t sent[kNumSenderChannels];          // packets sent on Ethernet per sender channel
+    uint32_t completed[kNumSenderChannels];     // completions received per sender channel
+    uint32_t received[kNumReceiverChannels];    // packets taken per receiver channel
+    uint32_t delivered;    // local deliveries (NoC commands executed on this chip)
+    uint32_t forwarded;    // packets forwarded to the downstream router
+    uint32_t undrained;    // packets left when graceful drain timed out / immediate exit
+    uint32_t main_loop_iterations;
+    uint32_t reserved[4];
+};
+static_assert(sizeof(RouterStatusBlock) == 96);
+
+// ---- worker connection (ch0) -----------------------------------------------------------------
+
+enum class ConnectionState : uint32_t { Closed = 0, Open = 1, CloseRequested = 2 };
+
+// In router L1 (RouterLayout::connection): the one worker connected to ch0. Each field sits in
+// its own 16-B line so a worker can read or write it with one aligned NoC transfer.
+struct WorkerConnectionInfo {
+    uint32_t state;  uint32_t pad0[3];          // ConnectionState (worker writes Open/CloseRequested)
+    uint32_t worker_xy; uint32_t pad1[3];       // (y << 16) | x of the connected worker
+    uint32_t credit_addr; uint32_t pad2[3];     // worker L1 word the router writes `freed` into
+    uint32_t teardown_addr; uint32_t pad3[3];   // worker L1 word the router sets to 1 on close
+    uint32_t pushed; uint32_t pad4[3];          // worker's pushed count at close (next opener)
+    uint32_t freed; uint32_t pad5[3];           // router's freed count (next opener)
+};
+static_assert(sizeof(WorkerConnectionInfo) == 96);
+
+// ---- router L1 layout -----------------------------------------------------------------------
+
+// First L1 byte of the router's block: above the application firmware window on both arches.
+constexpr uint32_t router_l1_base(const hal::ArchMap& a) {
+    return a.arch == hal::Arch::Blackhole ? 0x16000 : 0x11000;
+}
+// First byte above it (the test mailbox sits there; routers keep clear of it).
+constexpr uint32_t router_l1_top(const hal::ArchMap& a) {
+    return a.arch == hal::Arch::Blackhole ? 0x70000 - 0x400 : 0x3FFE0 - 0x400;
+}
+
+struct RouterLayout {
+    uint32_t config;       // RouterConfig (host writes)
+    uint32_t status;       // RouterStatusBlock (router writes)
+    uint32_t termination;  // Termination (host writes)
+    uint32_t ready;        // kReadyMagic (host writes once every router is HandshakeComplete)
+    uint32_t handshake_in;   // 64 B: the peer's HandshakeMsg lands here
+    uint32_t handshake_out;  // 64 B: staging for ours
+    uint32_t connection;   // WorkerConnectionInfo for ch0
+    uint32_t upstream_credit[kNumSenderChannels];  // freed counter of the downstream router's
+                                                   // ch1/ch2 (it writes here; 16 B each)
+    uint32_t scratch;      // 64 B router-private words (NoC staging, atomic return)
+    uint32_t sender_base[kNumSenderChannels];
+    uint32_t receiver_base[kNumReceiverChannels];
+    uint32_t slot_bytes;   // header + payload_bytes
+    uint32_t end;          // first byte after the last slot
+    bool fits;             // end <= router_l1_top
+};
+
+constexpr uint32_t align_up(uint32_t v, uint32_t a) { return (v + a - 1) / a * a; }
+
+constexpr RouterLayout router_layout(const hal::ArchMap& a, const RouterConfig& c) {
+    RouterLayout l{};
+    uint32_t p = router_l1_base(a);
+    l.config = p;          p += sizeof(RouterConfig);
+    l.status = p;          p += sizeof(RouterStatusBlock);
+    l.termination = p;     p += 16;
+    l.ready = p;           p += 16;
+    l.handshake_in = p;    p += 64;
+    l.handshake_out = p;   p += 64;
+    l.connection = p;      p += sizeof(WorkerConnectionInfo);
+    for (uint32_t i = 0; i < kNumSenderChannels; ++i) {
+        l.upstream_credit[i] = p;
+        p += 16;
+    }
+    l.scratch = p;         p += 64;
+    p = align_up(p, 64);
+    l.slot_bytes = align_up(static_cast<uint32_t>(sizeof(PacketHeader)) + c.payload_bytes, 16);
+    for (uint32_t i = 0; i < kNumSenderChannels; ++i) {
+        l.sender_base[i] = p;
+        p += c.sender_slots[i] * l.slot_bytes;
+    }
+    for (uint32_t i = 0; i < kNumReceiverChannels; ++i) {
+        l.receiver_base[i] = p;
+        p += c.receiver_slots[i] * l.slot_bytes;
+    }
+    l.end = p;
+    l.fits = p <= router_l1_top(a);
+    return l;
+}
+
+// The handshake message (64 B, one Ethernet packet), repeated by the master until answered.
+inline constexpr uint32_t kHandshakeMagic = 0x4A5D0001;
+struct HandshakeMsg {
+    uint32_t magic;     // kHandshakeMagic
+    uint32_t is_reply;  // 0 from the master, 1 from the subordinate
+    uint32_t agree;     // reply only: 1 if the subordinate's params matched
+    uint32_t reserved;
+    LinkParams params;  // 32 B
+    uint32_t check;     // magic ^ chip_id ^ payload_bytes: a torn write is not a message
+    uint32_t reserved2[3];
+};
+static_assert(sizeof(LinkParams) == 32);
+static_assert(sizeof(HandshakeMsg) == 64);
+
+// ---- what a worker needs to connect to a router's ch0 ----------------------------------------
+
+// Computed by the host (worker_channel()) and handed to a worker kernel in its arguments.
+struct WorkerChannel {
+    uint32_t router_x;        // router core, NOC0 coordinates
+    uint32_t router_y;
+    uint32_t slots_base;      // ch0 slot 0 in router L1
+    uint32_t num_slots;
+    uint32_t slot_bytes;      // header + payload capacity
+    uint32_t payload_bytes;   // payload capacity
+    uint32_t connection;      // WorkerConnectionInfo in router L1
+    uint32_t pushed_stream;   // stream ID of ch0's pushed counter on the router core
+};
+static_assert(sizeof(WorkerChannel) == 32);
+
+constexpr WorkerChannel worker_channel(const hal::ArchMap& a, const RouterConfig& c,
+                                       uint32_t router_x, uint32_t router_y) {
+    const RouterLayout l = router_layout(a, c);
+    return WorkerChannel{router_x,       router_y,      l.sender_base[kWorkerChannel],
+                         c.sender_slots[kWorkerChannel], l.slot_bytes, c.payload_bytes,
+                         l.connection,   kStreamPushed0 + kWorkerChannel};
+}
+
+}  // namespace protocol::fabric
