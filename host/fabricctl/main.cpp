@@ -4,10 +4,11 @@
 //   fabricctl sim run --arch A [--soc yaml] [--cluster yaml] [--base-fw elf | --no-base-fw]
 //                     (--core C firmware.elf | --load [chip:]core=fw.elf ...)
 //                     [--max-cycles N] [--trace f.fst] [--json] [--quiet]
+//   fabricctl fabric up|run --cluster yaml [--topology line|ring] [--chips 0,1,..] ... (fabric_cmd.h)
 //
 // Results go to stdout (for `sim run`: exactly the firmware console; with --json: one JSON
-// document), logs and errors to stderr, one line each. Exit codes are listed in ExitCode below and
-// documented in host/README.md.
+// document), logs and errors to stderr, one line each. Exit codes are listed in ExitCode
+// (cli_common.h) and documented in host/README.md.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
@@ -19,11 +20,14 @@
 #include <string>
 #include <vector>
 
+#include "cli_common.h"
 #include "fabric/cluster_descriptor.h"
 #include "fabric/elf.h"
 #include "fabric/error.h"
 #include "fabric/launch.h"
 #include "fabric/soc_descriptor.h"
+#include "fabric_cmd.h"
+#include "mesh_cmd.h"
 #ifdef FABRIC_HAVE_SIM
 #include "fabric/sim_device.h"
 #endif
@@ -33,99 +37,7 @@ namespace {
 using fabric::ErrorCategory;
 using nlohmann::json;
 
-// Process exit codes. Firmware statuses 0..63 pass through unchanged; everything fabricctl itself
-// reports is 64 or above, so a firmware status can never be mistaken for a tool failure.
-enum ExitCode : int {
-    kOk = 0,                   // success; for `sim run`: firmware exited with status 0
-    kFirmwareStatusMax = 63,   // `sim run`: firmware exited with this status (1..63)
-    kFirmwareStatusHigh = 64,  // `sim run`: firmware exited with a status >= 64
-    kUsage = 100,              // bad command line
-    kBadInput = 101,           // unreadable file, unknown/unsuitable core, arch mismatch
-    kBadDescriptor = 102,      // SoC descriptor invalid
-    kBadElf = 103,             // firmware ELF malformed or does not fit the core
-    kTrap = 104,               // firmware trapped
-    kTimeout = 105,            // cycle budget exhausted
-    kDevice = 106,             // the device backend refused an access
-    kUnsupported = 107,        // not available in this build (e.g. no simulator, no tracing)
-    kInternal = 110,           // a bug: please report
-};
-
-int exit_code_for(ErrorCategory c) {
-    switch (c) {
-        case ErrorCategory::BadInput:
-            return kBadInput;
-        case ErrorCategory::BadDescriptor:
-            return kBadDescriptor;
-        case ErrorCategory::BadElf:
-            return kBadElf;
-        case ErrorCategory::Device:
-            return kDevice;
-        case ErrorCategory::Timeout:
-            return kTimeout;
-        case ErrorCategory::Unsupported:
-            return kUnsupported;
-        case ErrorCategory::Internal:
-            return kInternal;
-        default:
-            return kInternal;
-    }
-}
-
-// Messages are one line: fold any embedded newlines.
-std::string one_line(std::string s) {
-    for (char& c : s) {
-        if (c == '\n' || c == '\r') c = ' ';
-    }
-    while (!s.empty() && s.back() == ' ') s.pop_back();
-    return s;
-}
-
-void log_line(const std::string& msg) {
-    std::fflush(stdout);
-    std::fprintf(stderr, "fabricctl: %s\n", one_line(msg).c_str());
-}
-
-// With --json, failures are also reported on stdout as a document.
-int report_error(bool as_json, std::string_view category, const std::string& message, int code) {
-    log_line(fmt::format("error: {}", message));
-    if (as_json) {
-        json j{{"ok", false},
-               {"error", {{"category", category}, {"message", one_line(message)}}},
-               {"exit_code", code}};
-        std::cout << j.dump(2) << std::endl;
-    }
-    return code;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Default SoC descriptors.
-
-std::string default_descriptor_file(hal::Arch arch) {
-    return arch == hal::Arch::Blackhole ? "blackhole_140_arch.yaml" : "wormhole_b0_80_arch.yaml";
-}
-
-std::string find_default_descriptor(hal::Arch arch) {
-    namespace fs = std::filesystem;
-    std::vector<fs::path> dirs;
-    if (const char* env = std::getenv("FABRIC_SOC_DESCRIPTOR_DIR"); env && *env)
-        dirs.emplace_back(env);
-    std::error_code ec;
-    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-    if (!ec) {
-        dirs.push_back(exe.parent_path() / "soc_descriptors");
-        dirs.push_back(exe.parent_path() / ".." / "share" / "erisc-fabric" / "soc_descriptors");
-    }
-    dirs.emplace_back(FABRIC_SOC_DESCRIPTOR_DIR);
-    std::string looked;
-    for (const auto& d : dirs) {
-        const fs::path p = d / default_descriptor_file(arch);
-        if (fs::is_regular_file(p, ec)) return p.string();
-        looked += (looked.empty() ? "" : ", ") + d.string();
-    }
-    fabric::fail(ErrorCategory::BadInput,
-                 "no default SoC descriptor {} for {} (looked in: {}); pass --soc",
-                 default_descriptor_file(arch), fabric::arch_name(arch), looked);
-}
+using namespace fabricctl;
 
 // ---------------------------------------------------------------------------------------------
 // soc show
@@ -288,24 +200,9 @@ LoadSpec parse_load(const std::string& text, const fabric::SocDescriptor& soc, u
     return l;
 }
 
-// The Wormhole base firmware image for a --cluster run: next to the build tree's firmware, an
-// installed copy, or where this build put it.
+// The Wormhole base firmware image for a --cluster run.
 std::optional<std::string> find_default_base_fw() {
-    namespace fs = std::filesystem;
-    std::vector<fs::path> candidates;
-    std::error_code ec;
-    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-    if (!ec) {
-        candidates.push_back(exe.parent_path() / ".." / "firmware" / "wormhole_b0" /
-                             "erisc_base.elf");
-        candidates.push_back(exe.parent_path() / ".." / "share" / "erisc-fabric" / "firmware" /
-                             "wormhole_b0" / "erisc_base.elf");
-    }
-    candidates.emplace_back(fs::path(FABRIC_FIRMWARE_DIR) / "wormhole_b0" / "erisc_base.elf");
-    for (const auto& p : candidates) {
-        if (fs::is_regular_file(p, ec)) return p.lexically_normal().string();
-    }
-    return std::nullopt;
+    return find_firmware(hal::Arch::WormholeB0, "erisc_base");
 }
 
 // Console output. A single core without --cluster streams its characters unchanged; otherwise
@@ -553,7 +450,8 @@ int main(int argc, char** argv) {
     app.footer(
         "Exit codes: 0 ok; 1-63 firmware exit status (sim run); 64 firmware status >= 64; "
         "100 usage; 101 bad input; 102 bad SoC descriptor; 103 bad ELF; 104 firmware trapped; "
-        "105 cycle budget exhausted; 106 device error; 107 unsupported; 110 internal error.");
+        "105 cycle budget exhausted; 106 device error; 107 unsupported; 108 fabric failure; "
+        "110 internal error.");
 
     bool as_json = false;
 
@@ -602,6 +500,11 @@ int main(int argc, char** argv) {
     run->add_flag("-q,--quiet", ra.quiet, "No log line on a successful exit");
     run->add_option("firmware", ra.firmware, "Firmware ELF (rv32im) for --core");
 
+    // fabric up | run
+    FabricArgs fa;
+    const FabricCommands fabric_cmds = add_fabric_commands(app, fa);
+    const auto mesh_cmd = fabricctl::add_mesh_command(app, as_json);  // mesh routes
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -617,9 +520,10 @@ int main(int argc, char** argv) {
                             fmt::format("{} (run 'fabricctl --help')", msg), kUsage);
     }
 
-    const bool json_out = as_json || ra.json;
+    const bool json_out = as_json || ra.json || fa.json;
     try {
         if (soc_show_cmd->parsed()) return soc_show(soc_path, as_json);
+        if (mesh_cmd->parsed()) return mesh_cmd->run();
         if (run->parsed()) {
             if (ra.core.empty() != ra.firmware.empty()) {
                 return report_error(json_out, "usage",
@@ -636,6 +540,8 @@ int main(int argc, char** argv) {
             }
             return sim_run(ra);
         }
+        if (fabric_cmds.up->parsed()) return fabric_main(fa, false);
+        if (fabric_cmds.run->parsed()) return fabric_main(fa, true);
         return report_error(json_out, "usage", "no command given (run 'fabricctl --help')", kUsage);
     } catch (const fabric::Error& e) {
         return report_error(json_out, fabric::category_name(e.category()), e.what(),

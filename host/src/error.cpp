@@ -20,6 +20,8 @@ std::string_view category_name(ErrorCategory c) {
             return "timeout";
         case ErrorCategory::Unsupported:
             return "unsupported";
+        case ErrorCategory::Fabric:
+            return "fabric";
         case ErrorCategory::Internal:
             return "internal";
         default:

@@ -76,8 +76,7 @@ void start(Device& device, const LaunchTarget& t, LaunchMethod method) {
 
 }  // namespace
 
-std::vector<LaunchResult> launch_many(Device& device, std::span<const LaunchTarget> targets,
-                                      const LaunchOptions& options) {
+std::vector<LaunchMethod> load_many(Device& device, std::span<const LaunchTarget> targets) {
     std::set<CoreLocation> seen;
     for (const auto& t : targets) {
         if (t.image == nullptr)
@@ -87,14 +86,42 @@ std::vector<LaunchResult> launch_many(Device& device, std::span<const LaunchTarg
         }
         t.image->check_placement(t.placement);
     }
-    if (options.poll_cycles == 0) fail(ErrorCategory::BadInput, "launch: poll interval is 0");
-
-    std::vector<LaunchResult> results(targets.size());
+    std::vector<LaunchMethod> methods(targets.size());
     for (size_t i = 0; i < targets.size(); ++i) {
-        results[i].method = device.launch_method(targets[i].core);
-        prepare(device, targets[i], results[i].method);
+        methods[i] = device.launch_method(targets[i].core);
+        prepare(device, targets[i], methods[i]);
     }
-    for (size_t i = 0; i < targets.size(); ++i) start(device, targets[i], results[i].method);
+    return methods;
+}
+
+void start_many(Device& device, std::span<const LaunchTarget> targets,
+                std::span<const LaunchMethod> methods) {
+    if (methods.size() != targets.size()) {
+        fail(ErrorCategory::Internal, "launch: {} launch methods for {} targets", methods.size(),
+             targets.size());
+    }
+    for (size_t i = 0; i < targets.size(); ++i) start(device, targets[i], methods[i]);
+}
+
+std::vector<LaunchResult> launch_many(Device& device, std::span<const LaunchTarget> targets,
+                                      const LaunchOptions& options) {
+    if (options.poll_cycles == 0) fail(ErrorCategory::BadInput, "launch: poll interval is 0");
+    const std::vector<LaunchMethod> methods = load_many(device, targets);
+    start_many(device, targets, methods);
+    return wait_many(device, targets, methods, options);
+}
+
+std::vector<LaunchResult> wait_many(Device& device, std::span<const LaunchTarget> targets,
+                                    std::span<const LaunchMethod> methods,
+                                    const LaunchOptions& options,
+                                    const std::function<void()>& each_poll) {
+    if (options.poll_cycles == 0) fail(ErrorCategory::BadInput, "launch: poll interval is 0");
+    if (methods.size() != targets.size()) {
+        fail(ErrorCategory::Internal, "launch: {} launch methods for {} targets", methods.size(),
+             targets.size());
+    }
+    std::vector<LaunchResult> results(targets.size());
+    for (size_t i = 0; i < targets.size(); ++i) results[i].method = methods[i];
 
     std::vector<size_t> pending(targets.size());
     for (size_t i = 0; i < pending.size(); ++i) pending[i] = i;
@@ -103,6 +130,7 @@ std::vector<LaunchResult> launch_many(Device& device, std::span<const LaunchTarg
         const uint64_t want = std::min(options.poll_cycles, options.max_cycles - elapsed);
         const uint64_t ran = device.advance(want);
         elapsed += ran;
+        if (each_poll) each_poll();
         std::vector<size_t> still;
         for (const size_t i : pending) {
             const LaunchTarget& t = targets[i];

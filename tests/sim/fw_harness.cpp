@@ -134,13 +134,19 @@ sim::eth::Link& Rig::link(Core c) {
     return cluster_.link(c.chip, *ch);
 }
 
-void Rig::load_words(Core c, const std::string& name, protocol::KernelRole role, const std::vector<uint32_t>& args) {
+void Rig::load_image(Core c, const std::string& name) {
     sim::Chip& ch = cluster_.chip(c.chip);
     ch.write32(c.x, c.y, hc::kSoftResetReg, hc::kSoftResetAllRiscs);
     const fabric::ElfImage& img = elf(arch_.arch, name);
     for (const fabric::ElfSegment& seg : img.segments()) {
         ch.write(c.x, c.y, seg.address, seg.bytes);
     }
+    ch.write32(c.x, c.y, hc::kErisc0ResetPcReg, img.entry());
+}
+
+void Rig::load_words(Core c, const std::string& name, protocol::KernelRole role, const std::vector<uint32_t>& args) {
+    load_image(c, name);
+    sim::Chip& ch = cluster_.chip(c.chip);
     protocol::TestMailbox m{};
     m.magic = protocol::kTestMailboxMagic;
     m.role = static_cast<uint32_t>(role);
@@ -149,7 +155,6 @@ void Rig::load_words(Core c, const std::string& name, protocol::KernelRole role,
     std::vector<uint8_t> bytes(sizeof m);
     std::memcpy(bytes.data(), &m, sizeof m);
     ch.write(c.x, c.y, mailbox_addr(), bytes);
-    ch.write32(c.x, c.y, hc::kErisc0ResetPcReg, img.entry());
 }
 
 void Rig::release(Core c) {

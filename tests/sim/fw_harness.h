@@ -63,6 +63,10 @@ class Rig {
         std::memcpy(words.data(), &args, sizeof(Args));
         load_words(c, name, role, words);
     }
+    // Load an ELF into `c` (held in reset first) with no mailbox set up: firmware that takes its
+    // configuration elsewhere (the fabric router reads RouterConfig from its own L1 block). Not
+    // released.
+    void load_image(Core c, const std::string& name);
     void release(Core c);
     template <typename Args>
     void launch(Core c, const std::string& name, protocol::KernelRole role, const Args& args) {

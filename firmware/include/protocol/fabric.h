@@ -369,13 +369,19 @@ struct HandshakeMsg {
     uint32_t magic;     // kHandshakeMagic
     uint32_t is_reply;  // 0 from the master, 1 from the subordinate
     uint32_t agree;     // reply only: 1 if the subordinate's params matched
-    uint32_t reserved;
+    uint32_t rx_base;   // the sender's RouterLayout::receiver_base[0] (rx1 follows rx0's slots):
+                        // where the peer's Ethernet writes land, whatever its sender slot counts
     LinkParams params;  // 32 B
     uint32_t check;     // magic ^ chip_id ^ payload_bytes: a torn write is not a message
-    uint32_t reserved2[3];
+    uint32_t mismatch;  // reply with agree 0: the first LinkParams field (index) that differed
+    uint32_t reserved2[2];
 };
 static_assert(sizeof(LinkParams) == 32);
 static_assert(sizeof(HandshakeMsg) == 64);
+static_assert(offsetof(HandshakeMsg, rx_base) == 12);
+static_assert(offsetof(HandshakeMsg, params) == 16);
+static_assert(offsetof(HandshakeMsg, check) == 48);
+static_assert(offsetof(HandshakeMsg, mismatch) == 52);
 
 // ---- what a worker needs to connect to a router's ch0 ----------------------------------------
 

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "hal/arch_map.h"
+#include "protocol/fabric.h"
 #include "protocol/test_mailbox.h"
 
 namespace protocol {
@@ -646,5 +647,105 @@ struct EthRingResults {
     uint32_t lap_sum_lo, lap_sum_hi;
 };
 static_assert(sizeof(EthRingResults) <= sizeof(uint32_t) * kTestMaxResults);
+
+// ---- fabric worker kernels (fabric_traffic, fabric_conn_stress) -------------------------------
+// Worker kernels on Tensix cores that send through a fabric router's ch0 with the worker adapter
+// (fabric/worker_adapter.h). Each owns, at conn_l1: the credit word (+0), the teardown word (+16)
+// and the adapter's staging (+32, FabricConnection::kStagingBytes).
+
+constexpr uint32_t fabric_conn_credit(uint32_t conn_l1) { return conn_l1; }
+constexpr uint32_t fabric_conn_teardown(uint32_t conn_l1) { return conn_l1 + 16; }
+constexpr uint32_t fabric_conn_staging(uint32_t conn_l1) { return conn_l1 + 32; }
+inline constexpr uint32_t kFabricConnL1Bytes = 32 + 64 + 6 * 16;
+
+// One destination of fabric_traffic (host-written in the worker's L1 at dests_addr). Packet k of
+// this destination (k = 0, 1, ... counting only its packets) uses position p = k % dest_slots:
+//   UnicastWrite, FusedWriteAtomicInc  packet_bytes of pattern(seed + p) -> addr + p * packet_bytes;
+//                                      fused: then sem += 1
+//   InlineWrite                        pattern_word(seed, p) -> addr + 4 * p
+//   AtomicInc                          addr += 1 (sem unused)
+//   ScatterWrite                       chunk j (scatter_chunks equal parts of packet_bytes) of
+//                                      pattern(seed + p) -> addr + j * scatter_gap + p * packet_bytes
+//                                      + j * chunk bytes
+struct FabricDest {
+    uint32_t route;  // pf::route_unicast / route_multicast
+    uint32_t x, y;   // destination core (NOC0), on every chip the route writes
+    uint32_t addr;
+    uint32_t seed;
+    uint32_t sem_x, sem_y, sem_addr;
+};
+static_assert(sizeof(FabricDest) == 32);
+inline constexpr uint32_t kFabricMaxDests = 4;
+
+enum FabricTrafficFlags : uint32_t {
+    kFabricFlush = 1u << 0,     // atomics (and fused increments) after the channel's writes are flushed
+    kFabricNoClose = 1u << 1,   // leave the connection open at the end (termination tests)
+};
+
+struct FabricTrafficArgs {
+    fabric::WorkerChannel channel;
+    uint32_t send_type;      // fabric::NocSendType
+    uint32_t packet_bytes;   // bytes per send (payload types; > payload_bytes splits; multiple of 16)
+    uint32_t packet_count;   // sends in all, round-robin over the destinations
+    uint32_t num_dests;      // 1..kFabricMaxDests
+    uint32_t dest_slots;     // positions per destination region (>= 1)
+    uint32_t dests_addr;     // L1: FabricDest[num_dests]
+    uint32_t src_addr;       // L1: num_dests * dest_slots * packet_bytes of source (the kernel fills it)
+    uint32_t conn_l1;        // L1: kFabricConnL1Bytes, 16-B aligned
+    uint32_t timeout_us;     // every wait (slot credit, teardown, ...)
+    uint32_t flags;          // FabricTrafficFlags
+    uint32_t scatter_chunks; // 2..4 (ScatterWrite)
+    uint32_t scatter_gap;    // ScatterWrite: distance between the chunks' regions
+    uint32_t start_addr;     // 0, or an L1 word: wait (bounded) for it to be non-zero before sending
+};
+static_assert(sizeof(FabricTrafficArgs) <= sizeof(uint32_t) * kTestMaxArgs);
+
+enum class FabricTrafficStep : uint32_t { Args = 1, Init, Open, Send, Close, Start };
+
+enum FabricStuck : uint32_t {
+    kFabricStuckOpen = 0x701,
+    kFabricStuckSend = 0x702,   // detail: packet index
+    kFabricStuckClose = 0x703,
+    kFabricStuckStart = 0x704,
+    kFabricStuckToken = 0x705,  // fabric_conn_stress: the token never came (detail: iteration)
+};
+
+struct FabricTrafficResults {
+    TestFailure failure;
+    uint32_t packets_sent;   // send calls completed
+    uint32_t cycles;         // open .. last send returned
+    uint32_t close_cycles;
+    uint32_t last_status;    // hal::Status of the last adapter call
+};
+static_assert(sizeof(FabricTrafficResults) <= sizeof(uint32_t) * kTestMaxResults);
+
+// fabric_conn_stress: `iterations` times: (wait for the token,) open, one fused write + atomic
+// increment of packet_bytes of pattern(seed) to dest (counter at sem), close, (pass the token).
+// With workers > 1 the token is a turn number in each worker's L1 at token_addr: worker i takes
+// turns i, i + workers, ... and writes turn + 1 to the next worker's token word.
+struct FabricConnStressArgs {
+    fabric::WorkerChannel channel;
+    uint32_t iterations;
+    uint32_t workers;       // K >= 1
+    uint32_t my_index;      // 0..K-1
+    uint32_t next_x, next_y;  // the next worker (NOC0)
+    uint32_t token_addr;    // L1 word (same address on every worker; host zeroes it)
+    uint32_t route;
+    uint32_t dst_x, dst_y, dst_addr;
+    uint32_t sem_addr;      // on the same core as dst
+    uint32_t seed;
+    uint32_t packet_bytes;  // multiple of 16, <= payload_bytes
+    uint32_t src_addr;
+    uint32_t conn_l1;
+    uint32_t timeout_us;
+};
+static_assert(sizeof(FabricConnStressArgs) <= sizeof(uint32_t) * kTestMaxArgs);
+
+struct FabricConnStressResults {
+    TestFailure failure;
+    uint32_t iterations_done;
+    uint32_t cycles;
+};
+static_assert(sizeof(FabricConnStressResults) <= sizeof(uint32_t) * kTestMaxResults);
 
 }  // namespace protocol

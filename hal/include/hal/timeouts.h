@@ -29,4 +29,18 @@ inline constexpr uint32_t kNocBarrierUs = 10'000;
 // termination word rather than spin (the link may be retraining, which takes much longer).
 inline constexpr uint32_t kEthTxqReadyUs = 100'000;
 
+// Fabric router: how often the handshake master repeats its message while the peer has not
+// answered. The peer may still be loading (its handshake_in is cleared at start, which can erase
+// an early message), so the message is resent rather than sent once. One 64-B Ethernet packet
+// takes well under 1 us; resending every 5 us keeps the link almost idle yet answers a late peer
+// within a few microseconds of it starting.
+inline constexpr uint32_t kFabricHandshakeResendUs = 5;
+
+// Fabric router, graceful termination: how long a router must have seen nothing to send, nothing
+// received and nothing in flight before it tells its peer it has drained. A packet crosses a chip
+// (receiver -> NoC -> next router's sender channel) in about 1 us; 20 us of quiet means no packet
+// is on its way through this router unless a router upstream is itself backed up (in which case
+// this router's channels would not be empty for long).
+inline constexpr uint32_t kFabricDrainQuietUs = 20;
+
 }  // namespace hal::timeouts

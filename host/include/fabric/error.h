@@ -20,6 +20,8 @@ enum class ErrorCategory {
     Device,         // a backend refused an access (unknown core, address nothing answers at)
     Timeout,        // a bounded wait ran out
     Unsupported,    // a feature this build or backend does not provide
+    Fabric,         // the fabric failed: a router reported an error, trapped, or did not reach a
+                    // state (handshake, ready, terminated) in time; the message names every laggard
     Internal,       // a bug in this project
 };
 

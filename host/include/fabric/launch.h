@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -68,5 +69,24 @@ LaunchResult launch(Device& device, const CoreLocation& core, const ElfImage& im
 // interval). Throws Error(BadInput) for a core named twice.
 std::vector<LaunchResult> launch_many(Device& device, std::span<const LaunchTarget> targets,
                                       const LaunchOptions& options = {});
+
+// The three steps of launch_many, for callers that start cores and leave them running (the fabric
+// routers, fabric_runner.h) or wait for some cores only:
+//   load_many:  check every placement and that no core is named twice (before the device is
+//               touched), then load every image without starting it (ResetPc: every RISC held in
+//               reset, reset PC set; LaunchFlag: flag still 0). Returns each target's method.
+//   start_many: release / flag every target, in order.
+//   wait_many:  advance until each target has exited or trapped (or returned to the base
+//               firmware), or `max_cycles` pass. Only `targets` are waited for: other cores that
+//               keep running (routers) neither end the wait nor count as finished.
+std::vector<LaunchMethod> load_many(Device& device, std::span<const LaunchTarget> targets);
+void start_many(Device& device, std::span<const LaunchTarget> targets,
+                std::span<const LaunchMethod> methods);
+// `each_poll` (optional) runs after every advance; it may throw to abandon the wait (e.g. when
+// a core the targets depend on has failed).
+std::vector<LaunchResult> wait_many(Device& device, std::span<const LaunchTarget> targets,
+                                    std::span<const LaunchMethod> methods,
+                                    const LaunchOptions& options = {},
+                                    const std::function<void()>& each_poll = {});
 
 }  // namespace fabric

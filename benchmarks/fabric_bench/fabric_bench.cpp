@@ -1,0 +1,337 @@
+// fabric_bench: the 1D fabric in the model (Wormhole B0, T3000 cluster descriptor), brought up by
+// the host control plane (FabricRunner over SimDevice) exactly as `fabricctl fabric` does, with
+// fabric_traffic worker kernels sending through the worker adapter. Prints figures; not a test.
+//
+//   fabric_bench [bandwidth|latency|router|all] [--quick]
+//
+//   bandwidth  one worker per direction sends N packets of P bytes (UnicastWrite) one hop, on a
+//              line of 2 chips; unidirectional (one worker) and bidirectional (one each way).
+//              Rate = (N2 - N1) * P / (T2 - T1) over two runs of N1 and N2 packets, T = the
+//              worker's own cycles from open to its last send returning, so start-up and the
+//              packets still in flight at the end cancel out. Compared with the modelled link's
+//              payload capacity for the packet: P / wire bytes * 12.5 B/cycle, where the wire
+//              carries the 64-B header, 50 B per frame (<= 1488 B each) and the 16-B credit
+//              register write that announces the packet.
+//   latency    a worker on chip 0 of an 8-chip line sends one packet (fused write + atomic
+//              increment) h = 1..7 hops; the host steps the model 4 cycles at a time until the
+//              counter at the destination reads 1. Per hop = least-squares slope over h (worker
+//              start-up cancels), beside the link's own latency (500 cycles + serialisation).
+//   router     16-B packets through a forwarding chip (line of 3, chip 0 -> chip 2) at
+//              saturation: cycles and retired instructions per packet of the two routers of the
+//              middle chip (receive + forward, send), again differenced over two runs.
+//
+// Cycles are core clock cycles (WH: 1 GHz, so 1 B/cycle = 1 GB/s and 1 packet/cycle = 1e9/s).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "fabric/cluster_descriptor.h"
+#include "fabric/elf.h"
+#include "fabric/error.h"
+#include "fabric/fabric_plan.h"
+#include "fabric/fabric_runner.h"
+#include "fabric/launch.h"
+#include "fabric/sim_device.h"
+#include "fabric/soc_descriptor.h"
+#include "protocol/fabric.h"
+#include "protocol/test_kernels.h"
+#include "protocol/test_mailbox.h"
+#include "tile.h"
+
+namespace {
+
+namespace pf = protocol::fabric;
+using fabric::ChipId;
+using fabric::CoreLocation;
+using fabric::FabricDir;
+
+constexpr double kLinkBytesPerCycle = 12.5;
+constexpr uint32_t kFrameOverhead = 50;
+constexpr uint32_t kMaxFramePayload = 1488;
+constexpr uint32_t kCreditWireBytes = 16 + kFrameOverhead;  // the "packets sent" register write
+constexpr uint32_t kLinkLatency = 500;
+
+// Payload capacity of the link for packets of `payload` bytes (see the top of the file).
+double capacity(uint32_t payload) {
+    const uint32_t packet = payload + static_cast<uint32_t>(sizeof(pf::PacketHeader));
+    const uint32_t frames = (packet + kMaxFramePayload - 1) / kMaxFramePayload;
+    const double wire = packet + frames * kFrameOverhead + kCreditWireBytes;
+    return kLinkBytesPerCycle * payload / wire;
+}
+// One hop of the bare link for a packet: wire latency plus serialisation.
+double link_hop(uint32_t payload) {
+    const uint32_t packet = payload + static_cast<uint32_t>(sizeof(pf::PacketHeader));
+    const uint32_t frames = (packet + kMaxFramePayload - 1) / kMaxFramePayload;
+    return kLinkLatency + (packet + frames * kFrameOverhead) / kLinkBytesPerCycle;
+}
+
+// The T3000 chips as one chain (tests/sim/fabric_test.cpp uses the same one).
+const std::vector<ChipId> kChain = {0, 1, 2, 3, 7, 6, 5, 4};
+
+// Worker L1 (same map as the sim tests and fabricctl's traffic).
+constexpr uint32_t kConnL1 = 0x18000;
+constexpr uint32_t kDestsAddr = 0x18200;
+constexpr uint32_t kSrcAddr = 0x19000;
+constexpr uint32_t kSinkRegion = 0x60000;
+constexpr uint32_t kSinkSem = 0x50000;
+
+std::string path(const char* dir, const std::string& f) { return std::string(dir) + "/" + f; }
+
+struct Bench {
+    fabric::SocDescriptor soc = fabric::SocDescriptor::load_file(
+        path(FABRIC_SOC_DESCRIPTOR_DIR, "wormhole_b0_80_arch.yaml"));
+    fabric::ClusterDescriptor cluster = fabric::ClusterDescriptor::load_file(
+        path(FABRIC_SOC_DESCRIPTOR_DIR, "t3k_cluster.yaml"));
+    fabric::ElfImage router = fabric::ElfImage::load_file(
+        path(FABRIC_FIRMWARE_DIR, "wormhole_b0/fabric_router.elf"));
+    fabric::ElfImage worker = fabric::ElfImage::load_file(
+        path(FABRIC_FIRMWARE_DIR, "wormhole_b0/fabric_traffic.elf"));
+    uint64_t sim_cycles = 0;
+};
+
+// A fabric up on a line of the first `chips` chips of the chain.
+struct Line {
+    fabric::SimDevice dev;
+    fabric::FabricRunner runner;
+    const fabric::SocDescriptor& soc;
+    Bench& b;
+
+    static fabric::SimDeviceOptions options(const Bench& b) {
+        fabric::SimDeviceOptions o;
+        o.cluster = b.cluster;
+        return o;
+    }
+    static fabric::FabricPlan plan(const Bench& b, size_t chips) {
+        fabric::FabricOptions o;
+        o.chips.assign(kChain.begin(), kChain.begin() + static_cast<long>(chips));
+        return fabric::plan_fabric(b.cluster, b.soc, o);
+    }
+    Line(Bench& bench, size_t chips)
+        : dev(bench.soc, hal::Arch::WormholeB0, options(bench)),
+          runner(dev, plan(bench, chips), bench.router),
+          soc(bench.soc),
+          b(bench) {
+        runner.bring_up(20'000'000);
+        // NoC writes to a core the model has not instantiated are lost: create every sink.
+        for (ChipId c : runner.plan().chips) dev.write32(sink(c), kSinkSem, 0);
+    }
+    ~Line() { b.sim_cycles += dev.cycles(); }
+
+    fabric::CoreCoord worker_core(size_t k) const {
+        return soc.cores(fabric::CoreType::Worker)[k];
+    }
+    CoreLocation sink(ChipId chip) const { return {chip, worker_core(2)}; }
+
+    // Worker `k` of chip index `from` sending `count` packets of `bytes` towards `dir`.
+    struct Worker {
+        CoreLocation core;
+        protocol::FabricTrafficArgs args{};
+        protocol::FabricDest dest{};
+    };
+    Worker make_worker(size_t from, size_t k, FabricDir dir, uint32_t hops, pf::NocSendType type,
+                       uint32_t bytes, uint32_t count) {
+        const auto& plan = runner.plan();
+        Worker w;
+        w.core = {plan.chips[from], worker_core(k)};
+        w.args.channel = plan.worker_channel(plan.chips[from], dir);
+        w.args.send_type = static_cast<uint32_t>(type);
+        w.args.packet_bytes = bytes;
+        w.args.packet_count = count;
+        w.args.num_dests = 1;
+        w.args.dest_slots = 1;
+        w.args.dests_addr = kDestsAddr;
+        w.args.src_addr = kSrcAddr;
+        w.args.conn_l1 = kConnL1;
+        w.args.timeout_us = 100'000;
+        const fabric::CoreCoord s = worker_core(2);
+        w.dest = {pf::route_unicast(hops), s.x, s.y, kSinkRegion + static_cast<uint32_t>(k) * 0x8000,
+                  0x1000u * static_cast<uint32_t>(k + 1), s.x, s.y, kSinkSem + 16 * static_cast<uint32_t>(k)};
+        return w;
+    }
+
+    // Load and start the workers; returns the cycle they started at.
+    uint64_t start(std::vector<Worker>& ws) {
+        std::vector<fabric::LaunchTarget> targets;
+        auto rules = fabric::erisc_placement(hal::kWormholeB0, soc.worker_l1_size());
+        for (auto& w : ws) targets.push_back({w.core, &b.worker, rules});
+        const auto methods = fabric::load_many(dev, targets);
+        for (auto& w : ws) {
+            std::vector<uint8_t> d(sizeof w.dest);
+            std::memcpy(d.data(), &w.dest, sizeof w.dest);
+            dev.write(w.core, kDestsAddr, d);
+            protocol::TestMailbox m{};
+            m.magic = protocol::kTestMailboxMagic;
+            m.num_args = sizeof(w.args) / 4;
+            std::memcpy(m.args, &w.args, sizeof w.args);
+            std::vector<uint8_t> mb(sizeof m);
+            std::memcpy(mb.data(), &m, sizeof m);
+            dev.write(w.core, protocol::test_mailbox_addr(hal::Arch::WormholeB0), mb);
+        }
+        start_targets_ = targets;
+        methods_ = methods;
+        const uint64_t t0 = dev.cycles();
+        fabric::start_many(dev, targets, methods);
+        return t0;
+    }
+    // Wait for the workers; their results (failing loudly if one did not pass).
+    std::vector<protocol::FabricTrafficResults> wait(std::vector<Worker>& ws) {
+        fabric::LaunchOptions lo;
+        lo.max_cycles = 200'000'000;
+        lo.poll_cycles = 2'000;
+        const auto res = fabric::wait_many(dev, start_targets_, methods_, lo);
+        std::vector<protocol::FabricTrafficResults> out;
+        for (size_t i = 0; i < ws.size(); ++i) {
+            protocol::TestMailbox m{};
+            std::vector<uint8_t> mb(sizeof m);
+            dev.read(ws[i].core, protocol::test_mailbox_addr(hal::Arch::WormholeB0), mb);
+            std::memcpy(&m, mb.data(), sizeof m);
+            if (res[i].outcome != fabric::LaunchOutcome::Exited || m.status != static_cast<uint32_t>(protocol::TestStatus::Done)) {
+                fabric::fail(fabric::ErrorCategory::Fabric, "worker {} did not pass (outcome {}, status {:#x}, stuck_at {:#x})",
+                             ws[i].core.str(), fabric::outcome_name(res[i].outcome), m.status, m.stuck_at);
+            }
+            protocol::FabricTrafficResults r;
+            std::memcpy(&r, m.results, sizeof r);
+            out.push_back(r);
+        }
+        return out;
+    }
+    sim::Tile& tile(ChipId chip, FabricDir d) { return dev.tile(runner.plan().router(chip, d).core); }
+
+    std::vector<fabric::LaunchTarget> start_targets_;
+    std::vector<fabric::LaunchMethod> methods_;
+};
+
+struct Timer {
+    std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+    double secs() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); }
+};
+
+// Cycles of each worker for `count` packets per worker.
+std::vector<uint32_t> send_cycles(Bench& b, bool bidir, uint32_t bytes, uint32_t count) {
+    Line line(b, 2);
+    std::vector<Line::Worker> ws{line.make_worker(0, 0, FabricDir::East, 1, pf::NocSendType::UnicastWrite, bytes, count)};
+    if (bidir) ws.push_back(line.make_worker(1, 1, FabricDir::West, 1, pf::NocSendType::UnicastWrite, bytes, count));
+    line.start(ws);
+    std::vector<uint32_t> out;
+    for (const auto& r : line.wait(ws)) out.push_back(r.cycles);
+    (void)line.runner.terminate(pf::Termination::Graceful, 20'000'000);
+    return out;
+}
+
+void bandwidth(Bench& b, bool quick) {
+    std::printf("\n== bandwidth: one hop (chip 0 <-> chip 1), UnicastWrite, per direction\n");
+    std::printf("%8s %6s %10s %10s %9s %12s %12s\n", "payload", "dirs", "B/cycle", "capacity", "of cap", "Mpackets/s", "packets");
+    for (uint32_t bytes : {16u, 2048u, 4096u}) {
+        const uint32_t n2 = quick ? (bytes == 16 ? 800 : 200) : (bytes == 16 ? 4000 : 800);
+        const uint32_t n1 = n2 / 4;
+        for (bool bidir : {false, true}) {
+            const auto t1 = send_cycles(b, bidir, bytes, n1);
+            const auto t2 = send_cycles(b, bidir, bytes, n2);
+            double rate = 0;  // the slower direction
+            for (size_t i = 0; i < t1.size(); ++i) {
+                const double r = double(n2 - n1) * bytes / double(t2[i] - t1[i]);
+                rate = i == 0 ? r : std::min(rate, r);
+            }
+            std::printf("%8u %6s %10.3f %10.3f %8.1f%% %12.3f %12u\n", bytes, bidir ? "bi" : "uni", rate,
+                        capacity(bytes), 100 * rate / capacity(bytes), rate / bytes * 1e3, n2);
+        }
+    }
+}
+
+void latency(Bench& b) {
+    std::printf("\n== latency: chip 0 -> chip h of an 8-chip line, one packet (fused write + atomic inc)\n");
+    std::printf("%8s %s\n", "payload", "cycles to arrival for h = 1..7, then the per-hop slope");
+    for (uint32_t bytes : {16u, 4096u}) {
+        Line line(b, 8);
+        std::vector<double> t;
+        for (uint32_t h = 1; h <= 7; ++h) {
+            const fabric::CoreLocation sink = line.sink(line.runner.plan().chips[h]);
+            std::vector<Line::Worker> ws{line.make_worker(0, 0, FabricDir::East, h, pf::NocSendType::FusedWriteAtomicInc, bytes, 1)};
+            line.dev.write32(sink, ws[0].dest.sem_addr, 0);
+            const uint64_t t0 = line.start(ws);
+            uint64_t arrived = 0;
+            while (line.dev.cycles() - t0 < 1'000'000) {
+                line.dev.step(4);
+                if (line.dev.read32(sink, ws[0].dest.sem_addr) == 1) {
+                    arrived = line.dev.cycles() - t0;
+                    break;
+                }
+            }
+            (void)line.wait(ws);
+            if (arrived == 0) fabric::fail(fabric::ErrorCategory::Fabric, "latency: packet of {} B never arrived {} hops away", bytes, h);
+            t.push_back(static_cast<double>(arrived));
+        }
+        (void)line.runner.terminate(pf::Termination::Graceful, 20'000'000);
+        // least-squares slope over h = 1..7
+        double sx = 0, sy = 0, sxx = 0, sxy = 0;
+        for (size_t i = 0; i < t.size(); ++i) {
+            const double x = double(i + 1);
+            sx += x; sy += t[i]; sxx += x * x; sxy += x * t[i];
+        }
+        const double n = double(t.size());
+        const double slope = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+        std::printf("%8u", bytes);
+        for (double v : t) std::printf(" %6.0f", v);
+        std::printf("  | per hop %.0f cycles; bare link %.0f; router overhead %.0f per hop\n", slope, link_hop(bytes),
+                    slope - link_hop(bytes));
+    }
+}
+
+struct RouterCost {
+    uint64_t cycles;
+    uint64_t instret_rx;  // west router of the middle chip (receives + forwards)
+    uint64_t instret_tx;  // east router of the middle chip (sends on)
+};
+RouterCost forward_run(Bench& b, uint32_t count) {
+    Line line(b, 3);
+    const ChipId mid = line.runner.plan().chips[1];
+    std::vector<Line::Worker> ws{line.make_worker(0, 0, FabricDir::East, 2, pf::NocSendType::UnicastWrite, 16, count)};
+    sim::Tile& rx = line.tile(mid, FabricDir::West);
+    sim::Tile& tx = line.tile(mid, FabricDir::East);
+    const uint64_t i_rx = rx.instret(), i_tx = tx.instret();
+    line.start(ws);
+    const auto r = line.wait(ws);
+    RouterCost c{r[0].cycles, rx.instret() - i_rx, tx.instret() - i_tx};
+    (void)line.runner.terminate(pf::Termination::Graceful, 20'000'000);
+    return c;
+}
+
+void router_cost(Bench& b, bool quick) {
+    std::printf("\n== router cost: 16-B packets forwarded through chip 1 of a 3-chip line, at saturation\n");
+    const uint32_t n2 = quick ? 800 : 4000, n1 = n2 / 4;
+    const RouterCost a = forward_run(b, n1), c = forward_run(b, n2);
+    const double dn = double(n2 - n1);
+    std::printf("cycles per packet (throughput bound): %.1f\n", double(c.cycles - a.cycles) / dn);
+    std::printf("instructions per packet: receiving+forwarding router %.1f, sending router %.1f "
+                "(retired in the same interval, idle polling included)\n",
+                double(c.instret_rx - a.instret_rx) / dn, double(c.instret_tx - a.instret_tx) / dn);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::string what = "all";
+    bool quick = false;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--quick") quick = true;
+        else what = a;
+    }
+    try {
+        Bench b;
+        Timer timer;
+        std::printf("fabric_bench: Wormhole B0 model, T3000 cluster, payload slots %u B, router %s\n",
+                    pf::kDefaultPayloadBytes, FABRIC_FIRMWARE_DIR "/wormhole_b0/fabric_router.elf");
+        if (what == "all" || what == "bandwidth") bandwidth(b, quick);
+        if (what == "all" || what == "latency") latency(b);
+        if (what == "all" || what == "router") router_cost(b, quick);
+        std::printf("\n(%.1f M simulated cycles in %.1f s)\n", double(b.sim_cycles) / 1e6, timer.secs());
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "fabric_bench: %s\n", e.what());
+        return 1;
+    }
+    return 0;
+}

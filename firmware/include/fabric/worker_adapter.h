@@ -1,0 +1,286 @@
+// Worker side of the 1D fabric (protocol/fabric.h): a connection to a router's worker channel
+// (ch0) and the send calls for every NoC send type. Header-only, for worker kernels.
+//
+//   hal::Noc<hal::kArch> noc{hal::NocId::Noc0};          // init()ed by the kernel
+//   fabric::FabricConnection conn(noc, channel, {.credit = a, .teardown = b, .staging = c});
+//   HAL_TRY(conn.open(deadline, term));
+//   HAL_TRY(conn.unicast_write(pf::route_unicast(3), {dst_addr, x, y}, src_l1, bytes, deadline, term));
+//   HAL_TRY(conn.close(deadline, term));
+//
+// Multicast: every send takes a route; pass pf::route_multicast(start, range) to deliver on
+// `range` consecutive chips starting `start` hops away (each chip writes the same NocTarget).
+//
+// Pushing a packet (one ch0 slot): NoC-write the payload to slot + 64, the header to the slot,
+// then an inline write of +1 to the router's pushed stream, all on the same NoC and VC so the
+// increment lands after the data. A slot may be used while pushed - freed < num_slots; the router
+// writes its free-running `freed` count into our credit word. Every call returns once the NoC
+// has read the caller's source buffer (it may be reused at once). Nothing spins without a
+// deadline: every wait takes one and escapes on the termination word.
+//
+// Words in worker L1 the connection owns (FabricConnection::L1):
+//   credit    4 B   the router's freed counter lands here
+//   teardown  4 B   the router writes 1 here when it has accepted our close
+//   staging  160 B  16-B aligned: the packet header (64 B) and the words written into the router's
+//                   connection block (one 16-B line each, so each write is source/destination
+//                   congruent mod 16, as NoC writes require; inline writes to L1 are not safe on
+//                   Blackhole, so none are used for L1)
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hal/arch.h"
+#include "hal/clock.h"
+#include "hal/mmio.h"
+#include "hal/noc.h"
+#include "hal/status.h"
+#include "hal/stream.h"
+#include "hal/wait.h"
+#include "protocol/fabric.h"
+
+namespace fabric {
+
+namespace pf = protocol::fabric;
+
+class FabricConnection {
+  public:
+    using Noc = hal::Noc<hal::kArch>;
+    using Streams = hal::Streams<hal::kArch>;
+
+    struct L1 {
+        uint32_t credit;
+        uint32_t teardown;
+        uint32_t staging;  // kStagingBytes, 16-B aligned
+    };
+    static constexpr uint32_t kStagingBytes = 64 + 6 * 16;
+    // The NoC transaction ID of everything this connection writes (to know when its sources have
+    // been read).
+    static constexpr uint32_t kTrid = 1;
+
+    FabricConnection(Noc& noc, const pf::WorkerChannel& ch, const L1& l1) : noc_(noc), ch_(ch), l1_(l1) {}
+
+    bool is_open() const { return open_; }
+    uint32_t pushed() const { return pushed_; }
+    uint32_t payload_bytes() const { return ch_.payload_bytes; }
+
+    // Connect: read the router's record of the last connection (pushed / freed counts), tell it
+    // where we are and where our credit and teardown words are, then set state Open. Busy if
+    // another worker holds the channel.
+    [[nodiscard]] hal::Status open(hal::Deadline d, const uint32_t* term) {
+        if (open_ || ch_.num_slots == 0 || l1_.staging % 16 != 0) return hal::Status::BadArg;
+        const uint32_t info = ch_.connection;
+        // state, pushed, freed: each 16-B line read into the matching staging line.
+        HAL_TRY(noc_.read(router(info + off(kState)), line(kState), 16));
+        HAL_TRY(noc_.read(router(info + off(kPushed)), line(kPushed), 16));
+        HAL_TRY(noc_.read(router(info + off(kFreed)), line(kFreed), 16));
+        HAL_TRY(noc_.read_barrier(d, term));
+        if (ld(line(kState)) != static_cast<uint32_t>(pf::ConnectionState::Closed)) {
+            return hal::Status::Busy;
+        }
+        pushed_ = ld(line(kPushed));
+        st(l1_.credit, ld(line(kFreed)));
+        st(l1_.teardown, 0);
+        const hal::NocXY me = noc_.self();
+        HAL_TRY(write_info(kWorkerXy, (me.y << 16) | me.x));
+        HAL_TRY(write_info(kCreditAddr, l1_.credit));
+        HAL_TRY(write_info(kTeardownAddr, l1_.teardown));
+        HAL_TRY(write_info(kState, static_cast<uint32_t>(pf::ConnectionState::Open)));
+        HAL_TRY(sources_read(d, term));
+        open_ = true;
+        return hal::Status::Ok;
+    }
+
+    // Disconnect: hand our pushed count to the next opener, ask to close, wait (bounded) for the
+    // router's teardown word. The connection is closed on our side whatever the outcome.
+    [[nodiscard]] hal::Status close(hal::Deadline d, const uint32_t* term) {
+        if (!open_) return hal::Status::BadArg;
+        open_ = false;
+        HAL_TRY(write_info(kPushed, pushed_));
+        HAL_TRY(write_info(kState, static_cast<uint32_t>(pf::ConnectionState::CloseRequested)));
+        HAL_TRY(hal::wait_until([this] { return ld(l1_.teardown) == 1; }, d, term));
+        HAL_TRY(noc_.write_barrier(d, term));
+        st(l1_.teardown, 0);
+        return hal::Status::Ok;
+    }
+
+    // Slots free now (the router's credit word read once).
+    uint32_t free_slots() const { return ch_.num_slots - (pushed_ - ld(l1_.credit)); }
+
+    [[nodiscard]] hal::Status wait_for_free_slot(hal::Deadline d, const uint32_t* term) const {
+        return hal::wait_until([this] { return free_slots() != 0; }, d, term);
+    }
+
+    // ---- sends (route: pf::route_unicast(hops) or pf::route_multicast(start, range)) ----
+
+    // `bytes` from local `src_l1` to `dst` (16-B aligned, like src_l1); more than payload_bytes
+    // goes as several packets to consecutive destination addresses.
+    [[nodiscard]] hal::Status unicast_write(uint32_t route, const pf::NocTarget& dst, uint32_t src_l1,
+                                            uint32_t bytes, hal::Deadline d, const uint32_t* term,
+                                            uint32_t seq = 0) {
+        if (bytes == 0 || dst.addr % 16 != 0 || src_l1 % 16 != 0) return hal::Status::BadArg;
+        for (uint32_t off = 0; off < bytes; off += ch_.payload_bytes) {
+            Header u = header(pf::NocSendType::UnicastWrite, route, chunk(bytes, off), seq);
+            pf::PacketHeader& h = u.h;
+            h.cmd.write.dst = dst;
+            h.cmd.write.dst.addr += off;
+            HAL_TRY(push(u, src_l1 + off, d, term));
+        }
+        return hal::Status::Ok;
+    }
+
+    // One 32-bit word to `dst` (4-B aligned).
+    [[nodiscard]] hal::Status inline_write(uint32_t route, const pf::NocTarget& dst, uint32_t value,
+                                           hal::Deadline d, const uint32_t* term, uint32_t seq = 0) {
+        if (dst.addr % 4 != 0) return hal::Status::BadArg;
+        Header u = header(pf::NocSendType::InlineWrite, route, 0, seq);
+        pf::PacketHeader& h = u.h;
+        h.cmd.inline_write.dst = dst;
+        h.cmd.inline_write.value = value;
+        return push(u, 0, d, term);
+    }
+
+    // `*dst += value` on the destination chip; flush: after this router channel's earlier writes.
+    [[nodiscard]] hal::Status atomic_inc(uint32_t route, const pf::NocTarget& dst, uint32_t value, bool flush,
+                                         hal::Deadline d, const uint32_t* term, uint32_t seq = 0) {
+        if (dst.addr % 4 != 0) return hal::Status::BadArg;
+        Header u = header(pf::NocSendType::AtomicInc, route, 0, seq);
+        pf::PacketHeader& h = u.h;
+        h.cmd.atomic.dst = dst;
+        h.cmd.atomic.value = value;
+        h.cmd.atomic.flush = flush ? 1 : 0;
+        return push(u, 0, d, term);
+    }
+
+    // The payload to `dst`, then `*sem += value` (once the payload is flushed, when `flush`).
+    // Split like unicast_write; every packet increments the semaphore.
+    [[nodiscard]] hal::Status fused_write_atomic_inc(uint32_t route, const pf::NocTarget& dst,
+                                                     const pf::NocTarget& sem, uint32_t value, bool flush,
+                                                     uint32_t src_l1, uint32_t bytes, hal::Deadline d,
+                                                     const uint32_t* term, uint32_t seq = 0) {
+        if (bytes == 0 || dst.addr % 16 != 0 || src_l1 % 16 != 0 || sem.addr % 4 != 0) {
+            return hal::Status::BadArg;
+        }
+        for (uint32_t off = 0; off < bytes; off += ch_.payload_bytes) {
+            Header u = header(pf::NocSendType::FusedWriteAtomicInc, route, chunk(bytes, off), seq);
+            pf::PacketHeader& h = u.h;
+            h.cmd.fused.dst = dst;
+            h.cmd.fused.dst.addr += off;
+            h.cmd.fused.sem = sem;
+            h.cmd.fused.value = value;
+            h.cmd.fused.flush = flush ? 1 : 0;
+            HAL_TRY(push(u, src_l1 + off, d, term));
+        }
+        return hal::Status::Ok;
+    }
+
+    // One packet: chunk i (chunk_bytes[i], multiples of 16; the last is the rest of `bytes`) of
+    // the source to dsts[i]. 2..4 chunks, all in one payload.
+    [[nodiscard]] hal::Status scatter_write(uint32_t route, const pf::NocTarget* dsts, const uint16_t* chunk_bytes,
+                                            uint32_t chunks, uint32_t src_l1, uint32_t bytes, hal::Deadline d,
+                                            const uint32_t* term, uint32_t seq = 0) {
+        if (chunks < 2 || chunks > pf::kScatterMaxChunks || bytes > ch_.payload_bytes || src_l1 % 16 != 0) {
+            return hal::Status::BadArg;
+        }
+        Header u = header(pf::NocSendType::ScatterWrite, route, bytes, seq);
+        pf::PacketHeader& h = u.h;
+        uint32_t sum = 0;
+        for (uint32_t i = 0; i < chunks; ++i) {
+            if (dsts[i].addr % 16 != 0) return hal::Status::BadArg;
+            h.cmd.scatter.dst[i] = dsts[i];
+            if (i + 1 < chunks) {
+                if (chunk_bytes[i] == 0 || chunk_bytes[i] % 16 != 0) return hal::Status::BadArg;
+                h.cmd.scatter.chunk_bytes[i] = chunk_bytes[i];
+                sum += chunk_bytes[i];
+            }
+        }
+        if (sum >= bytes) return hal::Status::BadArg;
+        h.cmd.scatter.chunk_count = static_cast<uint8_t>(chunks);
+        return push(u, src_l1, d, term);
+    }
+
+    // A prepared header pushed as is (tests: bad headers). payload_bytes of the header's bytes
+    // come from src_l1.
+    [[nodiscard]] hal::Status push_raw(const pf::PacketHeader& h, uint32_t src_l1, hal::Deadline d,
+                                       const uint32_t* term) {
+        Header u;
+        u.h = h;
+        return push(u, src_l1, d, term);
+    }
+
+  private:
+    // The connection block's fields, each a 16-B line (staging line i + 4 mirrors field i).
+    enum Field : uint32_t { kState = 0, kWorkerXy, kCreditAddr, kTeardownAddr, kPushed, kFreed };
+    static_assert(offsetof(pf::WorkerConnectionInfo, state) == 0 && offsetof(pf::WorkerConnectionInfo, worker_xy) == 16 &&
+                  offsetof(pf::WorkerConnectionInfo, credit_addr) == 32 &&
+                  offsetof(pf::WorkerConnectionInfo, teardown_addr) == 48 &&
+                  offsetof(pf::WorkerConnectionInfo, pushed) == 64 && offsetof(pf::WorkerConnectionInfo, freed) == 80);
+    static constexpr uint32_t off(Field f) { return 16 * f; }
+    uint32_t line(Field f) const { return l1_.staging + 64 + 16 * f; }
+    uint32_t header_l1() const { return l1_.staging; }
+
+    static uint32_t ld(uint32_t a) { return hal::mmio::load_shared(hal::mmio::l1_ptr<const uint32_t>(a)); }
+    static void st(uint32_t a, uint32_t v) { hal::mmio::store_shared(hal::mmio::l1_ptr<uint32_t>(a), v); }
+
+    hal::NocAddr router(uint32_t addr) const { return hal::NocAddr{ch_.router_x, ch_.router_y, addr}; }
+
+    uint32_t chunk(uint32_t bytes, uint32_t off) const {
+        const uint32_t left = bytes - off;
+        return left < ch_.payload_bytes ? left : ch_.payload_bytes;
+    }
+
+    // A header and its words. Built and copied word by word through the union (GCC defines
+    // reading the other member): a struct memset/memcpy would be a call to picolibc's byte loop,
+    // ~6 instructions per byte, several times per packet.
+    union Header {
+        pf::PacketHeader h;
+        uint32_t w[sizeof(pf::PacketHeader) / 4];
+    };
+
+    static Header header(pf::NocSendType type, uint32_t route, uint32_t bytes, uint32_t seq) {
+        Header u;
+        for (uint32_t i = 0; i < sizeof u.w / 4; ++i) u.w[i] = 0;
+        u.h.payload_bytes = static_cast<uint16_t>(bytes);
+        u.h.send_type = static_cast<uint8_t>(type);
+        u.h.route = route;
+        u.h.magic = pf::kHeaderMagic;
+        u.h.seq = seq;
+        return u;
+    }
+
+    // One word of the connection block, from its staging line (a NoC write, not inline: L1).
+    hal::Status write_info(Field f, uint32_t value) {
+        st(line(f), value);
+        return noc_.write(line(f), router(ch_.connection + off(f)), 4, {.trid = kTrid});
+    }
+
+    // Every write of this connection has left (sources read): staging and payload reusable.
+    hal::Status sources_read(hal::Deadline d, const uint32_t* term) const {
+        if (noc_.trid_writes_sent(kTrid)) return hal::Status::Ok;
+        return hal::wait_until([this] { return noc_.trid_writes_sent(kTrid); }, d, term);
+    }
+
+    hal::Status push(const Header& u, uint32_t src_l1, hal::Deadline d, const uint32_t* term) {
+        if (!open_) return hal::Status::BadArg;
+        if (free_slots() == 0) HAL_TRY(wait_for_free_slot(d, term));
+        const uint32_t slot = ch_.slots_base + (pushed_ % ch_.num_slots) * ch_.slot_bytes;
+        if (u.h.payload_bytes != 0) {
+            HAL_TRY(noc_.write(src_l1, router(slot + sizeof(pf::PacketHeader)), u.h.payload_bytes, {.trid = kTrid}));
+        }
+        for (uint32_t i = 0; i < sizeof u.w / 4; ++i) st(header_l1() + 4 * i, u.w[i]);
+        HAL_TRY(noc_.write(header_l1(), router(slot), sizeof(pf::PacketHeader), {.trid = kTrid}));
+        const auto id = Streams::make_id(ch_.pushed_stream);
+        if (!id.ok()) return id.status;
+        HAL_TRY(noc_.write_inline(router(Streams::update_reg_addr(id.value)), Streams::encode_delta(1).value,
+                                  {.trid = kTrid}));
+        ++pushed_;
+        return sources_read(d, term);
+    }
+
+    Noc& noc_;
+    pf::WorkerChannel ch_;
+    L1 l1_;
+    uint32_t pushed_ = 0;
+    bool open_ = false;
+};
+
+}  // namespace fabric

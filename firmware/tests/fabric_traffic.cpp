@@ -1,0 +1,132 @@
+// Worker traffic through the 1D fabric: open a connection to a router's ch0 (worker adapter),
+// send packet_count packets of one NoC send type round-robin to up to four destinations, close.
+// What lands where is fixed by protocol::FabricDest, so the host checks every byte and counter.
+// Every wait is bounded (timeout_us) and escapes on the mailbox's termination word: a kernel whose
+// router stops returns Stuck with the adapter's status, never hangs.
+#include <stdint.h>
+
+#include "common/kernel.h"
+#include "fabric/worker_adapter.h"
+#include "hal/noc.h"
+
+namespace {
+
+namespace pf = protocol::fabric;
+using protocol::FabricDest;
+using protocol::FabricTrafficArgs;
+using protocol::FabricTrafficResults;
+using protocol::FabricTrafficStep;
+using protocol::TestFail;
+using Noc = hal::Noc<hal::kArch>;
+
+FabricTrafficResults r{};
+
+uint32_t src_of(const FabricTrafficArgs& a, uint32_t dest, uint32_t pos) {
+    return a.src_addr + (dest * a.dest_slots + pos) * a.packet_bytes;
+}
+
+bool payload_type(pf::NocSendType t) {
+    return t == pf::NocSendType::UnicastWrite || t == pf::NocSendType::FusedWriteAtomicInc ||
+           t == pf::NocSendType::ScatterWrite;
+}
+
+hal::Status send_one(fabric::FabricConnection& conn, const FabricTrafficArgs& a, const FabricDest& d,
+                     uint32_t dest, uint32_t k, uint32_t seq, const uint32_t* term) {
+    const uint32_t p = k % a.dest_slots;
+    const hal::Deadline dl = fwtest::deadline_us(a.timeout_us);
+    const bool flush = (a.flags & protocol::kFabricFlush) != 0;
+    const pf::NocTarget dst{d.addr + p * a.packet_bytes, static_cast<uint8_t>(d.x), static_cast<uint8_t>(d.y), 0};
+    const pf::NocTarget sem{d.sem_addr, static_cast<uint8_t>(d.sem_x), static_cast<uint8_t>(d.sem_y), 0};
+    switch (static_cast<pf::NocSendType>(a.send_type)) {
+        case pf::NocSendType::UnicastWrite:
+            return conn.unicast_write(d.route, dst, src_of(a, dest, p), a.packet_bytes, dl, term, seq);
+        case pf::NocSendType::InlineWrite: {
+            const pf::NocTarget t{d.addr + 4 * p, dst.x, dst.y, 0};
+            return conn.inline_write(d.route, t, protocol::pattern_word(d.seed, p), dl, term, seq);
+        }
+        case pf::NocSendType::AtomicInc: {
+            const pf::NocTarget t{d.addr, dst.x, dst.y, 0};
+            return conn.atomic_inc(d.route, t, 1, flush, dl, term, seq);
+        }
+        case pf::NocSendType::FusedWriteAtomicInc:
+            return conn.fused_write_atomic_inc(d.route, dst, sem, 1, flush, src_of(a, dest, p), a.packet_bytes, dl,
+                                               term, seq);
+        case pf::NocSendType::ScatterWrite: {
+            pf::NocTarget dsts[pf::kScatterMaxChunks];
+            uint16_t sizes[pf::kScatterMaxChunks - 1];
+            const uint32_t cb = a.packet_bytes / a.scatter_chunks / 16 * 16;
+            for (uint32_t j = 0; j < a.scatter_chunks; ++j) {
+                dsts[j] = dst;
+                dsts[j].addr += j * a.scatter_gap + j * cb;
+                if (j + 1 < a.scatter_chunks) sizes[j] = static_cast<uint16_t>(cb);
+            }
+            return conn.scatter_write(d.route, dsts, sizes, a.scatter_chunks, src_of(a, dest, p), a.packet_bytes, dl,
+                                      term, seq);
+        }
+        default:
+            return hal::Status::BadArg;
+    }
+}
+
+}  // namespace
+
+int main() {
+    fwtest::Kernel k;
+    if (!k.begin()) return k.exit_code();
+    const FabricTrafficArgs a = k.args<FabricTrafficArgs>();
+    const auto type = static_cast<pf::NocSendType>(a.send_type);
+    const bool payload = a.send_type < static_cast<uint32_t>(pf::NocSendType::kCount) && payload_type(type);
+    if (a.num_dests == 0 || a.num_dests > protocol::kFabricMaxDests || a.dest_slots == 0 || a.timeout_us == 0 ||
+        a.send_type >= static_cast<uint32_t>(pf::NocSendType::kCount) || a.conn_l1 % 16 != 0 ||
+        (payload && (a.packet_bytes == 0 || a.packet_bytes % 16 != 0 || a.src_addr % 16 != 0)) ||
+        (type == pf::NocSendType::ScatterWrite &&
+         (a.scatter_chunks < 2 || a.scatter_chunks > pf::kScatterMaxChunks || a.packet_bytes / a.scatter_chunks < 16))) {
+        return k.fail(r, TestFail::BadArgs, FabricTrafficStep::Args);
+    }
+    FabricDest dests[protocol::kFabricMaxDests];
+    for (uint32_t i = 0; i < a.num_dests; ++i) fwtest::load_words(dests[i], a.dests_addr + i * sizeof(FabricDest));
+    if (payload) {
+        for (uint32_t d = 0; d < a.num_dests; ++d) {
+            for (uint32_t p = 0; p < a.dest_slots; ++p) {
+                fwtest::fill_pattern(src_of(a, d, p), a.packet_bytes, dests[d].seed + p);
+            }
+        }
+    }
+    Noc noc{hal::NocId::Noc0};
+    FW_EXPECT_STATUS(k, r, noc.init(), hal::Status::Ok, FabricTrafficStep::Init, 0);
+    fabric::FabricConnection conn(noc, a.channel,
+                                  {protocol::fabric_conn_credit(a.conn_l1), protocol::fabric_conn_teardown(a.conn_l1),
+                                   protocol::fabric_conn_staging(a.conn_l1)});
+    if (a.start_addr != 0) {
+        const hal::Status s = hal::wait_until([&] { return fwtest::load32(a.start_addr) != 0; },
+                                              fwtest::deadline_us(a.timeout_us), k.term());
+        if (s != hal::Status::Ok) return k.stuck(r, protocol::kFabricStuckStart, FabricTrafficStep::Start, s);
+    }
+    const uint32_t t0 = fwtest::wall32();
+    hal::Status s = conn.open(fwtest::deadline_us(a.timeout_us), k.term());
+    r.last_status = static_cast<uint32_t>(s);
+    if (s != hal::Status::Ok) return k.stuck(r, protocol::kFabricStuckOpen, FabricTrafficStep::Open, s);
+    for (uint32_t i = 0; i < a.packet_count; ++i) {
+        const uint32_t d = i % a.num_dests;
+        s = send_one(conn, a, dests[d], d, i / a.num_dests, i, k.term());
+        r.last_status = static_cast<uint32_t>(s);
+        if (s != hal::Status::Ok) {
+            k.publish(r);
+            return k.stuck(r, protocol::kFabricStuckSend, FabricTrafficStep::Send, s, i);
+        }
+        r.packets_sent = i + 1;
+        if ((i & 63) == 0) {
+            k.publish_word(r, r.packets_sent);
+            k.beat();
+        }
+    }
+    r.cycles = fwtest::wall32() - t0;
+    if ((a.flags & protocol::kFabricNoClose) == 0) {
+        const uint32_t t1 = fwtest::wall32();
+        s = conn.close(fwtest::deadline_us(a.timeout_us), k.term());
+        r.last_status = static_cast<uint32_t>(s);
+        if (s != hal::Status::Ok) return k.stuck(r, protocol::kFabricStuckClose, FabricTrafficStep::Close, s);
+        r.close_cycles = fwtest::wall32() - t1;
+    }
+    return k.pass(r);
+}

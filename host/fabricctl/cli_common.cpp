@@ -1,0 +1,115 @@
+#include "cli_common.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <vector>
+
+#include "fabric/soc_descriptor.h"
+
+namespace fabricctl {
+
+using fabric::ErrorCategory;
+using nlohmann::json;
+
+int exit_code_for(ErrorCategory c) {
+    switch (c) {
+        case ErrorCategory::BadInput:
+            return kBadInput;
+        case ErrorCategory::BadDescriptor:
+            return kBadDescriptor;
+        case ErrorCategory::BadElf:
+            return kBadElf;
+        case ErrorCategory::Device:
+            return kDevice;
+        case ErrorCategory::Timeout:
+            return kTimeout;
+        case ErrorCategory::Unsupported:
+            return kUnsupported;
+        case ErrorCategory::Fabric:
+            return kFabric;
+        case ErrorCategory::Internal:
+            return kInternal;
+        default:
+            return kInternal;
+    }
+}
+
+std::string one_line(std::string s) {
+    for (char& c : s) {
+        if (c == '\n' || c == '\r') c = ' ';
+    }
+    while (!s.empty() && s.back() == ' ') s.pop_back();
+    return s;
+}
+
+void log_line(const std::string& msg) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "fabricctl: %s\n", one_line(msg).c_str());
+}
+
+int report_error(bool as_json, std::string_view category, const std::string& message, int code) {
+    log_line(fmt::format("error: {}", message));
+    if (as_json) {
+        json j{{"ok", false},
+               {"error", {{"category", category}, {"message", one_line(message)}}},
+               {"exit_code", code}};
+        std::cout << j.dump(2) << std::endl;
+    }
+    return code;
+}
+
+namespace {
+std::string default_descriptor_file(hal::Arch arch) {
+    return arch == hal::Arch::Blackhole ? "blackhole_140_arch.yaml" : "wormhole_b0_80_arch.yaml";
+}
+}  // namespace
+
+std::string find_default_descriptor(hal::Arch arch) {
+    namespace fs = std::filesystem;
+    std::vector<fs::path> dirs;
+    if (const char* env = std::getenv("FABRIC_SOC_DESCRIPTOR_DIR"); env && *env)
+        dirs.emplace_back(env);
+    std::error_code ec;
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec) {
+        dirs.push_back(exe.parent_path() / "soc_descriptors");
+        dirs.push_back(exe.parent_path() / ".." / "share" / "erisc-fabric" / "soc_descriptors");
+    }
+    dirs.emplace_back(FABRIC_SOC_DESCRIPTOR_DIR);
+    std::string looked;
+    for (const auto& d : dirs) {
+        const fs::path p = d / default_descriptor_file(arch);
+        if (fs::is_regular_file(p, ec)) return p.string();
+        looked += (looked.empty() ? "" : ", ") + d.string();
+    }
+    fabric::fail(ErrorCategory::BadInput,
+                 "no default SoC descriptor {} for {} (looked in: {}); pass --soc",
+                 default_descriptor_file(arch), fabric::arch_name(arch), looked);
+}
+
+std::optional<std::string> find_firmware(hal::Arch arch, const std::string& name,
+                                         std::string* looked) {
+    namespace fs = std::filesystem;
+    const std::string a(fabric::arch_name(arch));
+    const std::string file = name + ".elf";
+    std::vector<fs::path> candidates;
+    std::error_code ec;
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec) {
+        candidates.push_back(exe.parent_path() / ".." / "firmware" / a / file);
+        candidates.push_back(exe.parent_path() / ".." / "share" / "erisc-fabric" / "firmware" / a /
+                             file);
+    }
+    candidates.emplace_back(fs::path(FABRIC_FIRMWARE_DIR) / a / file);
+    for (const auto& p : candidates) {
+        if (fs::is_regular_file(p, ec)) return p.lexically_normal().string();
+        if (looked) {
+            *looked += (looked->empty() ? "" : ", ") + p.parent_path().lexically_normal().string();
+        }
+    }
+    return std::nullopt;
+}
+
+}  // namespace fabricctl

@@ -1,0 +1,51 @@
+// What the fabricctl commands share: exit codes, the stderr log line, error reports (also as
+// JSON), and where default SoC descriptors and firmware images are found.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "fabric/error.h"
+#include "hal/arch_map.h"
+
+namespace fabricctl {
+
+// Process exit codes. Firmware statuses 0..63 pass through unchanged; everything fabricctl itself
+// reports is 64 or above, so a firmware status can never be mistaken for a tool failure.
+enum ExitCode : int {
+    kOk = 0,                   // success; for `sim run`: firmware exited with status 0
+    kFirmwareStatusMax = 63,   // `sim run`: firmware exited with this status (1..63)
+    kFirmwareStatusHigh = 64,  // `sim run`: firmware exited with a status >= 64
+    kUsage = 100,              // bad command line
+    kBadInput = 101,           // unreadable file, unknown/unsuitable core, arch mismatch
+    kBadDescriptor = 102,      // SoC descriptor invalid
+    kBadElf = 103,             // firmware ELF malformed or does not fit the core
+    kTrap = 104,               // firmware trapped
+    kTimeout = 105,            // cycle budget exhausted
+    kDevice = 106,             // the device backend refused an access
+    kUnsupported = 107,        // not available in this build (e.g. no simulator, no tracing)
+    kFabric = 108,             // `fabric`: a router failed / lagged, or the traffic check failed
+    kInternal = 110,           // a bug: please report
+};
+
+int exit_code_for(fabric::ErrorCategory c);
+
+// Messages are one line: fold any embedded newlines.
+std::string one_line(std::string s);
+// "fabricctl: <msg>" on stderr (stdout flushed first).
+void log_line(const std::string& msg);
+// Log "error: <message>"; with --json also print {"ok": false, "error": {...}, "exit_code"}.
+int report_error(bool as_json, std::string_view category, const std::string& message, int code);
+
+// The default SoC descriptor of an arch: $FABRIC_SOC_DESCRIPTOR_DIR, next to the executable,
+// ../share/erisc-fabric/soc_descriptors, then the source tree. Error(BadInput) if none.
+std::string find_default_descriptor(hal::Arch arch);
+// A firmware image of this build (<name>.elf for `arch`): next to the build tree's fabricctl
+// (../firmware/<arch>/), installed (../share/erisc-fabric/firmware/<arch>/), or where this build
+// writes it. nullopt if none exists; `looked` (if given) lists the places tried.
+std::optional<std::string> find_firmware(hal::Arch arch, const std::string& name,
+                                         std::string* looked = nullptr);
+
+}  // namespace fabricctl

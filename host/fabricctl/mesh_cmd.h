@@ -1,0 +1,29 @@
+// fabricctl mesh: mesh graph descriptors and their routing tables.
+//
+//   fabricctl mesh routes --mesh-graph FILE [--mesh M] [--from M:D --to M:D] [--plane P] [--json]
+//
+// Prints the meshes, the inter-mesh connections, the L0 (intra-mesh) table of every mesh (or of
+// --mesh M), the L1 (inter-mesh) exit-node tables, and with --from/--to the source route between
+// two devices on routing plane P (default 0). Failures are fabric::Error thrown from run(), which
+// main() reports like every other command (bad descriptor 102, bad --from/--to/--mesh/--plane 101).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <memory>
+
+namespace fabricctl {
+
+class MeshCommand {
+  public:
+    virtual ~MeshCommand() = default;
+    // True when `mesh routes` was given on the command line.
+    virtual bool parsed() const = 0;
+    // Run it; returns the exit code (0). Throws fabric::Error.
+    virtual int run() const = 0;
+};
+
+// Add the `mesh` subcommand to `app`. Its --json flag sets `as_json`, the flag main() reads when
+// it reports an error.
+std::shared_ptr<const MeshCommand> add_mesh_command(CLI::App& app, bool& as_json);
+
+}  // namespace fabricctl

@@ -1,0 +1,141 @@
+// The 1D fabric control plane over any Device: load the router firmware onto every router core of
+// a FabricPlan with its RouterConfig, bring the fabric up (handshake, then ready), watch it, run
+// worker kernels while the routers keep running, and terminate it (graceful or immediate).
+//
+//   bring_up:   every router: hold + load the ELF, write RouterConfig at layout.config and zero
+//               [layout.status, layout.sender_base[0]) (status, termination, ready, handshake,
+//               connection, upstream credits, scratch), then start all of them together. Advance
+//               until every router is HandshakeComplete, write kReadyMagic to every ready word,
+//               advance until every router is ReadyForTraffic.
+//   run_workers: launch worker kernels and wait for them only (the routers keep running).
+//   terminate:  Graceful: wait for global quiescence first (every router has sent == completed on
+//               every channel, all routers together received what they sent, and the counters
+//               are unchanged over two polls), then write the termination word; Immediate: write
+//               it at once. Then advance until every router core has exited.
+//
+// Every wait is bounded by a cycle budget. A failure is Error(Fabric) whose one-line message
+// names every router that failed or lagged: chip, eth channel, core, direction, status, stage,
+// stuck_at, detail and what the core is doing.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fabric/device.h"
+#include "fabric/elf.h"
+#include "fabric/fabric_plan.h"
+#include "fabric/launch.h"
+#include "protocol/fabric.h"
+
+namespace fabric {
+
+// Names of the router's status words, for messages and JSON: snake_case ("handshake_complete",
+// "handshake_reply", "graceful"); a value the protocol does not define is "unknown(0x...)".
+std::string router_status_name(uint32_t status);
+std::string router_wait_name(uint32_t wait);
+std::string termination_name(uint32_t mode);
+// ConfigInvalid, HandshakeMismatch, Timeout, Fault and undefined values (BadPacket is counted,
+// not fatal; NotStarted and the start-up stages are not errors).
+bool router_status_is_error(uint32_t status);
+
+// Where the router image may be loaded on a router's core: the ERISC application range, clear of
+// the router's L1 block [layout.config, layout.end).
+PlacementRules router_placement(const RouterPlacement& router, const hal::ArchMap& arch,
+                                uint32_t eth_l1_size);
+
+// How often the runner looks at the routers while it waits (device cycles).
+inline constexpr uint64_t kFabricPollCycles = 1'000;
+
+// One router as the host sees it.
+struct RouterSnapshot {
+    ChipId chip = 0;
+    uint32_t eth_channel = 0;
+    CoreLocation core;
+    FabricDir dir = FabricDir::East;
+    protocol::fabric::RouterStatusBlock block{};
+    CoreStatus run;              // what the core is doing
+    bool core_finished = false;  // exited, trapped, or returned to the base firmware
+    LaunchMethod method = LaunchMethod::ResetPc;
+
+    std::string status_name() const { return router_status_name(block.status); }
+    std::string stage_name() const { return router_status_name(block.stage); }
+    std::string stuck_at_name() const { return router_wait_name(block.stuck_at); }
+    // "chip 0 eth 2 (core 8-0, east): status timeout, stage handshaking, stuck at handshake_reply,
+    // detail 0x00000000, core running at pc 0x00009abc"
+    std::string describe() const;
+    // Totals over channels.
+    uint64_t sent() const;
+    uint64_t completed() const;
+    uint64_t received() const;
+};
+
+class FabricRunner {
+  public:
+    // Throws Error(BadInput) if the plan does not match the device (arch, chips) and
+    // Error(BadElf) if the router image does not fit an eth core outside the router block.
+    FabricRunner(Device& device, FabricPlan plan, ElfImage router_elf,
+                 uint64_t poll_cycles = kFabricPollCycles);
+    FabricRunner(const FabricRunner&) = delete;  // the launch targets point at the owned image
+    FabricRunner& operator=(const FabricRunner&) = delete;
+
+    const FabricPlan& plan() const { return plan_; }
+    Device& device() { return device_; }
+
+    // Load, configure and start every router, then handshake and ready, within `timeout_cycles`
+    // device cycles in total. Error(Fabric) naming every router that is not there in time or
+    // reports an error; Error(BadInput) if called twice.
+    void bring_up(uint64_t timeout_cycles);
+    bool started() const { return started_; }
+    bool up() const { return up_; }
+    // Device cycles from the start of the routers to all HandshakeComplete / all ReadyForTraffic.
+    uint64_t handshake_cycles() const { return handshake_cycles_; }
+    uint64_t ready_cycles() const { return ready_cycles_; }
+
+    // Every router now, in plan order.
+    std::vector<RouterSnapshot> status();
+    // Error(Fabric) naming every router that is not ReadyForTraffic with its core running.
+    void check_running();
+
+    // Launch worker kernels (their images, checked and loaded as launch_many does) and wait for
+    // them only; the routers keep running. `setup` runs for each worker after it is loaded and
+    // before any is started (e.g. to write its mailbox). Error(BadInput) if a worker is a router
+    // core or the fabric is not up; Error(Fabric) naming the routers as soon as one reports an
+    // error, traps or exits while the workers run.
+    std::vector<LaunchResult> run_workers(
+        std::span<const LaunchTarget> workers, const LaunchOptions& options = {},
+        const std::function<void(const LaunchTarget&)>& setup = {});
+
+    // Stop every router (see the top of this file), within `timeout_cycles` in total. Returns
+    // the final snapshots. Error(Fabric) naming the laggards if the fabric does not quiesce
+    // (Graceful; nothing is written then, so the caller can still terminate Immediate), a
+    // router core is still running at the deadline, or a router did not end Terminated
+    // (Graceful: also with undrained packets); Immediate only fails for cores still running or
+    // trapped. Error(BadInput) for KeepRunning or before bring_up.
+    std::vector<RouterSnapshot> terminate(protocol::fabric::Termination mode,
+                                          uint64_t timeout_cycles);
+
+  private:
+    RouterSnapshot snapshot(size_t i);
+    // Advance until pred(all snapshots) holds; returns false at the deadline.
+    template <typename Pred>
+    bool advance_until(uint64_t deadline, Pred&& done, std::vector<RouterSnapshot>& last);
+
+    Device& device_;
+    FabricPlan plan_;
+    ElfImage elf_;
+    uint64_t poll_cycles_;
+    std::vector<LaunchTarget> targets_;
+    std::vector<LaunchMethod> methods_;
+    bool started_ = false;
+    bool up_ = false;
+    bool terminated_ = false;
+    uint64_t start_cycle_ = 0;
+    uint64_t handshake_cycles_ = 0;
+    uint64_t ready_cycles_ = 0;
+};
+
+}  // namespace fabric

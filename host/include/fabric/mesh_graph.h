@@ -1,0 +1,161 @@
+// Mesh graph descriptor: how the chips of a fabric form meshes and how the meshes connect, in
+// tt-metal's YAML form (reference host-and-pcie.md §6.1):
+//
+//   ChipSpec: {arch: wormhole_b0, ethernet_ports: {N: 2, E: 2, S: 2, W: 2}}  # links per direction
+//   Board: [{name: T3K, type: Mesh, topology: [2, 4]}]                       # [rows, cols]
+//   Mesh: [{id: 0, board: T3K, device_topology: [2, 4], host_topology: [1, 1], host_ranks: [[0]]}]
+//   Graph: [ [[0, S0], [1, N0]], [[1, N0], [0, S0]] ]                       # inter-mesh ports
+//
+// Devices of a mesh are numbered row-major from the north-west corner: device = row * cols + col,
+// device 1 is east of device 0, device `cols` is south of it.
+//
+// Mesh: `device_topology` is [rows, cols] of devices, `host_topology` [rows, cols] of boards (the
+// older key `topology` is accepted for it; default [1, 1]); device_topology must equal
+// host_topology x the board's topology (either may be left out of the two and is derived).
+// `host_ranks` is a host_topology-shaped list of lists of MPI ranks (default all 0). Mesh ids are
+// 0..N-1 without gaps.
+//
+// Graph: a list of *directed* inter-mesh connections [from port, to port]: traffic may leave the
+// first mesh through the first port and arrives at the second (tt-metal lists both directions of
+// a cable as two entries). A port is [mesh, "<Dir><index>"] with the index counted along that
+// edge of the mesh, `ethernet_ports` per device: N from the north-west corner eastwards, S from the
+// south-west corner eastwards, E from the north-east corner southwards, W from the north-west
+// corner southwards (so on a 3x3 mesh with 4 ports per direction, E4..E7 are device 5's). This
+// project also accepts [mesh, device, "<Dir><plane>"], naming the device directly. Both ends of a
+// connection must be on the same routing plane (the k-th port of a direction only talks to the
+// k-th port of the others, seeds/000 §2.2.2).
+//
+// Loading validates the file completely; every problem is Error(BadDescriptor) naming the file,
+// the line and the field.
+#pragma once
+
+#include <array>
+#include <compare>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hal/arch_map.h"
+
+namespace fabric {
+
+// Routing directions in a mesh: N = towards row 0, S = towards the last row, E = towards the last
+// column, W = towards column 0.
+enum class MeshDir : uint8_t { N = 0, E = 1, S = 2, W = 3 };
+inline constexpr std::array<MeshDir, 4> kMeshDirs{MeshDir::N, MeshDir::E, MeshDir::S, MeshDir::W};
+
+char dir_letter(MeshDir d);                     // 'N', 'E', 'S', 'W'
+std::optional<MeshDir> parse_mesh_dir(char c);  // upper or lower case
+MeshDir opposite(MeshDir d);
+
+using MeshId = uint32_t;
+using MeshDeviceId = uint32_t;  // a device inside its mesh: row * cols + col
+
+inline constexpr uint32_t kMaxMeshes = 1024;      // seeds/000 §2.2.1: up to 1024 meshes
+inline constexpr uint32_t kMaxMeshDevices = 256;  // ... of 256 devices each
+
+// A device of the fabric: (mesh, device in the mesh).
+struct MeshNode {
+    MeshId mesh = 0;
+    MeshDeviceId device = 0;
+    auto operator<=>(const MeshNode&) const = default;
+    std::string str() const;  // "M0D5"
+};
+
+// "M:D" (decimal, e.g. "0:5"); nullopt if malformed.
+std::optional<MeshNode> parse_mesh_node(std::string_view text);
+
+struct ChipSpec {
+    hal::Arch arch = hal::Arch::WormholeB0;
+    uint32_t ports_per_direction = 0;  // N = E = S = W: the number of routing planes
+    uint32_t z_ports = 0;              // optional `Z`: counted against the arch's channels, unused
+
+    // The eth channel that faces `dir` on routing plane `plane`. This project numbers the channels
+    // of a mesh device logically, a block of `ports_per_direction` per direction in the order
+    // N, S, E, W (WH with 4 ports per direction: N 0-3, S 4-7, E 8-11, W 12-15, the grouping of
+    // galaxy_8x4_cluster.yaml); plane k is the k-th channel of each block. The physical channel
+    // behind a logical one comes from the cluster descriptor at bring-up. nullopt if
+    // plane >= ports_per_direction.
+    std::optional<uint32_t> eth_channel(MeshDir dir, uint32_t plane) const;
+    // Inverse of eth_channel: (direction, plane) of a channel; nullopt for Z or unknown channels.
+    std::optional<std::pair<MeshDir, uint32_t>> channel_port(uint32_t channel) const;
+};
+
+struct BoardSpec {
+    std::string name;
+    uint32_t rows = 0;
+    uint32_t cols = 0;
+};
+
+struct MeshSpec {
+    MeshId id = 0;
+    std::string board;
+    uint32_t rows = 0;  // device topology
+    uint32_t cols = 0;
+    uint32_t host_rows = 1;  // host topology (boards)
+    uint32_t host_cols = 1;
+    std::vector<std::vector<uint32_t>> host_ranks;  // [host_rows][host_cols]
+
+    uint32_t device_count() const { return rows * cols; }
+    uint32_t row_of(MeshDeviceId d) const { return d / cols; }
+    uint32_t col_of(MeshDeviceId d) const { return d % cols; }
+    // The device next to `d` in direction `dir` inside this mesh; nullopt at the mesh edge.
+    std::optional<MeshDeviceId> neighbor(MeshDeviceId d, MeshDir dir) const;
+    // The devices on the `dir` edge in tt-metal's port order (see the file comment).
+    std::vector<MeshDeviceId> edge_devices(MeshDir dir) const;
+    // The host rank that owns device `d`.
+    uint32_t host_rank_of(MeshDeviceId d) const;
+};
+
+// One Ethernet port of a mesh device on a routing plane.
+struct MeshPort {
+    MeshNode node;
+    MeshDir dir = MeshDir::N;
+    uint32_t plane = 0;
+    auto operator<=>(const MeshPort&) const = default;
+    std::string str() const;  // "M0D5 E plane 0"
+};
+
+// A directed inter-mesh connection: traffic leaves `from` and arrives at `to` (same plane).
+struct InterMeshLink {
+    MeshPort from;
+    MeshPort to;
+    uint32_t line = 0;  // the descriptor line of the Graph entry
+};
+
+class MeshGraph {
+  public:
+    // Load and validate. Error(BadInput) if the file cannot be read, Error(BadDescriptor) naming
+    // the file, line and field for anything invalid.
+    static MeshGraph load_file(const std::string& path);
+    static MeshGraph parse(std::string_view yaml_text, const std::string& source);
+
+    const std::string& source() const { return source_; }
+    const ChipSpec& chip_spec() const { return chip_; }
+    const std::vector<BoardSpec>& boards() const { return boards_; }
+    const std::vector<MeshSpec>& meshes() const { return meshes_; }  // index = mesh id
+    uint32_t mesh_count() const { return static_cast<uint32_t>(meshes_.size()); }
+    // Error(BadInput) for an unknown mesh.
+    const MeshSpec& mesh(MeshId id) const;
+    bool contains(MeshNode n) const;
+    // Error(BadInput) "unknown mesh/device" unless the node exists.
+    void check_node(MeshNode n) const;
+    const std::vector<InterMeshLink>& links() const { return links_; }
+    uint32_t graph_line() const { return graph_line_; }  // line of the `Graph` key (0: none)
+
+  private:
+    MeshGraph() = default;
+
+    std::string source_;
+    ChipSpec chip_;
+    std::vector<BoardSpec> boards_;
+    std::vector<MeshSpec> meshes_;
+    std::vector<InterMeshLink> links_;
+    uint32_t graph_line_ = 0;
+
+    friend class MeshGraphParser;
+};
+
+}  // namespace fabric

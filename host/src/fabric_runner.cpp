@@ -1,0 +1,490 @@
+#include "fabric/fabric_runner.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+#include <set>
+
+#include "fabric/error.h"
+#include "fabric/soc_descriptor.h"
+#include "hal/arch_map.h"
+#include "protocol/erisc_base_fw.h"
+
+namespace fabric {
+
+namespace pf = protocol::fabric;
+
+std::string router_status_name(uint32_t status) {
+    switch (static_cast<pf::RouterStatus>(status)) {
+        case pf::RouterStatus::NotStarted:
+            return "not_started";
+        case pf::RouterStatus::Started:
+            return "started";
+        case pf::RouterStatus::ConfigChecked:
+            return "config_checked";
+        case pf::RouterStatus::StreamsInitialized:
+            return "streams_initialized";
+        case pf::RouterStatus::Handshaking:
+            return "handshaking";
+        case pf::RouterStatus::HandshakeComplete:
+            return "handshake_complete";
+        case pf::RouterStatus::ReadyForTraffic:
+            return "ready_for_traffic";
+        case pf::RouterStatus::Draining:
+            return "draining";
+        case pf::RouterStatus::Terminated:
+            return "terminated";
+        case pf::RouterStatus::ConfigInvalid:
+            return "config_invalid";
+        case pf::RouterStatus::HandshakeMismatch:
+            return "handshake_mismatch";
+        case pf::RouterStatus::Timeout:
+            return "timeout";
+        case pf::RouterStatus::BadPacket:
+            return "bad_packet";
+        case pf::RouterStatus::Fault:
+            return "fault";
+        default:
+            return fmt::format("unknown({})", hex32(status));
+    }
+}
+
+std::string router_wait_name(uint32_t wait) {
+    switch (static_cast<pf::RouterWait>(wait)) {
+        case pf::RouterWait::None:
+            return "none";
+        case pf::RouterWait::HandshakeSend:
+            return "handshake_send";
+        case pf::RouterWait::HandshakeReply:
+            return "handshake_reply";
+        case pf::RouterWait::ReadyWord:
+            return "ready_word";
+        case pf::RouterWait::EthTxq:
+            return "eth_txq";
+        case pf::RouterWait::NocCmdBuf:
+            return "noc_cmd_buf";
+        case pf::RouterWait::NocFlush:
+            return "noc_flush";
+        case pf::RouterWait::Drain:
+            return "drain";
+        case pf::RouterWait::WorkerTeardown:
+            return "worker_teardown";
+        default:
+            return fmt::format("unknown({})", hex32(wait));
+    }
+}
+
+std::string termination_name(uint32_t mode) {
+    switch (static_cast<pf::Termination>(mode)) {
+        case pf::Termination::KeepRunning:
+            return "keep_running";
+        case pf::Termination::Graceful:
+            return "graceful";
+        case pf::Termination::Immediate:
+            return "immediate";
+        default:
+            return fmt::format("unknown({})", hex32(mode));
+    }
+}
+
+bool router_status_is_error(uint32_t status) {
+    switch (static_cast<pf::RouterStatus>(status)) {
+        case pf::RouterStatus::NotStarted:
+        case pf::RouterStatus::Started:
+        case pf::RouterStatus::ConfigChecked:
+        case pf::RouterStatus::StreamsInitialized:
+        case pf::RouterStatus::Handshaking:
+        case pf::RouterStatus::HandshakeComplete:
+        case pf::RouterStatus::ReadyForTraffic:
+        case pf::RouterStatus::Draining:
+        case pf::RouterStatus::Terminated:
+        case pf::RouterStatus::BadPacket:
+            return false;
+        case pf::RouterStatus::ConfigInvalid:
+        case pf::RouterStatus::HandshakeMismatch:
+        case pf::RouterStatus::Timeout:
+        case pf::RouterStatus::Fault:
+            return true;
+        default:
+            return true;
+    }
+}
+
+std::string RouterSnapshot::describe() const {
+    std::string core_state;
+    switch (run.state) {
+        case CoreRunState::Trapped:
+            core_state = fmt::format("core trapped: {} (mcause {}) at pc {}", run.trap_name,
+                                     run.trap_cause, hex32(run.trap_pc));
+            break;
+        case CoreRunState::Exited:
+            core_state = fmt::format("core exited with status {}", run.exit_status);
+            break;
+        default:
+            core_state = fmt::format("core {}", run_state_name(run.state));
+            if (run.pc) core_state += fmt::format(" at pc {}", hex32(*run.pc));
+            break;
+    }
+    return fmt::format(
+        "chip {} eth {} (core {}, {}): status {}, stage {}, stuck at {}, detail {}, {}", chip,
+        eth_channel, core.core.str(), dir_name(dir), status_name(), stage_name(), stuck_at_name(),
+        hex32(block.detail), core_state);
+}
+
+uint64_t RouterSnapshot::sent() const {
+    uint64_t s = 0;
+    for (uint32_t v : block.sent) s += v;
+    return s;
+}
+uint64_t RouterSnapshot::completed() const {
+    uint64_t s = 0;
+    for (uint32_t v : block.completed) s += v;
+    return s;
+}
+uint64_t RouterSnapshot::received() const {
+    uint64_t s = 0;
+    for (uint32_t v : block.received) s += v;
+    return s;
+}
+
+PlacementRules router_placement(const RouterPlacement& r, const hal::ArchMap& arch,
+                                uint32_t eth_l1_size) {
+    PlacementRules rules = erisc_placement(arch, eth_l1_size);
+    rules.target = fmt::format("fabric router {} (eth {})", r.core.str(), r.eth_channel);
+    rules.reserved.push_back({r.layout.config, r.layout.end, "router L1 block"});
+    return rules;
+}
+
+namespace {
+
+// "2 of 6 routers: <describe>; <describe>"
+std::string laggards(const std::vector<RouterSnapshot>& all,
+                     const std::function<bool(const RouterSnapshot&)>& bad) {
+    std::string out;
+    size_t n = 0;
+    for (const RouterSnapshot& s : all) {
+        if (!bad(s)) continue;
+        out += fmt::format("{}{}", n ? "; " : "", s.describe());
+        ++n;
+    }
+    return fmt::format("{} of {} router{}: {}", n, all.size(), all.size() == 1 ? "" : "s", out);
+}
+
+bool core_failed(const RouterSnapshot& s) {
+    return s.core_finished || s.run.state == CoreRunState::Trapped;
+}
+
+// The counters that move with traffic (not the heartbeat or loop count).
+bool same_counters(const pf::RouterStatusBlock& a, const pf::RouterStatusBlock& b) {
+    return std::equal(std::begin(a.sent), std::end(a.sent), std::begin(b.sent)) &&
+           std::equal(std::begin(a.completed), std::end(a.completed), std::begin(b.completed)) &&
+           std::equal(std::begin(a.received), std::end(a.received), std::begin(b.received)) &&
+           a.delivered == b.delivered && a.forwarded == b.forwarded &&
+           a.bad_packets == b.bad_packets;
+}
+
+bool channels_settled(const RouterSnapshot& s) {
+    for (uint32_t c = 0; c < pf::kNumSenderChannels; ++c) {
+        if (s.block.sent[c] != s.block.completed[c]) return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+FabricRunner::FabricRunner(Device& device, FabricPlan plan, ElfImage router_elf,
+                           uint64_t poll_cycles)
+    : device_(device),
+      plan_(std::move(plan)),
+      elf_(std::move(router_elf)),
+      poll_cycles_(poll_cycles) {
+    if (poll_cycles_ == 0) fail(ErrorCategory::BadInput, "fabric: poll interval is 0");
+    if (plan_.routers.empty()) fail(ErrorCategory::BadInput, "fabric: the plan has no routers");
+    const hal::ArchMap& am = hal::arch_map(plan_.arch);
+    for (const RouterPlacement& r : plan_.routers) {
+        if (r.chip >= device_.chip_count()) {
+            fail(ErrorCategory::BadInput, "fabric: router on chip {}, but {} has {} chip(s)",
+                 r.chip, device_.description(), device_.chip_count());
+        }
+        const SocDescriptor& soc = device_.soc(r.chip);
+        if (soc.arch() != plan_.arch) {
+            fail(ErrorCategory::BadInput, "fabric: the plan is for {} but chip {} of {} is {}",
+                 arch_name(plan_.arch), r.chip, device_.description(), arch_name(soc.arch()));
+        }
+        if (soc.eth_channel(r.core.core) != r.eth_channel) {
+            fail(ErrorCategory::BadInput, "fabric: {} is not eth channel {} of {}", r.core.str(),
+                 r.eth_channel, soc.source());
+        }
+        const PlacementRules rules = router_placement(r, am, soc.eth_l1_size());
+        elf_.check_placement(rules);
+        targets_.push_back(LaunchTarget{r.core, &elf_, rules});
+    }
+}
+
+RouterSnapshot FabricRunner::snapshot(size_t i) {
+    const RouterPlacement& r = plan_.routers[i];
+    RouterSnapshot s;
+    s.chip = r.chip;
+    s.eth_channel = r.eth_channel;
+    s.core = r.core;
+    s.dir = r.dir;
+    s.method = i < methods_.size() ? methods_[i] : LaunchMethod::ResetPc;
+    std::vector<uint8_t> raw(sizeof(pf::RouterStatusBlock));
+    device_.read(r.core, r.layout.status, raw);
+    std::memcpy(&s.block, raw.data(), raw.size());
+    s.run = device_.core_status(r.core);
+    s.core_finished = s.run.state == CoreRunState::Exited || s.run.state == CoreRunState::Trapped;
+    if (started_ && !s.core_finished && s.method == LaunchMethod::LaunchFlag &&
+        device_.read32(r.core, protocol::base_fw::kLaunchAppFlag) == 0) {
+        s.core_finished = true;  // the router returned to the base firmware
+        s.run.state = CoreRunState::Exited;
+        s.run.exit_status =
+            device_.read32(r.core, protocol::base_fw::kStatusBlock +
+                                       offsetof(protocol::base_fw::StatusBlock, app_result));
+    }
+    return s;
+}
+
+std::vector<RouterSnapshot> FabricRunner::status() {
+    std::vector<RouterSnapshot> out;
+    out.reserve(plan_.routers.size());
+    for (size_t i = 0; i < plan_.routers.size(); ++i) out.push_back(snapshot(i));
+    return out;
+}
+
+template <typename Pred>
+bool FabricRunner::advance_until(uint64_t deadline, Pred&& done,
+                                 std::vector<RouterSnapshot>& last) {
+    // done() is called exactly once per snapshot (it may compare with the previous one).
+    last = status();
+    bool finished = done(last);
+    while (!finished) {
+        const uint64_t now = device_.cycles();
+        if (now >= deadline) return false;
+        const uint64_t ran = device_.advance(std::min(poll_cycles_, deadline - now));
+        last = status();
+        finished = done(last);
+        if (ran == 0 && !finished) {
+            fail(ErrorCategory::Device,
+                 "{}: the device clock does not advance while the host waits for the routers: {}",
+                 device_.description(), laggards(last, [](const RouterSnapshot&) { return true; }));
+        }
+    }
+    return true;
+}
+
+void FabricRunner::bring_up(uint64_t timeout_cycles) {
+    if (started_) fail(ErrorCategory::BadInput, "fabric: bring_up called twice");
+    if (timeout_cycles == 0) fail(ErrorCategory::BadInput, "fabric: bring-up timeout is 0 cycles");
+    methods_ = load_many(device_, targets_);
+    for (size_t i = 0; i < plan_.routers.size(); ++i) {
+        const RouterPlacement& r = plan_.routers[i];
+        // Config, then zeros up to the first slot: status, termination, ready, handshake,
+        // connection, upstream credits, scratch.
+        std::vector<uint8_t> block(r.layout.sender_base[0] - r.layout.config, 0);
+        std::memcpy(block.data(), &r.config, sizeof(r.config));
+        device_.write(r.core, r.layout.config, block);
+    }
+    start_many(device_, targets_, methods_);
+    started_ = true;
+    start_cycle_ = device_.cycles();
+    const uint64_t deadline = start_cycle_ + timeout_cycles;
+
+    const auto wait_for = [&](pf::RouterStatus goal, const char* phase) {
+        const uint32_t want = static_cast<uint32_t>(goal);
+        const auto failed = [](const RouterSnapshot& s) {
+            return router_status_is_error(s.block.status) || core_failed(s);
+        };
+        std::vector<RouterSnapshot> last;
+        const bool ok = advance_until(
+            deadline,
+            [&](const std::vector<RouterSnapshot>& all) {
+                bool all_there = true;
+                for (const RouterSnapshot& s : all) {
+                    if (failed(s)) return true;  // stop waiting: report below
+                    if (s.block.status != want) all_there = false;
+                }
+                return all_there;
+            },
+            last);
+        const bool any_failed = std::any_of(last.begin(), last.end(), failed);
+        if (ok && !any_failed) return;
+        const auto lagging = [&](const RouterSnapshot& s) {
+            return s.block.status != want || core_failed(s);
+        };
+        if (any_failed) {
+            fail(ErrorCategory::Fabric, "fabric bring-up ({}) failed after {} cycles: {}", phase,
+                 device_.cycles() - start_cycle_, laggards(last, lagging));
+        }
+        fail(ErrorCategory::Fabric, "fabric bring-up: not {} within {} cycles: {}",
+             router_status_name(want), timeout_cycles, laggards(last, lagging));
+    };
+
+    wait_for(pf::RouterStatus::HandshakeComplete, "handshake");
+    handshake_cycles_ = device_.cycles() - start_cycle_;
+    for (const RouterPlacement& r : plan_.routers) {
+        device_.write32(r.core, r.layout.ready, pf::kReadyMagic);
+    }
+    wait_for(pf::RouterStatus::ReadyForTraffic, "ready");
+    ready_cycles_ = device_.cycles() - start_cycle_;
+    up_ = true;
+}
+
+void FabricRunner::check_running() {
+    const auto all = status();
+    const auto bad = [](const RouterSnapshot& s) {
+        return s.block.status != static_cast<uint32_t>(pf::RouterStatus::ReadyForTraffic) ||
+               core_failed(s);
+    };
+    if (std::any_of(all.begin(), all.end(), bad)) {
+        fail(ErrorCategory::Fabric, "fabric: not every router is ready for traffic: {}",
+             laggards(all, bad));
+    }
+}
+
+std::vector<LaunchResult> FabricRunner::run_workers(
+    std::span<const LaunchTarget> workers, const LaunchOptions& options,
+    const std::function<void(const LaunchTarget&)>& setup) {
+    if (!up_ || terminated_) {
+        fail(ErrorCategory::BadInput, "fabric: workers can only run while the fabric is up ({})",
+             terminated_ ? "it was terminated" : "bring it up first");
+    }
+    if (options.poll_cycles == 0) fail(ErrorCategory::BadInput, "launch: poll interval is 0");
+    for (const LaunchTarget& w : workers) {
+        for (const RouterPlacement& r : plan_.routers) {
+            if (w.core == r.core) {
+                fail(ErrorCategory::BadInput,
+                     "fabric: worker {} is the {} router core of chip {} (eth {})", w.core.str(),
+                     dir_name(r.dir), r.chip, r.eth_channel);
+            }
+        }
+    }
+    const std::vector<LaunchMethod> methods = load_many(device_, workers);
+    if (setup) {
+        for (const LaunchTarget& w : workers) setup(w);
+    }
+    start_many(device_, workers, methods);
+    // Stop waiting as soon as a router fails: the workers would only run into their timeouts.
+    const uint64_t begin = device_.cycles();
+    const auto watch = [&] {
+        const auto all = status();
+        const auto bad = [](const RouterSnapshot& s) {
+            return core_failed(s) || router_status_is_error(s.block.status);
+        };
+        if (std::any_of(all.begin(), all.end(), bad)) {
+            fail(ErrorCategory::Fabric,
+                 "fabric: a router failed while workers ran ({} cycles in): {}",
+                 device_.cycles() - begin, laggards(all, bad));
+        }
+    };
+    return wait_many(device_, workers, methods, options, watch);
+}
+
+std::vector<RouterSnapshot> FabricRunner::terminate(pf::Termination mode, uint64_t timeout_cycles) {
+    if (mode != pf::Termination::Graceful && mode != pf::Termination::Immediate) {
+        fail(ErrorCategory::BadInput, "fabric: terminate with mode {}: use graceful or immediate",
+             termination_name(static_cast<uint32_t>(mode)));
+    }
+    if (!started_) fail(ErrorCategory::BadInput, "fabric: terminate before bring_up");
+    if (timeout_cycles == 0) fail(ErrorCategory::BadInput, "fabric: terminate timeout is 0 cycles");
+    const uint64_t begin = device_.cycles();
+    const uint64_t deadline = begin + timeout_cycles;
+    std::vector<RouterSnapshot> last;
+
+    if (mode == pf::Termination::Graceful) {
+        // Quiescence: every router running and ready, every channel settled, everything sent
+        // taken by the peers, and the counters unchanged since the previous poll.
+        std::vector<RouterSnapshot> prev;
+        const auto quiet = [&](const std::vector<RouterSnapshot>& all) {
+            bool ok = true;
+            uint64_t sent = 0;
+            uint64_t received = 0;
+            for (const RouterSnapshot& s : all) {
+                if (core_failed(s) || router_status_is_error(s.block.status)) {
+                    ok = false;
+                    break;
+                }
+                if (!channels_settled(s)) ok = false;
+                sent += s.sent();
+                received += s.received();
+            }
+            ok = ok && sent == received && prev.size() == all.size();
+            for (size_t i = 0; ok && i < all.size(); ++i) {
+                ok = same_counters(all[i].block, prev[i].block);
+            }
+            prev = all;
+            return ok;
+        };
+        const auto broken = [](const RouterSnapshot& s) {
+            return core_failed(s) || router_status_is_error(s.block.status);
+        };
+        bool ok = false;
+        last = status();
+        if (!std::any_of(last.begin(), last.end(), broken)) {
+            ok = advance_until(
+                deadline,
+                [&](const std::vector<RouterSnapshot>& all) {
+                    return std::any_of(all.begin(), all.end(), broken) || quiet(all);
+                },
+                last);
+        }
+        if (std::any_of(last.begin(), last.end(), broken)) {
+            fail(ErrorCategory::Fabric,
+                 "fabric: cannot terminate gracefully, routers have failed (terminate immediate "
+                 "instead): {}",
+                 laggards(last, broken));
+        }
+        if (!ok) {
+            uint64_t sent = 0;
+            uint64_t received = 0;
+            for (const RouterSnapshot& s : last) {
+                sent += s.sent();
+                received += s.received();
+            }
+            fail(ErrorCategory::Fabric,
+                 "fabric: traffic did not quiesce within {} cycles (sent {}, received {}; nothing "
+                 "terminated): {}",
+                 timeout_cycles, sent, received,
+                 laggards(last, [](const RouterSnapshot& s) { return !channels_settled(s); }));
+        }
+    }
+
+    for (size_t i = 0; i < plan_.routers.size(); ++i) {
+        const RouterPlacement& r = plan_.routers[i];
+        device_.write32(r.core, r.layout.termination, static_cast<uint32_t>(mode));
+    }
+    terminated_ = true;
+    up_ = false;
+    const bool stopped = advance_until(
+        deadline,
+        [](const std::vector<RouterSnapshot>& all) {
+            return std::all_of(all.begin(), all.end(),
+                               [](const RouterSnapshot& s) { return s.core_finished; });
+        },
+        last);
+    if (!stopped) {
+        fail(ErrorCategory::Fabric, "fabric: {} termination: still running after {} cycles: {}",
+             termination_name(static_cast<uint32_t>(mode)), timeout_cycles,
+             laggards(last, [](const RouterSnapshot& s) { return !s.core_finished; }));
+    }
+    const auto bad_end = [&](const RouterSnapshot& s) {
+        if (s.run.state == CoreRunState::Trapped) return true;
+        if (mode == pf::Termination::Immediate) return false;
+        return s.block.status != static_cast<uint32_t>(pf::RouterStatus::Terminated) ||
+               s.block.undrained != 0;
+    };
+    if (std::any_of(last.begin(), last.end(), bad_end)) {
+        std::string undrained;
+        for (const RouterSnapshot& s : last) {
+            if (s.block.undrained != 0) {
+                undrained += fmt::format(", chip {} eth {} left {} undrained", s.chip,
+                                         s.eth_channel, s.block.undrained);
+            }
+        }
+        fail(ErrorCategory::Fabric, "fabric: {} termination did not end cleanly{}: {}",
+             termination_name(static_cast<uint32_t>(mode)), undrained, laggards(last, bad_end));
+    }
+    return last;
+}
+
+}  // namespace fabric

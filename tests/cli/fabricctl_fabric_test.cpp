@@ -1,0 +1,294 @@
+// `fabricctl fabric up | run` as a process: every bad input with its exit code and one-line
+// message; bring-up, traffic and termination in the simulator with the firmware of this build
+// (the router and the fabric_traffic kernel; skipped with a warning while they are not built);
+// fabric failures (a router image that is not a router, a budget too small) as exit code 108.
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "hal/arch_map.h"
+#include "run_process.h"
+#include "test_elf.h"
+
+using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
+using nlohmann::json;
+namespace t = fabric::test;
+
+namespace {
+
+const std::string kTmp = FABRIC_TEST_TMP_DIR;
+const std::string kSoc = FABRIC_SOC_DESCRIPTOR_DIR;
+const std::string kFw = FABRIC_FIRMWARE_DIR;
+const std::string kN300 = kSoc + "/n300_cluster.yaml";
+const std::string kT3k = kSoc + "/t3k_cluster.yaml";
+
+t::Run fabricctl(const std::vector<std::string>& args) {
+    return t::run_process(FABRICCTL, args, kTmp);
+}
+
+std::string write_file(const std::string& name, const std::string& text) {
+    const std::string path = t::unique_path(kTmp, name);
+    std::ofstream(path, std::ios::binary) << text;
+    return path;
+}
+
+void expect_failure(const t::Run& r, int code) {
+    INFO("stdout: " << r.out);
+    INFO("stderr: " << r.err);
+    CHECK(r.code == code);
+    CHECK(r.out.empty());
+    CHECK_THAT(r.err, StartsWith("fabricctl: "));
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+}
+
+// The firmware this build makes for the fabric, or "" (with a warning) if it is not built yet.
+bool have_fabric_firmware(const std::string& arch = "wormhole_b0") {
+    for (const char* name : {"fabric_router", "fabric_traffic"}) {
+        const std::string p = kFw + "/" + arch + "/" + name + ".elf";
+        if (!std::filesystem::exists(p)) {
+            WARN("skipped: " << p << " is not built yet");
+            return false;
+        }
+    }
+    return true;
+}
+
+std::vector<std::string> run_args(std::vector<std::string> extra) {
+    std::vector<std::string> a{"fabric", "run"};
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+}
+
+}  // namespace
+
+TEST_CASE("fabricctl fabric: usage errors", "[cli][fabric]") {
+    expect_failure(fabricctl({"fabric"}), 100);
+    expect_failure(fabricctl({"fabric", "run"}), 100);  // --cluster is required
+    const auto topo = fabricctl({"fabric", "up", "--cluster", kN300, "--topology", "star"});
+    expect_failure(topo, 100);
+    CHECK_THAT(topo.err, Contains("star"));
+    expect_failure(fabricctl(run_args({"--cluster", kN300, "--pattern", "random"})), 100);
+    expect_failure(fabricctl(run_args({"--cluster", kN300, "--max-cycles", "0"})), 100);
+    expect_failure(fabricctl(run_args({"--cluster", kN300, "--size", "abc"})), 100);
+    const auto help = fabricctl({"fabric", "run", "--help"});
+    CHECK(help.code == 0);
+    CHECK_THAT(help.out, Contains("--pattern") && Contains("--chips") && Contains("--router-elf"));
+}
+
+TEST_CASE("fabricctl fabric: bad input is 101 with the reason", "[cli][fabric]") {
+    struct Case {
+        std::vector<std::string> args;
+        std::string says;
+    };
+    const std::vector<Case> cases{
+        {{"--cluster", kT3k, "--chips", "0,x"}, "--chips 0,x: 'x' is not a chip number"},
+        {{"--cluster", kT3k, "--chips", "0,,1"}, "'' is not a chip number"},
+        {{"--cluster", kT3k, "--chips", "0,1,0"}, "chip 0 is listed twice"},
+        {{"--cluster", kT3k, "--chips", "0,9"}, "chip 9 is not in cluster"},
+        {{"--cluster", kT3k, "--chips", "0"}, "at least 2 chips, got 1"},
+        {{"--cluster", kT3k, "--chips", "0,2"},
+         "chips 0 and 2 are neighbours in the line (0,2) but not connected"},
+        {{"--cluster", kT3k, "--chips", "0,1,2,3", "--topology", "ring"},
+         "chips 3 and 0 are neighbours in the ring"},
+        {{"--cluster", kT3k},
+         "chips 3 and 4 are neighbours in the line (0,1,2,3,4,5,6,7) but not connected"},
+        {{"--cluster", kT3k, "--chips", "0,1", "--link", "2"}, "chips 0 and 1 have 2 link(s)"},
+        {{"--cluster", kN300, "--size", "100"},
+         "--size 100: must be a non-zero multiple of 16 and at most 7616"},
+        {{"--cluster", kN300, "--size", "0"}, "--size 0"},
+        {{"--cluster", kN300, "--size", "7632"}, "at most 7616 on wormhole_b0"},
+        {{"--cluster", kN300, "--packets", "0"}, "--packets 0: must be 1..1000000"},
+        {{"--cluster", kN300, "--router-elf", kTmp + "/no_such_router.elf"}, "no_such_router.elf"},
+        {{"--cluster", kN300, "--worker-elf", kTmp + "/no_such_worker.elf"}, "no_such_worker.elf"},
+        {{"--cluster", kTmp + "/no_such_cluster.yaml"}, "no_such_cluster.yaml"},
+        {{"--cluster", kN300, "--soc", kSoc + "/blackhole_140_arch.yaml"},
+         "descriptor is for blackhole but cluster"},
+        {{"--cluster", kN300, "--base-fw", kTmp + "/no_such_base.elf"}, "no_such_base.elf"},
+    };
+    for (const auto& c : cases) {
+        INFO(c.says);
+        const auto r = fabricctl(run_args(c.args));
+        expect_failure(r, 101);
+        CHECK_THAT(r.err, Contains(c.says));
+    }
+    // The default chip list is named as such.
+    CHECK_THAT(fabricctl(run_args({"--cluster", kT3k})).err,
+               Contains("the default --chips is 0..7"));
+    // --json: the error as a document on stdout too.
+    const auto j = fabricctl(run_args({"--cluster", kT3k, "--chips", "0,x", "--json"}));
+    CHECK(j.code == 101);
+    const auto doc = json::parse(j.out);
+    CHECK(doc["ok"] == false);
+    CHECK(doc["error"]["category"] == "bad_input");
+    CHECK(doc["exit_code"] == 101);
+}
+
+TEST_CASE("fabricctl fabric: bad router image is 103", "[cli][fabric]") {
+    const auto garbage = write_file("garbage.elf", "not an elf");
+    expect_failure(fabricctl(run_args({"--cluster", kN300, "--router-elf", garbage})), 103);
+    // An image over the router's L1 block (Wormhole: from 0x11000).
+    const auto over = write_file("over.elf", [] {
+        const auto b = t::program_elf(t::console_exit_program("", 0), 0x11000);
+        return std::string(b.begin(), b.end());
+    }());
+    const auto r = fabricctl(run_args({"--cluster", kN300, "--router-elf", over, "--no-base-fw"}));
+    expect_failure(r, 103);
+    CHECK_THAT(r.err, Contains("router L1 block"));
+}
+
+#ifdef FABRIC_HAVE_SIM
+
+TEST_CASE("fabricctl fabric up: n300 line, both launch methods", "[cli][fabric][sim]") {
+    if (!have_fabric_firmware()) return;
+    for (const bool base_fw : {true, false}) {
+        INFO("base firmware " << base_fw);
+        std::vector<std::string> a{"fabric", "up", "--cluster", kN300};
+        if (!base_fw) a.push_back("--no-base-fw");
+        const auto r = fabricctl(a);
+        INFO("stdout: " << r.out);
+        INFO("stderr: " << r.err);
+        CHECK(r.code == 0);
+        CHECK_THAT(r.out, Contains("0:east   8     9-6   1:0    master") &&
+                              Contains("1:west   0     9-0   0:8"));
+        CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 3);  // header + 2 routers
+        CHECK_THAT(r.err, StartsWith("fabricctl: fabric up: line 0,1 (2 routers): handshake "));
+        CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    }
+}
+
+TEST_CASE("fabricctl fabric run: neighbour traffic on a line, JSON", "[cli][fabric][sim]") {
+    if (!have_fabric_firmware()) return;
+    const auto r = fabricctl(run_args({"--cluster", kT3k, "--chips", "4,5,6", "--packets", "8",
+                                       "--size", "512", "--json", "-q"}));
+    INFO("stderr: " << r.err);
+    REQUIRE(r.code == 0);
+    CHECK(r.err.empty());
+    const auto j = json::parse(r.out);
+    CHECK(j["ok"] == true);
+    CHECK(j["command"] == "run");
+    CHECK(j["topology"] == "line");
+    CHECK(j["chips"] == json::array({4, 5, 6}));
+    CHECK(j["payload_bytes"] == 4352);
+    CHECK(j["sender_slots"] == 8);
+    CHECK(j["receiver_slots"] == 16);
+    CHECK(j["deliveries"] == 24);  // 4->5, 5->6, 6->5: 8 packets each
+    CHECK(j["data_mismatch_words"] == 0);
+    CHECK(j["exit_code"] == 0);
+    CHECK(j["problems"].empty());
+    REQUIRE(j["routers"].size() == 4);
+    uint64_t sent = 0, received = 0, delivered = 0;
+    for (const auto& rt : j["routers"]) {
+        CHECK(rt["status"] == "terminated");
+        CHECK(rt["core_state"] == "exited");
+        CHECK(rt["bad_packets"] == 0);
+        CHECK(rt["undrained"] == 0);
+        CHECK(rt["bytes_sent"] == rt["packets_sent"].get<uint64_t>() * 512);
+        sent += rt["packets_sent"].get<uint64_t>();
+        received += rt["packets_received"].get<uint64_t>();
+        delivered += rt["delivered"].get<uint64_t>();
+    }
+    CHECK(sent == 24);
+    CHECK(received == 24);
+    CHECK(delivered == 24);
+    // Router 4:east (chip 4 ch 2) sent chip 4's 8 packets; 6:west sent chip 6's 8 back to 5.
+    CHECK(j["routers"][0]["chip"] == 4);
+    CHECK(j["routers"][0]["dir"] == "east");
+    CHECK(j["routers"][0]["sent"] == json::array({8, 0, 0}));
+    CHECK(j["routers"][3]["chip"] == 6);
+    CHECK(j["routers"][3]["sent"] == json::array({8, 0, 0}));
+    REQUIRE(j["workers"].size() == 3);
+    CHECK(j["workers"][2]["dir"] == "west");
+    CHECK(j["workers"][2]["dests"] == json::array({5}));
+    for (const auto& w : j["workers"]) {
+        CHECK(w["outcome"] == "exited");
+        CHECK(w["exit_status"] == 0);
+        CHECK(w["packets_sent"] == 8);
+    }
+    CHECK(j["traffic_cycles"].get<uint64_t>() > 0);
+    CHECK(j["send_cycles"].get<uint64_t>() > 0);
+    CHECK(j["send_cycles"].get<uint64_t>() <= j["traffic_cycles"].get<uint64_t>());
+    CHECK(j["bytes_per_cycle"].get<double>() > 0.0);
+}
+
+TEST_CASE("fabricctl fabric run: all-to-all on a ring (multicast over the dateline)",
+          "[cli][fabric][sim]") {
+    if (!have_fabric_firmware()) return;
+    const auto r =
+        fabricctl(run_args({"--cluster", kT3k, "--topology", "ring", "--chips", "0,1,5,4",
+                            "--pattern", "all-to-all", "--packets", "4", "--size", "2048"}));
+    INFO("stdout: " << r.out);
+    INFO("stderr: " << r.err);
+    CHECK(r.code == 0);
+    CHECK_THAT(r.err, Contains("fabric run passed: ring 0,1,5,4 (4 chips, 8 routers), 4 "
+                               "worker(s) x 4 packets of 2048 B (all-to-all), 48 deliveries "
+                               "checked"));
+    CHECK_THAT(r.out,
+               Contains("dateline") && Contains("worker chip 0 core 1-1 east -> chips 1,5,4: "
+                                                "4 packets"));
+    // A ring of two chips: two links between them (n300: 0:8-1:0 east, 1:1-0:9 the wrap).
+    const auto two =
+        fabricctl(run_args({"--cluster", kN300, "--topology", "ring", "--packets", "4"}));
+    INFO("stdout: " << two.out);
+    INFO("stderr: " << two.err);
+    CHECK(two.code == 0);
+    CHECK_THAT(two.out, Contains("1:east   1     1-0   0:9     dateline") &&
+                            Contains("0:west   9     1-6   1:1    master dateline"));
+    CHECK_THAT(two.err, Contains("fabric run passed: ring 0,1 (2 chips, 4 routers)"));
+}
+
+TEST_CASE("fabricctl fabric run: Blackhole", "[cli][fabric][sim]") {
+    if (!have_fabric_firmware("blackhole")) return;
+    const auto bh = write_file("bh2.yaml",
+                               "arch: {0: blackhole, 1: blackhole}\n"
+                               "ethernet_connections: [[{chip: 0, chan: 0}, {chip: 1, chan: 1}]]\n"
+                               "chips_with_mmio: [{0: 0}]\n");
+    const auto r =
+        fabricctl(run_args({"--cluster", bh, "--packets", "4", "--size", "8192", "--json"}));
+    INFO("stdout: " << r.out);
+    INFO("stderr: " << r.err);
+    REQUIRE(r.code == 0);
+    const auto j = json::parse(r.out);
+    CHECK(j["arch"] == "blackhole");
+    CHECK(j["payload_bytes"] == 8192);
+    CHECK(j["base_firmware"].is_null());
+    CHECK(j["deliveries"] == 8);
+}
+
+TEST_CASE("fabricctl fabric: failures of the fabric are 108 and name the routers",
+          "[cli][fabric][sim]") {
+    if (!have_fabric_firmware()) return;
+    // A budget too small for the handshake.
+    const auto small = fabricctl({"fabric", "up", "--cluster", kN300, "--max-cycles", "1000"});
+    expect_failure(small, 108);
+    CHECK_THAT(small.err,
+               Contains("error: fabric bring-up: not handshake_complete within 1000 cycles: 2 of 2 "
+                        "routers: chip 0 eth 8 (core 9-6, east): status ") &&
+                   Contains("chip 1 eth 0 (core 9-0, west)"));
+    // A "router" that just exits.
+    const auto bare = t::program_elf(t::console_exit_program("", 5), hal::kWormholeB0.app_fw_base);
+    const auto exits = write_file("exits.elf", std::string(bare.begin(), bare.end()));
+    const auto r = fabricctl(
+        {"fabric", "up", "--cluster", kN300, "--router-elf", exits, "--no-base-fw", "--json"});
+    CHECK(r.code == 108);
+    const auto j = json::parse(r.out);
+    CHECK(j["ok"] == false);
+    CHECK(j["error"]["category"] == "fabric");
+    CHECK_THAT(j["error"]["message"].get<std::string>(),
+               Contains("fabric bring-up (handshake) failed") &&
+                   Contains("chip 0 eth 8 (core 9-6, east): status not_started, stage "
+                            "not_started, stuck at none, detail 0x00000000, core exited with "
+                            "status 5"));
+    // A worker kernel that is not the traffic kernel: the run fails its check.
+    const auto w =
+        fabricctl(run_args({"--cluster", kN300, "--worker-elf", exits, "--packets", "2"}));
+    CHECK(w.code == 108);
+    CHECK_THAT(w.err, Contains("fabric run failed: worker chip 0 core 1-1 (east) failed: exit 5"));
+}
+
+#endif

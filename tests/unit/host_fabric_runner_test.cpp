@@ -1,0 +1,515 @@
+// The fabric control plane (FabricRunner) on a fake device whose "routers" follow a script: the
+// bring-up, worker, quiescence and termination sequences and every error path, with the exact
+// one-line messages naming the routers that failed or lagged.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "expect_error.h"
+#include "fabric/cluster_descriptor.h"
+#include "fabric/fabric_runner.h"
+#include "fabric/soc_descriptor.h"
+#include "test_elf.h"
+
+using Catch::Matchers::Contains;
+using fabric::CoreLocation;
+using fabric::CoreRunState;
+using fabric::CoreStatus;
+using fabric::ErrorCategory;
+using fabric::FabricDir;
+using fabric::FabricRunner;
+using fabric::test::expect_error;
+namespace pf = protocol::fabric;
+namespace t = fabric::test;
+
+namespace {
+
+const std::string kDir = FABRIC_SOC_DESCRIPTOR_DIR;
+
+const fabric::SocDescriptor& wh_soc() {
+    static const auto s = fabric::SocDescriptor::load_file(kDir + "/wormhole_b0_80_arch.yaml");
+    return s;
+}
+
+// What a scripted router does.
+enum class Script {
+    Normal,             // handshake after 500 cycles, ready on the ready word, exit on termination
+    StuckHandshaking,   // stays in Handshaking
+    HandshakeTimeout,   // reports Timeout (stuck at handshake_reply, detail 7) and exits 3
+    Trap,               // traps at 300 cycles
+    IgnoreReady,        // never leaves HandshakeComplete
+    IgnoreTermination,  // keeps running after the termination word
+    InFlight,           // sent[0] = 5, completed[0] = 3 forever
+    Undrained,          // graceful termination leaves 2 packets
+    FaultLater,         // 2000 cycles after start: Fault (stuck at noc_cmd_buf, detail 4), exit 3
+};
+
+struct FakeCore {
+    uint64_t released_at = 0;
+    bool released = false;
+    bool exited = false;
+    bool trapped = false;
+    uint32_t exit_status = 0;
+};
+
+class FakeFabricDevice : public fabric::Device {
+  public:
+    std::string description() const override { return "fake fabric"; }
+    uint32_t chip_count() const override { return 8; }
+    const fabric::SocDescriptor& soc(fabric::ChipId) const override { return wh_soc(); }
+    void write(const CoreLocation& c, uint64_t addr, std::span<const uint8_t> d) override {
+        for (size_t i = 0; i < d.size(); ++i) mem[{c, addr + i}] = d[i];
+        if (addr == hal::common::kSoftResetReg && d.size() == 4) {
+            const uint32_t v = read32(c, addr);
+            FakeCore& k = cores[c];
+            if ((v & hal::common::kSoftResetErisc0) == 0 && !k.released) {
+                k = FakeCore{};
+                k.released = true;
+                k.released_at = now;
+            } else if ((v & hal::common::kSoftResetErisc0) != 0) {
+                k = FakeCore{};
+            }
+        }
+        writes.push_back({c, addr});
+    }
+    void read(const CoreLocation& c, uint64_t addr, std::span<uint8_t> d) override {
+        for (size_t i = 0; i < d.size(); ++i) {
+            const auto it = mem.find({c, addr + i});
+            d[i] = it == mem.end() ? 0 : it->second;
+        }
+    }
+    uint64_t advance(uint64_t cycles) override {
+        if (frozen) return 0;
+        now += cycles;
+        for (auto& [core, k] : cores) step(core, k);
+        return cycles;
+    }
+    uint64_t cycles() const override { return now; }
+    CoreStatus core_status(const CoreLocation& c) override {
+        CoreStatus s;
+        const FakeCore& k = cores[c];
+        s.pc = 0x9100;
+        if (!k.released) {
+            s.state = CoreRunState::Reset;
+        } else if (k.trapped) {
+            s.state = CoreRunState::Trapped;
+            s.trap_cause = 2;
+            s.trap_name = "illegal instruction";
+            s.trap_pc = 0x9abc;
+        } else if (k.exited) {
+            s.state = CoreRunState::Exited;
+            s.exit_status = k.exit_status;
+        } else {
+            s.state = CoreRunState::Running;
+        }
+        return s;
+    }
+
+    // The scripted routers and workers.
+    void add_router(const fabric::RouterPlacement& r, Script s) { routers[r.core] = {r.layout, s}; }
+    std::map<CoreLocation, uint64_t> worker_run;  // worker core -> cycles until it exits 0
+
+    pf::RouterStatusBlock block(const CoreLocation& c, const pf::RouterLayout& l) {
+        pf::RouterStatusBlock b{};
+        std::vector<uint8_t> raw(sizeof(b));
+        read(c, l.status, raw);
+        std::memcpy(&b, raw.data(), sizeof(b));
+        return b;
+    }
+    void put(const CoreLocation& c, const pf::RouterLayout& l, const pf::RouterStatusBlock& b) {
+        std::vector<uint8_t> raw(sizeof(b));
+        std::memcpy(raw.data(), &b, sizeof(b));
+        for (size_t i = 0; i < raw.size(); ++i) mem[{c, l.status + i}] = raw[i];
+    }
+
+    std::map<std::pair<CoreLocation, uint64_t>, uint8_t> mem;
+    std::map<CoreLocation, FakeCore> cores;
+    std::map<CoreLocation, std::pair<pf::RouterLayout, Script>> routers;
+    std::vector<std::pair<CoreLocation, uint64_t>> writes;
+    uint64_t now = 0;
+    bool frozen = false;  // advance() runs no cycles (a backend whose clock is stuck)
+
+  private:
+    void step(const CoreLocation& c, FakeCore& k) {
+        if (!k.released || k.exited || k.trapped) return;
+        const uint64_t age = now - k.released_at;
+        if (const auto w = worker_run.find(c); w != worker_run.end()) {
+            if (age >= w->second) k.exited = true;
+            return;
+        }
+        const auto it = routers.find(c);
+        if (it == routers.end()) return;
+        const auto& [l, script] = it->second;
+        pf::RouterStatusBlock b = block(c, l);
+        using S = pf::RouterStatus;
+        const auto set = [&](S st) {
+            b.status = static_cast<uint32_t>(st);
+            b.stage = static_cast<uint32_t>(st);
+        };
+        ++b.heartbeat;
+        if (script == Script::Trap && age >= 300) {
+            k.trapped = true;
+            return;
+        }
+        if (b.status == 0) set(S::Handshaking);
+        if (b.status == static_cast<uint32_t>(S::Handshaking) && age >= 500) {
+            if (script == Script::HandshakeTimeout) {
+                b.status = static_cast<uint32_t>(S::Timeout);
+                b.stuck_at = static_cast<uint32_t>(pf::RouterWait::HandshakeReply);
+                b.detail = 7;
+                k.exited = true;
+                k.exit_status = 3;
+            } else if (script != Script::StuckHandshaking) {
+                set(S::HandshakeComplete);
+            }
+        }
+        if (b.status == static_cast<uint32_t>(S::HandshakeComplete) &&
+            script != Script::IgnoreReady && read32(c, l.ready) == pf::kReadyMagic) {
+            set(S::ReadyForTraffic);
+        }
+        if (b.status == static_cast<uint32_t>(S::ReadyForTraffic) && script == Script::FaultLater &&
+            age >= 2'000) {
+            b.status = static_cast<uint32_t>(S::Fault);
+            b.stuck_at = static_cast<uint32_t>(pf::RouterWait::NocCmdBuf);
+            b.detail = 4;
+            k.exited = true;
+            k.exit_status = 3;
+        }
+        if (b.status == static_cast<uint32_t>(S::ReadyForTraffic) && script == Script::InFlight) {
+            b.sent[0] = 5;
+            b.completed[0] = 3;
+        }
+        if (read32(c, l.termination) != 0 && script != Script::IgnoreTermination) {
+            set(S::Terminated);
+            if (script == Script::Undrained) b.undrained = 2;
+            k.exited = true;
+        }
+        put(c, l, b);
+    }
+};
+
+fabric::ElfImage router_elf(uint32_t data_at = 0x9200) {
+    t::TestElf e;
+    e.entry = 0x9040;
+    e.segments.push_back({.paddr = 0x9040, .data = t::words_to_bytes({0x13, 0x13})});
+    e.segments.push_back({.paddr = data_at, .data = {7}, .memsz = 8, .flags = t::kPfR | t::kPfW});
+    return fabric::ElfImage::parse(e.build(), "router.elf");
+}
+
+fabric::FabricPlan line_plan() {
+    static const auto t3k = fabric::ClusterDescriptor::load_file(kDir + "/t3k_cluster.yaml");
+    fabric::FabricOptions o;
+    o.chips = {0, 1, 2};
+    return fabric::plan_fabric(t3k, wh_soc(), o);
+}
+
+// A fake device with the line's routers, router `odd` (chip, dir) following `script`.
+struct Rig {
+    explicit Rig(std::optional<std::pair<fabric::ChipId, FabricDir>> odd = std::nullopt,
+                 Script script = Script::Normal)
+        : plan(line_plan()) {
+        for (const auto& r : plan.routers) {
+            const bool is_odd = odd && odd->first == r.chip && odd->second == r.dir;
+            dev.add_router(r, is_odd ? script : Script::Normal);
+        }
+    }
+    fabric::FabricPlan plan;
+    FakeFabricDevice dev;
+};
+
+std::string fabric_error(const std::function<void()>& f) {
+    return expect_error(ErrorCategory::Fabric, f);
+}
+
+}  // namespace
+
+TEST_CASE("fabric runner: status names", "[fabric_runner]") {
+    using S = pf::RouterStatus;
+    CHECK(fabric::router_status_name(0) == "not_started");
+    CHECK(fabric::router_status_name(static_cast<uint32_t>(S::HandshakeComplete)) ==
+          "handshake_complete");
+    CHECK(fabric::router_status_name(static_cast<uint32_t>(S::ReadyForTraffic)) ==
+          "ready_for_traffic");
+    CHECK(fabric::router_status_name(static_cast<uint32_t>(S::HandshakeMismatch)) ==
+          "handshake_mismatch");
+    CHECK(fabric::router_status_name(0x12345678) == "unknown(0x12345678)");
+    CHECK(fabric::router_wait_name(static_cast<uint32_t>(pf::RouterWait::WorkerTeardown)) ==
+          "worker_teardown");
+    CHECK(fabric::router_wait_name(99) == "unknown(0x00000063)");
+    CHECK(fabric::termination_name(1) == "graceful");
+    CHECK(fabric::termination_name(2) == "immediate");
+    CHECK(fabric::router_status_is_error(static_cast<uint32_t>(S::Timeout)));
+    CHECK(fabric::router_status_is_error(static_cast<uint32_t>(S::Fault)));
+    CHECK(fabric::router_status_is_error(0xE0000009));
+    CHECK_FALSE(fabric::router_status_is_error(static_cast<uint32_t>(S::BadPacket)));
+    CHECK_FALSE(fabric::router_status_is_error(static_cast<uint32_t>(S::Draining)));
+    CHECK_FALSE(fabric::router_status_is_error(0));
+    CHECK(fabric::category_name(ErrorCategory::Fabric) == "fabric");
+}
+
+TEST_CASE("fabric runner: bring-up, workers, graceful termination", "[fabric_runner]") {
+    Rig rig;
+    FabricRunner runner(rig.dev, rig.plan, router_elf(), 100);
+    runner.bring_up(100'000);
+    CHECK(runner.up());
+    CHECK(runner.handshake_cycles() == 500);
+    CHECK(runner.ready_cycles() == 600);
+    for (const auto& r : rig.plan.routers) {
+        INFO(r.core.str());
+        // The config as planned, zeros up to the first slot (the fake wrote the status block).
+        std::vector<uint8_t> cfg(sizeof(pf::RouterConfig));
+        rig.dev.read(r.core, r.layout.config, cfg);
+        CHECK(std::memcmp(cfg.data(), &r.config, sizeof(r.config)) == 0);
+        CHECK(rig.dev.read32(r.core, r.layout.ready) == pf::kReadyMagic);
+        CHECK(rig.dev.read32(r.core, r.layout.termination) == 0);
+        CHECK(rig.dev.read32(r.core, r.layout.connection) == 0);
+        CHECK(rig.dev.read32(r.core, hal::common::kErisc0ResetPcReg) == 0x9040);
+    }
+    // Every router's config block was written in one piece, before any router was released.
+    size_t config_writes = 0;
+    for (const auto& [c, addr] : rig.dev.writes) {
+        if (addr == rig.plan.routers.front().layout.config) ++config_writes;
+    }
+    CHECK(config_writes == rig.plan.routers.size());
+
+    const auto st = runner.status();
+    REQUIRE(st.size() == 4);
+    for (const auto& s : st) {
+        CHECK(s.status_name() == "ready_for_traffic");
+        CHECK(s.run.state == CoreRunState::Running);
+        CHECK_FALSE(s.core_finished);
+    }
+    CHECK(st[0].describe() ==
+          "chip 0 eth 2 (core 8-0, east): status ready_for_traffic, stage ready_for_traffic, "
+          "stuck at none, detail 0x00000000, core running at pc 0x00009100");
+    runner.check_running();
+
+    // Workers: only they are waited for; setup runs after load, before release.
+    const CoreLocation w0{0, {1, 1}}, w1{1, {1, 1}};
+    rig.dev.worker_run[w0] = 3'000;
+    rig.dev.worker_run[w1] = 5'000;
+    const auto wimg = router_elf();
+    const auto rules = fabric::erisc_placement(hal::kWormholeB0, wh_soc().worker_l1_size());
+    const std::vector<fabric::LaunchTarget> workers{{w0, &wimg, rules}, {w1, &wimg, rules}};
+    std::vector<CoreLocation> set_up;
+    fabric::LaunchOptions lo;
+    lo.poll_cycles = 1'000;
+    lo.max_cycles = 100'000;
+    const auto res = runner.run_workers(workers, lo, [&](const fabric::LaunchTarget& w) {
+        CHECK(rig.dev.core_status(w.core).state == CoreRunState::Reset);
+        set_up.push_back(w.core);
+    });
+    CHECK(set_up == std::vector<CoreLocation>{w0, w1});
+    REQUIRE(res.size() == 2);
+    CHECK(res[0].outcome == fabric::LaunchOutcome::Exited);
+    CHECK(res[1].outcome == fabric::LaunchOutcome::Exited);
+    CHECK(res[1].cycles == 5'000);
+    runner.check_running();
+
+    const auto fin = runner.terminate(pf::Termination::Graceful, 100'000);
+    for (const auto& s : fin) {
+        CHECK(s.status_name() == "terminated");
+        CHECK(s.core_finished);
+    }
+    for (const auto& r : rig.plan.routers) {
+        CHECK(rig.dev.read32(r.core, r.layout.termination) == 1);
+    }
+    CHECK_THAT(
+        expect_error(ErrorCategory::BadInput, [&] { (void)runner.run_workers(workers, lo); }),
+        Contains("it was terminated"));
+}
+
+TEST_CASE("fabric runner: a router stuck in the handshake is named", "[fabric_runner]") {
+    Rig rig(std::pair{1u, FabricDir::West}, Script::StuckHandshaking);
+    FabricRunner runner(rig.dev, rig.plan, router_elf(), 1'000);
+    const auto msg = fabric_error([&] { runner.bring_up(20'000); });
+    CHECK(msg ==
+          "fabric bring-up: not handshake_complete within 20000 cycles: 1 of 4 routers: chip 1 "
+          "eth 4 (core 7-0, west): status handshaking, stage handshaking, stuck at none, detail "
+          "0x00000000, core running at pc 0x00009100");
+    CHECK_FALSE(runner.up());
+    // Immediate termination still stops every router.
+    const auto fin = runner.terminate(pf::Termination::Immediate, 10'000);
+    CHECK(std::all_of(fin.begin(), fin.end(), [](const auto& s) { return s.core_finished; }));
+}
+
+TEST_CASE("fabric runner: a router error stops the bring-up at once", "[fabric_runner]") {
+    Rig rig(std::pair{2u, FabricDir::West}, Script::HandshakeTimeout);
+    FabricRunner runner(rig.dev, rig.plan, router_elf(), 100);
+    const auto msg = fabric_error([&] { runner.bring_up(1'000'000); });
+    CHECK(msg ==
+          "fabric bring-up (handshake) failed after 500 cycles: 1 of 4 routers: chip 2 eth 4 "
+          "(core 7-0, west): status timeout, stage handshaking, stuck at handshake_reply, detail "
+          "0x00000007, core exited with status 3");
+    CHECK(rig.dev.now == 500);  // did not wait for the budget
+    // Graceful termination refuses a broken fabric and writes nothing.
+    CHECK_THAT(fabric_error([&] { (void)runner.terminate(pf::Termination::Graceful, 10'000); }),
+               Contains("cannot terminate gracefully") && Contains("chip 2 eth 4"));
+    for (const auto& r : rig.plan.routers) CHECK(rig.dev.read32(r.core, r.layout.termination) == 0);
+}
+
+TEST_CASE("fabric runner: a trapped router and a router that never gets ready", "[fabric_runner]") {
+    {
+        Rig rig(std::pair{0u, FabricDir::East}, Script::Trap);
+        FabricRunner runner(rig.dev, rig.plan, router_elf(), 100);
+        CHECK_THAT(fabric_error([&] { runner.bring_up(100'000); }),
+                   Contains("fabric bring-up (handshake) failed after 300 cycles: 4 of 4 routers: "
+                            "chip 0 eth 2 (core 8-0, east): status handshaking") &&
+                       Contains("chip 2 eth 4 (core 7-0, west): status handshaking") &&
+                       Contains("core trapped: illegal instruction (mcause 2) at pc 0x00009abc"));
+        CHECK_THAT(
+            fabric_error([&] { (void)runner.terminate(pf::Termination::Immediate, 1'000); }),
+            Contains("immediate termination did not end cleanly") && Contains("core trapped"));
+    }
+    {
+        Rig rig(std::pair{1u, FabricDir::East}, Script::IgnoreReady);
+        FabricRunner runner(rig.dev, rig.plan, router_elf(), 100);
+        CHECK(fabric_error([&] { runner.bring_up(5'000); }) ==
+              "fabric bring-up: not ready_for_traffic within 5000 cycles: 1 of 4 routers: chip 1 "
+              "eth 2 (core 8-0, east): status handshake_complete, stage handshake_complete, stuck "
+              "at none, detail 0x00000000, core running at pc 0x00009100");
+        CHECK(runner.handshake_cycles() == 500);
+        CHECK_THAT(fabric_error([&] { runner.check_running(); }),
+                   Contains("not every router is ready for traffic: 1 of 4 routers: chip 1 eth 2"));
+    }
+}
+
+TEST_CASE("fabric runner: termination failures name the routers", "[fabric_runner]") {
+    {
+        Rig rig(std::pair{1u, FabricDir::West}, Script::IgnoreTermination);
+        FabricRunner runner(rig.dev, rig.plan, router_elf(), 100);
+        runner.bring_up(10'000);
+        CHECK(fabric_error([&] { (void)runner.terminate(pf::Termination::Graceful, 3'000); }) ==
+              "fabric: graceful termination: still running after 3000 cycles: 1 of 4 routers: chip "
+              "1 eth 4 (core 7-0, west): status ready_for_traffic, stage ready_for_traffic, stuck "
+              "at none, detail 0x00000000, core running at pc 0x00009100");
+    }
+    {
+        Rig rig(std::pair{0u, FabricDir::East}, Script::InFlight);
+        FabricRunner runner(rig.dev, rig.plan, router_elf(), 100);
+        runner.bring_up(10'000);
+        CHECK_THAT(fabric_error([&] { (void)runner.terminate(pf::Termination::Graceful, 3'000); }),
+                   Contains("traffic did not quiesce within 3000 cycles (sent 5, received 0; "
+                            "nothing terminated): 1 of 4 routers: chip 0 eth 2"));
+        for (const auto& r : rig.plan.routers) {
+            CHECK(rig.dev.read32(r.core, r.layout.termination) == 0);
+        }
+        const auto fin = runner.terminate(pf::Termination::Immediate, 3'000);
+        CHECK(fin.front().block.sent[0] == 5);
+        for (const auto& r : rig.plan.routers) {
+            CHECK(rig.dev.read32(r.core, r.layout.termination) == 2);
+        }
+    }
+    {
+        Rig rig(std::pair{2u, FabricDir::West}, Script::Undrained);
+        FabricRunner runner(rig.dev, rig.plan, router_elf(), 100);
+        runner.bring_up(10'000);
+        CHECK_THAT(fabric_error([&] { (void)runner.terminate(pf::Termination::Graceful, 3'000); }),
+                   Contains("graceful termination did not end cleanly, chip 2 eth 4 left 2 "
+                            "undrained: 1 of 4 routers: chip 2 eth 4 (core 7-0, west): status "
+                            "terminated"));
+    }
+}
+
+TEST_CASE("fabric runner: bad calls and inputs", "[fabric_runner]") {
+    Rig rig;
+    // An image over the router block.
+    CHECK_THAT(expect_error(ErrorCategory::BadElf,
+                            [&] { FabricRunner r(rig.dev, rig.plan, router_elf(0x11010), 100); }),
+               Contains("router L1 block"));
+    CHECK_THAT(expect_error(ErrorCategory::BadInput,
+                            [&] { FabricRunner r(rig.dev, rig.plan, router_elf(), 0); }),
+               Contains("poll interval is 0"));
+    {
+        auto plan = rig.plan;
+        plan.routers[1].chip = 9;
+        plan.routers[1].core.chip = 9;
+        CHECK_THAT(expect_error(ErrorCategory::BadInput,
+                                [&] { FabricRunner r(rig.dev, plan, router_elf(), 100); }),
+                   Contains("router on chip 9, but fake fabric has 8 chip(s)"));
+    }
+    {
+        auto plan = rig.plan;
+        plan.routers[0].core.core = {1, 1};
+        CHECK_THAT(expect_error(ErrorCategory::BadInput,
+                                [&] { FabricRunner r(rig.dev, plan, router_elf(), 100); }),
+                   Contains("chip 0 core 1-1 is not eth channel 2"));
+    }
+    {
+        auto plan = rig.plan;
+        plan.arch = hal::Arch::Blackhole;
+        CHECK_THAT(expect_error(ErrorCategory::BadInput,
+                                [&] { FabricRunner r(rig.dev, plan, router_elf(), 100); }),
+                   Contains("the plan is for blackhole but chip 0 of fake fabric is wormhole_b0"));
+        plan.routers.clear();
+        CHECK_THAT(expect_error(ErrorCategory::BadInput,
+                                [&] { FabricRunner r(rig.dev, plan, router_elf(), 100); }),
+                   Contains("the plan has no routers"));
+    }
+    FabricRunner runner(rig.dev, rig.plan, router_elf(), 100);
+    CHECK_THAT(expect_error(ErrorCategory::BadInput,
+                            [&] { (void)runner.terminate(pf::Termination::Graceful, 100); }),
+               Contains("terminate before bring_up"));
+    const auto img = router_elf();
+    const auto rules = fabric::erisc_placement(hal::kWormholeB0, 262144);
+    const std::vector<fabric::LaunchTarget> w{{rig.plan.routers[0].core, &img, rules}};
+    CHECK_THAT(expect_error(ErrorCategory::BadInput, [&] { (void)runner.run_workers(w); }),
+               Contains("bring it up first"));
+    CHECK_THAT(expect_error(ErrorCategory::BadInput, [&] { runner.bring_up(0); }),
+               Contains("bring-up timeout is 0 cycles"));
+    runner.bring_up(10'000);
+    CHECK_THAT(expect_error(ErrorCategory::BadInput, [&] { runner.bring_up(10'000); }),
+               Contains("bring_up called twice"));
+    CHECK_THAT(expect_error(ErrorCategory::BadInput, [&] { (void)runner.run_workers(w); }),
+               Contains("worker chip 0 core 8-0 is the east router core of chip 0 (eth 2)"));
+    {
+        fabric::LaunchOptions lo;
+        lo.poll_cycles = 0;
+        const std::vector<fabric::LaunchTarget> ok{{{0, {1, 1}}, &img, rules}};
+        CHECK_THAT(expect_error(ErrorCategory::BadInput, [&] { (void)runner.run_workers(ok, lo); }),
+                   Contains("poll interval is 0"));
+        const std::vector<fabric::LaunchTarget> twice{{{0, {1, 1}}, &img, rules},
+                                                      {{0, {1, 1}}, &img, rules}};
+        CHECK_THAT(expect_error(ErrorCategory::BadInput, [&] { (void)runner.run_workers(twice); }),
+                   Contains("chip 0 core 1-1 is given more than one image"));
+    }
+    CHECK_THAT(expect_error(ErrorCategory::BadInput,
+                            [&] { (void)runner.terminate(pf::Termination::KeepRunning, 100); }),
+               Contains("terminate with mode keep_running"));
+    CHECK_THAT(expect_error(ErrorCategory::BadInput,
+                            [&] { (void)runner.terminate(pf::Termination::Graceful, 0); }),
+               Contains("terminate timeout is 0 cycles"));
+}
+
+TEST_CASE("fabric runner: a router that fails while workers run ends the wait", "[fabric_runner]") {
+    Rig rig(std::pair{1u, FabricDir::East}, Script::FaultLater);
+    FabricRunner runner(rig.dev, rig.plan, router_elf(), 100);
+    runner.bring_up(10'000);
+    const CoreLocation w0{0, {1, 1}};
+    rig.dev.worker_run[w0] = 1'000'000;
+    const auto img = router_elf();
+    const auto rules = fabric::erisc_placement(hal::kWormholeB0, wh_soc().worker_l1_size());
+    const std::vector<fabric::LaunchTarget> w{{w0, &img, rules}};
+    fabric::LaunchOptions lo;
+    lo.poll_cycles = 500;
+    lo.max_cycles = 2'000'000;
+    CHECK(fabric_error([&] { (void)runner.run_workers(w, lo); }) ==
+          "fabric: a router failed while workers ran (1500 cycles in): 1 of 4 routers: chip 1 eth "
+          "2 (core 8-0, east): status fault, stage ready_for_traffic, stuck at noc_cmd_buf, detail "
+          "0x00000004, core exited with status 3");
+    CHECK(rig.dev.now < 10'000);
+}
+
+TEST_CASE("fabric runner: a device whose clock does not advance is a device error",
+          "[fabric_runner]") {
+    Rig rig;
+    rig.dev.frozen = true;
+    FabricRunner runner(rig.dev, rig.plan, router_elf(), 100);
+    CHECK_THAT(expect_error(ErrorCategory::Device, [&] { runner.bring_up(10'000); }),
+               Contains("fake fabric: the device clock does not advance while the host waits for "
+                        "the routers: 4 of 4 routers: chip 0 eth 2"));
+}
