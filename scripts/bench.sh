@@ -12,4 +12,6 @@ echo "== simulator speed: compute-bound firmware (firmware/benchmarks/compute_bo
 "$b/benchmarks/sim_speed/sim_speed" --elf "$b/firmware/wormhole_b0/compute_bound.elf"
 echo "== Ethernet: bandwidth, round trip, ring latency (firmware on eth cores in the model)"
 "$b/benchmarks/eth_bench/eth_bench" all
+echo "== 1D fabric: bandwidth, latency per hop, router cost (routers + worker adapter in the model)"
+"$b/benchmarks/fabric_bench/fabric_bench" all
 exit 0

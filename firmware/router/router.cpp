@@ -53,6 +53,16 @@ static_assert(kCreditTrid <= hal::noc::kMaxTransactionId);
 // Counters are copied to the status block every this many busy iterations (and when the router
 // goes idle, and at exit).
 constexpr uint32_t kPublishEvery = 256;
+// The heartbeat, the termination word and the ch0 connection block are L1 words (7-cycle loads,
+// 5-cycle stores): looked at every this many iterations, not on every pass (an idle pass is a
+// handful of register reads, so this is still every few hundred cycles).
+constexpr uint32_t kPollEvery = 16;
+// Data packets sent into one peer receiver channel before their +n on its rx_sent stream. One
+// announcement per packet would cost its own Ethernet frame and leave the wire idle while the
+// loop comes round to queue the next packet behind it; more than a few delays the receiver.
+constexpr uint32_t kAnnounceBatch = 2;
+// Packets one receiver channel takes per pass (one stream update for all of them).
+constexpr uint32_t kTakeBatch = 4;
 
 // The fixed part of the layout (everything before the slots) does not depend on the config.
 constexpr pf::RouterLayout kFixed = pf::router_layout(kA, pf::RouterConfig{});
@@ -71,15 +81,16 @@ constexpr uint32_t kScratchAtomicReturn = 16 + 8;
 constexpr uint32_t kIncOne = Streams::encode_delta(1).value;
 static_assert(Streams::encode_delta(1).ok());
 
-constexpr hal::StreamId kRxSent[pf::kNumReceiverChannels] = {
-    Streams::id<pf::kStreamRxSent0>(), Streams::id<pf::kStreamRxSent0 + 1>()};
-constexpr hal::StreamId kCompleted[pf::kNumSenderChannels] = {
-    Streams::id<pf::kStreamCompleted0>(), Streams::id<pf::kStreamCompleted0 + 1>(),
-    Streams::id<pf::kStreamCompleted0 + 2>()};
-constexpr hal::StreamId kPushed[pf::kNumSenderChannels] = {
-    Streams::id<pf::kStreamPushed0>(), Streams::id<pf::kStreamPushed0 + 1>(),
-    Streams::id<pf::kStreamPushed0 + 2>()};
+// Stream IDs by channel, computed rather than read from a table (a constant table lives in L1:
+// a 7-cycle load on every use in the loop). The highest ID is checked against the arch here.
 constexpr hal::StreamId kPeerDrained = Streams::id<pf::kStreamPeerDrained>();
+static_assert(pf::kStreamPeerDrained + 1 >= pf::kStreamPushed0 + pf::kNumSenderChannels);
+constexpr hal::StreamId stream_id(uint32_t n) {
+    return Streams::make_id(n).value;  // n <= kStreamPeerDrained (above), so always ok
+}
+constexpr hal::StreamId rx_sent_id(uint32_t r) { return stream_id(pf::kStreamRxSent0 + r); }
+constexpr hal::StreamId completed_id(uint32_t c) { return stream_id(pf::kStreamCompleted0 + c); }
+constexpr hal::StreamId pushed_id(uint32_t c) { return stream_id(pf::kStreamPushed0 + c); }
 
 // Why a config was refused (RouterStatusBlock::detail with status ConfigInvalid).
 enum class ConfigCheck : uint32_t {
@@ -110,9 +121,19 @@ enum class BadPacket : uint32_t {
 };
 
 // Fields of a PacketHeader word-addressed in L1.
-constexpr uint32_t kHdrWords = sizeof(pf::PacketHeader) / 4;
 constexpr uint32_t kHdrMetaWord = offsetof(pf::PacketHeader, payload_bytes) / 4;  // bytes|type|src
 constexpr uint32_t kHdrRouteWord = offsetof(pf::PacketHeader, route) / 4;
+constexpr uint32_t kHdrMagicWord = offsetof(pf::PacketHeader, magic) / 4;
+static_assert(offsetof(pf::PacketHeader, cmd) == 0);
+// NocCommand words each send type uses, 4 bits per NocSendType (a table would be an L1 load):
+// the receiver loads only those, plus the meta, route and magic words.
+constexpr uint32_t kCmdWordsPacked =
+    (sizeof(pf::UnicastWriteCmd) / 4) | (sizeof(pf::InlineWriteCmd) / 4) << 4 | (sizeof(pf::AtomicIncCmd) / 4) << 8 |
+    (sizeof(pf::FusedWriteAtomicIncCmd) / 4) << 12 | (sizeof(pf::ScatterWriteCmd) / 4) << 16;
+static_assert(static_cast<uint32_t>(pf::NocSendType::kCount) == 5 && sizeof(pf::ScatterWriteCmd) / 4 < 16);
+constexpr uint32_t cmd_words(uint32_t send_type) {
+    return (kCmdWordsPacked >> (4 * send_type)) & 15;
+}
 static_assert(offsetof(pf::PacketHeader, payload_bytes) == 40 && offsetof(pf::PacketHeader, send_type) == 42 &&
               offsetof(pf::PacketHeader, src_channel) == 43);
 
@@ -163,17 +184,39 @@ bool target_ok(const pf::NocTarget& t, uint32_t bytes, uint32_t align) {
 struct PendingAtomic {  // an atomic issued once the slot's writes are flushed
     pf::NocTarget dst;
     uint32_t value;
-    uint32_t armed;
 };
 
-// Per-slot state of the receiver channels. Touched once per packet, so it lives in L1 (.bss);
-// the Router itself, read on every iteration, lives on the stack in the local data RAM (2-cycle
-// loads instead of L1's 7: the loop reads dozens of its fields per pass).
-struct RxSlotState {
-    uint8_t src[kMaxSlots];  // src_channel per slot; 0xFF: no completion to send
-    PendingAtomic pending[kMaxSlots];
+// Atomics armed per receiver slot (only flush atomics use them), in L1 (.bss); the Router
+// itself, read on every iteration, lives on the stack in the local data RAM (2-cycle loads
+// instead of L1's 7), with the per-slot words every packet touches (Receiver::src, armed).
+PendingAtomic g_pending[pf::kNumReceiverChannels][kMaxSlots];
+
+// s % 7 for a slot index without a division (DIVU takes 16 cycles): (s * 37) >> 8 == s / 7 for
+// every s < 42.
+constexpr uint32_t mod7(uint32_t s) {
+    return s - 7 * ((s * 37) >> 8);
+}
+constexpr bool mod7_ok() {
+    for (uint32_t s = 0; s < kMaxSlots; ++s) {
+        if (mod7(s) != s % 7) return false;
+    }
+    return true;
+}
+static_assert(kTridsPerRx == 7 && mod7_ok());
+
+// The next slot of a ring of `slots` slots of `bytes` from `base`: index and address, no modulo.
+struct SlotCursor {
+    uint32_t idx = 0;
+    uint32_t addr = 0;
+    void advance(uint32_t base, uint32_t slots, uint32_t bytes) {
+        if (++idx == slots) {
+            idx = 0;
+            addr = base;
+        } else {
+            addr += bytes;
+        }
+    }
 };
-RxSlotState g_rx_slots[pf::kNumReceiverChannels];
 
 class Router {
   public:
@@ -187,19 +230,25 @@ class Router {
         uint32_t rx = 0;     // the peer receiver channel it sends into
         uint32_t sent = 0;   // free-running
         uint32_t completed = 0;  // free-running; also the producer's "freed"
+        SlotCursor next;     // the slot of packet `sent`
         bool credit_dirty = false;
     };
     struct PeerRx {  // a receiver channel of the peer, as our senders see it
         uint32_t base = 0;
         uint32_t slots = 0;
-        uint32_t next = 0;      // packets sent into it (free-running): next slot = next % slots
-        uint32_t inflight = 0;  // sent and not completed
+        SlotCursor next;           // where the next packet lands
+        uint32_t inflight = 0;     // sent and not completed
+        uint32_t unannounced = 0;  // sent, its +1 on the peer's rx_sent stream not yet queued
     };
     struct Receiver {  // one of our receiver channels
         uint32_t base = 0;
         uint32_t slots = 0;
         uint32_t taken = 0;  // packets taken (free-running)
         uint32_t done = 0;   // completions sent
+        SlotCursor take;     // slot of packet `taken`
+        SlotCursor complete; // slot of packet `done`
+        uint32_t armed = 0;  // bit per slot: an atomic waits in g_pending
+        uint8_t src[kMaxSlots] = {};  // src_channel per slot; 0xFF: no completion to send
     };
     struct Downstream {  // the router on this chip that continues the line
         bool present = false;
@@ -207,6 +256,8 @@ class Router {
         uint32_t base[pf::kNumSenderChannels] = {};
         uint32_t slots[pf::kNumSenderChannels] = {};
         uint32_t pushed[pf::kNumSenderChannels] = {};  // packets written into its channel
+        uint32_t credit[pf::kNumSenderChannels] = {};  // its freed count as last read (L1 word)
+        SlotCursor next[pf::kNumSenderChannels];       // slot of packet `pushed`
     };
     struct Worker {  // the ch0 connection
         bool connected = false;
@@ -224,9 +275,13 @@ class Router {
     // ---- main loop steps ----
     Status sender_step(uint32_t c);
     void sender_completions(uint32_t c);
+    Status announce(uint32_t rx);
     Status receiver_step(uint32_t r);
+    Status take(uint32_t r, bool& taken);
+    bool send_completions(uint32_t src, uint32_t n);
+    void complete(Receiver& rx, uint32_t n);
     Status completion_step(uint32_t r);
-    Status deliver(const pf::PacketHeader& h, uint32_t slot, uint32_t trid, PendingAtomic& pend);
+    Status deliver(const pf::PacketHeader& h, uint32_t slot, uint32_t trid, PendingAtomic& pend, bool& armed);
     uint32_t validate(const pf::PacketHeader& h, uint32_t action, uint32_t fwd_ch) const;
     Status credit_step();
     Status connection_step();
@@ -248,7 +303,7 @@ class Router {
     hal::Deadline progress_deadline() const {
         return hal::Deadline::after_us(kA, c_.progress_timeout_us);
     }
-    uint32_t trid(uint32_t r, uint32_t slot) const { return r * kTridsPerRx + slot % kTridsPerRx; }
+    uint32_t trid(uint32_t r, uint32_t slot) const { return r * kTridsPerRx + mod7(slot); }
 
     pf::RouterConfig c_{};
     pf::RouterLayout l_{};
@@ -447,7 +502,10 @@ int Router::handshake() {
     const uint32_t slot_bytes = l_.slot_bytes;
     peer_rx_[0].base = in.rx_base;
     peer_rx_[1].base = in.rx_base + c_.receiver_slots[0] * slot_bytes;
-    for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) peer_rx_[r].slots = c_.receiver_slots[r];
+    for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
+        peer_rx_[r].slots = c_.receiver_slots[r];
+        peer_rx_[r].next.addr = peer_rx_[r].base;
+    }
     set_stage(RouterStatus::HandshakeComplete);
     return -1;
 }
@@ -483,6 +541,7 @@ uint32_t Router::setup_downstream() {
         if (dc.sender_slots[ch] > kMaxSlots) return static_cast<uint32_t>(ConfigCheck::DownstreamConfig);
         ds_.base[ch] = dl.sender_base[ch];
         ds_.slots[ch] = dc.sender_slots[ch];
+        ds_.next[ch].addr = ds_.base[ch];
     }
     return 0;
 }
@@ -492,9 +551,9 @@ uint32_t Router::setup_downstream() {
 // Completions from the peer for channel c free our slots and the peer's receiver slots.
 void Router::sender_completions(uint32_t c) {
     Sender& s = tx_[c];
-    const uint32_t n = Streams::read(kCompleted[c]);
+    const uint32_t n = Streams::read(completed_id(c));
     if (n == 0) return;
-    stream_add(kCompleted[c], -static_cast<int32_t>(n));
+    stream_add(completed_id(c), -static_cast<int32_t>(n));
     activity_ = true;
     s.completed += n;
     peer_rx_[s.rx].inflight -= n;
@@ -502,30 +561,44 @@ void Router::sender_completions(uint32_t c) {
 }
 
 // Send the oldest pushed packet of channel c if the peer's receiver has a free slot and TXQ0 is
-// free: the data packet, then +1 on the peer's rx_sent stream behind it on the same queue.
+// free. Its +1 on the peer's rx_sent stream follows on the same queue (so it lands after the
+// data), for up to kAnnounceBatch packets at once: as soon as nothing more can go now, or when
+// the batch is full.
 Status Router::sender_step(uint32_t c) {
     Sender& s = tx_[c];
-    sender_completions(c);
-    if (Streams::read(kPushed[c]) == 0) return Status::Ok;
+    if (Eth::is_busy(kTxq)) return Status::Ok;
     PeerRx& p = peer_rx_[s.rx];
-    if (p.inflight >= p.slots || Eth::is_busy(kTxq)) return Status::Ok;
-    const uint32_t slot = s.base + (s.sent % s.slots) * l_.slot_bytes;
+    const bool ready = p.inflight < p.slots && Streams::read(pushed_id(c)) != 0;
+    if (p.unannounced != 0 && (!ready || p.unannounced >= kAnnounceBatch)) {
+        const Status a = announce(s.rx);
+        return a == Status::Busy ? Status::Ok : a;
+    }
+    if (!ready) return Status::Ok;
+    const uint32_t slot = s.next.addr;
     const uint32_t meta_addr = slot + 4 * kHdrMetaWord;
     const uint32_t meta = ld(meta_addr);
     uint32_t bytes = meta & 0xFFFF;
     if (bytes > c_.payload_bytes) bytes = c_.payload_bytes;  // the receiver drops it as bad
     st(meta_addr, (meta & 0x00FFFFFF) | (c << 24));           // src_channel
-    const uint32_t dst = p.base + (p.next % p.slots) * l_.slot_bytes;
-    HAL_TRY(Eth::try_send(kTxq, slot, dst, sizeof(pf::PacketHeader) + align16(bytes)));
-    const uint32_t reg = Streams::update_reg_addr(kRxSent[s.rx]);
-    Status r = Eth::try_write_remote_reg(kTxq, reg, kIncOne);
-    if (r == Status::Busy) r = Eth::write_remote_reg(kTxq, reg, kIncOne, progress_deadline());
-    HAL_TRY(r);
-    stream_add(kPushed[c], -1);
+    HAL_TRY(Eth::try_send(kTxq, slot, p.next.addr, sizeof(pf::PacketHeader) + align16(bytes)));
+    stream_add(pushed_id(c), -1);
     activity_ = true;
     ++s.sent;
-    ++p.next;
+    s.next.advance(s.base, s.slots, l_.slot_bytes);
+    p.next.advance(p.base, p.slots, l_.slot_bytes);
     ++p.inflight;
+    ++p.unannounced;
+    return Status::Ok;
+}
+
+// +unannounced on the peer's rx_sent stream of receiver channel `rx`, if TXQ0 takes it now
+// (Busy if not).
+Status Router::announce(uint32_t rx) {
+    PeerRx& p = peer_rx_[rx];
+    HAL_TRY(Eth::try_write_remote_reg(kTxq, Streams::update_reg_addr(rx_sent_id(rx)),
+                                      Streams::encode_delta(static_cast<int32_t>(p.unannounced)).value));
+    p.unannounced = 0;
+    activity_ = true;
     return Status::Ok;
 }
 
@@ -576,7 +649,7 @@ uint32_t Router::validate(const pf::PacketHeader& h, uint32_t action, uint32_t f
 
 // Execute the packet's NoC command on this chip. Atomics that must follow flushed writes are
 // armed in `pend` and issued by completion_step once the slot is the oldest and flushed.
-Status Router::deliver(const pf::PacketHeader& h, uint32_t slot, uint32_t id, PendingAtomic& pend) {
+Status Router::deliver(const pf::PacketHeader& h, uint32_t slot, uint32_t id, PendingAtomic& pend, bool& armed) {
     const uint32_t payload = slot + sizeof(pf::PacketHeader);
     const uint32_t bytes = h.payload_bytes;
     const hal::NocWriteOpts wo{.trid = id};
@@ -595,14 +668,16 @@ Status Router::deliver(const pf::PacketHeader& h, uint32_t slot, uint32_t id, Pe
         }
         case pf::NocSendType::AtomicInc:
             if (h.cmd.atomic.flush != 0) {
-                pend = {h.cmd.atomic.dst, h.cmd.atomic.value, 1};
+                pend = {h.cmd.atomic.dst, h.cmd.atomic.value};
+                armed = true;
                 return Status::Ok;
             }
             return noc_.atomic_inc(to(h.cmd.atomic.dst), h.cmd.atomic.value, ao);
         case pf::NocSendType::FusedWriteAtomicInc:
             HAL_TRY(noc_.write(payload, to(h.cmd.fused.dst), bytes, wo));
             if (h.cmd.fused.flush != 0) {
-                pend = {h.cmd.fused.sem, h.cmd.fused.value, 1};
+                pend = {h.cmd.fused.sem, h.cmd.fused.value};
+                armed = true;
                 return Status::Ok;
             }
             return noc_.atomic_inc(to(h.cmd.fused.sem), h.cmd.fused.value, ao);
@@ -621,56 +696,83 @@ Status Router::deliver(const pf::PacketHeader& h, uint32_t slot, uint32_t id, Pe
     }
 }
 
-// Take the next packet of rx r, if one has landed and (when it goes on) the downstream channel
-// has a free slot: deliver it here and/or forward it, all NoC requests tagged with the slot's trid.
+// Take the packets that have landed in rx r, up to kTakeBatch, in order; one stream update for
+// all of them.
 Status Router::receiver_step(uint32_t r) {
+    const uint32_t landed = Streams::read(rx_sent_id(r));
+    if (landed == 0) return Status::Ok;
+    uint32_t n = 0;
+    while (n < landed && n < kTakeBatch) {
+        bool taken = false;
+        HAL_TRY(take(r, taken));
+        if (!taken) break;
+        ++n;
+    }
+    if (n == 0) return Status::Ok;
+    stream_add(rx_sent_id(r), -static_cast<int32_t>(n));
+    activity_ = true;
+    return Status::Ok;
+}
+
+// Take the next packet of rx r if (when it goes on) the downstream channel has a free slot:
+// deliver it here and/or forward it, all NoC requests tagged with the slot's trid. Only the
+// header words the packet needs are loaded (L1 loads take 7 cycles each).
+[[gnu::flatten]] Status Router::take(uint32_t r, bool& taken) {
     Receiver& rx = rx_[r];
-    if (Streams::read(kRxSent[r]) == 0) return Status::Ok;
-    const uint32_t idx = rx.taken % rx.slots;
-    const uint32_t slot = rx.base + idx * l_.slot_bytes;
+    const uint32_t idx = rx.take.idx;
+    const uint32_t slot = rx.take.addr;
     Words<pf::PacketHeader> hw;
-    for (uint32_t i = 0; i < kHdrWords; ++i) hw.w[i] = ld(slot + 4 * i);
+    hw.w[kHdrMetaWord] = ld(slot + 4 * kHdrMetaWord);
+    hw.w[kHdrRouteWord] = ld(slot + 4 * kHdrRouteWord);
+    hw.w[kHdrMagicWord] = ld(slot + 4 * kHdrMagicWord);
     const pf::PacketHeader& h = hw.s;
     const uint32_t action = h.route & 3;
+    const bool write = action == static_cast<uint32_t>(pf::HopAction::Write) ||
+                       action == static_cast<uint32_t>(pf::HopAction::WriteAndForward);
+    const bool fwd = action == static_cast<uint32_t>(pf::HopAction::Forward) ||
+                     action == static_cast<uint32_t>(pf::HopAction::WriteAndForward);
+    // The command, for a packet delivered here (validate() reads it only then).
+    if (write && h.send_type < static_cast<uint8_t>(pf::NocSendType::kCount)) {
+        const uint32_t words = cmd_words(h.send_type);
+        for (uint32_t i = 0; i < words; ++i) hw.w[i] = ld(slot + 4 * i);
+    }
     // rx0 continues on the downstream's ch1 (VC0), rx1 on its ch2 (VC1).
     const uint32_t ch = r == 0 ? 1 : 2;
     const uint32_t why = validate(h, action, ch);
     const uint32_t id = trid(r, idx);
-    RxSlotState& ss = g_rx_slots[r];
-    PendingAtomic& pend = ss.pending[idx];
-    pend.armed = 0;
+    const uint32_t bit = 1u << idx;
+    rx.armed &= ~bit;
     if (why != 0) {
         ++bad_packets_;
         sb_store(SB_OFF(detail), why);
-        ss.src[idx] = h.src_channel < pf::kNumSenderChannels ? h.src_channel : 0xFF;
+        rx.src[idx] = h.src_channel < pf::kNumSenderChannels ? h.src_channel : 0xFF;
     } else {
-        const bool write = action == static_cast<uint32_t>(pf::HopAction::Write) ||
-                           action == static_cast<uint32_t>(pf::HopAction::WriteAndForward);
-        const bool fwd = action == static_cast<uint32_t>(pf::HopAction::Forward) ||
-                         action == static_cast<uint32_t>(pf::HopAction::WriteAndForward);
-        if (fwd) {
-            const uint32_t credit = ld(kFixed.upstream_credit[ch]);
-            if (ds_.pushed[ch] - credit >= ds_.slots[ch]) return Status::Ok;  // try again later
+        if (fwd && ds_.pushed[ch] - ds_.credit[ch] >= ds_.slots[ch]) {
+            ds_.credit[ch] = ld(kFixed.upstream_credit[ch]);  // only when it looked full
+            if (ds_.pushed[ch] - ds_.credit[ch] >= ds_.slots[ch]) return Status::Ok;  // try again later
         }
         if (write) {
-            HAL_TRY(deliver(h, slot, id, pend));
+            PendingAtomic& pend = g_pending[r][idx];
+            bool armed = false;
+            HAL_TRY(deliver(h, slot, id, pend, armed));
+            if (armed) rx.armed |= bit;
             ++delivered_;
         }
         if (fwd) {
             st(slot + 4 * kHdrRouteWord, h.route >> 2);
-            const uint32_t dst = ds_.base[ch] + (ds_.pushed[ch] % ds_.slots[ch]) * l_.slot_bytes;
-            HAL_TRY(noc_.write(slot, {ds_.x, ds_.y, dst}, sizeof(pf::PacketHeader) + align16(h.payload_bytes),
-                               {.trid = id}));
-            HAL_TRY(noc_.write_inline({ds_.x, ds_.y, Streams::update_reg_addr(kPushed[ch])}, kIncOne,
+            HAL_TRY(noc_.write(slot, {ds_.x, ds_.y, ds_.next[ch].addr},
+                               sizeof(pf::PacketHeader) + align16(h.payload_bytes), {.trid = id}));
+            HAL_TRY(noc_.write_inline({ds_.x, ds_.y, Streams::update_reg_addr(pushed_id(ch))}, kIncOne,
                                       {.trid = id}));
             ++ds_.pushed[ch];
+            ds_.next[ch].advance(ds_.base[ch], ds_.slots[ch], l_.slot_bytes);
             ++forwarded_;
         }
-        ss.src[idx] = h.src_channel;
+        rx.src[idx] = h.src_channel;
     }
-    stream_add(kRxSent[r], -1);
-    activity_ = true;
     ++rx.taken;
+    rx.take.advance(rx.base, rx.slots, l_.slot_bytes);
+    taken = true;
     return Status::Ok;
 }
 
@@ -679,36 +781,59 @@ Status Router::receiver_step(uint32_t r) {
 // while walking forward over flushed slots (every earlier write of the channel is then flushed
 // too), up to kCompletionLookahead slots ahead, so several can be in flight; a slot whose atomic
 // was just issued completes once that is flushed as well.
-constexpr uint32_t kCompletionLookahead = 8;
+constexpr uint32_t kCompletionLookahead = 16;
 
-Status Router::completion_step(uint32_t r) {
+[[gnu::flatten]] Status Router::completion_step(uint32_t r) {
     Receiver& rx = rx_[r];
-    RxSlotState& ss = g_rx_slots[r];
-    bool in_order = true;  // every slot before this one is complete
-    for (uint32_t n = rx.done, walked = 0; n != rx.taken && walked < kCompletionLookahead; ++n, ++walked) {
-        const uint32_t idx = n % rx.slots;
+    if (rx.done == rx.taken) return Status::Ok;
+    // Consecutive flushed slots of the same src_channel complete with one +n (a run).
+    bool in_order = true;  // every slot before this one is complete or in the run
+    uint32_t run = 0;
+    uint32_t run_src = 0;
+    SlotCursor at = rx.complete;
+    for (uint32_t n = rx.done, walked = 0; n != rx.taken && walked < kCompletionLookahead;
+         ++n, ++walked, at.advance(rx.base, rx.slots, l_.slot_bytes)) {
+        const uint32_t idx = at.idx;
         const uint32_t id = trid(r, idx);
-        if (!noc_.trid_flushed(id)) return Status::Ok;
-        PendingAtomic& pend = ss.pending[idx];
-        if (pend.armed != 0) {
-            pend.armed = 0;
+        if (!noc_.trid_flushed(id)) break;
+        const uint32_t bit = 1u << idx;
+        if ((rx.armed & bit) != 0) {
+            rx.armed &= ~bit;
+            const PendingAtomic& pend = g_pending[r][idx];
             HAL_TRY(noc_.atomic_inc({pend.dst.x, pend.dst.y, pend.dst.addr}, pend.value, {.trid = id}));
             in_order = false;
             continue;
         }
         if (!in_order) continue;
-        if (ss.src[idx] < pf::kNumSenderChannels) {
-            const Status s = Eth::try_write_remote_reg(kTxq, Streams::update_reg_addr(kCompleted[ss.src[idx]]), kIncOne);
-            if (s == Status::Busy) {
+        const uint32_t src = rx.src[idx];
+        if (run != 0 && src != run_src) {
+            if (!send_completions(run_src, run)) {
                 in_order = false;
+                run = 0;
                 continue;
             }
-            HAL_TRY(s);
+            complete(rx, run);
+            run = 0;
         }
-        activity_ = true;
-        ++rx.done;
+        run_src = src;
+        ++run;
     }
+    if (run != 0 && send_completions(run_src, run)) complete(rx, run);
     return Status::Ok;
+}
+
+// +n on the peer's completion stream of sender channel `src` (nothing for 0xFF: a packet whose
+// src_channel was bad), if TXQ0 takes it now.
+bool Router::send_completions(uint32_t src, uint32_t n) {
+    if (src >= pf::kNumSenderChannels) return true;
+    return Eth::try_write_remote_reg(kTxq, Streams::update_reg_addr(completed_id(src)),
+                                     Streams::encode_delta(static_cast<int32_t>(n)).value) == Status::Ok;
+}
+
+void Router::complete(Receiver& rx, uint32_t n) {
+    rx.done += n;
+    for (uint32_t i = 0; i < n; ++i) rx.complete.advance(rx.base, rx.slots, l_.slot_bytes);
+    activity_ = true;
 }
 
 // Write `value` to an L1 word of another core: inline where the arch allows it; on Blackhole
@@ -728,7 +853,7 @@ Status Router::write_remote_word(uint32_t x, uint32_t y, uint32_t addr, uint32_t
 
 // Tell producers about freed slots: the connected worker (ch0) its credit word, the upstream
 // router (ch1/ch2; it is our downstream too) its upstream_credit word.
-Status Router::credit_step() {
+[[gnu::flatten]] Status Router::credit_step() {
     for (uint32_t c = 0; c < pf::kNumSenderChannels; ++c) {
         Sender& s = tx_[c];
         if (!s.credit_dirty) continue;
@@ -813,11 +938,11 @@ uint32_t Router::undrained() const {
     uint32_t n = 0;
     for (uint32_t c = 0; c < pf::kNumSenderChannels; ++c) {
         if (tx_[c].slots == 0) continue;
-        n += Streams::read(kPushed[c]) + (tx_[c].sent - tx_[c].completed);
+        n += Streams::read(pushed_id(c)) + (tx_[c].sent - tx_[c].completed);
     }
     for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
         if (rx_[r].slots == 0) continue;
-        n += Streams::read(kRxSent[r]) + (rx_[r].taken - rx_[r].done);
+        n += Streams::read(rx_sent_id(r)) + (rx_[r].taken - rx_[r].done);
     }
     return n;
 }
@@ -836,7 +961,7 @@ int Router::terminate_immediate() {
         if (rx_[r].slots == 0) continue;
         // Armed atomics are dropped (their writes are flushed; the slot completes without them).
         Receiver& rx = rx_[r];
-        for (uint32_t i = 0; i < kMaxSlots; ++i) g_rx_slots[r].pending[i].armed = 0;
+        rx.armed = 0;
         const hal::Deadline d = progress_deadline();
         while (rx.done != rx.taken && !d.expired()) {
             if (completion_step(r) != Status::Ok) break;
@@ -844,6 +969,12 @@ int Router::terminate_immediate() {
     }
     for (uint32_t c = 0; c < pf::kNumSenderChannels; ++c) {
         if (tx_[c].slots != 0) sender_completions(c);
+    }
+    // Packets already sent but not yet announced: announce them (bounded), so the peer can take
+    // what is in its slots rather than count it undrained.
+    for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
+        if (peer_rx_[r].unannounced == 0) continue;
+        if (Eth::wait_idle(kTxq, progress_deadline()) == Status::Ok) (void)announce(r);
     }
     (void)credit_step();
     const uint32_t left = undrained();
@@ -867,10 +998,10 @@ int Router::run() {
 
     // Streams and the words others write into our L1, before the peer can send anything (it can
     // only send after our handshake answer) and before any producer is allowed in (ready).
-    for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) (void)Streams::reset(kRxSent[r], 0);
+    for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) (void)Streams::reset(rx_sent_id(r), 0);
     for (uint32_t c = 0; c < pf::kNumSenderChannels; ++c) {
-        (void)Streams::reset(kCompleted[c], 0);
-        (void)Streams::reset(kPushed[c], 0);
+        (void)Streams::reset(completed_id(c), 0);
+        (void)Streams::reset(pushed_id(c), 0);
         st(kFixed.upstream_credit[c], 0);
     }
     (void)Streams::reset(kPeerDrained, 0);
@@ -883,10 +1014,13 @@ int Router::run() {
         tx_[c].base = l_.sender_base[c];
         tx_[c].slots = c_.sender_slots[c];
         tx_[c].rx = (c == 2 || c_.dateline != 0) ? 1 : 0;
+        tx_[c].next.addr = tx_[c].base;
     }
     for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
         rx_[r].base = l_.receiver_base[r];
         rx_[r].slots = c_.receiver_slots[r];
+        rx_[r].take.addr = rx_[r].base;
+        rx_[r].complete.addr = rx_[r].base;
     }
     set_stage(RouterStatus::StreamsInitialized);
 
@@ -918,26 +1052,44 @@ int Router::run() {
     uint32_t* heartbeat = sb(SB_OFF(heartbeat));
     while (true) {
         ++iterations_;
-        hal::mmio::store_shared(heartbeat, iterations_);
-        const uint32_t t = term_value();
-        if (t == static_cast<uint32_t>(pf::Termination::Immediate)) return terminate_immediate();
-        if (t == static_cast<uint32_t>(pf::Termination::Graceful) && !draining) {
-            draining = true;
-            drain_deadline = hal::Deadline::after_us(kA, c_.drain_timeout_us);
-            sb_store(SB_OFF(status), static_cast<uint32_t>(RouterStatus::Draining));
-            sb_store(SB_OFF(stage), static_cast<uint32_t>(RouterStatus::Draining));
+        // The L1 words (heartbeat, termination, connection block) every kPollEvery passes.
+        const bool poll = (iterations_ % kPollEvery) == 0;
+        if (poll) {
+            hal::mmio::store_shared(heartbeat, iterations_);
+            const uint32_t t = term_value();
+            if (t == static_cast<uint32_t>(pf::Termination::Immediate)) return terminate_immediate();
+            if (t == static_cast<uint32_t>(pf::Termination::Graceful) && !draining) {
+                draining = true;
+                drain_deadline = hal::Deadline::after_us(kA, c_.drain_timeout_us);
+                sb_store(SB_OFF(status), static_cast<uint32_t>(RouterStatus::Draining));
+                sb_store(SB_OFF(stage), static_cast<uint32_t>(RouterStatus::Draining));
+            }
         }
+        // Each step is called only when its cheap test (a stream register, a field on the stack)
+        // says it has work: an idle pass is a few register reads, not a few function calls
+        // saving and restoring registers.
         for (uint32_t i = 0; i < num_senders; ++i) {
-            s = sender_step(senders[i]);
+            const uint32_t c = senders[i];
+            if (Streams::read(completed_id(c)) != 0) sender_completions(c);
+            if (peer_rx_[tx_[c].rx].unannounced == 0 && Streams::read(pushed_id(c)) == 0) continue;
+            s = sender_step(c);
             if (s != Status::Ok) return stop_hal(s, RouterWait::EthTxq);
         }
+        // Sent packets no sender step announced (nothing more to send): announce them now.
+        for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
+            if (peer_rx_[r].unannounced == 0) continue;
+            s = announce(r);
+            if (s != Status::Ok && s != Status::Busy) return stop_hal(s, RouterWait::EthTxq);
+        }
         for (uint32_t i = 0; i < num_receivers; ++i) {
-            s = receiver_step(receivers[i]);
-            if (s == Status::Ok) s = completion_step(receivers[i]);
+            const uint32_t r = receivers[i];
+            s = Streams::read(rx_sent_id(r)) != 0 ? receiver_step(r) : Status::Ok;
+            if (s == Status::Ok && rx_[r].done != rx_[r].taken) s = completion_step(r);
             if (s != Status::Ok) return stop_hal(s, RouterWait::NocCmdBuf);
         }
-        s = credit_step();
-        if (s == Status::Ok && worker_channel) s = connection_step();
+        s = Status::Ok;
+        if (tx_[0].credit_dirty || tx_[1].credit_dirty || tx_[2].credit_dirty) s = credit_step();
+        if (s == Status::Ok && worker_channel && poll) s = connection_step();
         if (s != Status::Ok) return stop_hal(s, RouterWait::NocCmdBuf);
         // Counters: every kPublishEvery iterations under load, and on the first idle iteration
         // after any activity, so a quiescent fabric's status blocks are exact (the host's

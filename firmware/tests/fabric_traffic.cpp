@@ -30,9 +30,9 @@ bool payload_type(pf::NocSendType t) {
            t == pf::NocSendType::ScatterWrite;
 }
 
+// Packet `seq` to destination `dest`, into its position p (< dest_slots).
 hal::Status send_one(fabric::FabricConnection& conn, const FabricTrafficArgs& a, const FabricDest& d,
-                     uint32_t dest, uint32_t k, uint32_t seq, const uint32_t* term) {
-    const uint32_t p = k % a.dest_slots;
+                     uint32_t dest, uint32_t p, uint32_t seq, const uint32_t* term) {
     const hal::Deadline dl = fwtest::deadline_us(a.timeout_us);
     const bool flush = (a.flags & protocol::kFabricFlush) != 0;
     const pf::NocTarget dst{d.addr + p * a.packet_bytes, static_cast<uint8_t>(d.x), static_cast<uint8_t>(d.y), 0};
@@ -106,9 +106,14 @@ int main() {
     hal::Status s = conn.open(fwtest::deadline_us(a.timeout_us), k.term());
     r.last_status = static_cast<uint32_t>(s);
     if (s != hal::Status::Ok) return k.stuck(r, protocol::kFabricStuckOpen, FabricTrafficStep::Open, s);
+    // Destination d = i % num_dests and its position (i / num_dests) % dest_slots, counted
+    // without divisions (16 cycles each on this core, several times the cost of a push's checks).
+    uint32_t pos[protocol::kFabricMaxDests] = {};
+    uint32_t d = 0;
     for (uint32_t i = 0; i < a.packet_count; ++i) {
-        const uint32_t d = i % a.num_dests;
-        s = send_one(conn, a, dests[d], d, i / a.num_dests, i, k.term());
+        s = send_one(conn, a, dests[d], d, pos[d], i, k.term());
+        if (++pos[d] == a.dest_slots) pos[d] = 0;
+        if (++d == a.num_dests) d = 0;
         r.last_status = static_cast<uint32_t>(s);
         if (s != hal::Status::Ok) {
             k.publish(r);

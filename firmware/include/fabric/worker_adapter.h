@@ -68,6 +68,10 @@ class FabricConnection {
     // another worker holds the channel.
     [[nodiscard]] hal::Status open(hal::Deadline d, const uint32_t* term) {
         if (open_ || ch_.num_slots == 0 || l1_.staging % 16 != 0) return hal::Status::BadArg;
+        // The pushed stream's update register, checked once here rather than on every push.
+        const auto id = Streams::make_id(ch_.pushed_stream);
+        if (!id.ok()) return id.status;
+        pushed_reg_ = Streams::update_reg_addr(id.value);
         const uint32_t info = ch_.connection;
         // state, pushed, freed: each 16-B line read into the matching staging line.
         HAL_TRY(noc_.read(router(info + off(kState)), line(kState), 16));
@@ -78,8 +82,12 @@ class FabricConnection {
             return hal::Status::Busy;
         }
         pushed_ = ld(line(kPushed));
-        st(l1_.credit, ld(line(kFreed)));
+        freed_ = ld(line(kFreed));
+        st(l1_.credit, freed_);
         st(l1_.teardown, 0);
+        slot_idx_ = pushed_ % ch_.num_slots;
+        slot_addr_ = ch_.slots_base + slot_idx_ * ch_.slot_bytes;
+        reset_staged_header();
         const hal::NocXY me = noc_.self();
         HAL_TRY(write_info(kWorkerXy, (me.y << 16) | me.x));
         HAL_TRY(write_info(kCreditAddr, l1_.credit));
@@ -123,7 +131,7 @@ class FabricConnection {
             pf::PacketHeader& h = u.h;
             h.cmd.write.dst = dst;
             h.cmd.write.dst.addr += off;
-            HAL_TRY(push(u, src_l1 + off, d, term));
+            HAL_TRY(push(u, kCmdWords[0], src_l1 + off, d, term));
         }
         return hal::Status::Ok;
     }
@@ -136,7 +144,7 @@ class FabricConnection {
         pf::PacketHeader& h = u.h;
         h.cmd.inline_write.dst = dst;
         h.cmd.inline_write.value = value;
-        return push(u, 0, d, term);
+        return push(u, kCmdWords[1], 0, d, term);
     }
 
     // `*dst += value` on the destination chip; flush: after this router channel's earlier writes.
@@ -148,7 +156,7 @@ class FabricConnection {
         h.cmd.atomic.dst = dst;
         h.cmd.atomic.value = value;
         h.cmd.atomic.flush = flush ? 1 : 0;
-        return push(u, 0, d, term);
+        return push(u, kCmdWords[2], 0, d, term);
     }
 
     // The payload to `dst`, then `*sem += value` (once the payload is flushed, when `flush`).
@@ -168,7 +176,7 @@ class FabricConnection {
             h.cmd.fused.sem = sem;
             h.cmd.fused.value = value;
             h.cmd.fused.flush = flush ? 1 : 0;
-            HAL_TRY(push(u, src_l1 + off, d, term));
+            HAL_TRY(push(u, kCmdWords[3], src_l1 + off, d, term));
         }
         return hal::Status::Ok;
     }
@@ -195,7 +203,7 @@ class FabricConnection {
         }
         if (sum >= bytes) return hal::Status::BadArg;
         h.cmd.scatter.chunk_count = static_cast<uint8_t>(chunks);
-        return push(u, src_l1, d, term);
+        return push(u, kCmdWords[4], src_l1, d, term);
     }
 
     // A prepared header pushed as is (tests: bad headers). payload_bytes of the header's bytes
@@ -204,7 +212,8 @@ class FabricConnection {
                                        const uint32_t* term) {
         Header u;
         u.h = h;
-        return push(u, src_l1, d, term);
+        raw_staged_ = true;  // every word may differ from a normal header: stage them all
+        return push(u, kHdrWords, src_l1, d, term);
     }
 
   private:
@@ -236,15 +245,67 @@ class FabricConnection {
         uint32_t w[sizeof(pf::PacketHeader) / 4];
     };
 
+    // Words of a header: the NocCommand (10), then payload_bytes|send_type|src_channel, route,
+    // magic, seq and two reserved words. A normal header differs from the last one staged only
+    // in its command words and meta/route/seq (magic and the reserved words are fixed).
+    static constexpr uint32_t kHdrWords = sizeof(pf::PacketHeader) / 4;
+    static constexpr uint32_t kMetaWord = offsetof(pf::PacketHeader, payload_bytes) / 4;
+    static constexpr uint32_t kRouteWord = offsetof(pf::PacketHeader, route) / 4;
+    static constexpr uint32_t kSeqWord = offsetof(pf::PacketHeader, seq) / 4;
+    static_assert(kMetaWord == 10 && kRouteWord == 11 && kSeqWord == 13);
+    // NocCommand words each send type uses (by NocSendType): the rest of the command stays zero.
+    static constexpr uint32_t kCmdWords[5] = {
+        sizeof(pf::UnicastWriteCmd) / 4, sizeof(pf::InlineWriteCmd) / 4, sizeof(pf::AtomicIncCmd) / 4,
+        sizeof(pf::FusedWriteAtomicIncCmd) / 4, sizeof(pf::ScatterWriteCmd) / 4};
+    static_assert(sizeof(kCmdWords) / 4 == static_cast<uint32_t>(pf::NocSendType::kCount));
+
     static Header header(pf::NocSendType type, uint32_t route, uint32_t bytes, uint32_t seq) {
         Header u;
-        for (uint32_t i = 0; i < sizeof u.w / 4; ++i) u.w[i] = 0;
+        // Only this type's command words are staged: zero those (padding, unused chunks).
+        const uint32_t n = kCmdWords[static_cast<uint32_t>(type)];
+        for (uint32_t i = 0; i < n; ++i) u.w[i] = 0;
+        u.w[kMetaWord] = 0;  // src_channel
         u.h.payload_bytes = static_cast<uint16_t>(bytes);
         u.h.send_type = static_cast<uint8_t>(type);
         u.h.route = route;
-        u.h.magic = pf::kHeaderMagic;
         u.h.seq = seq;
-        return u;
+        return u;  // magic and reserved words: fixed in the staging header (reset_staged_header)
+    }
+
+    // The staging header in L1 and its copy here (local data RAM): a push stores only the words
+    // that changed, as L1 stores are slow (one per 5 cycles) and most words repeat.
+    void stage(uint32_t i, uint32_t v) {
+        if (staged_[i] == v) return;
+        staged_[i] = v;
+        st(header_l1() + 4 * i, v);
+    }
+    void reset_staged_header() {
+        Header u;
+        for (uint32_t i = 0; i < kHdrWords; ++i) u.w[i] = 0;
+        u.h.magic = pf::kHeaderMagic;
+        for (uint32_t i = 0; i < kHdrWords; ++i) {
+            staged_[i] = u.w[i];
+            st(header_l1() + 4 * i, u.w[i]);
+        }
+        staged_cmd_words_ = 0;
+        raw_staged_ = false;
+    }
+    void stage_header(const Header& u, uint32_t cmd_words) {
+        if (cmd_words == kHdrWords) {  // push_raw: every word as given
+            for (uint32_t i = 0; i < kHdrWords; ++i) stage(i, u.w[i]);
+            staged_cmd_words_ = kMetaWord;
+            return;
+        }
+        if (raw_staged_) {  // back from a raw header: fixed words and the whole command again
+            reset_staged_header();
+        }
+        // This command's words, and zeros over what a longer earlier command left.
+        const uint32_t n = cmd_words > staged_cmd_words_ ? cmd_words : staged_cmd_words_;
+        for (uint32_t i = 0; i < n; ++i) stage(i, u.w[i]);
+        staged_cmd_words_ = cmd_words;
+        stage(kMetaWord, u.w[kMetaWord]);
+        stage(kRouteWord, u.w[kRouteWord]);
+        stage(kSeqWord, u.w[kSeqWord]);
     }
 
     // One word of the connection block, from its staging line (a NoC write, not inline: L1).
@@ -259,27 +320,50 @@ class FabricConnection {
         return hal::wait_until([this] { return noc_.trid_writes_sent(kTrid); }, d, term);
     }
 
-    hal::Status push(const Header& u, uint32_t src_l1, hal::Deadline d, const uint32_t* term) {
+    // The fast path reads no L1 word and no clock while the last credit seen says a slot is free:
+    // the credit word is re-read only when the cached one says the channel is full.
+    // flatten: the NoC calls inline here, so their checks of constant options fold away and no
+    // call saves and restores registers (a push is a few dozen instructions).
+    [[gnu::flatten]] hal::Status push(const Header& u, uint32_t cmd_words, uint32_t src_l1, hal::Deadline d,
+                                      const uint32_t* term) {
         if (!open_) return hal::Status::BadArg;
-        if (free_slots() == 0) HAL_TRY(wait_for_free_slot(d, term));
-        const uint32_t slot = ch_.slots_base + (pushed_ % ch_.num_slots) * ch_.slot_bytes;
+        if (pushed_ - freed_ >= ch_.num_slots) {
+            freed_ = ld(l1_.credit);
+            if (pushed_ - freed_ >= ch_.num_slots) {
+                HAL_TRY(wait_for_free_slot(d, term));
+                freed_ = ld(l1_.credit);
+            }
+        }
+        const uint32_t slot = slot_addr_;
         if (u.h.payload_bytes != 0) {
             HAL_TRY(noc_.write(src_l1, router(slot + sizeof(pf::PacketHeader)), u.h.payload_bytes, {.trid = kTrid}));
         }
-        for (uint32_t i = 0; i < sizeof u.w / 4; ++i) st(header_l1() + 4 * i, u.w[i]);
+        stage_header(u, cmd_words);  // the previous push returned once staging had been read
         HAL_TRY(noc_.write(header_l1(), router(slot), sizeof(pf::PacketHeader), {.trid = kTrid}));
-        const auto id = Streams::make_id(ch_.pushed_stream);
-        if (!id.ok()) return id.status;
-        HAL_TRY(noc_.write_inline(router(Streams::update_reg_addr(id.value)), Streams::encode_delta(1).value,
-                                  {.trid = kTrid}));
+        HAL_TRY(noc_.write_inline(router(pushed_reg_), kIncOne, {.trid = kTrid}));
         ++pushed_;
+        if (++slot_idx_ == ch_.num_slots) {
+            slot_idx_ = 0;
+            slot_addr_ = ch_.slots_base;
+        } else {
+            slot_addr_ += ch_.slot_bytes;
+        }
         return sources_read(d, term);
     }
+    static constexpr uint32_t kIncOne = Streams::encode_delta(1).value;
+    static_assert(Streams::encode_delta(1).ok());
 
     Noc& noc_;
     pf::WorkerChannel ch_;
     L1 l1_;
     uint32_t pushed_ = 0;
+    uint32_t freed_ = 0;       // the router's freed count as last read from the credit word
+    uint32_t slot_idx_ = 0;    // pushed_ % num_slots, kept without a division
+    uint32_t slot_addr_ = 0;   // its slot in router L1
+    uint32_t pushed_reg_ = 0;  // the router's pushed-stream update register
+    uint32_t staged_[sizeof(pf::PacketHeader) / 4] = {};  // what the L1 staging header holds
+    uint32_t staged_cmd_words_ = 0;  // command words possibly non-zero there
+    bool raw_staged_ = false;        // a push_raw header is staged (magic/reserved may differ)
     bool open_ = false;
 };
 
