@@ -6,6 +6,7 @@
 #include <iostream>
 #include <vector>
 
+#include "fabric/error.h"
 #include "fabric/soc_descriptor.h"
 
 namespace fabricctl {
@@ -110,6 +111,32 @@ std::optional<std::string> find_firmware(hal::Arch arch, const std::string& name
         }
     }
     return std::nullopt;
+}
+
+std::optional<BaseFirmware> choose_base_firmware(const std::string& given, bool wanted,
+                                                 hal::Arch arch) {
+    std::optional<std::string> path;
+    if (!given.empty()) {
+        path = given;
+    } else if (wanted && arch == hal::Arch::WormholeB0) {
+        std::string looked;
+        path = find_firmware(hal::Arch::WormholeB0, "erisc_base", &looked);
+        if (!path) {
+            fabric::fail(fabric::ErrorCategory::BadInput,
+                         "no Wormhole base firmware erisc_base.elf found (looked in: {}); build the "
+                         "firmware, pass --base-fw <elf>, or --no-base-fw",
+                         looked);
+        }
+    }
+    if (path && arch != hal::Arch::WormholeB0) {
+        log_line(fmt::format("warning: --base-fw {} ignored: {} has no base firmware in the model",
+                             *path, fabric::arch_name(arch)));
+        path.reset();
+    }
+    if (!path) return std::nullopt;
+    BaseFirmware fw{*path, fabric::ElfImage::load_file(*path)};
+    fw.image.check_placement(fabric::base_firmware_placement());
+    return fw;
 }
 
 }  // namespace fabricctl

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "fabric/elf.h"
 #include "fabric/error.h"
 #include "hal/arch_map.h"
 
@@ -47,5 +48,17 @@ std::string find_default_descriptor(hal::Arch arch);
 // writes it. nullopt if none exists; `looked` (if given) lists the places tried.
 std::optional<std::string> find_firmware(hal::Arch arch, const std::string& name,
                                          std::string* looked = nullptr);
+
+// The Wormhole base firmware the eth cores boot in the model, as the --base-fw / --no-base-fw
+// options ask: `given` if not empty; else, when `wanted` (the command's default applies) and
+// the arch is Wormhole, this build's erisc_base.elf (Error(BadInput) if there is none). Blackhole
+// has no base firmware in the model: a given image is ignored with a warning. The image is
+// loaded and its placement checked.
+struct BaseFirmware {
+    std::string path;
+    fabric::ElfImage image;
+};
+std::optional<BaseFirmware> choose_base_firmware(const std::string& given, bool wanted,
+                                                 hal::Arch arch);
 
 }  // namespace fabricctl

@@ -251,27 +251,7 @@ int fabric_main(const FabricArgs& a, bool traffic) {
     auto worker_rules = fabric::erisc_placement(am, soc.worker_l1_size());
     worker_rules.target = fmt::format("{} worker core", fabric::arch_name(arch));
     if (worker_elf) worker_elf->check_placement(worker_rules);
-    std::optional<std::string> base_fw_path;
-    if (!a.base_fw.empty()) {
-        base_fw_path = a.base_fw;
-    } else if (!a.no_base_fw && arch == hal::Arch::WormholeB0) {
-        base_fw_path = find_firmware(hal::Arch::WormholeB0, "erisc_base");
-        if (!base_fw_path) {
-            fabric::fail(ErrorCategory::BadInput,
-                         "no Wormhole base firmware erisc_base.elf found; build the firmware, "
-                         "pass --base-fw <elf>, or --no-base-fw");
-        }
-    }
-    if (base_fw_path && arch != hal::Arch::WormholeB0) {
-        log_line(fmt::format("warning: --base-fw {} ignored: {} has no base firmware in the model",
-                             *base_fw_path, fabric::arch_name(arch)));
-        base_fw_path.reset();
-    }
-    std::optional<fabric::ElfImage> base_fw;
-    if (base_fw_path) {
-        base_fw = fabric::ElfImage::load_file(*base_fw_path);
-        base_fw->check_placement(fabric::base_firmware_placement());
-    }
+    const std::optional<BaseFirmware> base_fw = choose_base_firmware(a.base_fw, !a.no_base_fw, arch);
 
     // ---- the workers: core, route, where the data lands ----
     const auto& workers_on_chip = soc.cores(fabric::CoreType::Worker);
@@ -362,7 +342,7 @@ int fabric_main(const FabricArgs& a, bool traffic) {
 #else
     fabric::SimDeviceOptions opts;
     opts.cluster = cluster;
-    opts.wh_base_firmware = base_fw;
+    if (base_fw) opts.wh_base_firmware = base_fw->image;
     fabric::SimDevice dev(std::move(soc), arch, std::move(opts));
     const auto left = [&]() -> uint64_t {
         return dev.cycles() >= budget ? 1 : budget - dev.cycles();
@@ -548,7 +528,7 @@ int fabric_main(const FabricArgs& a, bool traffic) {
                {"arch", fabric::arch_name(arch)},
                {"cluster", a.cluster},
                {"soc", soc_path},
-               {"base_firmware", base_fw_path ? json(*base_fw_path) : json(nullptr)},
+               {"base_firmware", base_fw ? json(base_fw->path) : json(nullptr)},
                {"router_firmware", router_path},
                {"topology", fabric::topology_name(plan.topology)},
                {"chips", plan.chips},

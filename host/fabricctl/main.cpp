@@ -200,11 +200,6 @@ LoadSpec parse_load(const std::string& text, const fabric::SocDescriptor& soc, u
     return l;
 }
 
-// The Wormhole base firmware image for a --cluster run.
-std::optional<std::string> find_default_base_fw() {
-    return find_firmware(hal::Arch::WormholeB0, "erisc_base");
-}
-
 // Console output. A single core without --cluster streams its characters unchanged; otherwise
 // every line is prefixed "[chip:x-y] " so the cores' outputs can be told apart.
 class ConsoleMux {
@@ -297,29 +292,7 @@ int sim_run(const SimRunArgs& a) {
     }
 
     // Base firmware: by default for --cluster runs on Wormhole (eth cores boot like silicon).
-    std::optional<std::string> base_fw_path;
-    if (!a.base_fw.empty()) {
-        base_fw_path = a.base_fw;
-    } else if (!a.no_base_fw && cluster && *arch == hal::Arch::WormholeB0) {
-        base_fw_path = find_default_base_fw();
-        if (!base_fw_path) {
-            fabric::fail(
-                ErrorCategory::BadInput,
-                "no Wormhole base firmware erisc_base.elf found next to fabricctl or in {}; "
-                "build the firmware, pass --base-fw <elf>, or --no-base-fw",
-                FABRIC_FIRMWARE_DIR);
-        }
-    }
-    if (base_fw_path && *arch != hal::Arch::WormholeB0) {
-        log_line(fmt::format("warning: --base-fw {} ignored: {} has no base firmware in the model",
-                             *base_fw_path, fabric::arch_name(*arch)));
-        base_fw_path.reset();
-    }
-    std::optional<fabric::ElfImage> base_fw;
-    if (base_fw_path) {
-        base_fw = fabric::ElfImage::load_file(*base_fw_path);
-        base_fw->check_placement(fabric::base_firmware_placement());
-    }
+    const std::optional<BaseFirmware> base_fw = choose_base_firmware(a.base_fw, !a.no_base_fw && cluster, *arch);
 
 #ifndef FABRIC_HAVE_SIM
     (void)chips;
@@ -329,7 +302,7 @@ int sim_run(const SimRunArgs& a) {
 #else
     fabric::SimDeviceOptions opts;
     opts.cluster = cluster;
-    opts.wh_base_firmware = base_fw;
+    if (base_fw) opts.wh_base_firmware = base_fw->image;
     fabric::SimDevice dev(std::move(soc), *arch, std::move(opts));
     const bool legacy = !cluster && loads.size() == 1;  // the single-core form: unchanged output
     ConsoleMux console(!legacy);
@@ -429,7 +402,7 @@ int sim_run(const SimRunArgs& a) {
         j["arch"] = fabric::arch_name(*arch);
         j["soc"] = soc_path;
         if (cluster) j["cluster"] = a.cluster;
-        j["base_firmware"] = base_fw_path ? json(*base_fw_path) : json(nullptr);
+        j["base_firmware"] = base_fw ? json(base_fw->path) : json(nullptr);
         j["device_cycles"] = dev.cycles();
         j["max_cycles"] = a.max_cycles;
         j["cores"] = cores;

@@ -11,12 +11,14 @@
 #include <vector>
 
 #include "hal/arch_map.h"
+#include "cli_expect.h"
 #include "run_process.h"
 #include "test_elf.h"
 
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
 namespace t = fabric::test;
+using fabric::test::expect_failure;
 
 namespace {
 
@@ -43,17 +45,6 @@ std::string write_file(const std::string& name, const std::string& text) {
 
 std::string write_file(const std::string& name, const std::vector<uint8_t>& bytes) {
     return write_file(name, std::string(bytes.begin(), bytes.end()));
-}
-
-// A failure: the exit code, nothing on stdout, one line on stderr.
-void expect_failure(const Run& r, int code) {
-    INFO("stdout: " << r.out);
-    INFO("stderr: " << r.err);
-    CHECK(r.code == code);
-    CHECK(r.out.empty());
-    CHECK_THAT(r.err, StartsWith("fabricctl: "));
-    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-    CHECK(r.err.back() == '\n');
 }
 
 // An image that fits a Wormhole ERISC: prints `text`, exits with `status`.

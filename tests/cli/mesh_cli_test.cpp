@@ -7,11 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "cli_expect.h"
 #include "run_process.h"
 
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
 namespace t = fabric::test;
+using fabric::test::expect_failure;
 
 namespace {
 
@@ -22,16 +24,6 @@ const std::string kT3k = std::string(FABRIC_SOC_DESCRIPTOR_DIR) + "/t3k_mesh_gra
 
 t::Run fabricctl(const std::vector<std::string>& args) {
     return t::run_process(FABRICCTL, args, kTmp);
-}
-
-// A failure: the exit code, one line on stderr, nothing on stdout (unless --json).
-void expect_failure(const t::Run& r, int code, bool json = false) {
-    INFO("stdout: " << r.out);
-    INFO("stderr: " << r.err);
-    CHECK(r.code == code);
-    if (!json) CHECK(r.out.empty());
-    CHECK_THAT(r.err, StartsWith("fabricctl: "));
-    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
 }
 
 }  // namespace
