@@ -25,7 +25,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -311,54 +310,6 @@ void router_cost(Bench& b, bool quick) {
                 double(c.instret_rx - a.instret_rx) / dn, double(c.instret_tx - a.instret_tx) / dn);
 }
 
-
-// TEMP profiling (not to be committed)
-#include <map>
-void profile(Bench& b, uint32_t bytes, uint32_t count, uint32_t hops) {
-    Line line(b, hops + 1);
-    std::vector<Line::Worker> ws{line.make_worker(0, 0, FabricDir::East, hops, pf::NocSendType::UnicastWrite, bytes, count)};
-    sim::Tile& wt = line.dev.tile(ws[0].core);
-    sim::Tile& r0 = line.tile(line.runner.plan().chips[0], FabricDir::East);
-    sim::Tile& r1 = line.tile(line.runner.plan().chips[1], FabricDir::West);
-    sim::Tile* r2 = hops > 1 ? &line.tile(line.runner.plan().chips[1], FabricDir::East) : nullptr;
-    std::map<uint32_t, uint64_t> hw, h0, h1, h2;
-    const uint64_t t0 = line.start(ws);
-    uint64_t n = 0;
-    const uint64_t i0 = wt.instret(), j0 = r0.instret(), k0 = r1.instret();
-    while (line.dev.cycles() - t0 < 300000 + 100000) {
-        line.dev.step(1);
-        if (line.dev.cycles() - t0 < 100000) continue;
-        ++n; hw[wt.pc()]++; h0[r0.pc()]++; h1[r1.pc()]++; if (r2) h2[r2->pc()]++;
-    }
-    std::printf("instret over window: worker %lu r0 %lu r1 %lu\n", wt.instret()-i0, r0.instret()-j0, r1.instret()-k0);
-    (void)line.wait(ws);
-    auto dump = [&](const char* name, std::map<uint32_t, uint64_t>& h) {
-        std::FILE* f = std::fopen((std::string("/tmp/prof_") + name + ".txt").c_str(), "w");
-        for (auto& [pc, c] : h) std::fprintf(f, "%08x %lu\n", pc, c);
-        std::fclose(f);
-    };
-    dump("worker", hw); dump("r0", h0); dump("r1", h1); if (r2) dump("r2", h2);
-    std::printf("samples %lu\n", n);
-}
-
-
-void timeline(Bench& b) {
-    Line line(b, 3);
-    std::vector<Line::Worker> ws{line.make_worker(0, 0, FabricDir::East, 2, pf::NocSendType::FusedWriteAtomicInc, 16, 1)};
-    sim::Tile* t[4] = {&line.dev.tile(ws[0].core), &line.tile(line.runner.plan().chips[0], FabricDir::East),
-                       &line.tile(line.runner.plan().chips[1], FabricDir::West), &line.tile(line.runner.plan().chips[1], FabricDir::East)};
-    sim::Tile* t4 = &line.tile(line.runner.plan().chips[2], FabricDir::West);
-    const fabric::CoreLocation sink = line.sink(line.runner.plan().chips[2]);
-    const uint64_t t0 = line.start(ws);
-    std::FILE* f = std::fopen("/tmp/timeline.txt", "w");
-    while (line.dev.cycles() - t0 < 12000) {
-        line.dev.step(1);
-        std::fprintf(f, "%lu %x %x %x %x %x %u\n", line.dev.cycles() - t0, t[0]->pc(), t[1]->pc(), t[2]->pc(), t[3]->pc(), t4->pc(), line.dev.read32(sink, ws[0].dest.sem_addr));
-    }
-    std::fclose(f);
-    (void)line.wait(ws);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -377,8 +328,6 @@ int main(int argc, char** argv) {
         if (what == "all" || what == "bandwidth") bandwidth(b, quick);
         if (what == "all" || what == "latency") latency(b);
         if (what == "all" || what == "router") router_cost(b, quick);
-        if (what == "timeline") timeline(b);
-        if (what == "profile") profile(b, std::atoi(getenv("PB")), std::atoi(getenv("PN")), std::atoi(getenv("PH")));
         std::printf("\n(%.1f M simulated cycles in %.1f s)\n", double(b.sim_cycles) / 1e6, timer.secs());
     } catch (const std::exception& e) {
         std::fprintf(stderr, "fabric_bench: %s\n", e.what());

@@ -16,6 +16,9 @@
 // writes its free-running `freed` count into our credit word. Every call returns once the NoC
 // has read the caller's source buffer (it may be reused at once). Nothing spins without a
 // deadline: every wait takes one and escapes on the termination word.
+// A push is short on purpose: the credit word is read only when the last value seen says the
+// channel is full, the staging header in L1 is rewritten only in the words that changed, and the
+// slot position is a cursor (no division).
 //
 // Words in worker L1 the connection owns (FabricConnection::L1):
 //   credit    4 B   the router's freed counter lands here
