@@ -120,7 +120,19 @@ enum class BadPacket : uint32_t {
     Scatter = 0x105,     // chunk count or sizes
     NoDownstream = 0x106,  // a forward on a router without a downstream channel
     SrcChannel = 0x107,  // src_channel is not a sender channel (its credit cannot be returned)
+    RouteTooLong = 0x108,  // ring: a worker's (ch0) route of more than ring_size - 1 hops
 };
+
+// The route bits a worker's packet may use: on a ring of n chips at most n - 1 hops (2 bits each),
+// since a longer route would cross the dateline again on VC1 and close a cycle of waits
+// (README: deadlock freedom). A line needs no limit: a route past its end has no downstream.
+constexpr uint32_t route_mask(uint32_t topology, uint32_t ring_size) {
+    if (topology != static_cast<uint32_t>(pf::Topology::Ring) || ring_size == 0) return ~0u;
+    const uint32_t bits = 2 * (ring_size - 1);
+    return bits >= 32 ? ~0u : (1u << bits) - 1;
+}
+static_assert(route_mask(static_cast<uint32_t>(pf::Topology::Ring), 8) == 0x3FFF);
+static_assert(route_mask(static_cast<uint32_t>(pf::Topology::Ring), 2) == 0x3);
 
 // Fields of a PacketHeader word-addressed in L1.
 constexpr uint32_t kHdrMetaWord = offsetof(pf::PacketHeader, payload_bytes) / 4;  // bytes|type|src
@@ -315,6 +327,7 @@ class Router {
     Receiver rx_[pf::kNumReceiverChannels];
     Downstream ds_;
     Worker worker_;
+    uint32_t route_mask_ = ~0u;  // route_mask() of the config, set once the config is checked
     uint32_t bad_packets_ = 0;
     uint32_t delivered_ = 0;
     uint32_t forwarded_ = 0;
@@ -614,6 +627,8 @@ uint32_t Router::validate(const pf::PacketHeader& h, uint32_t action, uint32_t f
     if (h.src_channel >= pf::kNumSenderChannels) return bad(BadPacket::SrcChannel);
     if (h.send_type >= static_cast<uint8_t>(pf::NocSendType::kCount)) return bad(BadPacket::SendType);
     if (h.payload_bytes > c_.payload_bytes) return bad(BadPacket::PayloadBytes);
+    // Only ch0 packets carry their whole route here (forwarded ones have been shifted on the way).
+    if (h.src_channel == 0 && (h.route & ~route_mask_) != 0) return bad(BadPacket::RouteTooLong);
     if (action == static_cast<uint32_t>(pf::HopAction::Invalid)) return bad(BadPacket::Route);
     const bool fwd = action == static_cast<uint32_t>(pf::HopAction::Forward) ||
                      action == static_cast<uint32_t>(pf::HopAction::WriteAndForward);
@@ -999,6 +1014,7 @@ int Router::run() {
         return stop(RouterStatus::ConfigInvalid, RouterWait::None, bad);
     }
     set_stage(RouterStatus::ConfigChecked);
+    route_mask_ = route_mask(c_.topology, c_.ring_size);
 
     // Streams and the words others write into our L1, before the peer can send anything (it can
     // only send after our handshake answer) and before any producer is allowed in (ready).

@@ -31,7 +31,7 @@ int main() {
         return k.fail(r, TestFail::BadArgs, FabricTrafficStep::Args);
     }
     fwtest::fill_pattern(a.src_addr, a.packet_bytes, a.seed);
-    Noc noc{hal::NocId::Noc0};
+    Noc noc{hal::NocId::Noc0, fabric::FabricConnection::kNocConfig};
     FW_EXPECT_STATUS(k, r, noc.init(), hal::Status::Ok, FabricTrafficStep::Init, 0);
     fabric::FabricConnection conn(noc, a.channel,
                                   {protocol::fabric_conn_credit(a.conn_l1), protocol::fabric_conn_teardown(a.conn_l1),

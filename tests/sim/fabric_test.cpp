@@ -806,8 +806,10 @@ TEST_CASE("fabric: an invalid config is refused", "[sim][fabric]") {
     }
 }
 
-TEST_CASE("fabric: a bad packet header is dropped, counted, and its credit returned", "[sim][fabric]") {
-    FabricSim f("n300_cluster.yaml", line_options({0, 1}));
+// `ring`: the two chips as a ring (ring_size 2, so a worker's route may have 1 hop): a 2-hop route
+// from ch0 is then refused as RouteTooLong (on the line it is refused as NoDownstream).
+void bad_header_case(bool ring) {
+    FabricSim f("n300_cluster.yaml", ring ? ring_options({0, 1}) : line_options({0, 1}));
     f.start();
     const RouterPlacement& tx = f.router(0, FabricDir::East);
     const RouterPlacement& rx = f.router(1, FabricDir::West);
@@ -841,9 +843,16 @@ TEST_CASE("fabric: a bad packet header is dropped, counted, and its credit retur
     pf::PacketHeader misaligned = h;          // payload destination not 16-B congruent with the slot
     misaligned.magic = pf::kHeaderMagic;
     misaligned.cmd.write.dst.addr = kRegion + 4;
-    const std::vector<pf::PacketHeader> bad = {no_magic, too_big, no_route, bad_type, past_end, misaligned};
-    for (uint32_t i = 0; i < bad.size(); ++i) push(i, bad[i]);
-    f.rig().run(100'000);
+    const std::vector<pf::PacketHeader> bad = {no_magic, too_big, no_route, bad_type, misaligned, past_end};
+    // One at a time, so each leaves its reason (BadPacket) in the receiver's detail word.
+    const std::vector<uint32_t> why = {0x100, 0x102, 0x103, 0x101, 0x104,
+                                       ring ? 0x108u /* RouteTooLong */ : 0x106u /* NoDownstream */};
+    for (uint32_t i = 0; i < bad.size(); ++i) {
+        push(i % tx.config.sender_slots[0], bad[i]);  // a ring has fewer ch0 slots than a line
+        f.rig().run(30'000);
+        CHECK(f.status(rx).bad_packets == i + 1);
+        CHECK(f.status(rx).detail == why[i]);
+    }
     f.terminate(pf::Termination::Graceful);
     REQUIRE(f.rig().run_until([&] { return f.routers_exited(); }, 2'000'000, 256));
     INFO(f.describe());
@@ -857,6 +866,11 @@ TEST_CASE("fabric: a bad packet header is dropped, counted, and its credit retur
     CHECK(bt.undrained == 0);
     CHECK(br.undrained == 0);
     CHECK(f.rig().read_words(sink, kRegion, 32) == std::vector<uint32_t>(32, 0));
+}
+
+TEST_CASE("fabric: a bad packet header is dropped, counted, and its credit returned", "[sim][fabric]") {
+    SECTION("line") { bad_header_case(false); }
+    SECTION("ring: a worker's route longer than ring_size - 1 hops") { bad_header_case(true); }
 }
 
 TEST_CASE("fabric: the termination word ends the wait for the ready word", "[sim][fabric][termination]") {

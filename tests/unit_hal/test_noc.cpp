@@ -468,3 +468,133 @@ TEMPLATE_TEST_CASE("noc custom command-buffer assignment", "[noc]", facts::Wormh
     CHECK(core.fake.writes_to(facts::cmd_buf<F>(1, 0) + F::cmd_ctrl).size() == 1);
     CHECK(core.fake.writes_to(facts::cmd_buf<F>(1, 1) + F::cmd_ctrl).empty());
 }
+
+TEMPLATE_TEST_CASE("noc prepared write and inline write: constants once, then only what varies",
+                   "[noc]", facts::Wormhole, facts::Blackhole) {
+    using F = TestType;
+    Core<F> core;
+    // Ordinary requests on buffers 0 and 1; 2 and 3 reserved for prepared ones.
+    auto noc = core.noc(hal::NocId::Noc0, {.cmd_bufs = {.write = 0, .read = 1, .write_reg = 1, .atomic = 1},
+                                           .atomic_return_l1_addr = kAtomicRet,
+                                           .prepared_bufs = 0b1100});
+    const uint32_t b = facts::cmd_buf<F>(0, 2);  // the prepared write's buffer
+    const uint32_t r = facts::cmd_buf<F>(0, 3);  // the prepared inline write's buffer
+    const auto tail = [](std::vector<RegWrite> v) { return std::vector<RegWrite>(v.begin() + 1, v.end()); };
+    // The constant registers of a prepared write to (9, 10): RET mid/hi, TARG mid/hi, tag, ctrl.
+    std::vector<RegWrite> constants;
+    constants += tail(F::addr(b + 0x0C, 0, 9 | (10 << 6)));
+    constants += tail(F::addr(b + 0x00, 0, kSelfCoord));
+    constants += {{b + 0x18, 5u << 10}, {b + 0x1C, 0x2092}};
+    const auto varying = [&](uint32_t src, uint32_t dst, uint32_t len) {
+        return std::vector<RegWrite>{{b + 0x00, src}, {b + 0x0C, dst}, {b + 0x20, len}, {b + F::cmd_ctrl, 1}};
+    };
+
+    hal::NocPrepared p;
+    REQUIRE(noc.prepare_write(2, {9, 10}, {.trid = 5}, p) == Status::Ok);
+    CHECK(core.fake.writes() == constants);
+    core.fake.clear_log();
+
+    SECTION("each write: source, destination, length, CMD_CTRL; counted like write()") {
+        REQUIRE(noc.write_prepared(p, 0x11000, 0x2000, 64) == Status::Ok);
+        REQUIRE(noc.write_prepared(p, 0x11040, 0x2040, 4096) == Status::Ok);
+        std::vector<RegWrite> expected = varying(0x11000, 0x2000, 64);
+        expected += varying(0x11040, 0x2040, 4096);
+        CHECK(core.fake.writes() == expected);
+        CHECK(noc.counters().nonposted_wr_req_issued == 2);
+        CHECK(noc.counters().wr_ack_expected == 2);
+    }
+    SECTION("ordinary requests leave a prepared buffer alone") {
+        REQUIRE(noc.write(0x12000, {.x = 1, .y = 2, .addr = 0x3000}, 16) == Status::Ok);
+        for (const RegWrite& w : core.fake.writes()) CHECK((w.addr < b || w.addr >= b + 0x40));
+        core.fake.clear_log();
+        REQUIRE(noc.write_prepared(p, 0x11000, 0x2000, 64) == Status::Ok);
+        CHECK(core.fake.writes() == varying(0x11000, 0x2000, 64));
+        CHECK(noc.counters().nonposted_wr_req_issued == 2);
+    }
+    SECTION("another handle on the same buffer in between: the constants are programmed again") {
+        hal::NocPrepared q;
+        REQUIRE(noc.prepare_write(2, {1, 2}, {.trid = 5}, q) == Status::Ok);
+        REQUIRE(noc.write_prepared(q, 0x12000, 0x3000, 16) == Status::Ok);
+        core.fake.clear_log();
+        REQUIRE(noc.write_prepared(p, 0x11000, 0x2000, 64) == Status::Ok);
+        std::vector<RegWrite> expected = constants;
+        expected += varying(0x11000, 0x2000, 64);
+        CHECK(core.fake.writes() == expected);
+        CHECK(noc.counters().nonposted_wr_req_issued == 2);
+    }
+    SECTION("a transaction ID per request: PACKET_TAG written each time") {
+        hal::NocPrepared q;
+        REQUIRE(noc.prepare_write(2, {9, 10}, {}, q, true) == Status::Ok);
+        core.fake.clear_log();
+        REQUIRE(noc.write_prepared(q, 0x11000, 0x2000, 64, 7) == Status::Ok);
+        CHECK(core.fake.writes() == std::vector<RegWrite>{{b + 0x00, 0x11000}, {b + 0x0C, 0x2000}, {b + 0x18, 7u << 10},
+                                                          {b + 0x20, 64}, {b + F::cmd_ctrl, 1}});
+        CHECK(noc.write_prepared(q, 0x11000, 0x2000, 64) == Status::BadArg);     // it names its trid
+        CHECK(noc.write_prepared(p, 0x11000, 0x2000, 64, 7) == Status::BadArg);  // p's trid is fixed
+        CHECK(noc.write_prepared(q, 0x11000, 0x2000, 64, 16) == Status::BadArg);
+    }
+    SECTION("posted") {
+        hal::NocPrepared q;
+        REQUIRE(noc.prepare_write(2, {9, 10}, {.posted = true}, q) == Status::Ok);
+        REQUIRE(noc.write_prepared(q, 0x11000, 0x2000, 64) == Status::Ok);
+        CHECK(noc.counters().posted_wr_req_issued == 1);
+        CHECK(noc.counters().nonposted_wr_req_issued == 0);
+    }
+    SECTION("inline: address, tag, ctrl and byte enables once; then data and CMD_CTRL") {
+        hal::NocPrepared q;
+        const uint32_t reg = 0xFFB40000 + 0x30;
+        REQUIRE(noc.prepare_write_inline(3, {.x = 9, .y = 10, .addr = reg}, {.trid = 1}, q) == Status::Ok);
+        REQUIRE(noc.write_inline_prepared(q, 7) == Status::Ok);
+        REQUIRE(noc.write_inline_prepared(q, 8) == Status::Ok);
+        // The same registers as write_inline() writes, split into once and per request.
+        std::vector<RegWrite> once = F::addr(r + 0x00, reg, 9 | (10 << 6));
+        {
+            Core<F> ref;
+            auto n = ref.noc(hal::NocId::Noc0);
+            REQUIRE(n.write_inline({.x = 9, .y = 10, .addr = reg}, 7, {.trid = 1}) == Status::Ok);
+            auto w = ref.fake.writes();  // addr..., tag, ctrl, len_be, data, cmd_ctrl (on buffer 2)
+            REQUIRE(w.size() == once.size() + 5);
+            for (RegWrite& x : w) x.addr += r - facts::cmd_buf<F>(0, 2);
+            once.push_back(w[once.size()]);
+            once.push_back(w[once.size()]);
+            once.push_back(w[once.size()]);
+            CHECK(w[w.size() - 2] == RegWrite{r + F::at_data, 7});
+        }
+        std::vector<RegWrite> expected = once;
+        expected += {{r + F::at_data, 7}, {r + F::cmd_ctrl, 1}, {r + F::at_data, 8}, {r + F::cmd_ctrl, 1}};
+        CHECK(core.fake.writes() == expected);
+        CHECK(noc.counters().nonposted_wr_req_issued == 2);
+        CHECK(noc.write_prepared(q, 0x11000, 0x2000, 64) == Status::BadArg);  // not a write handle
+    }
+    SECTION("argument errors") {
+        hal::NocPrepared none;
+        CHECK(noc.write_prepared(none, 0x11000, 0x2000, 64) == Status::BadArg);
+        CHECK(noc.write_inline_prepared(none, 1) == Status::BadArg);
+        CHECK(noc.write_prepared(p, 0x11000, 0x2004, 64) == Status::Misaligned);
+        CHECK(noc.write_prepared(p, 0x11000, 0x2000, 0) == Status::BadArg);
+        CHECK(noc.write_inline_prepared(p, 1) == Status::BadArg);  // not an inline handle
+        hal::NocPrepared q;
+        CHECK(noc.prepare_write(2, {9, 10}, {.trid = 16}, q) == Status::BadArg);
+        CHECK(noc.prepare_write(0, {9, 10}, {}, q) == Status::BadArg);  // not reserved
+        CHECK(noc.prepare_write_inline(4, {.x = 9, .y = 10, .addr = 0xFFB40000}, {}, q) == Status::BadArg);
+        CHECK(noc.prepare_write_inline(3, {.x = 9, .y = 10, .addr = 0xFFB40002}, {}, q) == Status::Misaligned);
+        CHECK(core.fake.writes().empty());
+        CHECK(noc.counters().nonposted_wr_req_issued == 0);
+    }
+}
+
+TEMPLATE_TEST_CASE("noc init refuses a prepared buffer that ordinary requests use", "[noc]",
+                   facts::Wormhole, facts::Blackhole) {
+    using F = TestType;
+    Core<F> core;
+    hal::Noc<F::map> a(hal::NocId::Noc0, {.prepared_bufs = 0b0100});  // write_reg is buffer 2
+    CHECK(a.init() == Status::BadArg);
+    hal::Noc<F::map> b(hal::NocId::Noc0, {.prepared_bufs = 0b10000});  // no buffer 4
+    CHECK(b.init() == Status::BadArg);
+    hal::NocPrepared p;
+    hal::Noc<F::map> c(hal::NocId::Noc0, {.cmd_bufs = {.write = 0, .read = 0, .write_reg = 0, .atomic = 0},
+                                          .prepared_bufs = 0b1110});
+    CHECK(c.prepare_write(1, {1, 1}, {}, p) == Status::NotInitialized);
+    REQUIRE(c.init() == Status::Ok);
+    CHECK(c.prepare_write(1, {1, 1}, {}, p) == Status::Ok);
+}

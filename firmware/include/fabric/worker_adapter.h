@@ -59,6 +59,13 @@ class FabricConnection {
     // The NoC transaction ID of everything this connection writes (to know when its sources have
     // been read).
     static constexpr uint32_t kTrid = 1;
+    // The Noc a connection runs on must be made with this config: command buffers 2 and 3 are
+    // reserved for the pushes' prepared writes (slot data, pushed-stream +1), so a push writes
+    // only addresses, size and data; every other request of the core shares buffer 0.
+    static constexpr uint32_t kSlotCmdBuf = 2;
+    static constexpr uint32_t kPushedCmdBuf = 3;
+    static constexpr hal::NocConfig kNocConfig{.cmd_bufs = {.write = 0, .read = 0, .write_reg = 0, .atomic = 0},
+                                               .prepared_bufs = 1u << kSlotCmdBuf | 1u << kPushedCmdBuf};
 
     FabricConnection(Noc& noc, const pf::WorkerChannel& ch, const L1& l1) : noc_(noc), ch_(ch), l1_(l1) {}
 
@@ -97,6 +104,10 @@ class FabricConnection {
         HAL_TRY(write_info(kTeardownAddr, l1_.teardown));
         HAL_TRY(write_info(kState, static_cast<uint32_t>(pf::ConnectionState::Open)));
         HAL_TRY(sources_read(d, term));
+        // Every push writes the same router core with the same options: its command buffers are
+        // programmed once here, so a push writes only addresses, sizes and data.
+        HAL_TRY(noc_.prepare_write(kSlotCmdBuf, {ch_.router_x, ch_.router_y}, {.trid = kTrid}, to_slot_));
+        HAL_TRY(noc_.prepare_write_inline(kPushedCmdBuf, router(pushed_reg_), {.trid = kTrid}, to_pushed_));
         open_ = true;
         return hal::Status::Ok;
     }
@@ -339,11 +350,11 @@ class FabricConnection {
         }
         const uint32_t slot = slot_addr_;
         if (u.h.payload_bytes != 0) {
-            HAL_TRY(noc_.write(src_l1, router(slot + sizeof(pf::PacketHeader)), u.h.payload_bytes, {.trid = kTrid}));
+            HAL_TRY(noc_.write_prepared(to_slot_, src_l1, slot + sizeof(pf::PacketHeader), u.h.payload_bytes));
         }
         stage_header(u, cmd_words);  // the previous push returned once staging had been read
-        HAL_TRY(noc_.write(header_l1(), router(slot), sizeof(pf::PacketHeader), {.trid = kTrid}));
-        HAL_TRY(noc_.write_inline(router(pushed_reg_), kIncOne, {.trid = kTrid}));
+        HAL_TRY(noc_.write_prepared(to_slot_, header_l1(), slot, sizeof(pf::PacketHeader)));
+        HAL_TRY(noc_.write_inline_prepared(to_pushed_, kIncOne));
         ++pushed_;
         if (++slot_idx_ == ch_.num_slots) {
             slot_idx_ = 0;
@@ -364,6 +375,8 @@ class FabricConnection {
     uint32_t slot_idx_ = 0;    // pushed_ % num_slots, kept without a division
     uint32_t slot_addr_ = 0;   // its slot in router L1
     uint32_t pushed_reg_ = 0;  // the router's pushed-stream update register
+    hal::NocPrepared to_slot_{};    // writes into the router's slots (set by open)
+    hal::NocPrepared to_pushed_{};  // +1 on its pushed stream (set by open)
     uint32_t staged_[sizeof(pf::PacketHeader) / 4] = {};  // what the L1 staging header holds
     uint32_t staged_cmd_words_ = 0;  // command words possibly non-zero there
     bool raw_staged_ = false;        // a push_raw header is staged (magic/reserved may differ)

@@ -4,7 +4,7 @@
 //
 // One Noc<A> object drives one NIU (NOC0 or NOC1) of the core it runs on. It keeps software
 // counts of what it issued; completion checks compare them with the NIU's hardware counters.
-// Every request goes through one private function, issue(), which is the only place that writes
+// Every request goes through one private function, launch(), which is the only place that writes
 // NOC_CMD_CTRL and the only place that bumps the software counts, so the two cannot drift apart
 // (the lesson of tt-metal #28446, where a path that skipped the software count turned a barrier
 // into an infinite spin). Do not issue requests on the same NIU behind this object's back (e.g.
@@ -53,6 +53,10 @@ struct NocConfig {
     // 4-byte-aligned local L1 word that receives the old value returned by non-posted atomics.
     // Non-posted atomics are refused (BadArg) while this is kNoL1Addr.
     uint32_t atomic_return_l1_addr = kNoL1Addr;
+    // Bit i: command buffer i is reserved for prepared requests (prepare_write and friends). No
+    // ordinary request may use it (init() refuses a cmd_bufs entry in the mask), so only
+    // prepared requests ever program it and their constants stay put between requests.
+    uint32_t prepared_bufs = 0;
 };
 
 struct NocWriteOpts {
@@ -110,6 +114,26 @@ struct NocCounters {
     uint32_t posted_atomic_issued;     // vs NIU_MST_POSTED_ATOMIC_SENT
 };
 
+// A command buffer (reserved in NocConfig::prepared_bufs) programmed once by Noc::prepare_write /
+// prepare_write_inline with what stays the same from one request to the next (destination core,
+// ctrl, VC, transaction ID); each write_prepared / write_inline_prepared then writes only
+// addresses, size (or data) and NOC_CMD_CTRL. The handle is plain data: keep it beside the Noc
+// that made it.
+struct NocPrepared {
+    uint32_t buf = 0;       // command buffer index
+    uint32_t base = 0;      // its base address
+    uint32_t token = 0;     // which preparation; 0 = never prepared (every use refused)
+    uint32_t ret_mid = 0;   // the destination's middle (and high) address register values
+    uint32_t ret_hi = 0;
+    uint32_t tag = 0;
+    uint32_t ctrl = 0;
+    uint32_t be = 0;        // inline: the byte-enable word of its (fixed) destination address
+    uint32_t dst_addr = 0;  // inline: its destination address
+    bool posted = false;
+    bool is_inline = false;
+    bool trid_each = false;  // each request names its transaction ID (PACKET_TAG written each time)
+};
+
 template <const ArchMap& A>
 class Noc {
   public:
@@ -126,6 +150,10 @@ class Noc {
         const NocCmdBufs& b = cfg_.cmd_bufs;
         if (noc_ >= noc::kNumNocs || b.write >= noc::kNumCmdBufs || b.read >= noc::kNumCmdBufs ||
             b.write_reg >= noc::kNumCmdBufs || b.atomic >= noc::kNumCmdBufs) {
+            return Status::BadArg;
+        }
+        const uint32_t used = 1u << b.write | 1u << b.read | 1u << b.write_reg | 1u << b.atomic;
+        if ((cfg_.prepared_bufs >> noc::kNumCmdBufs) != 0 || (cfg_.prepared_bufs & used) != 0) {
             return Status::BadArg;
         }
         if (cfg_.atomic_return_l1_addr != kNoL1Addr) {
@@ -382,6 +410,149 @@ class Noc {
     }
 
   public:
+    // ---- prepared requests: a stream of writes to one core with the same options ----
+    //
+    // prepare_write() programs command buffer `cmd_buf` (one of NocConfig::prepared_bufs) with
+    // what stays the same for unicast writes to core (dst.x, dst.y) and returns the handle;
+    // write_prepared() then writes source, destination address, size and NOC_CMD_CTRL only.
+    // Ordinary requests never use a prepared buffer; several handles may share one: a token per
+    // buffer says whose constants it holds, and a handle finding another's programs its own
+    // again (correct, only slower). Counts and the bounded cmd-buf wait are those of every other
+    // request (launch()).
+    // trid_each: the requests give their own transaction ID (the overloads with `trid`; o.trid is
+    // then unused), at one more register write each. A handle is used one way or the other only.
+    [[nodiscard]] Status prepare_write(uint32_t cmd_buf, const NocXY& dst, const NocWriteOpts& o,
+                                       NocPrepared& out, bool trid_each = false) {
+        HAL_TRY(check_prepared_buf(cmd_buf));
+        HAL_TRY(check_common(o.vc, noc::kVcUnicastMax, o.trid));
+        if (!noc::addr_ok({dst.x, dst.y, 0})) {
+            return Status::OutOfRange;
+        }
+        const noc::AddrRegs ret = noc::encode_addr(A, 0, noc::unicast_coord(dst.x, dst.y));
+        out = NocPrepared{.buf = cmd_buf,
+                          .base = noc::cmd_buf_base(A, noc_, cmd_buf),
+                          .token = ++next_token_,
+                          .ret_mid = ret.mid,
+                          .ret_hi = ret.hi,
+                          .tag = noc::packet_tag(o.trid),
+                          .ctrl = noc::kCtrlCmdWrite | noc::static_vc(o.vc) |
+                                  (o.posted ? 0u : noc::kCtrlRespMarked),
+                          .posted = o.posted,
+                          .trid_each = trid_each};
+        HAL_TRY(wait_cmd_buf_ready(out.base));
+        program_constants(out);
+        return Status::Ok;
+    }
+
+    // Write `size` bytes from local L1 `src_l1` to `dst_addr` (below 4 GiB) of the prepared core,
+    // checked as write() checks it.
+    [[nodiscard, gnu::always_inline]] Status write_prepared(const NocPrepared& p, uint32_t src_l1,
+                                                            uint32_t dst_addr, uint32_t size) {
+        return write_prepared_impl<false>(p, src_l1, dst_addr, size, 0);
+    }
+    [[nodiscard, gnu::always_inline]] Status write_prepared(const NocPrepared& p, uint32_t src_l1,
+                                                            uint32_t dst_addr, uint32_t size,
+                                                            uint32_t trid) {
+        return write_prepared_impl<true>(p, src_l1, dst_addr, size, trid);
+    }
+
+    // The same for inline writes of one 32-bit value to a fixed `dst` (e.g. a stream register):
+    // write_inline_prepared() writes the data word and NOC_CMD_CTRL only. Checks as write_inline().
+    [[nodiscard]] Status prepare_write_inline(uint32_t cmd_buf, const NocAddr& dst,
+                                              const NocInlineWriteOpts& o, NocPrepared& out,
+                                              bool trid_each = false) {
+        HAL_TRY(check_prepared_buf(cmd_buf));
+        HAL_TRY(check_common(o.vc, noc::kVcUnicastMax, o.trid));
+        if (o.byte_enable == 0 || o.byte_enable > 0xF) {
+            return Status::BadArg;
+        }
+        if (!noc::addr_ok(dst)) {
+            return Status::OutOfRange;
+        }
+        if (dst.addr % 4 != 0) {
+            return Status::Misaligned;
+        }
+        if (A.noc.inline_to_l1_unsafe && dst.addr < noc::kMmioStart) {
+            return Status::Unsupported;
+        }
+        const noc::AddrRegs targ = noc::encode_addr(A, dst.addr, noc::unicast_coord(dst.x, dst.y));
+        out = NocPrepared{.buf = cmd_buf,
+                          .base = noc::cmd_buf_base(A, noc_, cmd_buf),
+                          .token = ++next_token_,
+                          .ret_mid = targ.mid,
+                          .ret_hi = targ.hi,
+                          .tag = noc::packet_tag(o.trid),
+                          .ctrl = noc::kCtrlCmdWrite | noc::kCtrlWrInline | noc::static_vc(o.vc) |
+                                  (o.posted ? 0u : noc::kCtrlRespMarked),
+                          .be = noc::inline_byte_enable(dst.addr, o.byte_enable),
+                          .dst_addr = targ.lo,
+                          .posted = o.posted,
+                          .is_inline = true,
+                          .trid_each = trid_each};
+        HAL_TRY(wait_cmd_buf_ready(out.base));
+        program_constants(out);
+        return Status::Ok;
+    }
+
+    [[nodiscard, gnu::always_inline]] Status write_inline_prepared(const NocPrepared& p,
+                                                                   uint32_t value) {
+        return write_inline_prepared_impl<false>(p, value, 0);
+    }
+    [[nodiscard, gnu::always_inline]] Status write_inline_prepared(const NocPrepared& p,
+                                                                   uint32_t value, uint32_t trid) {
+        return write_inline_prepared_impl<true>(p, value, trid);
+    }
+
+  private:
+    // The handle's fields are copied to locals first: an MMIO store may alias any uint32_t, so
+    // read through `p` they would be loaded again after every register write.
+    template <bool kTrid>
+    [[gnu::always_inline]] Status write_prepared_impl(const NocPrepared& p, uint32_t src_l1,
+                                                      uint32_t dst_addr, uint32_t size,
+                                                      uint32_t trid) {
+        const uint32_t buf = p.buf, base = p.base, token = p.token;
+        const Kind kind = p.posted ? Kind::PostedWrite : Kind::NonpostedWrite;
+        if (token == 0 || p.is_inline || p.trid_each != kTrid ||
+            (kTrid && trid > noc::kMaxTransactionId)) {
+            return Status::BadArg;
+        }
+        HAL_TRY(check_transfer(src_l1, dst_addr, size));
+        return for_each_chunk(
+            size, [ =, this, &p ](uint32_t off, uint32_t len) __attribute__((always_inline)) {
+                HAL_TRY(wait_cmd_buf_ready(base));
+                if (programmed_[buf] != token) [[unlikely]] {
+                    program_constants(p);
+                }
+                mmio::write32(base + noc::kTargAddrLo, src_l1 + off);
+                mmio::write32(base + noc::kRetAddrLo, dst_addr + off);
+                if (kTrid) {
+                    mmio::write32(base + noc::kPacketTag, noc::packet_tag(trid));
+                }
+                mmio::write32(base + noc::kAtLenBe, len);
+                return launch(base, kind, 1);
+            });
+    }
+    template <bool kTrid>
+    [[gnu::always_inline]] Status write_inline_prepared_impl(const NocPrepared& p, uint32_t value,
+                                                             uint32_t trid) {
+        const uint32_t buf = p.buf, base = p.base, token = p.token;
+        const Kind kind = p.posted ? Kind::PostedWrite : Kind::NonpostedWrite;
+        if (token == 0 || !p.is_inline || p.trid_each != kTrid ||
+            (kTrid && trid > noc::kMaxTransactionId)) {
+            return Status::BadArg;
+        }
+        HAL_TRY(wait_cmd_buf_ready(base));
+        if (programmed_[buf] != token) [[unlikely]] {
+            program_constants(p);
+        }
+        mmio::write32(base + A.noc.at_data, value);
+        if (kTrid) {
+            mmio::write32(base + noc::kPacketTag, noc::packet_tag(trid));
+        }
+        return launch(base, kind, 1);
+    }
+
+  public:
     // ---- completion checks (each reads NIU counters; none waits) ----
 
     // Every non-posted write request has left the NIU.
@@ -491,6 +662,14 @@ class Noc {
         return static_cast<uint64_t>(addr) + size <= A.eth_l1_size;
     }
 
+    Status check_prepared_buf(uint32_t cmd_buf) const {
+        if (!initialized_) {
+            return Status::NotInitialized;
+        }
+        return cmd_buf < noc::kNumCmdBufs && (cfg_.prepared_bufs >> cmd_buf & 1) != 0 ? Status::Ok
+                                                                                   : Status::BadArg;
+    }
+
     [[gnu::always_inline]] Status check_common(uint32_t vc, uint32_t vc_max, uint32_t trid) const {
         if (!initialized_) {
             return Status::NotInitialized;
@@ -561,9 +740,34 @@ class Noc {
         }
     }
 
-    // The only place that launches a request and the only place that counts one. Everything it
-    // calls is inlined (the bounded wait too), so a request makes no call and the caller saves
-    // few registers.
+    // A prepared request's constant registers (the per-request ones are written by its caller).
+    [[gnu::always_inline]] void program_constants(const NocPrepared& p) {
+        const uint32_t reg_lo = p.base + (p.is_inline ? noc::kTargAddrLo : noc::kRetAddrLo);
+        if (p.is_inline) {
+            mmio::write32(reg_lo, p.dst_addr);
+        }
+        mmio::write32(reg_lo + (noc::kTargAddrMid - noc::kTargAddrLo), p.ret_mid);
+        if (A.noc.coord_reg == NocCoordReg::Hi) {
+            mmio::write32(reg_lo + (noc::kTargAddrHi - noc::kTargAddrLo), p.ret_hi);
+        }
+        if (!p.is_inline) {
+            // The source: this core, high address bits 0 (L1).
+            const noc::AddrRegs targ = noc::encode_addr(A, 0, self_coord());
+            mmio::write32(p.base + noc::kTargAddrMid, targ.mid);
+            if (A.noc.coord_reg == NocCoordReg::Hi) {
+                mmio::write32(p.base + noc::kTargAddrHi, targ.hi);
+            }
+        }
+        mmio::write32(p.base + noc::kPacketTag, p.tag);
+        mmio::write32(p.base + noc::kCtrl, p.ctrl);
+        if (p.is_inline) {
+            mmio::write32(p.base + noc::kAtLenBe, p.be);
+        }
+        programmed_[p.buf] = p.token;
+    }
+
+    // Program a whole request and launch it. Everything it calls is inlined (the bounded wait
+    // too), so a request makes no call and the caller saves few registers.
     [[gnu::always_inline]] Status issue(const Request& r, Kind kind, uint32_t acks) {
         const uint32_t base = r.base;
         HAL_TRY(wait_cmd_buf_ready(base));
@@ -577,6 +781,13 @@ class Noc {
         if (r.has_at_data) {
             mmio::write32(base + A.noc.at_data, r.at_data);
         }
+        return launch(base, kind, acks);
+    }
+
+    // The only place that writes NOC_CMD_CTRL (launches a request) and the only place that counts
+    // one, for full (issue) and prepared requests alike, so counts and hardware cannot drift apart.
+    // The caller has waited for the buffer and written its registers.
+    [[gnu::always_inline]] Status launch(uint32_t base, Kind kind, uint32_t acks) {
         mmio::write32(base + A.noc.cmd_ctrl, noc::kCmdCtrlSend);
         last_base_ = base;
         switch (kind) {
@@ -619,6 +830,9 @@ class Noc {
         uint32_t write, read, write_reg, atomic;
     } base_{0, 0, 0, 0};  // command buffer base addresses, set by init()
     NocCounters counters_{0, 0, 0, 0, 0, 0};
+    // Per command buffer: the token of the prepared request whose constants it holds (0: none).
+    uint32_t programmed_[noc::kNumCmdBufs] = {};
+    uint32_t next_token_ = 0;
 };
 
 }  // namespace hal
