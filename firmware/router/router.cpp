@@ -55,6 +55,8 @@ static_assert(kCreditTrid <= hal::noc::kMaxTransactionId);
 // Counters are copied to the status block every this many busy iterations (and when the router
 // goes idle, and at exit).
 constexpr uint32_t kPublishEvery = 256;
+// ... and once this many iterations in a row were idle after any activity.
+constexpr uint32_t kPublishIdle = 8;
 // The heartbeat, the termination word and the ch0 connection block are L1 words (7-cycle loads,
 // 5-cycle stores): looked at every this many iterations, not on every pass (an idle pass is a
 // handful of register reads, so this is still every few hundred cycles).
@@ -263,6 +265,8 @@ class Router {
         SlotCursor complete; // slot of packet `done`
         uint32_t armed = 0;  // bit per slot: an atomic waits in g_pending
         uint8_t src[kMaxSlots] = {};  // src_channel per slot; 0xFF: no completion to send
+        uint8_t trid[kMaxSlots] = {};  // trid() of each slot, computed once (a stack byte load
+                                       // instead of two multiplies per packet)
     };
     struct Downstream {  // the router on this chip that continues the line
         bool present = false;
@@ -295,6 +299,7 @@ class Router {
     bool send_completions(uint32_t src, uint32_t n);
     void complete(Receiver& rx, uint32_t n);
     Status completion_step(uint32_t r);
+    Status issue_armed(uint32_t r, uint32_t idx, uint32_t id);
     Status deliver(const pf::PacketHeader& h, uint32_t slot, uint32_t trid, PendingAtomic& pend, bool& armed);
     uint32_t validate(const pf::PacketHeader& h, uint32_t action, uint32_t fwd_ch) const;
     Status credit_step();
@@ -758,7 +763,7 @@ Status Router::take(uint32_t r, bool& taken) {
     // rx0 continues on the downstream's ch1 (VC0), rx1 on its ch2 (VC1).
     const uint32_t ch = r == 0 ? 1 : 2;
     const uint32_t why = validate(h, action, ch);
-    const uint32_t id = trid(r, idx);
+    const uint32_t id = rx.trid[idx];
     const uint32_t bit = 1u << idx;
     rx.armed &= ~bit;
     if (why != 0) {
@@ -802,6 +807,13 @@ Status Router::take(uint32_t r, bool& taken) {
 // was just issued completes once that is flushed as well.
 constexpr uint32_t kCompletionLookahead = 16;
 
+// The armed atomic of slot `idx` of rx r, out of line: inlined, its registers would make every
+// completion_step call save and restore a dozen more.
+[[gnu::noinline, gnu::flatten]] Status Router::issue_armed(uint32_t r, uint32_t idx, uint32_t id) {
+    const PendingAtomic& pend = g_pending[r][idx];
+    return noc_.atomic_inc({pend.dst.x, pend.dst.y, pend.dst.addr}, pend.value, {.trid = id});
+}
+
 [[gnu::flatten]] Status Router::completion_step(uint32_t r) {
     Receiver& rx = rx_[r];
     if (rx.done == rx.taken) return Status::Ok;
@@ -813,13 +825,12 @@ constexpr uint32_t kCompletionLookahead = 16;
     for (uint32_t n = rx.done, walked = 0; n != rx.taken && walked < kCompletionLookahead;
          ++n, ++walked, at.advance(rx.base, rx.slots, l_.slot_bytes)) {
         const uint32_t idx = at.idx;
-        const uint32_t id = trid(r, idx);
+        const uint32_t id = rx.trid[idx];
         if (!noc_.trid_flushed(id)) break;
         const uint32_t bit = 1u << idx;
-        if ((rx.armed & bit) != 0) {
+        if ((rx.armed & bit) != 0) [[unlikely]] {
             rx.armed &= ~bit;
-            const PendingAtomic& pend = g_pending[r][idx];
-            HAL_TRY(noc_.atomic_inc({pend.dst.x, pend.dst.y, pend.dst.addr}, pend.value, {.trid = id}));
+            HAL_TRY(issue_armed(r, idx, id));
             in_order = false;
             continue;
         }
@@ -851,7 +862,11 @@ bool Router::send_completions(uint32_t src, uint32_t n) {
 
 void Router::complete(Receiver& rx, uint32_t n) {
     rx.done += n;
-    for (uint32_t i = 0; i < n; ++i) rx.complete.advance(rx.base, rx.slots, l_.slot_bytes);
+    // n <= slots (a run never passes `taken`), so the index wraps at most once: no per-slot loop.
+    uint32_t idx = rx.complete.idx + n;
+    if (idx >= rx.slots) idx -= rx.slots;
+    rx.complete.idx = idx;
+    rx.complete.addr = rx.base + idx * l_.slot_bytes;
     activity_ = true;
 }
 
@@ -1041,6 +1056,7 @@ int Router::run() {
         rx_[r].slots = c_.receiver_slots[r];
         rx_[r].take.addr = rx_[r].base;
         rx_[r].complete.addr = rx_[r].base;
+        for (uint32_t i = 0; i < kMaxSlots; ++i) rx_[r].trid[i] = static_cast<uint8_t>(trid(r, i));
     }
     set_stage(RouterStatus::StreamsInitialized);
 
@@ -1051,22 +1067,22 @@ int Router::run() {
     }
     set_stage(RouterStatus::ReadyForTraffic);
 
-    // Active channels, so the loop does not poll streams nothing feeds.
-    uint32_t senders[pf::kNumSenderChannels];
-    uint32_t num_senders = 0;
+    // Active channels (a bit each), so the loop does not poll streams nothing feeds. The loops
+    // below are unrolled over the fixed channel numbers: each stream ID and state offset is then
+    // a constant, not an index read from a stack array and multiplied on every pass.
+    uint32_t senders = 0;
     for (uint32_t c = 0; c < pf::kNumSenderChannels; ++c) {
-        if (tx_[c].slots != 0 && peer_rx_[tx_[c].rx].slots != 0) senders[num_senders++] = c;
+        if (tx_[c].slots != 0 && peer_rx_[tx_[c].rx].slots != 0) senders |= 1u << c;
     }
-    uint32_t receivers[pf::kNumReceiverChannels];
-    uint32_t num_receivers = 0;
+    uint32_t receivers = 0;
     for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
-        if (rx_[r].slots != 0) receivers[num_receivers++] = r;
+        if (rx_[r].slots != 0) receivers |= 1u << r;
     }
 
     const bool worker_channel = tx_[pf::kWorkerChannel].slots != 0;
     bool draining = false;
     bool told_peer = false;
-    bool unpublished = false;
+    uint32_t idle_passes = kPublishIdle;  // consecutive idle iterations, up to kPublishIdle
     hal::Deadline drain_deadline = hal::Deadline::at_cycle(0);
     uint64_t quiet_since = 0;
     uint32_t* heartbeat = sb(SB_OFF(heartbeat));
@@ -1088,21 +1104,25 @@ int Router::run() {
         // Each step is called only when its cheap test (a stream register, a field on the stack)
         // says it has work: an idle pass is a few register reads, not a few function calls
         // saving and restoring registers.
-        for (uint32_t i = 0; i < num_senders; ++i) {
-            const uint32_t c = senders[i];
+#pragma GCC unroll 3
+        for (uint32_t c = 0; c < pf::kNumSenderChannels; ++c) {
+            if ((senders & (1u << c)) == 0) continue;
             if (Streams::read(completed_id(c)) != 0) sender_completions(c);
-            if (peer_rx_[tx_[c].rx].unannounced == 0 && Streams::read(pushed_id(c)) == 0) continue;
+            // Nothing pushed: nothing to send (unannounced packets go in the announce loop below).
+            if (Streams::read(pushed_id(c)) == 0) continue;
             s = sender_step(c);
             if (s != Status::Ok) return stop_hal(s, RouterWait::EthTxq);
         }
         // Sent packets no sender step announced (nothing more to send): announce them now.
+#pragma GCC unroll 2
         for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
             if (peer_rx_[r].unannounced == 0) continue;
             s = announce(r);
             if (s != Status::Ok && s != Status::Busy) return stop_hal(s, RouterWait::EthTxq);
         }
-        for (uint32_t i = 0; i < num_receivers; ++i) {
-            const uint32_t r = receivers[i];
+#pragma GCC unroll 2
+        for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
+            if ((receivers & (1u << r)) == 0) continue;
             s = Streams::read(rx_sent_id(r)) != 0 ? receiver_step(r) : Status::Ok;
             if (s == Status::Ok && rx_[r].done != rx_[r].taken) s = completion_step(r);
             if (s != Status::Ok) return stop_hal(s, RouterWait::NocCmdBuf);
@@ -1111,15 +1131,16 @@ int Router::run() {
         if (tx_[0].credit_dirty || tx_[1].credit_dirty || tx_[2].credit_dirty) s = credit_step();
         if (s == Status::Ok && worker_channel && poll) s = connection_step();
         if (s != Status::Ok) return stop_hal(s, RouterWait::NocCmdBuf);
-        // Counters: every kPublishEvery iterations under load, and on the first idle iteration
-        // after any activity, so a quiescent fabric's status blocks are exact (the host's
-        // graceful termination waits for them to balance).
+        // Counters: every kPublishEvery iterations under load, and once kPublishIdle iterations
+        // in a row were idle after any activity, so a quiescent fabric's status blocks are exact
+        // (the host's graceful termination waits for them to balance). Not on the first idle
+        // pass: under load a sender sees idle passes between packets, and a publish is ~17 L1
+        // stores.
         if (activity_) {
             activity_ = false;
-            unpublished = true;
+            idle_passes = 0;
             if ((iterations_ % kPublishEvery) == 0) publish();
-        } else if (unpublished) {
-            unpublished = false;
+        } else if (idle_passes < kPublishIdle && ++idle_passes == kPublishIdle) {
             publish();
         }
         if (!draining) continue;
