@@ -288,19 +288,7 @@ class Noc {
                                                     const NocInlineWriteOpts& o_arg) {
         const NocAddr dst = dst_arg;
         const NocInlineWriteOpts o = o_arg;
-        HAL_TRY(check_common(o.vc, noc::kVcUnicastMax, o.trid));
-        if (o.byte_enable == 0 || o.byte_enable > 0xF) {
-            return Status::BadArg;
-        }
-        if (!noc::addr_ok(dst)) {
-            return Status::OutOfRange;
-        }
-        if (dst.addr % 4 != 0) {
-            return Status::Misaligned;
-        }
-        if (A.noc.inline_to_l1_unsafe && dst.addr < noc::kMmioStart) {
-            return Status::Unsupported;
-        }
+        HAL_TRY(check_inline(dst, o));
         Request r{};
         r.base = base_.write_reg;
         r.targ = noc::encode_addr(A, dst.addr, noc::unicast_coord(dst.x, dst.y));
@@ -462,19 +450,7 @@ class Noc {
                                               const NocInlineWriteOpts& o, NocPrepared& out,
                                               bool trid_each = false) {
         HAL_TRY(check_prepared_buf(cmd_buf));
-        HAL_TRY(check_common(o.vc, noc::kVcUnicastMax, o.trid));
-        if (o.byte_enable == 0 || o.byte_enable > 0xF) {
-            return Status::BadArg;
-        }
-        if (!noc::addr_ok(dst)) {
-            return Status::OutOfRange;
-        }
-        if (dst.addr % 4 != 0) {
-            return Status::Misaligned;
-        }
-        if (A.noc.inline_to_l1_unsafe && dst.addr < noc::kMmioStart) {
-            return Status::Unsupported;
-        }
+        HAL_TRY(check_inline(dst, o));
         const noc::AddrRegs targ = noc::encode_addr(A, dst.addr, noc::unicast_coord(dst.x, dst.y));
         out = NocPrepared{.buf = cmd_buf,
                           .base = noc::cmd_buf_base(A, noc_, cmd_buf),
@@ -681,6 +657,26 @@ class Noc {
     }
 
     // An L1 <-> remote transfer of `size` bytes between local L1 `local` and remote `remote`.
+    // The argument checks of an inline write (write_inline and prepare_write_inline). Inline
+    // writes to L1 can hang on arches that flag it (Blackhole, BH-86): refused there.
+    [[gnu::always_inline]] Status check_inline(const NocAddr& dst,
+                                               const NocInlineWriteOpts& o) const {
+        HAL_TRY(check_common(o.vc, noc::kVcUnicastMax, o.trid));
+        if (o.byte_enable == 0 || o.byte_enable > 0xF) {
+            return Status::BadArg;
+        }
+        if (!noc::addr_ok(dst)) {
+            return Status::OutOfRange;
+        }
+        if (dst.addr % 4 != 0) {
+            return Status::Misaligned;
+        }
+        if (A.noc.inline_to_l1_unsafe && dst.addr < noc::kMmioStart) {
+            return Status::Unsupported;
+        }
+        return Status::Ok;
+    }
+
     [[gnu::always_inline]] Status check_transfer(uint32_t local, uint64_t remote,
                                                  uint32_t size) const {
         if (size == 0) {
