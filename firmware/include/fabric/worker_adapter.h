@@ -73,6 +73,21 @@ class FabricConnection {
     uint32_t pushed() const { return pushed_; }
     uint32_t payload_bytes() const { return ch_.payload_bytes; }
 
+    // Wait (bounded) until the endpoint (router or mux) says ReadyForTraffic: its status word,
+    // read over the NoC into our staging. A client started together with its endpoint calls this
+    // before open(), which must not race the endpoint's reset of its connection blocks.
+    [[nodiscard]] hal::Status wait_endpoint_ready(hal::Deadline d, const uint32_t* term) {
+        if (l1_.staging % 16 != 0) return hal::Status::BadArg;
+        const hal::NocAddr status = router(pf::endpoint_status_addr(hal::kArch));
+        return hal::wait_until(
+            [&] {
+                return noc_.read(status, l1_.staging, 16) == hal::Status::Ok &&
+                       noc_.read_barrier(d, term) == hal::Status::Ok &&
+                       ld(l1_.staging) == static_cast<uint32_t>(pf::RouterStatus::ReadyForTraffic);
+            },
+            d, term);
+    }
+
     // Connect: read the router's record of the last connection (pushed / freed counts), tell it
     // where we are and where our credit and teardown words are, then set state Open. Busy if
     // another worker holds the channel.
@@ -128,6 +143,29 @@ class FabricConnection {
     // Slots free now (the router's credit word read once).
     uint32_t free_slots() const { return ch_.num_slots - (pushed_ - ld(l1_.credit)); }
 
+    // A free slot now? Reads the credit word only when the last value seen says the channel is
+    // full. Never waits.
+    bool has_free_slot() {
+        if (pushed_ - freed_ < ch_.num_slots) return true;
+        freed_ = ld(l1_.credit);
+        return pushed_ - freed_ < ch_.num_slots;
+    }
+
+    // For a mux: forward a packet as it lies in our L1 (header at `slot_l1`, payload right
+    // behind it, `bytes` in all) into the next channel slot, then +1 on the pushed stream.
+    // Busy, having done nothing, when no slot is free: the caller decides whether to wait. The
+    // source may be reused once writes_sent() (the NoC has read it).
+    [[nodiscard, gnu::flatten]] hal::Status try_forward(uint32_t slot_l1, uint32_t bytes) {
+        if (!open_ || bytes < sizeof(pf::PacketHeader) || bytes > ch_.slot_bytes) return hal::Status::BadArg;
+        if (!has_free_slot()) return hal::Status::Busy;
+        HAL_TRY(noc_.write_prepared(to_slot_, slot_l1, slot_addr_, bytes));
+        HAL_TRY(noc_.write_inline_prepared(to_pushed_, kIncOne));
+        advance_slot();
+        return hal::Status::Ok;
+    }
+    // Every write of this connection has been read out of our L1 (none waits).
+    bool writes_sent() const { return noc_.trid_writes_sent(kTrid); }
+
     [[nodiscard]] hal::Status wait_for_free_slot(hal::Deadline d, const uint32_t* term) const {
         return hal::wait_until([this] { return free_slots() != 0; }, d, term);
     }
@@ -139,7 +177,9 @@ class FabricConnection {
     [[nodiscard]] hal::Status unicast_write(uint32_t route, const pf::NocTarget& dst, uint32_t src_l1,
                                             uint32_t bytes, hal::Deadline d, const uint32_t* term,
                                             uint32_t seq = 0) {
-        if (bytes == 0 || dst.addr % 16 != 0 || src_l1 % 16 != 0) return hal::Status::BadArg;
+        if (bytes == 0 || ch_.payload_bytes == 0 || dst.addr % 16 != 0 || src_l1 % 16 != 0) {
+            return hal::Status::BadArg;
+        }
         for (uint32_t off = 0; off < bytes; off += ch_.payload_bytes) {
             Header u = header(pf::NocSendType::UnicastWrite, route, chunk(bytes, off), seq);
             pf::PacketHeader& h = u.h;
@@ -179,7 +219,8 @@ class FabricConnection {
                                                      const pf::NocTarget& sem, uint32_t value, bool flush,
                                                      uint32_t src_l1, uint32_t bytes, hal::Deadline d,
                                                      const uint32_t* term, uint32_t seq = 0) {
-        if (bytes == 0 || dst.addr % 16 != 0 || src_l1 % 16 != 0 || sem.addr % 4 != 0) {
+        if (bytes == 0 || ch_.payload_bytes == 0 || dst.addr % 16 != 0 || src_l1 % 16 != 0 ||
+            sem.addr % 4 != 0) {
             return hal::Status::BadArg;
         }
         for (uint32_t off = 0; off < bytes; off += ch_.payload_bytes) {
@@ -355,6 +396,10 @@ class FabricConnection {
         stage_header(u, cmd_words);  // the previous push returned once staging had been read
         HAL_TRY(noc_.write_prepared(to_slot_, header_l1(), slot, sizeof(pf::PacketHeader)));
         HAL_TRY(noc_.write_inline_prepared(to_pushed_, kIncOne));
+        advance_slot();
+        return sources_read(d, term);
+    }
+    void advance_slot() {
         ++pushed_;
         if (++slot_idx_ == ch_.num_slots) {
             slot_idx_ = 0;
@@ -362,7 +407,6 @@ class FabricConnection {
         } else {
             slot_addr_ += ch_.slot_bytes;
         }
-        return sources_read(d, term);
     }
     static constexpr uint32_t kIncOne = Streams::encode_delta(1).value;
     static_assert(Streams::encode_delta(1).ok());

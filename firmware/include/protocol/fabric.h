@@ -257,6 +257,11 @@ enum class RouterWait : uint32_t {
     NocFlush = 6,
     Drain = 7,
     WorkerTeardown = 8,
+    // the mux (protocol/fabric_mux.h)
+    RouterReady = 9,      // waiting for its router to be ReadyForTraffic
+    RouterOpen = 10,      // opening its connection to the router's ch0
+    RouterClose = 11,     // closing it at exit
+    RouterSlot = 12,      // waiting for a free router slot (only the unbounded test variant blocks here)
 };
 
 enum class Termination : uint32_t {
@@ -363,6 +368,14 @@ constexpr RouterLayout router_layout(const hal::ArchMap& a, const RouterConfig& 
     return l;
 }
 
+// Where a router's (and a mux's, protocol/fabric_mux.h) status word is: right after its config.
+// A client reads it to know the endpoint is ReadyForTraffic before it opens a connection.
+constexpr uint32_t endpoint_status_addr(const hal::ArchMap& a) {
+    return router_l1_base(a) + static_cast<uint32_t>(sizeof(RouterConfig));
+}
+static_assert(router_layout(hal::kWormholeB0, RouterConfig{}).status == endpoint_status_addr(hal::kWormholeB0));
+static_assert(router_layout(hal::kBlackhole, RouterConfig{}).status == endpoint_status_addr(hal::kBlackhole));
+
 // The handshake message (64 B, one Ethernet packet), repeated by the master until answered.
 inline constexpr uint32_t kHandshakeMagic = 0x4A5D0001;
 struct HandshakeMsg {
@@ -405,5 +418,27 @@ constexpr WorkerChannel worker_channel(const hal::ArchMap& a, const RouterConfig
                          c.sender_slots[kWorkerChannel], l.slot_bytes, c.payload_bytes,
                          l.connection,   kStreamPushed0 + kWorkerChannel};
 }
+
+// ---- the status head every long-running component shares (router, mux, ...) ---------------
+
+// The first five words of a component's status block: what the host's health monitor
+// (host/include/fabric/health_monitor.h) reads to tell whether the component is alive, whatever
+// kind it is. `status` and `stage` are the component's own status enum, `stuck_at` its wait enum;
+// `heartbeat` moves while its main loop runs. A component's status block starts with these words
+// at these offsets (RouterStatusBlock does; a new component's block pins the same asserts).
+struct ComponentStatusHead {
+    uint32_t status;
+    uint32_t stage;
+    uint32_t stuck_at;
+    uint32_t detail;
+    uint32_t heartbeat;
+};
+static_assert(sizeof(ComponentStatusHead) == 20);
+static_assert(offsetof(ComponentStatusHead, heartbeat) == 16);
+static_assert(offsetof(RouterStatusBlock, status) == offsetof(ComponentStatusHead, status));
+static_assert(offsetof(RouterStatusBlock, stage) == offsetof(ComponentStatusHead, stage));
+static_assert(offsetof(RouterStatusBlock, stuck_at) == offsetof(ComponentStatusHead, stuck_at));
+static_assert(offsetof(RouterStatusBlock, detail) == offsetof(ComponentStatusHead, detail));
+static_assert(offsetof(RouterStatusBlock, heartbeat) == offsetof(ComponentStatusHead, heartbeat));
 
 }  // namespace protocol::fabric

@@ -748,4 +748,51 @@ struct FabricConnStressResults {
 };
 static_assert(sizeof(FabricConnStressResults) <= sizeof(uint32_t) * kTestMaxResults);
 
+// ---- mux_worker (the seeds/001 regression, tests/sim/mux_test.cpp) ----------------------------
+// A client of a fabric mux channel: open, packet_count packets (full-size channel: unicast writes
+// of packet_bytes of pattern(seed + k) to dst_addr + k * packet_bytes; header-only: atomic +1 on
+// dst_addr), close within close_timeout_us, then the termination handshake: every worker adds 1
+// to the master's done word (master_x/y, done_addr); the master waits for `workers` of them and
+// writes Graceful into the mux's termination word (the mux core is channel.router_x/y).
+enum MuxWorkerFlags : uint32_t {
+    kMuxWorkerMaster = 1u << 0,      // this worker terminates the mux
+    kMuxWorkerHeaderOnly = 1u << 1,  // atomic increments instead of writes
+};
+
+struct MuxWorkerArgs {
+    fabric::WorkerChannel channel;  // the mux channel
+    uint32_t packet_count;
+    uint32_t packet_bytes;     // full-size: multiple of 16, <= channel payload
+    uint32_t route;            // pf::route_unicast(hops)
+    uint32_t dst_x, dst_y, dst_addr;
+    uint32_t seed;
+    uint32_t src_addr;         // L1: packet_count * packet_bytes of source (the kernel fills it)
+    uint32_t conn_l1;          // L1: kFabricConnL1Bytes, 16-B aligned
+    uint32_t send_timeout_us;  // open, each slot wait, the master's wait for the others
+    uint32_t close_timeout_us; // the teardown answer
+    uint32_t master_x, master_y;
+    uint32_t done_addr;        // the master's done word (host zeroes it)
+    uint32_t workers;          // done increments the master waits for (itself included)
+    uint32_t flags;            // MuxWorkerFlags
+};
+static_assert(sizeof(MuxWorkerArgs) <= sizeof(uint32_t) * kTestMaxArgs);
+
+enum class MuxWorkerStep : uint32_t { Args = 1, Init, Open, Send, Close, Done, Terminate };
+
+enum MuxWorkerStuck : uint32_t {
+    kMuxStuckOpen = 0x801,
+    kMuxStuckSend = 0x802,   // detail: packet index
+    kMuxStuckClose = 0x803,  // the mux did not answer the close in close_timeout_us
+    kMuxStuckDone = 0x804,   // master: the others' done increments did not all come
+};
+
+struct MuxWorkerResults {
+    TestFailure failure;
+    uint32_t packets_sent;
+    uint32_t send_cycles;   // open .. last send returned
+    uint32_t close_cycles;  // close request .. answer
+    uint32_t last_status;
+};
+static_assert(sizeof(MuxWorkerResults) <= sizeof(uint32_t) * kTestMaxResults);
+
 }  // namespace protocol
