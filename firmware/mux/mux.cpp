@@ -50,7 +50,7 @@ static_assert(kFixed.scratch % 16 == 0 && kFixed.client % 16 == 0);
 constexpr uint32_t kWordsTrid = 2;
 static_assert(kWordsTrid != fabric::FabricConnection::kTrid);
 // Counters reach the status block every this many rounds (and at exit).
-constexpr uint32_t kPublishEvery = 64;
+constexpr uint32_t kPublishEvery = 16;
 static_assert(pf::kMuxStreamPushed0 + pf::kMuxMaxChannels <= hal::stream::kNumStreamsTensix);
 
 uint32_t ld(uint32_t addr) { return hal::mmio::load_shared(hal::mmio::l1_ptr<const uint32_t>(addr)); }
@@ -283,9 +283,12 @@ bool Mux::wait_router_slot() {
     if (router_.has_free_slot()) return true;
     if constexpr (kUnfair) {
         // The old mux: spin until the router has room, seeing nothing else (no teardowns, no
-        // termination word, no other channel).
+        // termination word, no other channel). Its waypoint says where it spins.
+        publish();
+        sb_store(MSB_OFF(stuck_at), static_cast<uint32_t>(RouterWait::RouterSlot));
         while (!router_.has_free_slot()) {
         }
+        sb_store(MSB_OFF(stuck_at), static_cast<uint32_t>(RouterWait::None));
         return true;
     } else {
         const uint64_t until = hal::wall_clock() + c_.forward_wait_cycles;
