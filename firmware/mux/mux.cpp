@@ -49,6 +49,12 @@ static_assert(kFixed.scratch % 16 == 0 && kFixed.client % 16 == 0);
 // FabricConnection::kTrid).
 constexpr uint32_t kWordsTrid = 2;
 static_assert(kWordsTrid != fabric::FabricConnection::kTrid);
+// No full-size packet for this long: header-only channels are served freely (2 us, several router
+// packet times at any size: a saturated full-size client never leaves its channel empty that long).
+constexpr uint64_t kFullIdleCycles = 2'000;
+// Packets a lone busy full-size channel may forward per visit, as long as the router has a free
+// slot without waiting: it then pays the round's fixed costs once per few packets.
+constexpr uint32_t kBurst = 4;
 // Counters reach the status block every this many rounds (and at exit).
 constexpr uint32_t kPublishEvery = 16;
 static_assert(pf::kMuxStreamPushed0 + pf::kMuxMaxChannels <= hal::stream::kNumStreamsTensix);
@@ -87,7 +93,6 @@ class Mux {
         uint32_t idx = 0;          // slot of the next packet
         uint32_t addr = 0;
         uint32_t freed = 0;        // packets forwarded (or dropped) and read out of their slot
-        bool credit_dirty = false;
         fabric::WorkerPort port;
     };
     enum class Visit { Empty, Forwarded, Blocked, Failed };
@@ -96,10 +101,11 @@ class Mux {
     int start();
     Visit visit(uint32_t c);
     Status forward(uint32_t c, uint32_t bytes);
+    Status settle();
     void drop(uint32_t c, pf::MuxBadPacket why);
     void advance(Channel& ch);
     bool wait_router_slot();
-    void round();
+    void round(uint64_t now);
     Status credits();
     Status connections();
     uint32_t undrained(uint32_t& mask) const;
@@ -126,7 +132,9 @@ class Mux {
     uint32_t next_full_ = 0;        // the full-size channel a round starts with
     uint32_t next_header_ = 0;      // the header-only channel served next
     uint32_t full_since_header_ = 0;
-    uint32_t rounds_ = 0;
+    uint64_t last_full_ = 0;        // when a full-size packet last went
+    uint32_t busy_full_ = 0;        // full-size channels that had a packet in the last round
+    uint32_t until_check_ = 1;      // rounds until the next look at the connection blocks
     uint32_t iterations_ = 0;
     uint32_t bad_packets_ = 0;
     uint32_t connects_ = 0;
@@ -134,6 +142,8 @@ class Mux {
     uint32_t giveups_ = 0;
     uint32_t round_max_cycles_ = 0;
     Status fault_ = Status::Ok;  // a NoC request that failed in a visit (the mux stops)
+    uint32_t unread_ = 0;        // 1 + the channel whose last forwarded slot may not be read yet
+    uint32_t dirty_ = 0;         // bit per channel whose client has not been told its freed count
 };
 
 #define MSB_OFF(field) static_cast<uint32_t>(offsetof(pf::MuxStatusBlock, field))
@@ -252,27 +262,38 @@ void Mux::drop(uint32_t c, pf::MuxBadPacket why) {
     (void)Streams::add(pushed_id(c), -1);
     advance(ch);
     ++ch.freed;
-    ch.credit_dirty = true;
+    dirty_ |= 1u << c;
     ++bad_packets_;
     sb_store(MSB_OFF(detail), static_cast<uint32_t>(why));
 }
 
 // The packet in channel c's next slot (`bytes` of header and payload) into the router's next
-// slot; the slot is the client's again once the NoC has read it (bounded wait).
+// slot. The slot is the client's again once the NoC has read it: that is checked when the next
+// packet goes (or at the end of the round), so the read overlaps the rest of the loop.
 Status Mux::forward(uint32_t c, uint32_t bytes) {
+    HAL_TRY(settle());
     Channel& ch = ch_[c];
     HAL_TRY(router_.try_forward(ch.addr, bytes));
     (void)Streams::add(pushed_id(c), -1);
     advance(ch);
     ++forwarded_[c];
+    unread_ = c + 1;
+    return Status::Ok;
+}
+
+// The last forwarded packet's slot, once the NoC has read it (bounded wait), back to its client.
+// Only one packet is ever unread, so "every write of the connection sent" means exactly that.
+Status Mux::settle() {
+    if (unread_ == 0) return Status::Ok;
     if (!router_.writes_sent()) {
         const hal::Deadline d = progress_deadline();
         while (!router_.writes_sent()) {
             if (d.expired()) return Status::Timeout;
         }
     }
-    ++ch.freed;
-    ch.credit_dirty = true;
+    ++ch_[unread_ - 1].freed;
+    dirty_ |= 1u << (unread_ - 1);
+    unread_ = 0;
     return Status::Ok;
 }
 
@@ -324,30 +345,45 @@ Mux::Visit Mux::visit(uint32_t c) {
 }
 
 // One round: each full-size channel once, starting with the first one that could not forward
-// last time (so the router's freed slots go round the channels in turn); then header-only
-// channels: all of them when no full-size channel had anything, else one packet per
-// header_every full-size packets.
-void Mux::round() {
-    bool full_pending = false;
+// last time (so the router's freed slots go round the channels in turn); then one header-only
+// packet (round robin over those channels) once header_every full-size packets went since the
+// last one, or every header-only channel once when no full-size packet has gone for
+// kFullIdleCycles. Under contention header-only traffic is thus at most 1 / (header_every + 1) of
+// the router's packets, and never waits more than header_every full-size packets.
+[[gnu::flatten]] void Mux::round(uint64_t now) {
     uint32_t first_blocked = c_.full_channels;
     uint32_t c = next_full_;
+    // Several packets per visit only while at most one full-size channel has traffic: with more,
+    // one each keeps the turns exact.
+    const uint32_t burst = busy_full_ > 1 ? 1 : kBurst;
+    busy_full_ = 0;
     for (uint32_t i = 0; i < c_.full_channels; ++i) {
-        const Visit v = visit(c);
-        if (v != Visit::Empty) full_pending = true;
-        if (v == Visit::Forwarded) ++full_since_header_;
+        Visit v = visit(c);
+        if (v != Visit::Empty) ++busy_full_;
+        if (v == Visit::Forwarded) {
+            // More of this channel's packets while the router has room right now.
+            uint32_t n = 1;
+            while (n < burst && Streams::read(pushed_id(c)) != 0 && router_.has_free_slot()) {
+                v = visit(c);
+                if (v != Visit::Forwarded) break;
+                ++n;
+            }
+            full_since_header_ += n;
+            last_full_ = now;
+        }
         if (v == Visit::Failed) return;
         if (v == Visit::Blocked && first_blocked == c_.full_channels) first_blocked = c;
         if (++c == c_.full_channels) c = 0;
     }
     if (first_blocked != c_.full_channels) next_full_ = first_blocked;
     if (c_.header_channels == 0) return;
-    const bool all = !full_pending;
-    if (!all && full_since_header_ < c_.header_every) return;
+    const bool full_idle = now - last_full_ >= kFullIdleCycles;
+    if (!full_idle && full_since_header_ < c_.header_every) return;
     for (uint32_t i = 0; i < c_.header_channels; ++i) {
         const uint32_t h = c_.full_channels + next_header_;
         if (++next_header_ == c_.header_channels) next_header_ = 0;
         const Visit v = visit(h);
-        if (v == Visit::Forwarded && !all) {
+        if (v == Visit::Forwarded && !full_idle) {
             full_since_header_ = 0;
             return;
         }
@@ -358,14 +394,15 @@ void Mux::round() {
 }
 
 // Clients' credit words, for channels that freed slots since the last time.
-Status Mux::credits() {
-    for (uint32_t c = 0; c < channels_; ++c) {
-        Channel& ch = ch_[c];
-        if (!ch.credit_dirty) continue;
-        const Status s = ch.port.send_credit(words_, ch.freed);
+[[gnu::flatten]] Status Mux::credits() {
+    uint32_t pending = dirty_;
+    while (pending != 0) {
+        const uint32_t c = static_cast<uint32_t>(__builtin_ctz(pending));
+        pending &= pending - 1;
+        const Status s = ch_[c].port.send_credit(words_, ch_[c].freed);
         if (s == Status::Busy) continue;
         HAL_TRY(s);
-        ch.credit_dirty = false;
+        dirty_ &= ~(1u << c);
     }
     return Status::Ok;
 }
@@ -375,7 +412,9 @@ Status Mux::connections() {
     for (uint32_t c = 0; c < channels_; ++c) {
         Channel& ch = ch_[c];
         fabric::WorkerPort::Event e;
-        HAL_TRY(ch.port.poll(words_, ch.freed, ch.credit_dirty, e));
+        bool dirty = (dirty_ >> c & 1) != 0;
+        HAL_TRY(ch.port.poll(words_, ch.freed, dirty, e));
+        dirty_ = dirty ? dirty_ | 1u << c : dirty_ & ~(1u << c);
         if (e == fabric::WorkerPort::Event::Opened) ++connects_;
         if (e == fabric::WorkerPort::Event::Closed) ++teardowns_;
     }
@@ -428,11 +467,15 @@ int Mux::run() {
             drain_by = hal::Deadline::after_us(kA, c_.drain_timeout_us);
             set_stage(RouterStatus::Draining);
         }
-        round();
+        round(round_start);
+        if (fault_ == Status::Ok) fault_ = settle();
         if (fault_ != Status::Ok) return stop(RouterStatus::Fault, RouterWait::NocFlush, static_cast<uint32_t>(fault_));
         Status s = credits();
         // (the old mux looked at its connections on every pass, when it was not spinning)
-        if (s == Status::Ok && (kUnfair || ++rounds_ % c_.teardown_check_every == 0)) s = connections();
+        if (s == Status::Ok && (kUnfair || --until_check_ == 0)) {
+            until_check_ = c_.teardown_check_every;
+            s = connections();
+        }
         if (s != Status::Ok) return stop(RouterStatus::Fault, RouterWait::NocCmdBuf, static_cast<uint32_t>(s));
         const uint64_t now = hal::wall_clock();
         const uint32_t took = static_cast<uint32_t>(now - round_start);

@@ -35,8 +35,8 @@ int main() {
         return k.fail(r, TestFail::BadArgs, MuxWorkerStep::Args);
     }
     if (!header_only) {
-        for (uint32_t i = 0; i < a.packet_count; ++i) {
-            fwtest::fill_pattern(a.src_addr + i * a.packet_bytes, a.packet_bytes, a.seed + i);
+        for (uint32_t p = 0; p < protocol::kMuxWorkerPositions; ++p) {
+            fwtest::fill_pattern(a.src_addr + p * a.packet_bytes, a.packet_bytes, a.seed + p);
         }
     }
     Noc noc{hal::NocId::Noc0, fabric::FabricConnection::kNocConfig};
@@ -50,15 +50,17 @@ int main() {
     s = conn.open(fwtest::deadline_us(a.send_timeout_us), k.term());
     r.last_status = static_cast<uint32_t>(s);
     if (s != hal::Status::Ok) return k.stuck(r, protocol::kMuxStuckOpen, MuxWorkerStep::Open, s);
+    uint32_t p = 0;  // i % kMuxWorkerPositions
     for (uint32_t i = 0; i < a.packet_count; ++i) {
         const hal::Deadline d = fwtest::deadline_us(a.send_timeout_us);
         if (header_only) {
             const pf::NocTarget t{a.dst_addr, static_cast<uint8_t>(a.dst_x), static_cast<uint8_t>(a.dst_y), 0};
             s = conn.atomic_inc(a.route, t, 1, false, d, k.term(), i);
         } else {
-            const pf::NocTarget t{a.dst_addr + i * a.packet_bytes, static_cast<uint8_t>(a.dst_x),
+            const pf::NocTarget t{a.dst_addr + p * a.packet_bytes, static_cast<uint8_t>(a.dst_x),
                                   static_cast<uint8_t>(a.dst_y), 0};
-            s = conn.unicast_write(a.route, t, a.src_addr + i * a.packet_bytes, a.packet_bytes, d, k.term(), i);
+            s = conn.unicast_write(a.route, t, a.src_addr + p * a.packet_bytes, a.packet_bytes, d, k.term(), i);
+            if (++p == protocol::kMuxWorkerPositions) p = 0;
         }
         r.last_status = static_cast<uint32_t>(s);
         if (s != hal::Status::Ok) return k.stuck(r, protocol::kMuxStuckSend, MuxWorkerStep::Send, s, i);

@@ -749,15 +749,18 @@ struct FabricConnStressResults {
 static_assert(sizeof(FabricConnStressResults) <= sizeof(uint32_t) * kTestMaxResults);
 
 // ---- mux_worker (the seeds/001 regression, tests/sim/mux_test.cpp) ----------------------------
-// A client of a fabric mux channel: open, packet_count packets (full-size channel: unicast writes
-// of packet_bytes of pattern(seed + k) to dst_addr + k * packet_bytes; header-only: atomic +1 on
-// dst_addr), close within close_timeout_us, then the termination handshake: every worker adds 1
+// A client of a fabric mux channel: open, packet_count packets (full-size channel: packet k is a
+// unicast write of packet_bytes of pattern(seed + p) to dst_addr + p * packet_bytes, p = k % 8,
+// so the last packet at each position is what stays; header-only: atomic +1 on dst_addr), close
+// within close_timeout_us, then the termination handshake: every worker adds 1
 // to the master's done word (master_x/y, done_addr); the master waits for `workers` of them and
 // writes Graceful into the mux's termination word (the mux core is channel.router_x/y).
 enum MuxWorkerFlags : uint32_t {
     kMuxWorkerMaster = 1u << 0,      // this worker terminates the mux
     kMuxWorkerHeaderOnly = 1u << 1,  // atomic increments instead of writes
 };
+
+inline constexpr uint32_t kMuxWorkerPositions = 8;
 
 struct MuxWorkerArgs {
     fabric::WorkerChannel channel;  // the mux channel
@@ -766,7 +769,7 @@ struct MuxWorkerArgs {
     uint32_t route;            // pf::route_unicast(hops)
     uint32_t dst_x, dst_y, dst_addr;
     uint32_t seed;
-    uint32_t src_addr;         // L1: packet_count * packet_bytes of source (the kernel fills it)
+    uint32_t src_addr;         // L1: kMuxWorkerPositions * packet_bytes of source (the kernel fills it)
     uint32_t conn_l1;          // L1: kFabricConnL1Bytes, 16-B aligned
     uint32_t send_timeout_us;  // open, each slot wait, the master's wait for the others
     uint32_t close_timeout_us; // the teardown answer
