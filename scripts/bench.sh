@@ -14,4 +14,6 @@ echo "== Ethernet: bandwidth, round trip, ring latency (firmware on eth cores in
 "$b/benchmarks/eth_bench/eth_bench" all
 echo "== 1D fabric: bandwidth, latency per hop, router cost (routers + worker adapter in the model)"
 "$b/benchmarks/fabric_bench/fabric_bench" all
+echo "== fabric mux: bandwidth vs a direct router connection, fairness, header-only cost"
+"$b/benchmarks/mux_bench/mux_bench" all
 exit 0
