@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fabric/status_words.h"
 #include "fabric/worker_adapter.h"
 #include "fabric/worker_port.h"
 #include "hal/arch.h"
@@ -112,17 +113,15 @@ class Mux {
     int finish(uint32_t left, uint32_t mask, RouterWait where);
     int stop(RouterStatus s, RouterWait where, uint32_t detail);
 
-    void sb_store(uint32_t off, uint32_t v) { st(l_.status + off, v); }
-    void set_stage(RouterStatus s) {
-        sb_store(offsetof(pf::MuxStatusBlock, stage), static_cast<uint32_t>(s));
-        sb_store(offsetof(pf::MuxStatusBlock, status), static_cast<uint32_t>(s));
-    }
+    void sb_store(uint32_t off, uint32_t v) { status_.store(off, v); }
+    void set_stage(RouterStatus s) { status_.set_stage(s); }
     void publish();
     const uint32_t* term() const { return hal::mmio::l1_ptr<const uint32_t>(l_.termination); }
     hal::Deadline progress_deadline() const { return hal::Deadline::after_us(kA, c_.progress_timeout_us); }
 
     pf::MuxConfig c_;
     pf::MuxLayout l_;
+    fabric::StatusWords status_{kFixed.status};
     Noc noc_{hal::NocId::Noc0, fabric::FabricConnection::kNocConfig};
     fabric::FabricConnection router_;
     fabric::RemoteWords words_{noc_, kFixed.scratch, kWordsTrid};
@@ -161,10 +160,7 @@ void Mux::publish() {
 
 int Mux::stop(RouterStatus s, RouterWait where, uint32_t detail) {
     publish();
-    sb_store(MSB_OFF(stuck_at), static_cast<uint32_t>(where));
-    sb_store(MSB_OFF(detail), detail);
-    sb_store(MSB_OFF(status), static_cast<uint32_t>(s));
-    return s == RouterStatus::Terminated ? 0 : static_cast<int>(static_cast<uint32_t>(s) & 0xFF);
+    return status_.finish(s, where, detail);
 }
 
 uint32_t Mux::check_config() const {
@@ -434,6 +430,7 @@ uint32_t Mux::undrained(uint32_t& mask) const {
 
 // Close the router connection (bounded; what we forwarded stays the router's), then Terminated.
 int Mux::finish(uint32_t left, uint32_t mask, RouterWait where) {
+    (void)settle();  // the last forwarded slot's credit too
     (void)credits();
     sb_store(MSB_OFF(undrained), left);
     sb_store(MSB_OFF(undrained_channels), mask);

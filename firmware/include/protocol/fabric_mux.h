@@ -54,8 +54,8 @@ struct MuxConfig {
 static_assert(sizeof(MuxConfig) == 128);
 static_assert(offsetof(MuxConfig, downstream) == 64);
 
-// Mux -> host. The first five words are those of RouterStatusBlock (status, stage, stuck_at,
-// detail, heartbeat), with the same RouterStatus / RouterWait values, so one monitor reads both.
+// Mux -> host. It starts with the ComponentStatusHead every component shares (status, stage,
+// stuck_at, detail, heartbeat; RouterStatus / RouterWait values), so one monitor reads both.
 struct MuxStatusBlock {
     uint32_t status;        // RouterStatus: Started .. StreamsInitialized, ReadyForTraffic, Draining, Terminated, errors
     uint32_t stage;
@@ -75,8 +75,11 @@ struct MuxStatusBlock {
     uint32_t reserved[3];
 };
 static_assert(sizeof(MuxStatusBlock) == 128);
-static_assert(offsetof(MuxStatusBlock, heartbeat) == offsetof(RouterStatusBlock, heartbeat));
-static_assert(offsetof(MuxStatusBlock, detail) == offsetof(RouterStatusBlock, detail));
+static_assert(offsetof(MuxStatusBlock, status) == offsetof(ComponentStatusHead, status));
+static_assert(offsetof(MuxStatusBlock, stage) == offsetof(ComponentStatusHead, stage));
+static_assert(offsetof(MuxStatusBlock, stuck_at) == offsetof(ComponentStatusHead, stuck_at));
+static_assert(offsetof(MuxStatusBlock, detail) == offsetof(ComponentStatusHead, detail));
+static_assert(offsetof(MuxStatusBlock, heartbeat) == offsetof(ComponentStatusHead, heartbeat));
 
 // Why a MuxConfig was refused (status ConfigInvalid, detail).
 enum class MuxConfigCheck : uint32_t {
