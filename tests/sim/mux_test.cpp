@@ -661,6 +661,10 @@ RegressionResult run_regression(const std::string& elf, uint32_t iterations, uin
     for (uint32_t i = 0; i < iterations; ++i) {
         const std::string report = r.iteration(first_seed + i, out);
         ++out.iterations;
+        if (out.iterations % 10'000 == 0) {  // long runs: progress
+            std::printf("  %u iterations, %u hangs\n", out.iterations, out.hangs);
+            std::fflush(stdout);
+        }
         if (!report.empty()) {
             if (out.hangs == 0) out.first_hang = report;
             ++out.hangs;
@@ -668,6 +672,11 @@ RegressionResult run_regression(const std::string& elf, uint32_t iterations, uin
         }
     }
     return out;
+}
+
+uint64_t env_u64(const char* name, uint64_t fallback) {
+    const char* v = std::getenv(name);
+    return v != nullptr ? std::strtoull(v, nullptr, 10) : fallback;
 }
 
 uint32_t env_iterations(const char* name, uint32_t fallback) {
@@ -683,9 +692,11 @@ void print(const char* what, const RegressionResult& r) {
 
 }  // namespace
 
-// MUX_REGRESSION_ITERATIONS overrides the count (the documented 100,000-iteration run).
+// MUX_REGRESSION_ITERATIONS and MUX_REGRESSION_FIRST_SEED override the count and the seeds (the
+// documented 100,000-iteration run).
 TEST_CASE("mux regression (seeds/001): seeded Ethernet stalls, zero hangs", "[sim][mux][regression]") {
-    const RegressionResult r = run_regression("fabric_mux", env_iterations("MUX_REGRESSION_ITERATIONS", 1'000), 1, 0);
+    const RegressionResult r = run_regression("fabric_mux", env_iterations("MUX_REGRESSION_ITERATIONS", 1'000),
+                                              env_u64("MUX_REGRESSION_FIRST_SEED", 1), 0);
     print("fair mux", r);
     INFO(r.first_hang);
     CHECK(r.hangs == 0);
