@@ -50,12 +50,14 @@ void log_line(const std::string& msg) {
     std::fprintf(stderr, "fabricctl: %s\n", one_line(msg).c_str());
 }
 
-int report_error(bool as_json, std::string_view category, const std::string& message, int code) {
+int report_error(bool as_json, std::string_view category, const std::string& message, int code,
+                 const json& extra) {
     log_line(fmt::format("error: {}", message));
     if (as_json) {
         json j{{"ok", false},
                {"error", {{"category", category}, {"message", one_line(message)}}},
                {"exit_code", code}};
+        for (const auto& [key, value] : extra.items()) j[key] = value;
         std::cout << j.dump(2) << std::endl;
     }
     return code;

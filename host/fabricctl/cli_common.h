@@ -27,7 +27,10 @@ enum ExitCode : int {
     kTimeout = 105,            // cycle budget exhausted
     kDevice = 106,             // the device backend refused an access
     kUnsupported = 107,        // not available in this build (e.g. no simulator, no tracing)
-    kFabric = 108,             // `fabric`: a router failed / lagged, or the traffic check failed
+    kFabric = 108,             // `fabric`: a router failed / lagged, or the traffic check failed,
+                               // or the health monitor found a stuck component (a router whose
+                               // heartbeat stopped, that trapped or exited while it should run):
+                               // the message names it; --json adds a "stuck" array
     kInternal = 110,           // a bug: please report
 };
 
@@ -37,8 +40,10 @@ int exit_code_for(fabric::ErrorCategory c);
 std::string one_line(std::string s);
 // "fabricctl: <msg>" on stderr (stdout flushed first).
 void log_line(const std::string& msg);
-// Log "error: <message>"; with --json also print {"ok": false, "error": {...}, "exit_code"}.
-int report_error(bool as_json, std::string_view category, const std::string& message, int code);
+// Log "error: <message>"; with --json also print {"ok": false, "error": {...}, "exit_code"}
+// (and the members of `extra`, an object, beside them).
+int report_error(bool as_json, std::string_view category, const std::string& message, int code,
+                 const nlohmann::json& extra = nlohmann::json::object());
 
 // The default SoC descriptor of an arch: $FABRIC_SOC_DESCRIPTOR_DIR, next to the executable,
 // ../share/erisc-fabric/soc_descriptors, then the source tree. Error(BadInput) if none.

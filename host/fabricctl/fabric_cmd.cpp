@@ -64,6 +64,38 @@ std::vector<fabric::ChipId> parse_chips(const std::string& text, uint32_t chip_c
     return out;
 }
 
+// --stall-router CHIP:ETH@CYCLES
+struct StallFault {
+    fabric::ChipId chip = 0;
+    uint32_t eth = 0;
+    uint64_t after = 0;
+};
+
+std::optional<StallFault> parse_stall_router(const std::string& text) {
+    if (text.empty()) return std::nullopt;
+    const auto number = [&](const std::string& item, uint64_t max) -> uint64_t {
+        if (item.empty() || item.size() > 19 ||
+            item.find_first_not_of("0123456789") != std::string::npos || std::stoull(item) > max) {
+            fabric::fail(ErrorCategory::BadInput,
+                         "--stall-router {}: expected CHIP:ETH@CYCLES (e.g. 0:8@20000), '{}' is "
+                         "not a number in range",
+                         text, item);
+        }
+        return std::stoull(item);
+    };
+    const size_t colon = text.find(':');
+    const size_t at = text.find('@');
+    if (colon == std::string::npos || at == std::string::npos || at < colon) {
+        fabric::fail(ErrorCategory::BadInput,
+                     "--stall-router {}: expected CHIP:ETH@CYCLES (e.g. 0:8@20000)", text);
+    }
+    StallFault f;
+    f.chip = static_cast<fabric::ChipId>(number(text.substr(0, colon), 0xFFFF));
+    f.eth = static_cast<uint32_t>(number(text.substr(colon + 1, at - colon - 1), 0xFFFF));
+    f.after = number(text.substr(at + 1), UINT64_MAX / 4);
+    return f;
+}
+
 std::string load_image_path(const std::string& given, hal::Arch arch, const std::string& name,
                             const std::string& option) {
     if (!given.empty()) return given;
@@ -145,6 +177,24 @@ void print_router_table(const std::vector<fabric::RouterSnapshot>& snaps,
 
 }  // namespace
 
+json stuck_json(const fabric::StuckReport& r) {
+    return json{{"chip", r.core.chip},
+                {"core", r.core.core.str()},
+                {"component", r.component},
+                {"kind", r.kind},
+                {"reason", fabric::stuck_reason_name(r.reason)},
+                {"status", r.status_name},
+                {"stage", r.stage_name},
+                {"stuck_at", r.stuck_at_name},
+                {"detail", r.head.detail},
+                {"heartbeat", r.head.heartbeat},
+                {"unchanged_cycles", r.unchanged_cycles},
+                {"at_cycle", r.at_cycle},
+                {"core_state", fabric::run_state_name(r.run.state)},
+                {"pc", r.run.pc ? json(*r.run.pc) : json(nullptr)},
+                {"description", r.describe()}};
+}
+
 FabricCommands add_fabric_commands(CLI::App& app, FabricArgs& a) {
     auto* fab = app.add_subcommand("fabric", "The 1D fabric (line or ring) in the simulator");
     fab->require_subcommand(1);
@@ -173,9 +223,22 @@ FabricCommands add_fabric_commands(CLI::App& app, FabricArgs& a) {
                       "Cycle budget for bring-up, traffic and termination together (default "
                       "50000000)")
             ->check(CLI::PositiveNumber);
+        c->add_option("--stall-cycles", a.stall_cycles,
+                      "Health monitor: a router whose heartbeat stands still this many cycles "
+                      "while it should run is stuck (default 1000000)")
+            ->check(CLI::PositiveNumber);
+        c->add_option("--stall-router", a.stall_router,
+                      "Simulator fault: freeze router CHIP:ETH (its eth channel) CYCLES after the "
+                      "workers start (run) or after bring-up (up), as CHIP:ETH@CYCLES; the "
+                      "health monitor must name it");
         c->add_flag("--json", a.json, "Print the result as JSON");
         c->add_flag("-q,--quiet", a.quiet, "No verdict line on success");
     }
+    cmds.up
+        ->add_option("--watch", a.watch,
+                     "Let the fabric run this many cycles under the health monitor before "
+                     "terminating it (default 0; with --stall-router: long enough to see it)")
+        ->check(CLI::NonNegativeNumber);
     cmds.run->add_option("--size", a.size, "Payload bytes per packet (multiple of 16)")
         ->capture_default_str();
     cmds.run->add_option("--packets", a.packets, "Packets per worker")->capture_default_str();
@@ -201,6 +264,7 @@ int fabric_main(const FabricArgs& a, bool traffic) {
                      soc_path, fabric::arch_name(soc.arch()), a.cluster, fabric::arch_name(arch));
     }
     const uint64_t budget = a.max_cycles ? a.max_cycles : kDefaultFabricMaxCycles;
+    const std::optional<StallFault> stall = parse_stall_router(a.stall_router);
 
     // ---- the plan ----
     fabric::FabricOptions fo;
@@ -336,6 +400,7 @@ int fabric_main(const FabricArgs& a, bool traffic) {
 
 #ifndef FABRIC_HAVE_SIM
     (void)payload_cap;
+    (void)stall;
     fabric::fail(ErrorCategory::Unsupported,
                  "this fabricctl was built without the simulator (sim_model), 'fabric' is "
                  "unavailable");
@@ -349,7 +414,34 @@ int fabric_main(const FabricArgs& a, bool traffic) {
     };
 
     fabric::FabricRunner runner(dev, plan, std::move(router_elf));
+    if (a.stall_cycles) runner.set_stall_cycles(a.stall_cycles);
+    // The router --stall-router freezes (checked before anything runs).
+    std::optional<fabric::CoreLocation> stall_core;
+    if (stall) {
+        std::string routers;
+        for (const auto& r : plan.routers) {
+            if (r.chip == stall->chip && r.eth_channel == stall->eth) stall_core = r.core;
+            routers += fmt::format("{}{}:{}", routers.empty() ? "" : ", ", r.chip, r.eth_channel);
+        }
+        if (!stall_core) {
+            fabric::fail(ErrorCategory::BadInput,
+                         "--stall-router {}: chip {} eth {} is not a router of this fabric "
+                         "(routers: {})",
+                         a.stall_router, stall->chip, stall->eth, routers);
+        }
+    }
+    const auto inject_stall = [&] {
+        if (!stall_core) return;
+        dev.freeze_core(*stall_core, dev.cycles() + stall->after);
+    };
     runner.bring_up(budget);
+    runner.check_health();
+    if (!traffic) {
+        inject_stall();
+        uint64_t watch = a.watch;
+        if (stall && watch == 0) watch = stall->after + 2 * runner.stall_cycles();
+        if (watch) runner.monitor(std::min(watch, left()));
+    }
 
     // ---- traffic ----
     std::vector<fabric::LaunchResult> wres;
@@ -370,6 +462,7 @@ int fabric_main(const FabricArgs& a, bool traffic) {
         lo.max_cycles = left();
         lo.poll_cycles = 1'000;
         size_t k = 0;
+        inject_stall();  // the workers start now
         wres = runner.run_workers(targets, lo, [&](const fabric::LaunchTarget& t) {
             const WorkerPlan& w = wplans[k++];
             (void)t;
@@ -416,7 +509,10 @@ int fabric_main(const FabricArgs& a, bool traffic) {
                                                wout[i].packets_sent, a.packets));
             }
         }
-        if (problems.empty()) runner.check_running();
+        if (problems.empty()) {
+            runner.check_running();
+            runner.check_health();
+        }
     }
 
     // ---- terminate ----
@@ -541,6 +637,7 @@ int fabric_main(const FabricArgs& a, bool traffic) {
                {"routers", routers},
                {"device_cycles", dev.cycles()},
                {"max_cycles", budget},
+               {"stall_cycles", runner.stall_cycles()},
                {"verdict", verdict},
                {"problems", problems},
                {"exit_code", code}};

@@ -516,6 +516,11 @@ int main(int argc, char** argv) {
         if (fabric_cmds.up->parsed()) return fabric_main(fa, false);
         if (fabric_cmds.run->parsed()) return fabric_main(fa, true);
         return report_error(json_out, "usage", "no command given (run 'fabricctl --help')", kUsage);
+    } catch (const fabric::HealthError& e) {
+        json stuck = json::array();
+        for (const auto& r : e.reports()) stuck.push_back(stuck_json(r));
+        return report_error(json_out, fabric::category_name(e.category()), e.what(),
+                            exit_code_for(e.category()), json{{"stuck", stuck}});
     } catch (const fabric::Error& e) {
         return report_error(json_out, fabric::category_name(e.category()), e.what(),
                             exit_code_for(e.category()));

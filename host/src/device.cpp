@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "fabric/error.h"
 #include "hal/arch_map.h"
 
 namespace fabric {
@@ -20,6 +21,21 @@ std::string_view run_state_name(CoreRunState s) {
             return "trapped";
         default:
             return "invalid";
+    }
+}
+
+std::string describe_core(const CoreStatus& s) {
+    switch (s.state) {
+        case CoreRunState::Trapped:
+            return fmt::format("core trapped: {} (mcause {}) at pc {}", s.trap_name, s.trap_cause,
+                               hex32(s.trap_pc));
+        case CoreRunState::Exited:
+            return fmt::format("core exited with status {}", s.exit_status);
+        default: {
+            std::string out = fmt::format("core {}", run_state_name(s.state));
+            if (s.pc) out += fmt::format(" at pc {}", hex32(*s.pc));
+            return out;
+        }
     }
 }
 

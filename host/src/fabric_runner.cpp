@@ -110,25 +110,44 @@ bool router_status_is_error(uint32_t status) {
     }
 }
 
+const ComponentKind& router_component_kind() {
+    static const ComponentKind kind = [] {
+        using S = pf::RouterStatus;
+        ComponentKind k;
+        k.name = "router";
+        k.status_name = router_status_name;
+        k.stage_name = router_status_name;
+        k.stuck_at_name = router_wait_name;
+        k.is_error = router_status_is_error;
+        k.beating = [](uint32_t s) {
+            return s == static_cast<uint32_t>(S::ReadyForTraffic) ||
+                   s == static_cast<uint32_t>(S::Draining);
+        };
+        k.done = [](uint32_t s) { return s == static_cast<uint32_t>(S::Terminated); };
+        k.not_started = static_cast<uint32_t>(S::NotStarted);
+        return k;
+    }();
+    return kind;
+}
+
+const ComponentKind& mux_component_kind() {
+    static const ComponentKind kind = [] {
+        ComponentKind k = router_component_kind();
+        k.name = "mux";
+        return k;
+    }();
+    return kind;
+}
+
+std::string router_component_name(const RouterPlacement& r) {
+    return fmt::format("router {} chip {} eth {}", dir_name(r.dir), r.chip, r.eth_channel);
+}
+
 std::string RouterSnapshot::describe() const {
-    std::string core_state;
-    switch (run.state) {
-        case CoreRunState::Trapped:
-            core_state = fmt::format("core trapped: {} (mcause {}) at pc {}", run.trap_name,
-                                     run.trap_cause, hex32(run.trap_pc));
-            break;
-        case CoreRunState::Exited:
-            core_state = fmt::format("core exited with status {}", run.exit_status);
-            break;
-        default:
-            core_state = fmt::format("core {}", run_state_name(run.state));
-            if (run.pc) core_state += fmt::format(" at pc {}", hex32(*run.pc));
-            break;
-    }
     return fmt::format(
         "chip {} eth {} (core {}, {}): status {}, stage {}, stuck at {}, detail {}, {}", chip,
         eth_channel, core.core.str(), dir_name(dir), status_name(), stage_name(), stuck_at_name(),
-        hex32(block.detail), core_state);
+        hex32(block.detail), describe_core(run));
 }
 
 uint64_t RouterSnapshot::sent() const {
@@ -253,8 +272,8 @@ std::vector<RouterSnapshot> FabricRunner::status() {
 }
 
 template <typename Pred>
-bool FabricRunner::advance_until(uint64_t deadline, Pred&& done,
-                                 std::vector<RouterSnapshot>& last) {
+bool FabricRunner::advance_until(uint64_t deadline, Pred&& done, std::vector<RouterSnapshot>& last,
+                                 const std::function<void()>& each_poll) {
     // done() is called exactly once per snapshot (it may compare with the previous one).
     last = status();
     bool finished = done(last);
@@ -262,6 +281,7 @@ bool FabricRunner::advance_until(uint64_t deadline, Pred&& done,
         const uint64_t now = device_.cycles();
         if (now >= deadline) return false;
         const uint64_t ran = device_.advance(std::min(poll_cycles_, deadline - now));
+        if (each_poll) each_poll();
         last = status();
         finished = done(last);
         if (ran == 0 && !finished) {
@@ -285,6 +305,15 @@ void FabricRunner::bring_up(uint64_t timeout_cycles) {
         std::memcpy(block.data(), &r.config, sizeof(r.config));
         device_.write(r.core, r.layout.config, block);
     }
+    std::vector<WatchedComponent> watched;
+    for (size_t i = 0; i < plan_.routers.size(); ++i) {
+        const RouterPlacement& r = plan_.routers[i];
+        watched.push_back({r.core, router_component_name(r), r.layout.status,
+                           router_component_kind(), methods_[i]});
+    }
+    for (auto& c : extra_) watched.push_back(std::move(c));
+    extra_.clear();
+    monitor_.emplace(device_, std::move(watched), stall_cycles_);
     start_many(device_, targets_, methods_);
     started_ = true;
     start_cycle_ = device_.cycles();
@@ -364,20 +393,71 @@ std::vector<LaunchResult> FabricRunner::run_workers(
         for (const LaunchTarget& w : workers) setup(w);
     }
     start_many(device_, workers, methods);
-    // Stop waiting as soon as a router fails: the workers would only run into their timeouts.
+    // Stop waiting as soon as a component fails or stalls: the workers would only run into their
+    // timeouts.
     const uint64_t begin = device_.cycles();
+    HealthMonitor& mon = *monitor_;
+    (void)mon.poll();  // the stall windows start with the workers (the host may have been away)
     const auto watch = [&] {
-        const auto all = status();
-        const auto bad = [](const RouterSnapshot& s) {
-            return core_failed(s) || router_status_is_error(s.block.status);
-        };
-        if (std::any_of(all.begin(), all.end(), bad)) {
-            fail(ErrorCategory::Fabric,
-                 "fabric: a router failed while workers ran ({} cycles in): {}",
-                 device_.cycles() - begin, laggards(all, bad));
+        auto stuck = mon.poll();
+        if (!stuck.empty()) {
+            const std::string what = describe_stuck(stuck, mon.components().size());
+            throw HealthError(
+                fmt::format("fabric: no progress while workers ran ({} cycles in, stall window "
+                            "{} cycles): {}",
+                            device_.cycles() - begin, mon.stall_cycles(), what),
+                std::move(stuck));
         }
     };
     return wait_many(device_, workers, methods, options, watch);
+}
+
+void FabricRunner::set_stall_cycles(uint64_t cycles) {
+    if (cycles == 0) fail(ErrorCategory::BadInput, "fabric: stall window is 0 cycles");
+    if (monitor_) fail(ErrorCategory::BadInput, "fabric: set the stall window before bring_up");
+    stall_cycles_ = cycles;
+}
+
+void FabricRunner::watch(WatchedComponent component) {
+    if (monitor_) {
+        monitor_->add(std::move(component));
+    } else {
+        extra_.push_back(std::move(component));
+    }
+}
+
+HealthMonitor& FabricRunner::monitor_or_fail(const char* what) {
+    if (!monitor_) fail(ErrorCategory::BadInput, "fabric: {} before bring_up", what);
+    return *monitor_;
+}
+
+std::vector<StuckReport> FabricRunner::health() {
+    return monitor_or_fail("health check").poll();
+}
+
+void FabricRunner::check_health() {
+    HealthMonitor& mon = monitor_or_fail("health check");
+    auto stuck = mon.poll();
+    if (!stuck.empty()) {
+        const std::string what = describe_stuck(stuck, mon.components().size());
+        throw HealthError(fmt::format("fabric: health check (stall window {} cycles): {}",
+                                      mon.stall_cycles(), what),
+                          std::move(stuck));
+    }
+}
+
+void FabricRunner::monitor(uint64_t cycles) {
+    HealthMonitor& mon = monitor_or_fail("monitor");
+    const uint64_t begin = device_.cycles();
+    auto stuck = mon.watch(cycles, poll_cycles_);
+    if (!stuck.empty()) {
+        const std::string what = describe_stuck(stuck, mon.components().size());
+        throw HealthError(
+            fmt::format("fabric: no progress after {} of {} cycles of monitoring (stall window "
+                        "{} cycles): {}",
+                        device_.cycles() - begin, cycles, mon.stall_cycles(), what),
+            std::move(stuck));
+    }
 }
 
 std::vector<RouterSnapshot> FabricRunner::terminate(pf::Termination mode, uint64_t timeout_cycles) {
@@ -390,6 +470,25 @@ std::vector<RouterSnapshot> FabricRunner::terminate(pf::Termination mode, uint64
     const uint64_t begin = device_.cycles();
     const uint64_t deadline = begin + timeout_cycles;
     std::vector<RouterSnapshot> last;
+    // A component whose heartbeat stands still will not drain or exit: say so at once instead of
+    // waiting for the budget (the other failures are named below, as before).
+    const char* phase = "quiescence";
+    bool written = false;  // the termination word
+    const auto stalled = [&] {
+        HealthMonitor& mon = *monitor_;
+        auto stuck = mon.poll();
+        std::erase_if(stuck, [](const StuckReport& r) { return r.reason != StuckReason::Stalled; });
+        if (!stuck.empty()) {
+            const std::string what = describe_stuck(stuck, mon.components().size());
+            throw HealthError(
+                fmt::format("fabric: {} termination: no progress while waiting for {} ({} cycles "
+                            "in, stall window {} cycles{}): {}",
+                            termination_name(static_cast<uint32_t>(mode)), phase,
+                            device_.cycles() - begin, mon.stall_cycles(),
+                            written ? "" : "; nothing terminated", what),
+                std::move(stuck));
+        }
+    };
 
     if (mode == pf::Termination::Graceful) {
         // Quiescence: every router running and ready, every channel settled, everything sent
@@ -426,7 +525,7 @@ std::vector<RouterSnapshot> FabricRunner::terminate(pf::Termination mode, uint64
                 [&](const std::vector<RouterSnapshot>& all) {
                     return std::any_of(all.begin(), all.end(), broken) || quiet(all);
                 },
-                last);
+                last, stalled);
         }
         if (std::any_of(last.begin(), last.end(), broken)) {
             fail(ErrorCategory::Fabric,
@@ -454,14 +553,16 @@ std::vector<RouterSnapshot> FabricRunner::terminate(pf::Termination mode, uint64
         device_.write32(r.core, r.layout.termination, static_cast<uint32_t>(mode));
     }
     terminated_ = true;
+    written = true;
     up_ = false;
+    phase = "the routers to exit";
     const bool stopped = advance_until(
         deadline,
         [](const std::vector<RouterSnapshot>& all) {
             return std::all_of(all.begin(), all.end(),
                                [](const RouterSnapshot& s) { return s.core_finished; });
         },
-        last);
+        last, stalled);
     if (!stopped) {
         fail(ErrorCategory::Fabric, "fabric: {} termination: still running after {} cycles: {}",
              termination_name(static_cast<uint32_t>(mode)), timeout_cycles,

@@ -1,5 +1,6 @@
 #include "fabric/sim_device.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "fabric/error.h"
@@ -206,11 +207,60 @@ uint32_t SimDevice::read32(const CoreLocation& core, uint64_t addr) {
 }
 
 uint64_t SimDevice::advance(uint64_t cycles) {
-    return cluster_->run_while_busy(cycles);
+    return run_with_freezes(cycles, true);
 }
 
 void SimDevice::step(uint64_t cycles) {
-    cluster_->step(cycles);
+    (void)run_with_freezes(cycles, false);
+}
+
+uint64_t SimDevice::run_with_freezes(uint64_t cycles, bool only_while_busy) {
+    uint64_t ran = 0;
+    while (true) {
+        apply_due_freezes();
+        uint64_t chunk = cycles - ran;
+        for (const auto& [core, at] : pending_freezes_)
+            chunk = std::min(chunk, at - this->cycles());
+        if (chunk == 0) break;
+        uint64_t r = chunk;
+        if (only_while_busy) {
+            r = cluster_->run_while_busy(chunk);
+        } else {
+            cluster_->step(chunk);
+        }
+        ran += r;
+        if (r < chunk || ran >= cycles) break;  // nothing busy any more, or done
+    }
+    apply_due_freezes();
+    return ran;
+}
+
+void SimDevice::apply_due_freezes() {
+    for (auto it = pending_freezes_.begin(); it != pending_freezes_.end();) {
+        if (it->second <= cycles()) {
+            cluster_->chip(it->first.chip).set_frozen(it->first.core.x, it->first.core.y, true);
+            it = pending_freezes_.erase(it);
+        } else {
+            ++it;
+        }
+    }
+}
+
+void SimDevice::freeze_core(const CoreLocation& core, std::optional<uint64_t> at_cycle) {
+    tile(core);
+    pending_freezes_[core] = at_cycle.value_or(cycles());
+    apply_due_freezes();
+}
+
+void SimDevice::thaw_core(const CoreLocation& core) {
+    tile(core);
+    pending_freezes_.erase(core);
+    cluster_->chip(core.chip).set_frozen(core.core.x, core.core.y, false);
+}
+
+bool SimDevice::core_frozen(const CoreLocation& core) {
+    tile(core);
+    return cluster_->chip(core.chip).frozen(core.core.x, core.core.y);
 }
 
 uint64_t SimDevice::cycles() const {

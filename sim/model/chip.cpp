@@ -6,6 +6,7 @@
 // register outside its own tile.
 #include "chip.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
@@ -85,6 +86,7 @@ struct Chip::Slot {
     std::function<void()> txq_hook;
     std::optional<uint32_t> idle_word;
     bool active = false;     // in Chip::active_ (stepped every cycle)
+    bool frozen = false;     // fault hook: the core's clock is gated (set_frozen)
     uint64_t parked_at = 0;  // while not active: the chip cycle up to which its clock has run
 };
 
@@ -313,9 +315,28 @@ bool Chip::core_mmio_write(Slot& s, uint32_t addr, uint32_t value) {
 
 void Chip::catch_up(Slot& s) {
     if (!s.active && s.parked_at < cycle_) {
-        s.tile->step(cycle_ - s.parked_at);
+        if (!s.frozen) s.tile->step(cycle_ - s.parked_at);  // a frozen core's clock is gated
         s.parked_at = cycle_;
     }
+}
+
+void Chip::set_frozen(uint32_t x, uint32_t y, bool frozen) {
+    Slot& s = slot(x, y);
+    if (s.frozen == frozen) return;
+    catch_up(s);  // parked: up to now as it was; active: nothing to do
+    s.frozen = frozen;
+    if (frozen) {
+        frozen_.push_back(&s);
+    } else {
+        frozen_.erase(std::find(frozen_.begin(), frozen_.end(), &s));
+    }
+    if (!frozen && !s.active) s.parked_at = cycle_;  // the frozen cycles are not made up
+    active_dirty_ = true;
+}
+
+bool Chip::frozen(uint32_t x, uint32_t y) const {
+    const Slot* s = find_slot(x, y);
+    return s != nullptr && s->frozen;
 }
 
 void Chip::host_word(Slot& s, uint32_t addr, uint32_t* value, bool write) {
@@ -420,7 +441,7 @@ void Chip::rebuild_active() {
     active_.clear();
     for (auto& p : slots_) {
         if (!p) continue;
-        if (p->tile->state() == RunState::Running) {
+        if (p->tile->state() == RunState::Running && !p->frozen) {
             if (!p->active) {
                 catch_up(*p);
                 p->active = true;
@@ -463,6 +484,9 @@ bool Chip::slot_busy(const Slot& s) const {
 }
 
 bool Chip::busy() const {
+    for (const Slot* s : frozen_) {  // parked, but still running
+        if (slot_busy(*s)) return true;
+    }
     if (active_dirty_) {
         for (const auto& p : slots_) {
             if (p && slot_busy(*p)) return true;

@@ -137,6 +137,17 @@ class Chip {
     // as idle whenever the L1 word at `l1_addr` (the launch flag) is 0.
     void set_idle_word(uint32_t x, uint32_t y, std::optional<uint32_t> l1_addr);
 
+    // ---- fault hook: a core that stops making progress --------------------------------------
+    // Freeze the core at (x, y): its RISC's clock is gated from now on (it executes nothing, its
+    // PC and registers hold, its wall clock stops) while the rest of the chip runs: its L1 and
+    // stream registers still answer the NOC and Ethernet, the host still reads and writes it, and
+    // its run state stays what it was (a frozen running core still counts as busy). Unfreezing
+    // resumes it where it stopped; the frozen cycles are not made up. A host access to the tile's
+    // own register block (soft reset, reset PC) still clocks it once, as for any parked tile.
+    // Instantiates the tile like tile().
+    void set_frozen(uint32_t x, uint32_t y, bool frozen);
+    bool frozen(uint32_t x, uint32_t y) const;
+
     // The chip's NOCs (brought up to date with the chip's cycle first) and DRAM.
     noc::Network& network();
     noc::DramChannels& dram() { return *dram_; }
@@ -174,6 +185,7 @@ class Chip {
     std::size_t tile_count_ = 0;
     std::vector<Slot*> active_;  // running cores, stepped every cycle
     bool active_dirty_ = false;
+    std::vector<Slot*> frozen_;  // slots with the fault hook set (set_frozen)
     bool net_busy_ = false;
     uint64_t cycle_ = 0;
     std::function<void(uint32_t, uint32_t)> on_created_;

@@ -69,6 +69,8 @@ TEST_CASE("fabricctl fabric: usage errors", "[cli][fabric]") {
     expect_failure(fabricctl(run_args({"--cluster", kN300, "--pattern", "random"})), 100);
     expect_failure(fabricctl(run_args({"--cluster", kN300, "--max-cycles", "0"})), 100);
     expect_failure(fabricctl(run_args({"--cluster", kN300, "--size", "abc"})), 100);
+    expect_failure(fabricctl(run_args({"--cluster", kN300, "--stall-cycles", "0"})), 100);
+    expect_failure(fabricctl(run_args({"--cluster", kN300, "--watch", "5"})), 100);  // up only
     const auto help = fabricctl({"fabric", "run", "--help"});
     CHECK(help.code == 0);
     CHECK_THAT(help.out, Contains("--pattern") && Contains("--chips") && Contains("--router-elf"));
@@ -103,6 +105,10 @@ TEST_CASE("fabricctl fabric: bad input is 101 with the reason", "[cli][fabric]")
         {{"--cluster", kN300, "--soc", kSoc + "/blackhole_140_arch.yaml"},
          "descriptor is for blackhole but cluster"},
         {{"--cluster", kN300, "--base-fw", kTmp + "/no_such_base.elf"}, "no_such_base.elf"},
+        {{"--cluster", kN300, "--stall-router", "0:8"},
+         "--stall-router 0:8: expected CHIP:ETH@CYCLES (e.g. 0:8@20000)"},
+        {{"--cluster", kN300, "--stall-router", "0:x@5"},
+         "--stall-router 0:x@5: expected CHIP:ETH@CYCLES (e.g. 0:8@20000), 'x' is not a number"},
     };
     for (const auto& c : cases) {
         INFO(c.says);
@@ -282,6 +288,74 @@ TEST_CASE("fabricctl fabric: failures of the fabric are 108 and name the routers
         fabricctl(run_args({"--cluster", kN300, "--worker-elf", exits, "--packets", "2"}));
     CHECK(w.code == 108);
     CHECK_THAT(w.err, Contains("fabric run failed: worker chip 0 core 1-1 (east) failed: exit 5"));
+}
+
+TEST_CASE("fabricctl fabric: a frozen router is named by the health monitor, exit 108",
+          "[cli][fabric][sim][health]") {
+    if (!have_fabric_firmware()) return;
+    // Chip 0's east router (eth 8, core 9-6) freezes 20000 cycles into the traffic.
+    const auto r = fabricctl(run_args({"--cluster", kN300, "--packets", "2000", "--stall-router",
+                                       "0:8@20000", "--stall-cycles", "100000"}));
+    INFO("stdout: " << r.out);
+    INFO("stderr: " << r.err);
+    expect_failure(r, 108);
+    CHECK_THAT(r.err, StartsWith("fabricctl: error: fabric: no progress while workers ran ("));
+    CHECK_THAT(r.err, Contains("stall window 100000 cycles): 1 of 2 components stuck: router east "
+                               "chip 0 eth 8 (chip 0 core 9-6): stalled; status ready_for_traffic, "
+                               "stage ready_for_traffic, stuck at none, detail 0x00000000, "
+                               "heartbeat ") &&
+                          Contains(" unchanged for 100000 cycles, core running at pc 0x"));
+    CHECK_THAT(r.err, !Contains("router west chip 1"));  // only the frozen one
+
+    // `up`: the fabric idles under the monitor; --json carries the report as data.
+    const auto up = fabricctl({"fabric", "up", "--cluster", kN300, "--stall-router", "1:0@5000",
+                               "--stall-cycles", "50000", "--json"});
+    INFO("stdout: " << up.out);
+    INFO("stderr: " << up.err);
+    CHECK(up.code == 108);
+    const auto j = json::parse(up.out);
+    CHECK(j["ok"] == false);
+    CHECK(j["exit_code"] == 108);
+    CHECK(j["error"]["category"] == "fabric");
+    CHECK_THAT(j["error"]["message"].get<std::string>(),
+               StartsWith("fabric: no progress after 55000 of 105000 cycles of monitoring (stall "
+                          "window 50000 cycles): 1 of 2 components stuck: router west chip 1 eth "
+                          "0 (chip 1 core 9-0): stalled; status ready_for_traffic"));
+    REQUIRE(j["stuck"].size() == 1);
+    const auto& s = j["stuck"][0];
+    CHECK(s["chip"] == 1);
+    CHECK(s["core"] == "9-0");
+    CHECK(s["component"] == "router west chip 1 eth 0");
+    CHECK(s["kind"] == "router");
+    CHECK(s["reason"] == "stalled");
+    CHECK(s["status"] == "ready_for_traffic");
+    CHECK(s["stage"] == "ready_for_traffic");
+    CHECK(s["stuck_at"] == "none");
+    CHECK(s["detail"] == 0);
+    CHECK(s["heartbeat"].get<uint64_t>() > 0);
+    CHECK(s["unchanged_cycles"] == 50000);
+    CHECK(s["core_state"] == "running");
+    CHECK(s["pc"].is_number());
+
+    const auto nobody = fabricctl(run_args({"--cluster", kN300, "--stall-router", "1:5@100"}));
+    expect_failure(nobody, 101);
+    CHECK_THAT(nobody.err, Contains("--stall-router 1:5@100: chip 1 eth 5 is not a router of this "
+                                    "fabric (routers: 0:8, 1:0)"));
+}
+
+TEST_CASE("fabricctl fabric: a healthy fabric passes the health monitor",
+          "[cli][fabric][sim][health]") {
+    if (!have_fabric_firmware()) return;
+    const auto up = fabricctl(
+        {"fabric", "up", "--cluster", kN300, "--watch", "300000", "--stall-cycles", "50000", "-q"});
+    INFO("stderr: " << up.err);
+    CHECK(up.code == 0);
+    CHECK(up.err.empty());
+    const auto run = fabricctl(run_args({"--cluster", kN300, "--packets", "64", "--size", "7616",
+                                         "--stall-cycles", "50000", "-q"}));
+    INFO("stderr: " << run.err);
+    CHECK(run.code == 0);
+    CHECK(run.err.empty());
 }
 
 #endif

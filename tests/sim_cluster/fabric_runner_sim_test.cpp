@@ -3,6 +3,7 @@
 // failures the control plane must name: a link that is down, a config the peer disagrees with, a
 // config the router rejects. Skipped (with a warning) until the firmware sub-build made the ELF.
 #include <catch2/catch.hpp>
+#include <cstring>
 #include <filesystem>
 #include <optional>
 
@@ -13,8 +14,11 @@
 #include "fabric/fabric_plan.h"
 #include "fabric/fabric_runner.h"
 #include "fabric/sim_device.h"
+#include "protocol/test_kernels.h"
+#include "protocol/test_mailbox.h"
 
 using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
 using fabric::ErrorCategory;
 using fabric::FabricDir;
 using fabric::FabricRunner;
@@ -61,6 +65,56 @@ fabric::FabricPlan plan(pf::Topology t, std::vector<fabric::ChipId> chips,
     o.chips = std::move(chips);
     o.handshake_timeout_us = handshake_us;
     return fabric::plan_fabric(t3k(), wh_soc(), o);
+}
+
+// A fabric_traffic worker on `chip` sending `packets` packets of `bytes` one hop `dir` to the third
+// worker core of the next chip (as `fabricctl fabric run` does; fabric_cmd.cpp).
+struct TrafficWorker {
+    fabric::LaunchTarget target;
+    protocol::FabricTrafficArgs args{};
+    protocol::FabricDest dest{};
+};
+TrafficWorker traffic_worker(const fabric::FabricPlan& p, const fabric::ElfImage& image,
+                             fabric::ChipId chip, FabricDir dir, uint32_t packets, uint32_t bytes) {
+    const auto arch = hal::Arch::WormholeB0;
+    const auto& workers = wh_soc().cores(fabric::CoreType::Worker);
+    TrafficWorker w;
+    w.target.core = {chip, workers[0]};
+    w.target.image = &image;
+    w.target.placement = fabric::erisc_placement(hal::kWormholeB0, wh_soc().worker_l1_size());
+    const uint32_t l1 = protocol::test_l1_base(arch);
+    const uint32_t slots = 8;
+    const uint32_t sink_base = pf::align_up(
+        protocol::test_mailbox_addr(arch) + static_cast<uint32_t>(sizeof(protocol::TestMailbox)),
+        4096);
+    w.dest = protocol::FabricDest{
+        pf::route_unicast(1), workers[2].x, workers[2].y, sink_base, 0x1000, 0, 0, 0};
+    auto& g = w.args;
+    g.channel = p.worker_channel(chip, dir);
+    g.send_type = static_cast<uint32_t>(pf::NocSendType::UnicastWrite);
+    g.packet_bytes = bytes;
+    g.packet_count = packets;
+    g.num_dests = 1;
+    g.dest_slots = slots;
+    g.dests_addr = l1;
+    g.conn_l1 = l1 + 0x100;
+    g.src_addr = l1 + 0x400;
+    g.timeout_us = 20'000;
+    return w;
+}
+
+void write_traffic_mailbox(fabric::SimDevice& dev, const TrafficWorker& w) {
+    std::vector<uint8_t> d(sizeof(w.dest));
+    std::memcpy(d.data(), &w.dest, sizeof(w.dest));
+    dev.write(w.target.core, w.args.dests_addr, d);
+    protocol::TestMailbox m{};
+    m.magic = protocol::kTestMailboxMagic;
+    m.role = static_cast<uint32_t>(protocol::KernelRole::Master);
+    m.num_args = sizeof(w.args) / 4;
+    std::memcpy(m.args, &w.args, sizeof(w.args));
+    std::vector<uint8_t> mb(sizeof(m));
+    std::memcpy(mb.data(), &m, sizeof(m));
+    dev.write(w.target.core, protocol::test_mailbox_addr(hal::Arch::WormholeB0), mb);
 }
 
 // Replace one router's config (and its layout) in a plan.
@@ -158,5 +212,136 @@ TEST_CASE("fabric runner (sim): configs the routers refuse", "[fabric_runner][si
         const auto msg =
             fabric::test::expect_error(ErrorCategory::Fabric, [&] { runner.bring_up(2'000'000); });
         CHECK_THAT(msg, Contains("chip 0 eth 2 (core 8-0, east): status config_invalid"));
+    }
+}
+
+TEST_CASE("fabric runner (sim): a healthy fabric under traffic has no stuck component",
+          "[fabric_runner][sim][health]") {
+    REQUIRE_ROUTER(router);
+    const auto traffic = firmware("fabric_traffic");
+    REQUIRE(traffic);
+    auto dev = device();
+    const auto p = plan(pf::Topology::Line, {0, 1, 2});
+    FabricRunner runner(dev, p, *router);
+    runner.set_stall_cycles(100'000);
+    runner.bring_up(2'000'000);
+    runner.monitor(300'000);  // idle: three stall windows
+    const auto w0 = traffic_worker(p, *traffic, 0, FabricDir::East, 200, 1024);
+    const auto w2 = traffic_worker(p, *traffic, 2, FabricDir::West, 200, 1024);
+    fabric::LaunchOptions lo;
+    lo.poll_cycles = 1'000;
+    lo.max_cycles = 20'000'000;
+    const std::vector<fabric::LaunchTarget> targets{w0.target, w2.target};
+    size_t k = 0;
+    const auto res = runner.run_workers(targets, lo, [&](const fabric::LaunchTarget&) {
+        write_traffic_mailbox(dev, k++ == 0 ? w0 : w2);
+    });
+    for (const auto& r : res) CHECK(r.outcome == fabric::LaunchOutcome::Exited);
+    CHECK(runner.health().empty());
+    uint64_t sent = 0;
+    for (const auto& s : runner.status()) sent += s.sent();
+    CHECK(sent == 400);
+    runner.monitor(200'000);
+    const auto fin = runner.terminate(pf::Termination::Graceful, 2'000'000);
+    for (const auto& s : fin) CHECK(s.status_name() == "terminated");
+    CHECK(runner.health().empty());
+}
+
+TEST_CASE("fabric runner (sim): a router frozen mid-traffic is named by the health monitor",
+          "[fabric_runner][sim][health]") {
+    REQUIRE_ROUTER(router);
+    const auto traffic = firmware("fabric_traffic");
+    REQUIRE(traffic);
+    auto dev = device();
+    const auto p = plan(pf::Topology::Line, {0, 1, 2});
+    // Chip 1's west router receives chip 0's traffic.
+    const fabric::RouterPlacement* victim = nullptr;
+    for (const auto& r : p.routers) {
+        if (r.chip == 1 && r.dir == FabricDir::West) victim = &r;
+    }
+    REQUIRE(victim);
+    FabricRunner runner(dev, p, *router);
+    runner.set_stall_cycles(100'000);
+    runner.bring_up(2'000'000);
+    CHECK(runner.health().empty());
+
+    const auto w0 = traffic_worker(p, *traffic, 0, FabricDir::East, 5'000, 1024);
+    fabric::LaunchOptions lo;
+    lo.poll_cycles = 1'000;
+    lo.max_cycles = 20'000'000;
+    const uint64_t start = dev.cycles();
+    dev.freeze_core(victim->core, start + 40'000);  // packets are flowing by then
+    CHECK_FALSE(dev.core_frozen(victim->core));
+    const std::vector<fabric::LaunchTarget> targets{w0.target};
+    try {
+        (void)runner.run_workers(
+            targets, lo, [&](const fabric::LaunchTarget&) { write_traffic_mailbox(dev, w0); });
+        FAIL("the workers finished although a router was frozen");
+    } catch (const fabric::HealthError& e) {
+        const std::string msg = e.what();
+        INFO(msg);
+        REQUIRE(e.reports().size() == 1);  // exactly the frozen router, nobody else
+        const auto& r = e.reports()[0];
+        CHECK(r.core == victim->core);
+        CHECK(r.component == fabric::router_component_name(*victim));
+        CHECK(r.component == "router west chip 1 eth " + std::to_string(victim->eth_channel));
+        CHECK(r.kind == "router");
+        CHECK(r.reason == fabric::StuckReason::Stalled);
+        CHECK(r.status_name == "ready_for_traffic");
+        CHECK(r.stage_name == "ready_for_traffic");
+        CHECK(r.stuck_at_name == "none");
+        CHECK(r.head.heartbeat != 0);
+        CHECK(r.unchanged_cycles >= 100'000);
+        CHECK(r.unchanged_cycles < 100'000 + 2 * lo.poll_cycles);
+        CHECK(r.run.state == fabric::CoreRunState::Running);
+        REQUIRE(r.run.pc.has_value());
+        // Found within a stall window (and a poll or two) of the freeze, not at a worker timeout.
+        CHECK(dev.cycles() - start < 40'000 + 100'000 + 2 * lo.poll_cycles + 2'000);
+        CHECK_THAT(msg, StartsWith("fabric: no progress while workers ran ("));
+        CHECK_THAT(msg, Contains("stall window 100000 cycles): 1 of 4 components stuck: " +
+                                 r.component + " (chip 1 core " + victim->core.core.str() +
+                                 "): stalled; status ready_for_traffic, stage ready_for_traffic, "
+                                 "stuck at none, detail 0x00000000, heartbeat " +
+                                 std::to_string(r.head.heartbeat) + " unchanged for " +
+                                 std::to_string(r.unchanged_cycles) +
+                                 " cycles, core running at pc " + fabric::hex32(*r.run.pc)));
+    }
+    CHECK(dev.core_frozen(victim->core));
+    // It was frozen mid-traffic: it had taken some of chip 0's packets, not all.
+    const auto snaps = runner.status();
+    for (const auto& s : snaps) {
+        if (s.core == victim->core) {
+            CHECK(s.received() > 0);
+            CHECK(s.received() < 5'000);
+        }
+    }
+    // Frozen: its pc and heartbeat hold while the cluster runs.
+    const auto before = runner.status();
+    dev.step(20'000);
+    const auto after = runner.status();
+    for (size_t i = 0; i < before.size(); ++i) {
+        if (before[i].core == victim->core) {
+            CHECK(after[i].block.heartbeat == before[i].block.heartbeat);
+            CHECK(after[i].run.pc == before[i].run.pc);
+        } else {
+            CHECK(after[i].block.heartbeat != before[i].block.heartbeat);
+        }
+    }
+    // Terminating waits for it no longer than a stall window either.
+    const uint64_t t0 = dev.cycles();
+    CHECK_THAT(fabric::test::expect_error(
+                   ErrorCategory::Fabric,
+                   [&] { (void)runner.terminate(pf::Termination::Immediate, 10'000'000); }),
+               Contains("immediate termination: no progress while waiting for the routers to "
+                        "exit") &&
+                   Contains("1 of 4 components stuck: " + fabric::router_component_name(*victim)));
+    CHECK(dev.cycles() - t0 <= 2 * fabric::kFabricPollCycles);
+    // Thawed, it carries on: it sees the termination word and exits like the others.
+    dev.thaw_core(victim->core);
+    CHECK_FALSE(dev.core_frozen(victim->core));
+    dev.step(200'000);
+    for (const auto& s : runner.status()) {
+        INFO(s.describe());
+        CHECK(s.core_finished);
     }
 }

@@ -16,6 +16,8 @@
 #include "test_elf.h"
 
 using Catch::Matchers::Contains;
+using Catch::Matchers::EndsWith;
+using Catch::Matchers::StartsWith;
 using fabric::CoreLocation;
 using fabric::CoreRunState;
 using fabric::CoreStatus;
@@ -131,11 +133,12 @@ class FakeFabricDevice : public fabric::Device {
     std::map<CoreLocation, std::pair<pf::RouterLayout, Script>> routers;
     std::vector<std::pair<CoreLocation, uint64_t>> writes;
     uint64_t now = 0;
-    bool frozen = false;  // advance() runs no cycles (a backend whose clock is stuck)
+    bool frozen = false;          // advance() runs no cycles (a backend whose clock is stuck)
+    std::set<CoreLocation> hung;  // cores that stop executing (their heartbeat stops)
 
   private:
     void step(const CoreLocation& c, FakeCore& k) {
-        if (!k.released || k.exited || k.trapped) return;
+        if (!k.released || k.exited || k.trapped || hung.count(c)) return;
         const uint64_t age = now - k.released_at;
         if (const auto w = worker_run.find(c); w != worker_run.end()) {
             if (age >= w->second) k.exited = true;
@@ -497,10 +500,19 @@ TEST_CASE("fabric runner: a router that fails while workers run ends the wait", 
     fabric::LaunchOptions lo;
     lo.poll_cycles = 500;
     lo.max_cycles = 2'000'000;
-    CHECK(fabric_error([&] { (void)runner.run_workers(w, lo); }) ==
-          "fabric: a router failed while workers ran (1500 cycles in): 1 of 4 routers: chip 1 eth "
-          "2 (core 8-0, east): status fault, stage ready_for_traffic, stuck at noc_cmd_buf, detail "
-          "0x00000004, core exited with status 3");
+    try {
+        (void)runner.run_workers(w, lo);
+        FAIL("no error");
+    } catch (const fabric::HealthError& e) {
+        CHECK(e.category() == ErrorCategory::Fabric);
+        CHECK(std::string(e.what()) ==
+              "fabric: no progress while workers ran (1500 cycles in, stall window 1000000 "
+              "cycles): 1 of 4 components stuck: router east chip 1 eth 2 (chip 1 core 8-0): "
+              "error; status fault, stage ready_for_traffic, stuck at noc_cmd_buf, detail "
+              "0x00000004, heartbeat 9 unchanged for 0 cycles, core exited with status 3");
+        REQUIRE(e.reports().size() == 1);
+        CHECK(e.reports()[0].reason == fabric::StuckReason::Error);
+    }
     CHECK(rig.dev.now < 10'000);
 }
 
@@ -512,4 +524,200 @@ TEST_CASE("fabric runner: a device whose clock does not advance is a device erro
     CHECK_THAT(expect_error(ErrorCategory::Device, [&] { runner.bring_up(10'000); }),
                Contains("fake fabric: the device clock does not advance while the host waits for "
                         "the routers: 4 of 4 routers: chip 0 eth 2"));
+}
+
+TEST_CASE("fabric runner: a healthy fabric has no stuck components", "[fabric_runner][health]") {
+    Rig rig;
+    FabricRunner runner(rig.dev, rig.plan, router_elf(), 100);
+    runner.set_stall_cycles(2'000);
+    CHECK_THAT(expect_error(ErrorCategory::BadInput, [&] { (void)runner.health(); }),
+               Contains("health check before bring_up"));
+    runner.bring_up(10'000);
+    CHECK(runner.health().empty());
+    runner.check_health();
+    runner.monitor(50'000);  // 25 stall windows: heartbeats keep moving
+    CHECK(rig.dev.now == 50'600);
+    CHECK(runner.health().empty());
+    const auto fin = runner.terminate(pf::Termination::Graceful, 10'000);
+    for (const auto& s : fin) CHECK(s.status_name() == "terminated");
+    CHECK(runner.health().empty());  // terminated and exited: done, not stuck
+    CHECK_THAT(expect_error(ErrorCategory::BadInput, [&] { runner.set_stall_cycles(5); }),
+               Contains("before bring_up"));
+}
+
+TEST_CASE("fabric runner: a watched mux is named like a router", "[fabric_runner][health]") {
+    Rig rig;
+    FabricRunner runner(rig.dev, rig.plan, router_elf(), 100);
+    runner.set_stall_cycles(2'000);
+    // A "mux" on chip 0 core 1-1 whose status block (router status values) stands still in
+    // ReadyForTraffic; added before bring-up.
+    const CoreLocation mux{0, {1, 1}};
+    const pf::ComponentStatusHead h{static_cast<uint32_t>(pf::RouterStatus::ReadyForTraffic),
+                                    static_cast<uint32_t>(pf::RouterStatus::ReadyForTraffic),
+                                    static_cast<uint32_t>(pf::RouterWait::None), 0, 77};
+    std::vector<uint8_t> raw(sizeof(h));
+    std::memcpy(raw.data(), &h, sizeof(h));
+    rig.dev.write(mux, 0x30000, raw);
+    rig.dev.cores[mux].released = true;
+    runner.watch({mux, "mux chip 0 core 1-1", 0x30000, fabric::mux_component_kind()});
+    runner.bring_up(10'000);
+    CHECK(fabric::mux_component_kind().name == "mux");
+    CHECK(runner.health().empty());
+    CHECK(fabric_error([&] { runner.monitor(10'000); }) ==
+          "fabric: no progress after 2000 of 10000 cycles of monitoring (stall window 2000 "
+          "cycles): 1 of 5 components stuck: mux chip 0 core 1-1 (chip 0 core 1-1): stalled; "
+          "status ready_for_traffic, stage ready_for_traffic, stuck at none, detail 0x00000000, "
+          "heartbeat 77 unchanged for 2000 cycles, core running at pc 0x00009100");
+}
+
+TEST_CASE("fabric runner: a router whose heartbeat stops is named", "[fabric_runner][health]") {
+    Rig rig;
+    FabricRunner runner(rig.dev, rig.plan, router_elf(), 100);
+    runner.set_stall_cycles(5'000);
+    runner.bring_up(10'000);
+    runner.monitor(1'000);
+    // Chip 1's east router (eth 2, core 8-0) hangs: its core stops, its status stays.
+    const CoreLocation hung{1, {8, 0}};
+    rig.dev.hung.insert(hung);
+    const uint32_t beat = rig.dev.block(hung, rig.plan.routers[1].layout).heartbeat;
+    CHECK(beat == 16);  // one per 100-cycle step since its release
+    try {
+        runner.monitor(100'000);
+        FAIL("no error");
+    } catch (const fabric::HealthError& e) {
+        CHECK(std::string(e.what()) ==
+              "fabric: no progress after 5000 of 100000 cycles of monitoring (stall window 5000 "
+              "cycles): 1 of 4 components stuck: router east chip 1 eth 2 (chip 1 core 8-0): "
+              "stalled; status ready_for_traffic, stage ready_for_traffic, stuck at none, detail "
+              "0x00000000, heartbeat 16 unchanged for 5000 cycles, core running at pc "
+              "0x00009100");
+        REQUIRE(e.reports().size() == 1);
+        const auto& r = e.reports()[0];
+        CHECK(r.core == hung);
+        CHECK(r.component == "router east chip 1 eth 2");
+        CHECK(r.kind == "router");
+        CHECK(r.reason == fabric::StuckReason::Stalled);
+        CHECK(r.status_name == "ready_for_traffic");
+        CHECK(r.stage_name == "ready_for_traffic");
+        CHECK(r.stuck_at_name == "none");
+        CHECK(r.head.heartbeat == 16);
+        CHECK(r.unchanged_cycles == 5'000);
+        CHECK(r.at_cycle == rig.dev.now);
+        CHECK(r.run.state == CoreRunState::Running);
+    }
+    // check_health names it too, and so does a termination that waits for it (within one stall
+    // window, not the budget); nothing was written for the graceful one.
+    CHECK_THAT(fabric_error([&] { runner.check_health(); }),
+               StartsWith("fabric: health check (stall window 5000 cycles): 1 of 4 components "
+                          "stuck: router east chip 1 eth 2 (chip 1 core 8-0): stalled;"));
+    const uint64_t before = rig.dev.now;
+    CHECK_THAT(fabric_error([&] { (void)runner.terminate(pf::Termination::Immediate, 1'000'000); }),
+               StartsWith("fabric: immediate termination: no progress while waiting for the "
+                          "routers to exit (100 cycles in, stall window 5000 cycles): 1 of 4 "
+                          "components stuck: router east chip 1 eth 2 (chip 1 core 8-0): stalled; "
+                          "status ready_for_traffic"));
+    CHECK(rig.dev.now - before == 100);
+    // The others did exit.
+    for (const auto& s : runner.status()) CHECK(s.core_finished == (s.core != hung));
+}
+
+TEST_CASE("fabric runner: a router that hangs while workers run ends the wait",
+          "[fabric_runner][health]") {
+    Rig rig;
+    FabricRunner runner(rig.dev, rig.plan, router_elf(), 100);
+    runner.set_stall_cycles(3'000);
+    runner.bring_up(10'000);
+    const CoreLocation w0{0, {1, 1}};
+    rig.dev.worker_run[w0] = 1'000'000;
+    const auto img = router_elf();
+    const auto rules = fabric::erisc_placement(hal::kWormholeB0, wh_soc().worker_l1_size());
+    const std::vector<fabric::LaunchTarget> w{{w0, &img, rules}};
+    fabric::LaunchOptions lo;
+    lo.poll_cycles = 500;
+    lo.max_cycles = 2'000'000;
+    rig.dev.hung.insert({2, {7, 0}});  // chip 2 west (eth 4)
+    try {
+        (void)runner.run_workers(w, lo);
+        FAIL("no error");
+    } catch (const fabric::HealthError& e) {
+        CHECK(std::string(e.what()) ==
+              "fabric: no progress while workers ran (3000 cycles in, stall window 3000 cycles): "
+              "1 of 4 components stuck: router west chip 2 eth 4 (chip 2 core 7-0): stalled; "
+              "status ready_for_traffic, stage ready_for_traffic, stuck at none, detail "
+              "0x00000000, heartbeat 6 unchanged for 3000 cycles, core running at pc 0x00009100");
+    }
+    CHECK(rig.dev.now == 3'600);
+}
+
+TEST_CASE("health monitor: any component kind, every reason", "[health]") {
+    // A made-up "mux" kind: status 1 = running (heartbeat), 2 = done, 0xE.. = error.
+    fabric::ComponentKind mux;
+    mux.name = "mux";
+    mux.status_name = [](uint32_t s) { return s == 1 ? "running" : s == 2 ? "done" : "other"; };
+    mux.stage_name = [](uint32_t s) { return fmt::format("stage{}", s); };
+    mux.stuck_at_name = [](uint32_t s) { return fmt::format("wait{}", s); };
+    mux.is_error = [](uint32_t s) { return (s >> 28) == 0xE; };
+    mux.beating = [](uint32_t s) { return s == 1; };
+    mux.done = [](uint32_t s) { return s == 2; };
+
+    FakeFabricDevice dev;
+    const CoreLocation core{0, {1, 1}};
+    const uint64_t at = 0x20000;
+    const auto put = [&](uint32_t status, uint32_t stage, uint32_t stuck_at, uint32_t detail,
+                         uint32_t beat) {
+        const pf::ComponentStatusHead h{status, stage, stuck_at, detail, beat};
+        std::vector<uint8_t> raw(sizeof(h));
+        std::memcpy(raw.data(), &h, sizeof(h));
+        dev.write(core, at, raw);
+    };
+    fabric::HealthMonitor mon(dev, {{core, "mux chip 0 core 1-1", at, mux}}, 1'000);
+    CHECK(mon.poll().empty());  // in reset, not started: just loaded
+    dev.cores[core].released = true;
+    put(1, 3, 0, 0, 10);
+    CHECK(mon.poll().empty());
+    dev.now = 900;
+    CHECK(mon.poll().empty());
+    dev.now = 1'000;  // unchanged since the poll at cycle 0: one stall window
+    auto r = mon.poll();
+    REQUIRE(r.size() == 1);
+    CHECK(r[0].describe() ==
+          "mux chip 0 core 1-1 (chip 0 core 1-1): stalled; status running, stage stage3, stuck "
+          "at wait0, detail 0x00000000, heartbeat 10 unchanged for 1000 cycles, core running at "
+          "pc 0x00009100");
+    put(1, 3, 0, 0, 11);  // it moved: the window restarts
+    CHECK(mon.poll().empty());
+    dev.now = 1'999;
+    CHECK(mon.poll().empty());
+    put(0xE0000007, 3, 5, 0x42, 11);  // error
+    r = mon.poll();
+    REQUIRE(r.size() == 1);
+    CHECK(r[0].reason == fabric::StuckReason::Error);
+    CHECK_THAT(r[0].describe(), Contains("): error; status other, stage stage3, stuck at wait5, "
+                                         "detail 0x00000042, heartbeat 11 unchanged for 0 cycles"));
+    put(1, 3, 0, 0, 12);
+    dev.cores[core].exited = true;
+    dev.cores[core].exit_status = 9;
+    r = mon.poll();
+    REQUIRE(r.size() == 1);
+    CHECK(r[0].reason == fabric::StuckReason::Stopped);
+    CHECK_THAT(r[0].describe(), EndsWith("core exited with status 9"));
+    put(2, 3, 0, 0, 12);  // done: exiting is fine
+    CHECK(mon.poll().empty());
+    dev.cores[core].trapped = true;
+    r = mon.poll();
+    REQUIRE(r.size() == 1);
+    CHECK(r[0].reason == fabric::StuckReason::Trapped);
+    CHECK_THAT(r[0].describe(),
+               EndsWith("core trapped: illegal instruction (mcause 2) at pc 0x00009abc"));
+    CHECK(describe_stuck(r, 3) == "1 of 3 components stuck: " + r[0].describe());
+
+    CHECK_THAT(expect_error(ErrorCategory::BadInput, [&] { fabric::HealthMonitor m(dev, {}, 0); }),
+               Contains("stall window is 0"));
+    fabric::ComponentKind half;
+    half.name = "half";
+    CHECK_THAT(expect_error(ErrorCategory::BadInput,
+                            [&] {
+                                fabric::HealthMonitor m(dev, {{core, "x", at, half}});
+                            }),
+               Contains("component 'x' on chip 0 core 1-1 has no complete kind"));
 }

@@ -45,6 +45,10 @@ struct CoreStatus {
     std::optional<uint32_t> pc;  // where the core is now, if the backend can read it
 };
 
+// "core running at pc 0x00009abc", "core exited with status 3", "core trapped: illegal
+// instruction (mcause 2) at pc 0x00009abc": what a core is doing, for messages.
+std::string describe_core(const CoreStatus& s);
+
 class Device {
   public:
     virtual ~Device() = default;

@@ -16,10 +16,16 @@
 // Every wait is bounded by a cycle budget. A failure is Error(Fabric) whose one-line message
 // names every router that failed or lagged: chip, eth channel, core, direction, status, stage,
 // stuck_at, detail and what the core is doing.
+//
+// Health (health_monitor.h): from bring_up on, every router (and any component added with
+// watch(), e.g. a mux) is watched by a HealthMonitor. run_workers polls it while the workers run,
+// terminate while it waits (stalled heartbeats only), monitor() while the fabric runs on its own;
+// a stuck component ends the wait at once with HealthError (an Error(Fabric)) naming it.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -28,6 +34,7 @@
 #include "fabric/device.h"
 #include "fabric/elf.h"
 #include "fabric/fabric_plan.h"
+#include "fabric/health_monitor.h"
 #include "fabric/launch.h"
 #include "protocol/fabric.h"
 
@@ -46,6 +53,17 @@ bool router_status_is_error(uint32_t status);
 // the router's L1 block [layout.config, layout.end).
 PlacementRules router_placement(const RouterPlacement& router, const hal::ArchMap& arch,
                                 uint32_t eth_l1_size);
+
+// The router for the health monitor: status / stage names as router_status_name, stuck_at as
+// router_wait_name; errors as router_status_is_error; the heartbeat moves while ReadyForTraffic
+// or Draining (the main loop); done when Terminated.
+const ComponentKind& router_component_kind();
+// "router east chip 0 eth 2"
+std::string router_component_name(const RouterPlacement& r);
+// The mux (protocol/fabric_mux.h) publishes the router's status and wait values in the same first
+// five words: the router's kind, named "mux". Watch one with runner.watch({mux.core,
+// "mux chip 0 core 1-1", mux.layout.status, mux_component_kind(), launch method}).
+const ComponentKind& mux_component_kind();
 
 // How often the runner looks at the routers while it waits (device cycles).
 inline constexpr uint64_t kFabricPollCycles = 1'000;
@@ -109,6 +127,22 @@ class FabricRunner {
         std::span<const LaunchTarget> workers, const LaunchOptions& options = {},
         const std::function<void(const LaunchTarget&)>& setup = {});
 
+    // ---- health ----
+    // The stall window of the health monitor (default kDefaultStallCycles); set it before
+    // bring_up. Error(BadInput) for 0 or after bring_up.
+    void set_stall_cycles(uint64_t cycles);
+    uint64_t stall_cycles() const { return stall_cycles_; }
+    // Watch another component too (its status block starts with ComponentStatusHead).
+    void watch(WatchedComponent component);
+    // One poll now (the device is not advanced): the stuck components, empty when all are
+    // healthy. Error(BadInput) before bring_up.
+    std::vector<StuckReport> health();
+    // HealthError naming every stuck component, if there is one now.
+    void check_health();
+    // Let the fabric run for `cycles` device cycles, polling every poll interval; HealthError at
+    // the first poll that finds a stuck component. Error(BadInput) before bring_up.
+    void monitor(uint64_t cycles);
+
     // Stop every router (see the top of this file), within `timeout_cycles` in total. Returns
     // the final snapshots. Error(Fabric) naming the laggards if the fabric does not quiesce
     // (Graceful; nothing is written then, so the caller can still terminate Immediate), a
@@ -120,9 +154,13 @@ class FabricRunner {
 
   private:
     RouterSnapshot snapshot(size_t i);
-    // Advance until pred(all snapshots) holds; returns false at the deadline.
+    // Advance until pred(all snapshots) holds; returns false at the deadline. `each_poll` (if
+    // given) runs after every advance, before the snapshots are taken; it may throw.
     template <typename Pred>
-    bool advance_until(uint64_t deadline, Pred&& done, std::vector<RouterSnapshot>& last);
+    bool advance_until(uint64_t deadline, Pred&& done, std::vector<RouterSnapshot>& last,
+                       const std::function<void()>& each_poll = {});
+    HealthMonitor& monitor_or_fail(const char* what);
+    size_t watched_count() const;
 
     Device& device_;
     FabricPlan plan_;
@@ -136,6 +174,9 @@ class FabricRunner {
     uint64_t start_cycle_ = 0;
     uint64_t handshake_cycles_ = 0;
     uint64_t ready_cycles_ = 0;
+    uint64_t stall_cycles_ = kDefaultStallCycles;
+    std::vector<WatchedComponent> extra_;   // watch() before bring_up
+    std::optional<HealthMonitor> monitor_;  // from bring_up on
 };
 
 }  // namespace fabric

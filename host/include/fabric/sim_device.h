@@ -85,10 +85,25 @@ class SimDevice final : public Device {
     // The model itself: chips, links (fault hooks), run reports.
     sim::Cluster& cluster() { return *cluster_; }
 
+    // Fault hook: freeze a core (sim::Chip::set_frozen) at device cycle `at_cycle` (default: now;
+    // a cycle already passed also means now): its RISC stops executing while the rest of the
+    // cluster runs, so its firmware stops making progress (its heartbeat stops) without exiting
+    // or trapping, the way a hung kernel looks on silicon. advance() and step() stop the clock at
+    // that cycle to apply it. A frozen running core still counts as busy. Error(BadInput) for a
+    // core the model does not have.
+    void freeze_core(const CoreLocation& core, std::optional<uint64_t> at_cycle = std::nullopt);
+    // Undo freeze_core (also a pending one): the core continues where it stopped.
+    void thaw_core(const CoreLocation& core);
+    bool core_frozen(const CoreLocation& core);
+
   private:
     void check_core(const CoreLocation& core) const;
     uint32_t addr32(const CoreLocation& core, uint64_t addr, size_t len) const;
     void tile_created(const CoreLocation& core);
+    // Run `cycles` (while some core is busy, or all of them), stopping the clock at every
+    // pending freeze to apply it; returns the cycles run.
+    uint64_t run_with_freezes(uint64_t cycles, bool only_while_busy);
+    void apply_due_freezes();
 
     SocDescriptor soc_;
     hal::Arch arch_;
@@ -97,6 +112,7 @@ class SimDevice final : public Device {
     std::unique_ptr<sim::Cluster> cluster_;
     std::function<void(const CoreLocation&, char)> sink_;
     std::map<CoreLocation, std::string> consoles_;
+    std::map<CoreLocation, uint64_t> pending_freezes_;  // core -> device cycle
 };
 
 }  // namespace fabric
