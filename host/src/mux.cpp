@@ -116,6 +116,16 @@ void write_mux_termination(Device& device, const MuxPlacement& mux, pf::Terminat
     device.write32(mux.core, mux.layout.termination, static_cast<uint32_t>(t));
 }
 
+WatchedComponent mux_component(const MuxPlacement& mux, LaunchMethod method) {
+    WatchedComponent w;
+    w.core = mux.core;
+    w.name = fmt::format("mux chip {} core {} (router {})", mux.core.chip, mux.core.core.str(), dir_name(mux.dir));
+    w.status_addr = mux.layout.status;
+    w.kind = mux_component_kind();
+    w.method = method;
+    return w;
+}
+
 std::string describe_mux(const MuxPlacement& mux, const pf::MuxStatusBlock& b) {
     std::string fwd;
     for (uint32_t i = 0; i < mux.channels(); ++i) fwd += fmt::format("{}{}", i ? "/" : "", b.forwarded[i]);

@@ -13,7 +13,9 @@
 #include "fabric/cluster_descriptor.h"
 #include "fabric/fabric_plan.h"
 #include "fabric/fabric_runner.h"
+#include "fabric/mux.h"
 #include "fabric/sim_device.h"
+#include "protocol/fabric_mux.h"
 #include "protocol/test_kernels.h"
 #include "protocol/test_mailbox.h"
 
@@ -344,4 +346,94 @@ TEST_CASE("fabric runner (sim): a router frozen mid-traffic is named by the heal
         INFO(s.describe());
         CHECK(s.core_finished);
     }
+}
+
+TEST_CASE("fabric runner (sim): a mux frozen mid-traffic is named, not its clients", "[fabric_runner][sim][health][mux]") {
+    REQUIRE_ROUTER(router);
+    const auto mux_elf = firmware("fabric_mux");
+    const auto client_elf = firmware("mux_worker");
+    REQUIRE(mux_elf);
+    REQUIRE(client_elf);
+    auto dev = device();
+    const auto p = plan(pf::Topology::Line, {0, 1});
+    FabricRunner runner(dev, p, *router);
+    runner.set_stall_cycles(100'000);
+    runner.bring_up(2'000'000);
+    const auto& tensix = wh_soc().cores(fabric::CoreType::Worker);
+    fabric::MuxOptions mo;
+    mo.full_channels = 2;
+    mo.full_slots = 2;
+    const fabric::MuxPlacement mux = fabric::plan_mux(p, wh_soc(), 0, FabricDir::East, tensix[1], mo);
+    runner.watch(fabric::mux_component(mux, fabric::start_mux(dev, mux, wh_soc(), *mux_elf)));
+    // Two clients sending 1 KiB packets to chip 1; the mux freezes once traffic flows.
+    std::vector<fabric::LaunchTarget> targets;
+    std::vector<protocol::MuxWorkerArgs> args;
+    for (uint32_t w = 0; w < 2; ++w) {
+        protocol::MuxWorkerArgs a{};
+        a.channel = mux.channel(w);
+        a.packet_count = 5'000;
+        a.packet_bytes = 1024;
+        a.route = pf::route_unicast(1);
+        a.dst_x = tensix[0].x;
+        a.dst_y = tensix[0].y;
+        a.dst_addr = 0x60000 + w * 0x8000;
+        a.seed = 7 + w;
+        a.src_addr = 0x19000;
+        a.conn_l1 = 0x18000;
+        a.send_timeout_us = 20'000;
+        a.close_timeout_us = 20'000;
+        a.master_x = tensix[2].x;
+        a.master_y = tensix[2].y;
+        a.done_addr = 0x18300;
+        a.workers = 2;
+        a.flags = w == 0 ? protocol::kMuxWorkerMaster : 0u;
+        targets.push_back({{0, tensix[2 + w]}, &*client_elf,
+                           fabric::erisc_placement(hal::kWormholeB0, wh_soc().worker_l1_size())});
+        args.push_back(a);
+    }
+    dev.write32({1, tensix[0]}, 0x50000, 0);  // the sink core exists before anything lands there
+    fabric::LaunchOptions lo;
+    lo.poll_cycles = 1'000;
+    lo.max_cycles = 20'000'000;
+    const uint64_t start = dev.cycles();
+    dev.freeze_core(mux.core, start + 60'000);
+    size_t k = 0;
+    try {
+        (void)runner.run_workers(targets, lo, [&](const fabric::LaunchTarget& t) {
+            protocol::TestMailbox m{};
+            m.magic = protocol::kTestMailboxMagic;
+            m.num_args = sizeof(protocol::MuxWorkerArgs) / 4;
+            std::memcpy(m.args, &args[k++], sizeof(protocol::MuxWorkerArgs));
+            std::vector<uint8_t> mb(sizeof(m));
+            std::memcpy(mb.data(), &m, sizeof(m));
+            dev.write(t.core, protocol::test_mailbox_addr(hal::Arch::WormholeB0), mb);
+            dev.write32(t.core, 0x18300, 0);
+        });
+        FAIL("the clients finished although their mux was frozen");
+    } catch (const fabric::HealthError& e) {
+        const std::string msg = e.what();
+        INFO(msg);
+        REQUIRE(e.reports().size() == 1);
+        const auto& r = e.reports()[0];
+        CHECK(r.core == mux.core);
+        CHECK(r.component == "mux chip 0 core " + tensix[1].str() + " (router east)");
+        CHECK(r.kind == "mux");
+        CHECK(r.reason == fabric::StuckReason::Stalled);
+        CHECK(r.status_name == "ready_for_traffic");
+        CHECK(r.head.heartbeat != 0);
+        CHECK(r.run.state == fabric::CoreRunState::Running);
+        CHECK(dev.cycles() - start < 60'000 + 100'000 + 2 * lo.poll_cycles + 2'000);
+        CHECK_THAT(msg, Contains("1 of 3 components stuck: " + r.component));
+    }
+    // It had forwarded some packets, not all.
+    const pf::MuxStatusBlock b = fabric::read_mux_status(dev, mux);
+    CHECK(b.forwarded[0] + b.forwarded[1] > 0);
+    CHECK(b.forwarded[0] + b.forwarded[1] < 10'000);
+    // Thawed, it carries on; immediate termination then ends it with what it still held.
+    dev.thaw_core(mux.core);
+    fabric::write_mux_termination(dev, mux, pf::Termination::Immediate);
+    dev.step(100'000);
+    const pf::MuxStatusBlock end = fabric::read_mux_status(dev, mux);
+    CHECK(end.status == static_cast<uint32_t>(pf::RouterStatus::Terminated));
+    CHECK(fabric::describe_mux(mux, end).find("status terminated") != std::string::npos);
 }

@@ -19,6 +19,7 @@
 #include "fabric/device.h"
 #include "fabric/elf.h"
 #include "fabric/fabric_plan.h"
+#include "fabric/health_monitor.h"
 #include "fabric/launch.h"
 #include "fabric/soc_descriptor.h"
 #include "protocol/fabric_mux.h"
@@ -66,6 +67,10 @@ LaunchMethod start_mux(Device& device, const MuxPlacement& mux, const SocDescrip
 
 protocol::fabric::MuxStatusBlock read_mux_status(Device& device, const MuxPlacement& mux);
 void write_mux_termination(Device& device, const MuxPlacement& mux, protocol::fabric::Termination t);
+
+// The mux as the health monitor watches it (FabricRunner::watch): "mux chip 0 core 1-1 (router
+// east)", its status block, mux_component_kind().
+WatchedComponent mux_component(const MuxPlacement& mux, LaunchMethod method = LaunchMethod::ResetPc);
 
 // "mux chip 0 core 1-1 (router east of chip 0): status terminated, stage draining, stuck at
 // none, detail 0x0, heartbeat 123, forwarded 24/24, undrained 0"
