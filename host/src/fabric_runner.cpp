@@ -69,6 +69,14 @@ std::string router_wait_name(uint32_t wait) {
             return "drain";
         case pf::RouterWait::WorkerTeardown:
             return "worker_teardown";
+        case pf::RouterWait::RouterReady:
+            return "router_ready";
+        case pf::RouterWait::RouterOpen:
+            return "router_open";
+        case pf::RouterWait::RouterClose:
+            return "router_close";
+        case pf::RouterWait::RouterSlot:
+            return "router_slot";
         default:
             return fmt::format("unknown({})", hex32(wait));
     }

@@ -712,4 +712,5 @@ TEST_CASE("mux regression: the old unbounded per-channel spin is caught", "[sim]
     // The report names the client whose close went unanswered and the mux with its status.
     CHECK(r.first_hang.find("stuck_at 0x803") != std::string::npos);
     CHECK(r.first_hang.find("mux chip") != std::string::npos);
+    CHECK(r.first_hang.find("stuck at router_slot") != std::string::npos);
 }
