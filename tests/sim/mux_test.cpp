@@ -179,11 +179,14 @@ bool all_exited(Rig& rig, const std::vector<Core>& cores) {
 
 // One mux on chip 0's east router with `full` full-size and `header` header-only channels, one
 // client each, `count` packets per client; graceful termination by client 0.
-void deliver_case(const std::string& cluster, uint32_t full, uint32_t header, uint32_t slots, uint32_t count) {
+// `on_eth`: the mux on an idle Ethernet core of chip 0 instead of a Tensix core.
+void deliver_case(const std::string& cluster, uint32_t full, uint32_t header, uint32_t slots, uint32_t count,
+                  bool on_eth = false) {
     MuxSim m(cluster, line_options({0, 1}, 2048));
     const hal::Arch a = m.arch();
     m.fabric().start();
-    const Core mux = tensix(a, m.fabric().chip(0), 0);
+    const uint32_t busy_eth = m.fabric().router(0, FabricDir::East).eth_channel;
+    const Core mux = on_eth ? m.rig().eth(m.fabric().chip(0), busy_eth == 15 ? 14 : 15) : tensix(a, m.fabric().chip(0), 0);
     const Core sink{m.fabric().chip(1), kSinkX, sink_y(a)};
     const pf::MuxConfig cfg = m.config(0, FabricDir::East, full, slots, 1024, header, slots);
     m.load_mux(mux, cfg);
@@ -235,6 +238,7 @@ TEST_CASE("mux: full-size and header-only clients deliver every byte through one
         deliver_case("n300_cluster.yaml", 4, 2, 2, 24);
     }
     SECTION("Wormhole: 8 full-size channels, one slot each") { deliver_case("n300_cluster.yaml", 8, 0, 1, 12); }
+    SECTION("Wormhole: the mux on an idle Ethernet core") { deliver_case("n300_cluster.yaml", 2, 1, 2, 16, true); }
     SECTION("Blackhole (staged credit and teardown words): 2 full-size + 1 header-only") {
         deliver_case(blackhole_chain_cluster(2), 2, 1, 2, 16);
     }
