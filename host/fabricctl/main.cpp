@@ -5,6 +5,7 @@
 //                     (--core C firmware.elf | --load [chip:]core=fw.elf ...)
 //                     [--max-cycles N] [--trace f.fst] [--json] [--quiet]
 //   fabricctl fabric up|run --cluster yaml [--topology line|ring] [--chips 0,1,..] ... (fabric_cmd.h)
+//   fabricctl devices [--links] [--json] | fabricctl pcie run --target pcie|sim ... (pcie_cmd.h)
 //
 // Results go to stdout (for `sim run`: exactly the firmware console; with --json: one JSON
 // document), logs and errors to stderr, one line each. Exit codes are listed in ExitCode
@@ -28,6 +29,7 @@
 #include "fabric/soc_descriptor.h"
 #include "fabric_cmd.h"
 #include "mesh_cmd.h"
+#include "pcie_cmd.h"
 #ifdef FABRIC_HAVE_SIM
 #include "fabric/sim_device.h"
 #endif
@@ -477,6 +479,7 @@ int main(int argc, char** argv) {
     FabricArgs fa;
     const FabricCommands fabric_cmds = add_fabric_commands(app, fa);
     const auto mesh_cmd = fabricctl::add_mesh_command(app, as_json);  // mesh routes
+    const auto pcie_cmds = fabricctl::add_pcie_commands(app, as_json);  // devices, pcie run
 
     try {
         app.parse(argc, argv);
@@ -497,6 +500,7 @@ int main(int argc, char** argv) {
     try {
         if (soc_show_cmd->parsed()) return soc_show(soc_path, as_json);
         if (mesh_cmd->parsed()) return mesh_cmd->run();
+        if (pcie_cmds->parsed()) return pcie_cmds->run();
         if (run->parsed()) {
             if (ra.core.empty() != ra.firmware.empty()) {
                 return report_error(json_out, "usage",
