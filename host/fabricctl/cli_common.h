@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "fabric/elf.h"
 #include "fabric/error.h"
@@ -44,6 +45,11 @@ void log_line(const std::string& msg);
 // (and the members of `extra`, an object, beside them).
 int report_error(bool as_json, std::string_view category, const std::string& message, int code,
                  const nlohmann::json& extra = nlohmann::json::object());
+
+// "0,2,5" -> {0, 2, 5}; Error(BadInput) "<option> <text>: 'x' is not a <what>" for anything but
+// comma-separated decimal numbers (at most 6 digits each). Empty text gives an empty list.
+std::vector<uint32_t> parse_number_list(std::string_view option, const std::string& text,
+                                        std::string_view what = "number");
 
 // The default SoC descriptor of an arch: $FABRIC_SOC_DESCRIPTOR_DIR, next to the executable,
 // ../share/erisc-fabric/soc_descriptors, then the source tree. Error(BadInput) if none.

@@ -43,25 +43,12 @@ constexpr uint32_t kMaxDestSlots = 8;
 constexpr uint32_t kMaxPackets = 1'000'000;
 
 std::vector<fabric::ChipId> parse_chips(const std::string& text, uint32_t chip_count) {
-    std::vector<fabric::ChipId> out;
     if (text.empty()) {
-        for (uint32_t c = 0; c < chip_count; ++c) out.push_back(c);
-        return out;
+        std::vector<fabric::ChipId> all;
+        for (uint32_t c = 0; c < chip_count; ++c) all.push_back(c);
+        return all;
     }
-    size_t at = 0;
-    while (true) {
-        const size_t comma = text.find(',', at);
-        const std::string item = text.substr(at, comma == std::string::npos ? comma : comma - at);
-        if (item.empty() || item.size() > 6 ||
-            item.find_first_not_of("0123456789") != std::string::npos) {
-            fabric::fail(ErrorCategory::BadInput, "--chips {}: '{}' is not a chip number", text,
-                         item);
-        }
-        out.push_back(static_cast<fabric::ChipId>(std::stoul(item)));
-        if (comma == std::string::npos) break;
-        at = comma + 1;
-    }
-    return out;
+    return parse_number_list("--chips", text, "chip number");
 }
 
 // --stall-router CHIP:ETH@CYCLES

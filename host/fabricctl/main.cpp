@@ -6,6 +6,7 @@
 //                     [--max-cycles N] [--trace f.fst] [--json] [--quiet]
 //   fabricctl fabric up|run --cluster yaml [--topology line|ring] [--chips 0,1,..] ... (fabric_cmd.h)
 //   fabricctl devices [--links] [--json] | fabricctl pcie run --target pcie|sim ... (pcie_cmd.h)
+//   fabricctl flash [--target sim|pcie] [--chips ..] --eth ..|all firmware.elf [--wait] (flash_cmd.h)
 //
 // Results go to stdout (for `sim run`: exactly the firmware console; with --json: one JSON
 // document), logs and errors to stderr, one line each. Exit codes are listed in ExitCode
@@ -28,6 +29,7 @@
 #include "fabric/launch.h"
 #include "fabric/soc_descriptor.h"
 #include "fabric_cmd.h"
+#include "flash_cmd.h"
 #include "mesh_cmd.h"
 #include "pcie_cmd.h"
 #ifdef FABRIC_HAVE_SIM
@@ -480,6 +482,7 @@ int main(int argc, char** argv) {
     const FabricCommands fabric_cmds = add_fabric_commands(app, fa);
     const auto mesh_cmd = fabricctl::add_mesh_command(app, as_json);  // mesh routes
     const auto pcie_cmds = fabricctl::add_pcie_commands(app, as_json);  // devices, pcie run
+    const auto flash_cmd = fabricctl::add_flash_command(app, as_json);
 
     try {
         app.parse(argc, argv);
@@ -501,6 +504,7 @@ int main(int argc, char** argv) {
         if (soc_show_cmd->parsed()) return soc_show(soc_path, as_json);
         if (mesh_cmd->parsed()) return mesh_cmd->run();
         if (pcie_cmds->parsed()) return pcie_cmds->run();
+        if (flash_cmd->parsed()) return flash_cmd->run();
         if (run->parsed()) {
             if (ra.core.empty() != ra.firmware.empty()) {
                 return report_error(json_out, "usage",

@@ -1,0 +1,213 @@
+#include "flash_cmd.h"
+
+#include <fmt/format.h>
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli_common.h"
+#include "fabric/cluster_descriptor.h"
+#include "fabric/elf.h"
+#include "fabric/error.h"
+#include "fabric/kmd_abi.h"
+#include "fabric/kmd_port.h"
+#include "fabric/launch.h"
+#include "fabric/pcie_device.h"
+#include "fabric/soc_descriptor.h"
+#ifdef FABRIC_HAVE_SIM
+#include "fabric/sim_device.h"
+#endif
+
+namespace fabricctl {
+
+namespace {
+
+using fabric::ErrorCategory;
+using nlohmann::json;
+
+class Command final : public FlashCommand {
+  public:
+    Command(CLI::App& app, bool& as_json) : as_json_(as_json) {
+        cmd_ = app.add_subcommand("flash", "Load firmware onto Ethernet cores and start it");
+        cmd_->add_option("--target", target_, "sim (the model of --cluster) or pcie (tt-kmd)")
+            ->check(CLI::IsMember({"sim", "pcie"}))
+            ->capture_default_str();
+        cmd_->add_option("--cluster", cluster_, "Cluster descriptor (--target sim)");
+        cmd_->add_option("--soc", soc_, "SoC descriptor (default: the arch's)");
+        cmd_->add_option("--base-fw", base_fw_, "WH base firmware the model's eth cores boot (--target sim)");
+        cmd_->add_flag("--no-base-fw", no_base_fw_, "Bare-metal eth cores in the model (--target sim)");
+        cmd_->add_option("--dir", dir_, "Device node directory (--target pcie)")->capture_default_str();
+        cmd_->add_option("--chips", chips_, "Chips, e.g. 0,1 (default: every chip the target reaches)");
+        cmd_->add_option("--eth", eth_, "Ethernet channels, e.g. 0,1, or all")->required();
+        cmd_->add_flag("--wait", wait_, "Wait for every core to exit (always with --target sim)");
+        cmd_->add_option("--max-cycles", max_cycles_, "Cycle budget when waiting")
+            ->check(CLI::PositiveNumber)
+            ->capture_default_str();
+        cmd_->add_option("firmware", firmware_, "Firmware ELF (rv32im)")->required();
+        cmd_->add_flag("--json", as_json_, "Print the result as JSON");
+    }
+
+    bool parsed() const override { return cmd_->parsed(); }
+
+    int run() const override {
+        const auto image = fabric::ElfImage::load_file(firmware_);
+        std::unique_ptr<fabric::Device> dev = open_device();
+        const fabric::SocDescriptor& soc = dev->soc(0);
+        // Which cores: every (chip, channel) checked before anything is written.
+        std::vector<uint32_t> chips = parse_number_list("--chips", chips_, "chip number");
+        if (chips.empty()) {
+            for (uint32_t c = 0; c < dev->chip_count(); ++c) chips.push_back(c);
+        }
+        std::vector<uint32_t> channels;
+        if (eth_ == "all") {
+            for (uint32_t e = 0; e < soc.eth_channels(); ++e) channels.push_back(e);
+        } else {
+            channels = parse_number_list("--eth", eth_, "channel number");
+        }
+        std::vector<fabric::LaunchTarget> targets;
+        std::vector<uint32_t> target_eth;
+        const auto placement = fabric::erisc_placement(hal::arch_map(soc.arch()), soc.eth_l1_size());
+        for (uint32_t chip : chips) {
+            if (chip >= dev->chip_count()) {
+                fabric::fail(ErrorCategory::BadInput, "--chips: chip {} is not on {} (chips 0..{})", chip,
+                             dev->description(), dev->chip_count() - 1);
+            }
+            for (uint32_t e : channels) {
+                if (e >= soc.eth_channels()) {
+                    fabric::fail(ErrorCategory::BadInput, "--eth: channel {} is not on a {} chip (0..{})", e,
+                                 fabric::arch_name(soc.arch()), soc.eth_channels() - 1);
+                }
+                targets.push_back({{chip, soc.eth_core(e)}, &image, placement});
+                target_eth.push_back(e);
+            }
+        }
+        const std::vector<fabric::LaunchMethod> methods = fabric::load_many(*dev, targets);
+        fabric::start_many(*dev, targets, methods);
+        const bool wait = wait_ || target_ == "sim";
+        std::vector<fabric::LaunchResult> results;
+        if (wait) {
+            fabric::LaunchOptions lo;
+            lo.max_cycles = max_cycles_;
+            results = fabric::wait_many(*dev, targets, methods, lo);
+        }
+        return report(*dev, targets, target_eth, methods, results);
+    }
+
+  private:
+    std::unique_ptr<fabric::Device> open_device() const {
+        if (target_ == "pcie") {
+            if (!cluster_.empty() || !base_fw_.empty() || no_base_fw_) {
+                fabric::fail(ErrorCategory::BadInput, "--cluster / --base-fw / --no-base-fw describe the model: use them with --target sim");
+            }
+            auto port = std::make_shared<fabric::LinuxKmdPort>(dir_);
+            const auto found = fabric::discover_devices(*port);
+            if (found.empty()) {
+                fabric::fail(ErrorCategory::Device,
+                             "--target pcie: no Tenstorrent device found under {} (is the tt-kmd driver loaded and a "
+                             "card present?)",
+                             port->description());
+            }
+            if (!found.front().arch) {
+                fabric::fail(ErrorCategory::Device, "{}: not a Wormhole or Blackhole device", found.front().path);
+            }
+            return std::make_unique<fabric::PcieDevice>(port, load_soc(*found.front().arch));
+        }
+#ifndef FABRIC_HAVE_SIM
+        fabric::fail(ErrorCategory::Unsupported, "this fabricctl was built without the simulator: --target sim is unavailable");
+#else
+        if (cluster_.empty()) fabric::fail(ErrorCategory::BadInput, "--target sim needs --cluster (a cluster descriptor)");
+        auto cluster = fabric::ClusterDescriptor::load_file(cluster_);
+        const hal::Arch arch = cluster.arch();
+        fabric::SimDeviceOptions o;
+        o.cluster = std::move(cluster);
+        if (auto base = choose_base_firmware(base_fw_, !no_base_fw_, arch)) o.wh_base_firmware = std::move(base->image);
+        return std::make_unique<fabric::SimDevice>(load_soc(arch), arch, std::move(o));
+#endif
+    }
+
+    fabric::SocDescriptor load_soc(hal::Arch arch) const {
+        auto soc = fabric::SocDescriptor::load_file(soc_.empty() ? find_default_descriptor(arch) : soc_);
+        if (soc.arch() != arch) {
+            fabric::fail(ErrorCategory::BadInput, "{}: descriptor is for {} but the target is {}", soc.source(),
+                         fabric::arch_name(soc.arch()), fabric::arch_name(arch));
+        }
+        return soc;
+    }
+
+    // One line (or JSON entry) per core; the exit code of the first core that did not exit 0.
+    int report(fabric::Device& dev, const std::vector<fabric::LaunchTarget>& targets, const std::vector<uint32_t>& eth,
+               const std::vector<fabric::LaunchMethod>& methods, const std::vector<fabric::LaunchResult>& results) const {
+        int code = kOk;
+        json cores = json::array();
+        std::vector<std::string> lines;
+        for (size_t i = 0; i < targets.size(); ++i) {
+            const auto& core = targets[i].core;
+            const char* method = methods[i] == fabric::LaunchMethod::LaunchFlag ? "launch_flag" : "reset_pc";
+            json j{{"chip", core.chip}, {"eth", eth[i]}, {"x", core.core.x}, {"y", core.core.y}, {"launch", method}};
+            std::string what = "started";
+            if (!results.empty()) {
+                const auto& r = results[i];
+                int c = kOk;
+                j["outcome"] = fabric::outcome_name(r.outcome);
+                j["cycles"] = r.cycles;
+                if (r.outcome == fabric::LaunchOutcome::Exited) {
+                    j["exit_status"] = r.status.exit_status;
+                    c = r.status.exit_status == 0 ? kOk
+                        : r.status.exit_status <= kFirmwareStatusMax ? static_cast<int>(r.status.exit_status)
+                                                                     : kFirmwareStatusHigh;
+                    what = fmt::format("{} {} after {} cycles",
+                                       r.returned_to_base_firmware ? "returned to the base firmware with status"
+                                                                   : "exited with status",
+                                       r.status.exit_status, r.cycles);
+                } else if (r.outcome == fabric::LaunchOutcome::Trapped) {
+                    c = kTrap;
+                    what = fmt::format("trapped: {} (mcause {}) at pc {}", r.status.trap_name, r.status.trap_cause,
+                                       fabric::hex32(r.status.trap_pc));
+                } else {
+                    c = kTimeout;
+                    what = fmt::format("still running after {} cycles", r.cycles);
+                }
+                if (code == kOk) code = c;
+            }
+            cores.push_back(std::move(j));
+            lines.push_back(fmt::format("chip {} eth {:<2} (core {}): {}, {}", core.chip, eth[i], core.core.str(), method, what));
+        }
+        if (as_json_) {
+            std::cout << json{{"ok", code == kOk}, {"device", dev.description()}, {"firmware", firmware_},
+                              {"cores", cores}, {"exit_code", code}}
+                             .dump(2)
+                      << std::endl;
+        } else {
+            for (const auto& l : lines) std::cout << l << "\n";
+            std::cout << std::flush;
+            log_line(fmt::format("flashed {} onto {} eth core{} of {}", firmware_, targets.size(),
+                                 targets.size() == 1 ? "" : "s", dev.description()));
+        }
+        return code;
+    }
+
+    bool& as_json_;
+    CLI::App* cmd_ = nullptr;
+    std::string target_ = "sim";
+    std::string cluster_;
+    std::string soc_;
+    std::string base_fw_;
+    bool no_base_fw_ = false;
+    std::string dir_ = fabric::kmd::kDeviceDir;
+    std::string chips_;
+    std::string eth_;
+    bool wait_ = false;
+    uint64_t max_cycles_ = fabric::kDefaultMaxCycles;
+    std::string firmware_;
+};
+
+}  // namespace
+
+std::shared_ptr<const FlashCommand> add_flash_command(CLI::App& app, bool& as_json) {
+    return std::make_shared<Command>(app, as_json);
+}
+
+}  // namespace fabricctl
