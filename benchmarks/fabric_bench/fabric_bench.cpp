@@ -3,6 +3,7 @@
 // fabric_traffic worker kernels sending through the worker adapter. Prints figures; not a test.
 //
 //   fabric_bench [bandwidth|latency|router|all] [--quick]
+//   fabric_bench profile|profile-bi16|profile-bi2k|trace   (development aids, below)
 //
 //   bandwidth  one worker per direction sends N packets of P bytes (UnicastWrite) one hop, on a
 //              line of 2 chips; unidirectional (one worker) and bidirectional (one each way).
@@ -18,11 +19,24 @@
 //              start-up cancels), beside the link's own latency (500 cycles + serialisation).
 //   router     16-B packets through a forwarding chip (line of 3, chip 0 -> chip 2) at
 //              saturation: cycles and retired instructions per packet of the two routers of the
-//              middle chip (receive + forward, send), again differenced over two runs.
+//              middle chip (receive + forward, send), again differenced over two runs. The rate
+//              is set by the slowest agent, which is the worker (fabric_traffic + the adapter's
+//              push, ~460 cycles a packet, never waiting for a slot), so the routers' own cost
+//              is printed too: busy cycles per packet of each router on the path, i.e. cycles
+//              whose PC is outside the set its loop visits while the fabric is idle (sampled
+//              every cycle over a window).
+//   profile    PC histograms (every cycle, 400 k cycles at saturation) of the four routers on
+//              the router-mode path and the worker, to /tmp/fabric_profile-<core>.txt ("pc
+//              count"; map with riscv64-unknown-elf-addr2line -f -i on the ELF);
+//              profile-bi16 / profile-bi2k: the same for the bidirectional one-hop run.
+//   trace      PC of every router of a 4-chip line, every cycle, while one packet goes 3 hops:
+//              /tmp/fabric_trace.txt ("<router> <cycle> <pc>"), for per-hop latency breakdowns.
 //
 // Cycles are core clock cycles (WH: 1 GHz, so 1 B/cycle = 1 GB/s and 1 packet/cycle = 1e9/s).
 #include <algorithm>
 #include <chrono>
+#include <map>
+#include <set>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -299,15 +313,165 @@ RouterCost forward_run(Bench& b, uint32_t count) {
     return c;
 }
 
+// Busy cycles per packet of the routers on the path, at the rate one worker sets: every cycle of
+// a window is sampled and counted busy when the router's PC is outside the set of PCs its loop
+// visits while the fabric is idle (collected first, before any traffic). An idle pass costs
+// nothing, a pass that moves a packet counts its work (the loop's own polling in it excepted):
+// the cycles a router needs per packet, whoever limits the rate.
+struct BusyCost {
+    const char* name;
+    double per_packet;
+    double share;
+};
+std::vector<BusyCost> busy_run(Bench& b, uint32_t count, double cycles_per_packet) {
+    Line line(b, 3);
+    const auto& plan = line.runner.plan();
+    struct Probe {
+        const char* name;
+        sim::Tile* tile;
+        std::set<uint32_t> idle;
+        uint64_t busy = 0;
+    };
+    std::vector<Probe> probes{{"chip 0 East (sends the worker's packets)", &line.tile(plan.chips[0], FabricDir::East), {}},
+                              {"chip 1 West (receives + forwards)", &line.tile(plan.chips[1], FabricDir::West), {}},
+                              {"chip 1 East (sends on)", &line.tile(plan.chips[1], FabricDir::East), {}},
+                              {"chip 2 West (receives + delivers)", &line.tile(plan.chips[2], FabricDir::West), {}}};
+    for (uint32_t i = 0; i < 50'000; ++i) {
+        line.dev.step(1);
+        for (auto& p : probes) p.idle.insert(p.tile->pc());
+    }
+    std::vector<Line::Worker> ws{line.make_worker(0, 0, FabricDir::East, 2, pf::NocSendType::UnicastWrite, 16, count)};
+    line.start(ws);
+    // Past the worker's start-up (open, first credits), well before its last packet.
+    const uint64_t warmup = 20'000, window = static_cast<uint64_t>(cycles_per_packet * count / 2);
+    line.dev.step(warmup);
+    for (uint64_t i = 0; i < window; ++i) {
+        line.dev.step(1);
+        for (auto& p : probes) p.busy += p.idle.count(p.tile->pc()) == 0 ? 1 : 0;
+    }
+    (void)line.wait(ws);
+    (void)line.runner.terminate(pf::Termination::Graceful, 20'000'000);
+    const double packets = double(window) / cycles_per_packet;
+    std::vector<BusyCost> out;
+    for (const auto& p : probes) out.push_back({p.name, double(p.busy) / packets, double(p.busy) / double(window)});
+    return out;
+}
+
 void router_cost(Bench& b, bool quick) {
     std::printf("\n== router cost: 16-B packets forwarded through chip 1 of a 3-chip line, at saturation\n");
     const uint32_t n2 = quick ? 800 : 4000, n1 = n2 / 4;
     const RouterCost a = forward_run(b, n1), c = forward_run(b, n2);
     const double dn = double(n2 - n1);
-    std::printf("cycles per packet (throughput bound): %.1f\n", double(c.cycles - a.cycles) / dn);
+    const double per_packet = double(c.cycles - a.cycles) / dn;
+    std::printf("cycles per packet (throughput bound): %.1f\n", per_packet);
     std::printf("instructions per packet: receiving+forwarding router %.1f, sending router %.1f "
                 "(retired in the same interval, idle polling included)\n",
                 double(c.instret_rx - a.instret_rx) / dn, double(c.instret_tx - a.instret_tx) / dn);
+    std::printf("busy cycles per packet (PC outside the idle loop; the rest of the %.0f is idle polling):\n", per_packet);
+    for (const BusyCost& r : busy_run(b, quick ? 800 : 2000, per_packet)) {
+        std::printf("  %-42s %6.1f  (busy %4.1f%% of the time)\n", r.name, r.per_packet, 100 * r.share);
+    }
+}
+
+// PC histogram of the four routers on the forwarding path (chip 0 East sends the worker's packets,
+// chip 1 West receives + forwards, chip 1 East sends on, chip 2 West receives + delivers), sampled
+// every cycle over a window at saturation; written as "pc count" lines to <prefix>-<name>.txt for
+// scripts that map PCs to source lines (addr2line -i on the router ELF). A development aid.
+void profile_bidir(Bench& b, const std::string& prefix, uint32_t bytes) {
+    Line line(b, 2);
+    const auto& plan = line.runner.plan();
+    struct Probe {
+        const char* name;
+        sim::Tile* tile;
+        std::map<uint32_t, uint64_t> hist;
+    };
+    std::vector<Probe> probes{{"c0_east", &line.tile(plan.chips[0], FabricDir::East), {}},
+                              {"c1_west", &line.tile(plan.chips[1], FabricDir::West), {}}};
+    std::vector<Line::Worker> ws{line.make_worker(0, 0, FabricDir::East, 1, pf::NocSendType::UnicastWrite, bytes, 1500),
+                                 line.make_worker(1, 1, FabricDir::West, 1, pf::NocSendType::UnicastWrite, bytes, 1500)};
+    line.start(ws);
+    probes.push_back({"worker", &line.dev.tile(ws[0].core), {}});
+    line.dev.step(100'000);
+    constexpr uint64_t kWindow = 400'000;
+    for (uint64_t i = 0; i < kWindow; ++i) {
+        line.dev.step(1);
+        for (auto& p : probes) ++p.hist[p.tile->pc()];
+    }
+    (void)line.wait(ws);
+    (void)line.runner.terminate(pf::Termination::Graceful, 20'000'000);
+    for (auto& p : probes) {
+        const std::string f = prefix + "-" + p.name + ".txt";
+        FILE* out = std::fopen(f.c_str(), "w");
+        if (out == nullptr) fabric::fail(fabric::ErrorCategory::Fabric, "profile: cannot write {}", f);
+        for (const auto& [pc, n] : p.hist) std::fprintf(out, "%08x %llu\n", pc, static_cast<unsigned long long>(n));
+        std::fclose(out);
+    }
+    std::printf("\n== profile (bidirectional, %u B): histograms in %s-*.txt\n", bytes, prefix.c_str());
+}
+
+void profile(Bench& b, const std::string& prefix) {
+    Line line(b, 3);
+    const auto& plan = line.runner.plan();
+    struct Probe {
+        const char* name;
+        sim::Tile* tile;
+        std::map<uint32_t, uint64_t> hist;
+    };
+    std::vector<Probe> probes{{"c0_east", &line.tile(plan.chips[0], FabricDir::East), {}},
+                              {"c1_west", &line.tile(plan.chips[1], FabricDir::West), {}},
+                              {"c1_east", &line.tile(plan.chips[1], FabricDir::East), {}},
+                              {"c2_west", &line.tile(plan.chips[2], FabricDir::West), {}}};
+    std::vector<Line::Worker> ws{line.make_worker(0, 0, FabricDir::East, 2, pf::NocSendType::UnicastWrite, 16, 3000)};
+    line.start(ws);
+    probes.push_back({"worker", &line.dev.tile(ws[0].core), {}});
+    line.dev.step(100'000);
+    constexpr uint64_t kWindow = 400'000;
+    for (uint64_t i = 0; i < kWindow; ++i) {
+        line.dev.step(1);
+        for (auto& p : probes) ++p.hist[p.tile->pc()];
+    }
+    (void)line.wait(ws);
+    (void)line.runner.terminate(pf::Termination::Graceful, 20'000'000);
+    for (auto& p : probes) {
+        const std::string f = prefix + "-" + p.name + ".txt";
+        FILE* out = std::fopen(f.c_str(), "w");
+        if (out == nullptr) fabric::fail(fabric::ErrorCategory::Fabric, "profile: cannot write {}", f);
+        for (const auto& [pc, n] : p.hist) std::fprintf(out, "%08x %llu\n", pc, static_cast<unsigned long long>(n));
+        std::fclose(out);
+    }
+    std::printf("\n== profile: %llu cycles sampled per router, histograms in %s-*.txt\n",
+                static_cast<unsigned long long>(kWindow), prefix.c_str());
+}
+
+// PC of every router on a 4-chip line, every cycle, while one 16-B packet (fused write + atomic
+// inc) goes 3 hops: "<router> <cycle> <pc>" lines in <prefix>.txt. A development aid.
+void trace(Bench& b, const std::string& prefix) {
+    Line line(b, 4);
+    const auto& plan = line.runner.plan();
+    std::vector<std::pair<std::string, sim::Tile*>> probes;
+    for (size_t i = 0; i < 4; ++i) {
+        if (i > 0) probes.push_back({"c" + std::to_string(i) + "_west", &line.tile(plan.chips[i], FabricDir::West)});
+        if (i < 3) probes.push_back({"c" + std::to_string(i) + "_east", &line.tile(plan.chips[i], FabricDir::East)});
+    }
+    const fabric::CoreLocation sink = line.sink(plan.chips[3]);
+    std::vector<Line::Worker> ws{line.make_worker(0, 0, FabricDir::East, 3, pf::NocSendType::FusedWriteAtomicInc, 16, 1)};
+    line.dev.write32(sink, ws[0].dest.sem_addr, 0);
+    const uint64_t t0 = line.start(ws);
+    const std::string f = prefix + ".txt";
+    FILE* out = std::fopen(f.c_str(), "w");
+    if (out == nullptr) fabric::fail(fabric::ErrorCategory::Fabric, "trace: cannot write {}", f);
+    for (uint64_t c = 0; c < 12'000; ++c) {
+        line.dev.step(1);
+        for (auto& [n, t] : probes) std::fprintf(out, "%s %llu %08x\n", n.c_str(), static_cast<unsigned long long>(line.dev.cycles() - t0), t->pc());
+        if (line.dev.read32(sink, ws[0].dest.sem_addr) == 1) {
+            std::fprintf(out, "arrived %llu 0\n", static_cast<unsigned long long>(line.dev.cycles() - t0));
+            break;
+        }
+    }
+    std::fclose(out);
+    (void)line.wait(ws);
+    (void)line.runner.terminate(pf::Termination::Graceful, 20'000'000);
+    std::printf("\n== trace in %s\n", f.c_str());
 }
 
 }  // namespace
@@ -328,6 +492,10 @@ int main(int argc, char** argv) {
         if (what == "all" || what == "bandwidth") bandwidth(b, quick);
         if (what == "all" || what == "latency") latency(b);
         if (what == "all" || what == "router") router_cost(b, quick);
+        if (what == "profile") profile(b, "/tmp/fabric_profile");
+        if (what == "profile-bi16") profile_bidir(b, "/tmp/fabric_profile", 16);
+        if (what == "profile-bi2k") profile_bidir(b, "/tmp/fabric_profile", 2048);
+        if (what == "trace") trace(b, "/tmp/fabric_trace");
         std::printf("\n(%.1f M simulated cycles in %.1f s)\n", double(b.sim_cycles) / 1e6, timer.secs());
     } catch (const std::exception& e) {
         std::fprintf(stderr, "fabric_bench: %s\n", e.what());

@@ -72,6 +72,9 @@ constexpr uint32_t kTakeBatch = 4;
 constexpr pf::RouterLayout kFixed = pf::router_layout(kA, pf::RouterConfig{});
 static_assert(kFixed.upstream_credit[1] % 16 == 0 && kFixed.upstream_credit[2] % 16 == 0);
 static_assert(kFixed.scratch % 16 == 0);
+// A packet (header + payload, payload_bytes <= max_payload_bytes by check_config) is one NoC
+// burst: the prechecked forward and delivery writes are never split.
+static_assert(sizeof(pf::PacketHeader) + pf::max_payload_bytes(kA) <= kA.noc_max_burst_bytes);
 
 // Router-private scratch (RouterLayout::scratch, four 16-B lines). A staged NoC write needs its
 // source congruent with its destination mod 16, so a staging line holds its word at the
@@ -234,6 +237,17 @@ struct SlotCursor {
     }
 };
 
+// NoC command buffers: ordinary requests (credits, atomics, the start-up read, the rare send
+// types) share buffer 0; the hot paths use prepared requests, each on a buffer of its own so their
+// constant registers stay programmed: 1 the forward data, 2 the forward's Pushed +1 (ch1 and ch2
+// alternate on a ring: reprogrammed then), 3 the delivery writes.
+constexpr uint32_t kFwdDataBuf = 1;
+constexpr uint32_t kFwdPushedBuf = 2;
+constexpr uint32_t kDeliverBuf = 3;
+constexpr hal::NocConfig kNocConfig{.cmd_bufs = {.write = 0, .read = 0, .write_reg = 0, .atomic = 0},
+                                    .atomic_return_l1_addr = kFixed.scratch + kScratchAtomicReturn,
+                                    .prepared_bufs = 1u << kFwdDataBuf | 1u << kFwdPushedBuf | 1u << kDeliverBuf};
+
 class Router {
   public:
     int run();
@@ -264,6 +278,7 @@ class Router {
         SlotCursor take;     // slot of packet `taken`
         SlotCursor complete; // slot of packet `done`
         uint32_t armed = 0;  // bit per slot: an atomic waits in g_pending
+        bool blocked = false;  // the next packet is a forward that found the downstream full
         uint8_t src[kMaxSlots] = {};  // src_channel per slot; 0xFF: no completion to send
         uint8_t trid[kMaxSlots] = {};  // trid() of each slot, computed once (a stack byte load
                                        // instead of two multiplies per packet)
@@ -296,11 +311,17 @@ class Router {
     Status announce(uint32_t rx);
     Status receiver_step(uint32_t r);
     Status take(uint32_t r, bool& taken);
+    Status take_general(uint32_t r, bool& taken);
     bool send_completions(uint32_t src, uint32_t n);
     void complete(Receiver& rx, uint32_t n);
     Status completion_step(uint32_t r);
+    template <uint32_t R>
+    Status completion_step_rx();
+    template <uint32_t R>
+    Status complete_flushed();
     Status issue_armed(uint32_t r, uint32_t idx, uint32_t id);
     Status deliver(const pf::PacketHeader& h, uint32_t slot, uint32_t trid, PendingAtomic& pend, bool& armed);
+    Status deliver_other(const pf::PacketHeader& h, uint32_t slot, uint32_t trid, PendingAtomic& pend, bool& armed);
     uint32_t validate(const pf::PacketHeader& h, uint32_t action, uint32_t fwd_ch) const;
     Status credit_step();
     Status connection_step();
@@ -326,7 +347,13 @@ class Router {
 
     pf::RouterConfig c_{};
     pf::RouterLayout l_{};
-    Noc noc_{hal::NocId::Noc0, {.atomic_return_l1_addr = kFixed.scratch + kScratchAtomicReturn}};
+    Noc noc_{hal::NocId::Noc0, kNocConfig};
+    // Prepared NoC writes (checked and programmed once at start-up, then only what varies per
+    // packet): the forward into the downstream's slots and the +1 on its Pushed[ch] stream, and
+    // the delivery writes (any core).
+    hal::NocPrepared fwd_data_{};
+    hal::NocPrepared fwd_pushed_[pf::kNumSenderChannels]{};
+    hal::NocPrepared deliver_{};
     Sender tx_[pf::kNumSenderChannels];
     PeerRx peer_rx_[pf::kNumReceiverChannels];
     Receiver rx_[pf::kNumReceiverChannels];
@@ -557,6 +584,8 @@ uint32_t Router::setup_downstream() {
     for (uint32_t i = 0; i < pf::kNumReceiverChannels; ++i) dc.receiver_slots[i] = ld(l_.handshake_out + 16 + 4 * i);
     if (dc.payload_bytes != c_.payload_bytes) return static_cast<uint32_t>(ConfigCheck::DownstreamConfig);
     const pf::RouterLayout dl = pf::router_layout(kA, dc);
+    // Its slots take our forwards unchecked per packet (take()): its layout must fit its L1.
+    if (!dl.fits) return static_cast<uint32_t>(ConfigCheck::DownstreamConfig);
     for (uint32_t ch = 1; ch < pf::kNumSenderChannels; ++ch) {
         if (dc.sender_slots[ch] > kMaxSlots) return static_cast<uint32_t>(ConfigCheck::DownstreamConfig);
         ds_.base[ch] = dl.sender_base[ch];
@@ -569,7 +598,7 @@ uint32_t Router::setup_downstream() {
 // ---- the data path ---------------------------------------------------------------------------
 
 // Completions from the peer for channel c free our slots and the peer's receiver slots.
-void Router::sender_completions(uint32_t c) {
+[[gnu::always_inline]] inline void Router::sender_completions(uint32_t c) {
     Sender& s = tx_[c];
     const uint32_t n = Streams::read(completed_id(c));
     if (n == 0) return;
@@ -615,7 +644,7 @@ void Router::sender_completions(uint32_t c) {
 
 // +unannounced on the peer's rx_sent stream of receiver channel `rx`, if TXQ0 takes it now
 // (Busy if not).
-Status Router::announce(uint32_t rx) {
+[[gnu::always_inline]] inline Status Router::announce(uint32_t rx) {
     PeerRx& p = peer_rx_[rx];
     HAL_TRY(Eth::try_write_remote_reg(kTxq, Streams::update_reg_addr(rx_sent_id(rx)),
                                       Streams::encode_delta(static_cast<int32_t>(p.unannounced)).value));
@@ -673,22 +702,38 @@ uint32_t Router::validate(const pf::PacketHeader& h, uint32_t action, uint32_t f
 
 // Execute the packet's NoC command on this chip. Atomics that must follow flushed writes are
 // armed in `pend` and issued by completion_step once the slot is the oldest and flushed.
+// The common send type inline; the others out of line (code size: the receive path is inlined
+// once per receiver channel).
 Status Router::deliver(const pf::PacketHeader& h, uint32_t slot, uint32_t id, PendingAtomic& pend, bool& armed) {
+    if (static_cast<pf::NocSendType>(h.send_type) == pf::NocSendType::UnicastWrite) [[likely]] {
+        // Prechecked: validate() checked the target as write() would (core, 16-B alignment, so
+        // congruent with the slot's payload, range) and a non-zero size.
+        const pf::NocTarget& d = h.cmd.write.dst;
+        return noc_.write_prepared_to_prechecked(deliver_, slot + sizeof(pf::PacketHeader), {d.x, d.y}, d.addr,
+                                                 h.payload_bytes, id);
+    }
+    return deliver_other(h, slot, id, pend, armed);
+}
+
+// The writes are prechecked: validate() checked every target as write() would (core, range,
+// alignment: 16 B for payload writes, whose sources are 16-B aligned offsets in the slot's
+// payload; an inline write's staging word sits at its destination's offset mod 16) and sizes
+// (non-zero, within payload_bytes: one burst).
+[[gnu::noinline]] Status Router::deliver_other(const pf::PacketHeader& h, uint32_t slot, uint32_t id,
+                                               PendingAtomic& pend, bool& armed) {
     const uint32_t payload = slot + sizeof(pf::PacketHeader);
     const uint32_t bytes = h.payload_bytes;
-    const hal::NocWriteOpts wo{.trid = id};
     const hal::NocAtomicOpts ao{.trid = id};
     const auto to = [](const pf::NocTarget& t) { return hal::NocAddr{t.x, t.y, t.addr}; };
+    const auto xy = [](const pf::NocTarget& t) { return hal::NocXY{t.x, t.y}; };
     switch (static_cast<pf::NocSendType>(h.send_type)) {
-        case pf::NocSendType::UnicastWrite:
-            return noc_.write(payload, to(h.cmd.write.dst), bytes, wo);
         case pf::NocSendType::InlineWrite: {
             // Staged in the slot's payload area (ours until the slot completes): one path on both
             // arches, as Blackhole cannot take inline writes to L1.
             const pf::NocTarget& d = h.cmd.inline_write.dst;
             const uint32_t src = payload + d.addr % 16;
             st(src, h.cmd.inline_write.value);
-            return noc_.write(src, to(d), 4, wo);
+            return noc_.write_prepared_to_prechecked(deliver_, src, xy(d), d.addr, 4, id);
         }
         case pf::NocSendType::AtomicInc:
             if (h.cmd.atomic.flush != 0) {
@@ -698,7 +743,7 @@ Status Router::deliver(const pf::PacketHeader& h, uint32_t slot, uint32_t id, Pe
             }
             return noc_.atomic_inc(to(h.cmd.atomic.dst), h.cmd.atomic.value, ao);
         case pf::NocSendType::FusedWriteAtomicInc:
-            HAL_TRY(noc_.write(payload, to(h.cmd.fused.dst), bytes, wo));
+            HAL_TRY(noc_.write_prepared_to_prechecked(deliver_, payload, xy(h.cmd.fused.dst), h.cmd.fused.dst.addr, bytes, id));
             if (h.cmd.fused.flush != 0) {
                 pend = {h.cmd.fused.sem, h.cmd.fused.value};
                 armed = true;
@@ -710,7 +755,7 @@ Status Router::deliver(const pf::PacketHeader& h, uint32_t slot, uint32_t id, Pe
             uint32_t off = 0;
             for (uint32_t i = 0; i < sc.chunk_count; ++i) {
                 const uint32_t n = i + 1 < sc.chunk_count ? sc.chunk_bytes[i] : bytes - off;
-                HAL_TRY(noc_.write(payload + off, to(sc.dst[i]), n, wo));
+                HAL_TRY(noc_.write_prepared_to_prechecked(deliver_, payload + off, xy(sc.dst[i]), sc.dst[i].addr, n, id));
                 off += n;
             }
             return Status::Ok;
@@ -741,8 +786,85 @@ Status Router::deliver(const pf::PacketHeader& h, uint32_t slot, uint32_t id, Pe
 // Take the next packet of rx r if (when it goes on) the downstream channel has a free slot:
 // deliver it here and/or forward it, all NoC requests tagged with the slot's trid. Only the
 // header words the packet needs are loaded (L1 loads take 7 cycles each).
+//
+// The two common cases are handled here on the header words in registers: a plain Forward and a
+// UnicastWrite delivered here, each passing every check validate() makes (the same checks, on
+// the words); anything else, including a packet failing a check, goes to take_general(), which
+// loads the header again and runs validate().
 Status Router::take(uint32_t r, bool& taken) {
     Receiver& rx = rx_[r];
+    // rx0 continues on the downstream's ch1 (VC0), rx1 on its ch2 (VC1).
+    const uint32_t ch = r == 0 ? 1 : 2;
+    if (rx.blocked) {
+        // The packet waits for a downstream slot: look at the credit word only, not at the
+        // header again (three L1 loads and the checks) until there is room.
+        ds_.credit[ch] = ld(kFixed.upstream_credit[ch]);
+        if (ds_.pushed[ch] - ds_.credit[ch] >= ds_.slots[ch]) return Status::Ok;
+        rx.blocked = false;
+    }
+    const uint32_t idx = rx.take.idx;
+    const uint32_t slot = rx.take.addr;
+    const uint32_t meta = ld(slot + 4 * kHdrMetaWord);
+    const uint32_t route = ld(slot + 4 * kHdrRouteWord);
+    const uint32_t magic = ld(slot + 4 * kHdrMagicWord);
+    static_assert(kHdrMagicWord * 4 == offsetof(pf::PacketHeader, magic));  // the word's low byte
+    const uint32_t src = meta >> 24;            // src_channel
+    const uint32_t type = (meta >> 16) & 0xFF;  // send_type
+    const uint32_t bytes = meta & 0xFFFF;       // payload_bytes
+    const uint32_t action = route & 3;
+    const bool head_ok = (magic & 0xFF) == pf::kHeaderMagic && src < pf::kNumSenderChannels &&
+                         type < static_cast<uint32_t>(pf::NocSendType::kCount) && bytes <= c_.payload_bytes &&
+                         (src != 0 || (route & ~route_mask_) == 0);
+    if (!head_ok) return take_general(r, taken);
+    const uint32_t id = rx.trid[idx];
+    if (action == static_cast<uint32_t>(pf::HopAction::Forward)) {
+        if ((route >> 2) == 0 || !ds_.present || ds_.slots[ch] == 0) return take_general(r, taken);
+        if (ds_.pushed[ch] - ds_.credit[ch] >= ds_.slots[ch]) {
+            ds_.credit[ch] = ld(kFixed.upstream_credit[ch]);  // only when it looked full
+            if (ds_.pushed[ch] - ds_.credit[ch] >= ds_.slots[ch]) {  // try again later
+                rx.blocked = true;
+                return Status::Ok;
+            }
+        }
+        st(slot + 4 * kHdrRouteWord, route >> 2);
+        // Prechecked: see take_general.
+        HAL_TRY(noc_.write_prepared_prechecked(fwd_data_, slot, ds_.next[ch].addr,
+                                               sizeof(pf::PacketHeader) + align16(bytes), id));
+        HAL_TRY(noc_.write_inline_prepared_prechecked(fwd_pushed_[ch], kIncOne, id));
+        ++ds_.pushed[ch];
+        ds_.next[ch].advance(ds_.base[ch], ds_.slots[ch], l_.slot_bytes);
+        ++forwarded_;
+    } else if (action == static_cast<uint32_t>(pf::HopAction::Write) &&
+               type == static_cast<uint32_t>(pf::NocSendType::UnicastWrite)) {
+        static_assert(offsetof(pf::PacketHeader, cmd.write.dst.addr) == 0 &&
+                      offsetof(pf::PacketHeader, cmd.write.dst.x) == 4 && offsetof(pf::PacketHeader, cmd.write.dst.y) == 5);
+        const uint32_t addr = ld(slot);
+        const uint32_t xy = ld(slot + 4);
+        const uint32_t x = xy & 0xFF, y = (xy >> 8) & 0xFF;
+        // target_ok(dst, bytes, 16) and bytes != 0, as validate() checks a UnicastWrite.
+        if (bytes == 0 || !hal::noc::coord_ok(x) || !hal::noc::coord_ok(y) || addr % 16 != 0 ||
+            static_cast<uint64_t>(addr) + bytes > hal::noc::kMmioStart) {
+            return take_general(r, taken);
+        }
+        // Prechecked: the target as write() checks it (above), 16-B aligned like the slot's
+        // payload, so congruent; the slot is ours.
+        HAL_TRY(noc_.write_prepared_to_prechecked(deliver_, slot + sizeof(pf::PacketHeader), {x, y}, addr, bytes, id));
+        ++delivered_;
+    } else {
+        return take_general(r, taken);
+    }
+    rx.armed &= ~(1u << idx);
+    rx.src[idx] = static_cast<uint8_t>(src);
+    ++rx.taken;
+    rx.take.advance(rx.base, rx.slots, l_.slot_bytes);
+    taken = true;
+    return Status::Ok;
+}
+
+// Every other packet (WriteAndForward, the other send types, bad headers), out of line.
+[[gnu::noinline]] Status Router::take_general(uint32_t r, bool& taken) {
+    Receiver& rx = rx_[r];
+    const uint32_t ch = r == 0 ? 1 : 2;
     const uint32_t idx = rx.take.idx;
     const uint32_t slot = rx.take.addr;
     Words<pf::PacketHeader> hw;
@@ -760,8 +882,6 @@ Status Router::take(uint32_t r, bool& taken) {
         const uint32_t words = cmd_words(h.send_type);
         for (uint32_t i = 0; i < words; ++i) hw.w[i] = ld(slot + 4 * i);
     }
-    // rx0 continues on the downstream's ch1 (VC0), rx1 on its ch2 (VC1).
-    const uint32_t ch = r == 0 ? 1 : 2;
     const uint32_t why = validate(h, action, ch);
     const uint32_t id = rx.trid[idx];
     const uint32_t bit = 1u << idx;
@@ -773,7 +893,10 @@ Status Router::take(uint32_t r, bool& taken) {
     } else {
         if (fwd && ds_.pushed[ch] - ds_.credit[ch] >= ds_.slots[ch]) {
             ds_.credit[ch] = ld(kFixed.upstream_credit[ch]);  // only when it looked full
-            if (ds_.pushed[ch] - ds_.credit[ch] >= ds_.slots[ch]) return Status::Ok;  // try again later
+            if (ds_.pushed[ch] - ds_.credit[ch] >= ds_.slots[ch]) {  // try again later
+                rx.blocked = true;
+                return Status::Ok;
+            }
         }
         if (write) {
             PendingAtomic& pend = g_pending[r][idx];
@@ -784,10 +907,13 @@ Status Router::take(uint32_t r, bool& taken) {
         }
         if (fwd) {
             st(slot + 4 * kHdrRouteWord, h.route >> 2);
-            HAL_TRY(noc_.write(slot, {ds_.x, ds_.y, ds_.next[ch].addr},
-                               sizeof(pf::PacketHeader) + align16(h.payload_bytes), {.trid = id}));
-            HAL_TRY(noc_.write_inline({ds_.x, ds_.y, Streams::update_reg_addr(pushed_id(ch))}, kIncOne,
-                                      {.trid = id}));
+            // Prechecked: our slot and the downstream's are 16-B aligned slots of layouts that fit
+            // (ours checked at start-up, the downstream's in setup_downstream), the size at most a
+            // slot (payload_bytes validated; a slot fits one NoC burst: max_payload_bytes), the
+            // handles prepared with checks.
+            HAL_TRY(noc_.write_prepared_prechecked(fwd_data_, slot, ds_.next[ch].addr,
+                                                   sizeof(pf::PacketHeader) + align16(h.payload_bytes), id));
+            HAL_TRY(noc_.write_inline_prepared_prechecked(fwd_pushed_[ch], kIncOne, id));
             ++ds_.pushed[ch];
             ds_.next[ch].advance(ds_.base[ch], ds_.slots[ch], l_.slot_bytes);
             ++forwarded_;
@@ -814,7 +940,37 @@ constexpr uint32_t kCompletionLookahead = 16;
     return noc_.atomic_inc({pend.dst.x, pend.dst.y, pend.dst.addr}, pend.value, {.trid = id});
 }
 
-[[gnu::flatten]] Status Router::completion_step(uint32_t r) {
+Status Router::completion_step(uint32_t r) {
+    return r == 0 ? completion_step_rx<0>() : completion_step_rx<1>();
+}
+
+// The common case, inline in the main loop (the call alone would cost more than the work): no
+// armed atomic in rx R, and a run of flushed slots of one src_channel from the oldest goes back
+// as one +n; further runs go on the next passes. Armed atomics take completion_step_rx.
+template <uint32_t R>
+[[gnu::always_inline]] inline Status Router::complete_flushed() {
+    Receiver& rx = rx_[R];
+    const uint32_t pending = rx.taken - rx.done;
+    if (pending == 0) return Status::Ok;
+    uint32_t idx = rx.complete.idx;
+    if (!noc_.trid_flushed(rx.trid[idx])) return Status::Ok;  // the oldest is not done yet
+    if (rx.armed != 0) [[unlikely]] return completion_step_rx<R>();
+    if (Eth::is_busy(kTxq)) return Status::Ok;  // the +n could not go now: no walk for nothing
+    const uint32_t src = rx.src[idx];
+    uint32_t n = 1;
+    while (n < pending && n < kCompletionLookahead) {
+        if (++idx == rx.slots) idx = 0;
+        if (rx.src[idx] != src || !noc_.trid_flushed(rx.trid[idx])) break;
+        ++n;
+    }
+    if (send_completions(src, n)) complete(rx, n);
+    return Status::Ok;
+}
+
+// One copy per receiver channel: its state at constant offsets on the stack.
+template <uint32_t R>
+[[gnu::flatten]] Status Router::completion_step_rx() {
+    constexpr uint32_t r = R;
     Receiver& rx = rx_[r];
     if (rx.done == rx.taken) return Status::Ok;
     // Consecutive flushed slots of the same src_channel complete with one +n (a run).
@@ -1065,6 +1221,16 @@ int Router::run() {
     if (const uint32_t bad = setup_downstream(); bad != 0) {
         return stop(RouterStatus::ConfigInvalid, RouterWait::None, bad);
     }
+    s = noc_.prepare_write_any(kDeliverBuf, {}, deliver_, true);
+    if (s == Status::Ok && ds_.present) {
+        s = noc_.prepare_write(kFwdDataBuf, {ds_.x, ds_.y}, {}, fwd_data_, true);
+        // ch2 first: the buffer then holds ch1's constants, the only forward channel of a line.
+        for (uint32_t ch = pf::kNumSenderChannels - 1; s == Status::Ok && ch >= 1; --ch) {
+            s = noc_.prepare_write_inline(kFwdPushedBuf, {ds_.x, ds_.y, Streams::update_reg_addr(pushed_id(ch))}, {},
+                                          fwd_pushed_[ch], true);
+        }
+    }
+    if (s != Status::Ok) return stop_hal(s, RouterWait::None);
     set_stage(RouterStatus::ReadyForTraffic);
 
     // Active channels (a bit each), so the loop does not poll streams nothing feeds. The loops
@@ -1124,7 +1290,7 @@ int Router::run() {
         for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
             if ((receivers & (1u << r)) == 0) continue;
             s = Streams::read(rx_sent_id(r)) != 0 ? receiver_step(r) : Status::Ok;
-            if (s == Status::Ok && rx_[r].done != rx_[r].taken) s = completion_step(r);
+            if (s == Status::Ok) s = r == 0 ? complete_flushed<0>() : complete_flushed<1>();
             if (s != Status::Ok) return stop_hal(s, RouterWait::NocCmdBuf);
         }
         s = Status::Ok;

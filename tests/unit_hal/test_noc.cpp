@@ -533,6 +533,54 @@ TEMPLATE_TEST_CASE("noc prepared write and inline write: constants once, then on
         CHECK(noc.write_prepared(p, 0x11000, 0x2000, 64, 7) == Status::BadArg);  // p's trid is fixed
         CHECK(noc.write_prepared(q, 0x11000, 0x2000, 64, 16) == Status::BadArg);
     }
+    SECTION("any destination core: its coordinate register written per request as well") {
+        hal::NocPrepared q;
+        REQUIRE(noc.prepare_write_any(2, {}, q, true) == Status::Ok);
+        core.fake.clear_log();
+        REQUIRE(noc.write_prepared_to(q, 0x11000, {9, 10}, 0x2000, 64, 7) == Status::Ok);
+        REQUIRE(noc.write_prepared_to(q, 0x11040, {1, 2}, 0x2040, 16, 3) == Status::Ok);
+        // RET lo and the coordinate register (mid on WH, hi on BH) as an ordinary write has them.
+        const auto ret = [&](uint32_t addr, uint32_t coord) {
+            const std::vector<RegWrite> a = F::addr(b + 0x0C, addr, coord);
+            return std::vector<RegWrite>{a.front(), a.back()};
+        };
+        std::vector<RegWrite> expected{{b + 0x00, 0x11000}};
+        expected += ret(0x2000, 9 | (10 << 6));
+        expected += {{b + 0x18, 7u << 10}, {b + 0x20, 64}, {b + F::cmd_ctrl, 1}, {b + 0x00, 0x11040}};
+        expected += ret(0x2040, 1 | (2 << 6));
+        expected += {{b + 0x18, 3u << 10}, {b + 0x20, 16}, {b + F::cmd_ctrl, 1}};
+        CHECK(core.fake.writes() == expected);
+        CHECK(noc.counters().nonposted_wr_req_issued == 2);
+        CHECK(noc.counters().wr_ack_expected == 2);
+        CHECK(noc.write_prepared(q, 0x11000, 0x2000, 64, 7) == Status::BadArg);        // names no core
+        CHECK(noc.write_prepared_to(p, 0x11000, {9, 10}, 0x2000, 64) == Status::BadArg);  // p's core is fixed
+        CHECK(noc.write_prepared_to(q, 0x11000, {9, 10}, 0x2000, 64, 16) == Status::BadArg);
+        CHECK(noc.write_prepared_to(q, 0x11000, {64, 10}, 0x2000, 64, 1) == Status::OutOfRange);
+        CHECK(noc.write_prepared_to(q, 0x11000, {9, 10}, 0x2004, 64, 1) == Status::Misaligned);
+        CHECK(noc.counters().nonposted_wr_req_issued == 2);
+    }
+    SECTION("prechecked: the registers and counts of the checked requests, without the checks") {
+        hal::NocPrepared w, a, i;
+        REQUIRE(noc.prepare_write(2, {9, 10}, {}, w, true) == Status::Ok);
+        REQUIRE(noc.write_prepared(w, 0x11000, 0x2000, 64, 7) == Status::Ok);
+        REQUIRE(noc.prepare_write_any(2, {}, a, true) == Status::Ok);
+        REQUIRE(noc.write_prepared_to(a, 0x11040, {1, 2}, 0x2040, 16, 3) == Status::Ok);
+        REQUIRE(noc.prepare_write_inline(3, {.x = 9, .y = 10, .addr = 0xFFB40030}, {}, i, true) == Status::Ok);
+        REQUIRE(noc.write_inline_prepared(i, 5, 4) == Status::Ok);
+        const std::vector<RegWrite> checked = core.fake.writes();
+        const hal::NocCounters counts = noc.counters();
+        core.fake.clear_log();
+        // The same sequence again (so each handle reprograms its buffer as before), prechecked.
+        REQUIRE(noc.prepare_write(2, {9, 10}, {}, w, true) == Status::Ok);
+        REQUIRE(noc.write_prepared_prechecked(w, 0x11000, 0x2000, 64, 7) == Status::Ok);
+        REQUIRE(noc.prepare_write_any(2, {}, a, true) == Status::Ok);
+        REQUIRE(noc.write_prepared_to_prechecked(a, 0x11040, {1, 2}, 0x2040, 16, 3) == Status::Ok);
+        REQUIRE(noc.prepare_write_inline(3, {.x = 9, .y = 10, .addr = 0xFFB40030}, {}, i, true) == Status::Ok);
+        REQUIRE(noc.write_inline_prepared_prechecked(i, 5, 4) == Status::Ok);
+        CHECK(core.fake.writes() == checked);
+        CHECK(noc.counters().nonposted_wr_req_issued == 2 * counts.nonposted_wr_req_issued);
+        CHECK(noc.counters().wr_ack_expected == 2 * counts.wr_ack_expected);
+    }
     SECTION("posted") {
         hal::NocPrepared q;
         REQUIRE(noc.prepare_write(2, {9, 10}, {.posted = true}, q) == Status::Ok);

@@ -132,6 +132,7 @@ struct NocPrepared {
     bool posted = false;
     bool is_inline = false;
     bool trid_each = false;  // each request names its transaction ID (PACKET_TAG written each time)
+    bool any_dst = false;    // prepare_write_any: each request names its destination core too
 };
 
 template <const ArchMap& A>
@@ -140,7 +141,8 @@ class Noc {
     constexpr explicit Noc(NocId id, NocConfig cfg = {})
         : noc_(static_cast<uint32_t>(id)),
           cfg_(cfg),
-          last_base_(noc::cmd_buf_base(A, static_cast<uint32_t>(id), 0)) {}
+          last_base_(noc::cmd_buf_base(A, static_cast<uint32_t>(id), 0)),
+          status_base_(noc::status_addr(static_cast<uint32_t>(id), 0)) {}
 
     // Check the configuration, learn this core's coordinates from NOC_NODE_ID and seed the
     // software counts from the hardware counters. Call while nothing this core issued on this NIU
@@ -444,6 +446,27 @@ class Noc {
         return write_prepared_impl<true>(p, src_l1, dst_addr, size, trid);
     }
 
+    // The same with the destination core given per request (prepare_write_any, then
+    // write_prepared_to): for a stream of writes to many cores with the same options, e.g. a
+    // router delivering packets. A request writes source, destination address and core, size
+    // (and its transaction ID with trid_each) and NOC_CMD_CTRL; checks as write().
+    [[nodiscard]] Status prepare_write_any(uint32_t cmd_buf, const NocWriteOpts& o, NocPrepared& out,
+                                           bool trid_each = false) {
+        HAL_TRY(prepare_write(cmd_buf, {0, 0}, o, out, trid_each));
+        out.any_dst = true;
+        return Status::Ok;
+    }
+    [[nodiscard, gnu::always_inline]] Status write_prepared_to(const NocPrepared& p, uint32_t src_l1,
+                                                               const NocXY& dst, uint32_t dst_addr,
+                                                               uint32_t size) {
+        return write_prepared_to_impl<false>(p, src_l1, dst, dst_addr, size, 0);
+    }
+    [[nodiscard, gnu::always_inline]] Status write_prepared_to(const NocPrepared& p, uint32_t src_l1,
+                                                               const NocXY& dst, uint32_t dst_addr,
+                                                               uint32_t size, uint32_t trid) {
+        return write_prepared_to_impl<true>(p, src_l1, dst, dst_addr, size, trid);
+    }
+
     // The same for inline writes of one 32-bit value to a fixed `dst` (e.g. a stream register):
     // write_inline_prepared() writes the data word and NOC_CMD_CTRL only. Checks as write_inline().
     [[nodiscard]] Status prepare_write_inline(uint32_t cmd_buf, const NocAddr& dst,
@@ -479,42 +502,115 @@ class Noc {
         return write_inline_prepared_impl<true>(p, value, trid);
     }
 
+    // ---- prepared requests whose arguments the caller has checked ahead ----
+    //
+    // For a hot path whose arguments are right by construction or were checked once ahead (a
+    // router: its slot ring's range and alignment at start-up, a packet's target when it
+    // validated the header). They skip the per-request argument checks of the functions above
+    // (handle kind, transaction ID range, destination core, check_transfer) and keep everything
+    // else: the bounded command-buffer wait, reprogramming a buffer another handle used, and the
+    // counts (launch()). The caller guarantees: `p` was prepared (Ok) for this kind of request
+    // with trid_each, trid <= kMaxTransactionId, what check_transfer() / coord_ok() would accept,
+    // and size <= ArchMap::noc_max_burst_bytes (one request, never split). Breaking that is
+    // undefined: the NIU gets the registers as given.
+    [[nodiscard, gnu::always_inline]] Status write_prepared_prechecked(const NocPrepared& p, uint32_t src_l1,
+                                                                       uint32_t dst_addr, uint32_t size,
+                                                                       uint32_t trid) {
+        return write_prepared_impl<true, false>(p, src_l1, dst_addr, size, trid);
+    }
+    [[nodiscard, gnu::always_inline]] Status write_prepared_to_prechecked(const NocPrepared& p, uint32_t src_l1,
+                                                                          const NocXY& dst, uint32_t dst_addr,
+                                                                          uint32_t size, uint32_t trid) {
+        return write_prepared_to_impl<true, false>(p, src_l1, dst, dst_addr, size, trid);
+    }
+    [[nodiscard, gnu::always_inline]] Status write_inline_prepared_prechecked(const NocPrepared& p,
+                                                                              uint32_t value, uint32_t trid) {
+        return write_inline_prepared_impl<true, false>(p, value, trid);
+    }
+
   private:
     // The handle's fields are copied to locals first: an MMIO store may alias any uint32_t, so
     // read through `p` they would be loaded again after every register write.
-    template <bool kTrid>
+    template <bool kTrid, bool kChecked = true>
     [[gnu::always_inline]] Status write_prepared_impl(const NocPrepared& p, uint32_t src_l1,
                                                       uint32_t dst_addr, uint32_t size,
                                                       uint32_t trid) {
         const uint32_t buf = p.buf, base = p.base, token = p.token;
         const Kind kind = p.posted ? Kind::PostedWrite : Kind::NonpostedWrite;
-        if (token == 0 || p.is_inline || p.trid_each != kTrid ||
-            (kTrid && trid > noc::kMaxTransactionId)) {
-            return Status::BadArg;
+        if (kChecked) {
+            if (token == 0 || p.is_inline || p.any_dst || p.trid_each != kTrid ||
+                (kTrid && trid > noc::kMaxTransactionId)) {
+                return Status::BadArg;
+            }
+            HAL_TRY(check_transfer(src_l1, dst_addr, size));
         }
-        HAL_TRY(check_transfer(src_l1, dst_addr, size));
-        return for_each_chunk(
-            size, [ =, this, &p ](uint32_t off, uint32_t len) __attribute__((always_inline)) {
-                HAL_TRY(wait_cmd_buf_ready(base));
-                if (programmed_[buf] != token) [[unlikely]] {
-                    program_constants(p);
-                }
-                mmio::write32(base + noc::kTargAddrLo, src_l1 + off);
-                mmio::write32(base + noc::kRetAddrLo, dst_addr + off);
-                if (kTrid) {
-                    mmio::write32(base + noc::kPacketTag, noc::packet_tag(trid));
-                }
-                mmio::write32(base + noc::kAtLenBe, len);
-                return launch(base, kind, 1);
-            });
+        const auto one = [ =, this, &p ](uint32_t off, uint32_t len) __attribute__((always_inline)) {
+            HAL_TRY(wait_cmd_buf_ready(base));
+            if (programmed_[buf] != token) [[unlikely]] {
+                program_constants(p);
+            }
+            mmio::write32(base + noc::kTargAddrLo, src_l1 + off);
+            mmio::write32(base + noc::kRetAddrLo, dst_addr + off);
+            if (kTrid) {
+                mmio::write32(base + noc::kPacketTag, noc::packet_tag(trid));
+            }
+            mmio::write32(base + noc::kAtLenBe, len);
+            return launch(base, kind, 1);
+        };
+        if (!kChecked) {
+            return one(0, size);  // the caller guarantees one burst
+        }
+        return for_each_chunk(size, one);
     }
-    template <bool kTrid>
+    template <bool kTrid, bool kChecked = true>
+    [[gnu::always_inline]] Status write_prepared_to_impl(const NocPrepared& p, uint32_t src_l1,
+                                                         const NocXY& dst_arg, uint32_t dst_addr,
+                                                         uint32_t size, uint32_t trid) {
+        const uint32_t buf = p.buf, base = p.base, token = p.token;
+        const NocXY dst = dst_arg;
+        const Kind kind = p.posted ? Kind::PostedWrite : Kind::NonpostedWrite;
+        if (kChecked) {
+            if (token == 0 || p.is_inline || !p.any_dst || p.trid_each != kTrid ||
+                (kTrid && trid > noc::kMaxTransactionId)) {
+                return Status::BadArg;
+            }
+            if (!noc::coord_ok(dst.x) || !noc::coord_ok(dst.y)) {
+                return Status::OutOfRange;
+            }
+            HAL_TRY(check_transfer(src_l1, dst_addr, size));
+        }
+        // The register that holds the destination coordinate (dst_addr < 4 GiB: the rest of it
+        // is 0, programmed once).
+        const noc::AddrRegs enc = noc::encode_addr(A, 0, noc::unicast_coord(dst.x, dst.y));
+        const uint32_t coord = A.noc.coord_reg == NocCoordReg::Hi ? enc.hi : enc.mid;
+        constexpr uint32_t kCoordReg = A.noc.coord_reg == NocCoordReg::Hi ? noc::kRetAddrHi
+                                                                           : noc::kRetAddrMid;
+        const auto one = [ =, this, &p ](uint32_t off, uint32_t len) __attribute__((always_inline)) {
+            HAL_TRY(wait_cmd_buf_ready(base));
+            if (programmed_[buf] != token) [[unlikely]] {
+                program_constants(p);
+            }
+            mmio::write32(base + noc::kTargAddrLo, src_l1 + off);
+            mmio::write32(base + noc::kRetAddrLo, dst_addr + off);
+            mmio::write32(base + kCoordReg, coord);
+            if (kTrid) {
+                mmio::write32(base + noc::kPacketTag, noc::packet_tag(trid));
+            }
+            mmio::write32(base + noc::kAtLenBe, len);
+            return launch(base, kind, 1);
+        };
+        if (!kChecked) {
+            return one(0, size);  // the caller guarantees one burst
+        }
+        return for_each_chunk(size, one);
+    }
+    template <bool kTrid, bool kChecked = true>
     [[gnu::always_inline]] Status write_inline_prepared_impl(const NocPrepared& p, uint32_t value,
                                                              uint32_t trid) {
         const uint32_t buf = p.buf, base = p.base, token = p.token;
         const Kind kind = p.posted ? Kind::PostedWrite : Kind::NonpostedWrite;
-        if (token == 0 || !p.is_inline || p.trid_each != kTrid ||
-            (kTrid && trid > noc::kMaxTransactionId)) {
+        if (kChecked && (token == 0 || !p.is_inline || p.trid_each != kTrid ||
+                         (kTrid && trid > noc::kMaxTransactionId))) {
             return Status::BadArg;
         }
         HAL_TRY(wait_cmd_buf_ready(base));
@@ -558,12 +654,12 @@ class Noc {
     }
     // The NIU has finished reading the source data of every write tagged `trid`: the source
     // buffer may be reused. (Invalid IDs report false.)
-    [[nodiscard]] bool trid_writes_sent(uint32_t trid) const {
+    [[nodiscard, gnu::always_inline]] bool trid_writes_sent(uint32_t trid) const {
         return trid <= noc::kMaxTransactionId &&
                trid_counter_zero(noc::status::mst_write_reqs_outgoing_id(trid));
     }
     // Every non-posted request tagged `trid` has its ack or response back.
-    [[nodiscard]] bool trid_flushed(uint32_t trid) const {
+    [[nodiscard, gnu::always_inline]] bool trid_flushed(uint32_t trid) const {
         return trid <= noc::kMaxTransactionId &&
                trid_counter_zero(noc::status::mst_reqs_outstanding_id(trid));
     }
@@ -613,7 +709,7 @@ class Noc {
 
     // Raw NIU counter `index` (noc::status::k*).
     [[nodiscard]] uint32_t hw_counter(uint32_t index) const {
-        return mmio::read32(noc::status_addr(noc_, index));
+        return mmio::read32(status_base_ + 4 * index);  // == noc::status_addr(noc_, index)
     }
 
   private:
@@ -811,7 +907,7 @@ class Noc {
 
     // Per-ID counters are bumped when NOC_CMD_CTRL is written; reading NOC_CMD_CTRL back first
     // keeps the counter read from being ordered before that write (ISA doc, NIU counters).
-    bool trid_counter_zero(uint32_t index) const {
+    [[gnu::always_inline]] bool trid_counter_zero(uint32_t index) const {
         (void)mmio::read32(last_base_ + A.noc.cmd_ctrl);
         return hw_counter(index) == 0;
     }
@@ -820,6 +916,7 @@ class Noc {
     NocConfig cfg_;
     bool initialized_ = false;
     uint32_t last_base_;  // base of the command buffer used last (initially buffer 0)
+    uint32_t status_base_;  // noc::status_addr(noc_, 0), so a counter read is one add
     NocXY self_{0, 0};
     uint32_t self_coord_ = 0;  // unicast_coord(self_), set by init()
     struct {
