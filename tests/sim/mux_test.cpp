@@ -670,6 +670,10 @@ RegressionResult run_regression(const std::string& elf, uint32_t iterations, uin
             std::fflush(stdout);
         }
         if (!report.empty()) {
+            if (std::getenv("MUX_REGRESSION_PRINT_HANGS") != nullptr) {  // long runs: each as it happens
+                std::printf("hang:\n%s", report.c_str());
+                std::fflush(stdout);
+            }
             if (out.hangs == 0) out.first_hang = report;
             ++out.hangs;
             if (stop_after_hangs != 0 && out.hangs >= stop_after_hangs) break;

@@ -121,8 +121,15 @@ class FabricConnection {
         HAL_TRY(sources_read(d, term));
         // Every push writes the same router core with the same options: its command buffers are
         // programmed once here, so a push writes only addresses, sizes and data.
-        HAL_TRY(noc_.prepare_write(kSlotCmdBuf, {ch_.router_x, ch_.router_y}, {.trid = kTrid}, to_slot_));
-        HAL_TRY(noc_.prepare_write_inline(kPushedCmdBuf, router(pushed_reg_), {.trid = kTrid}, to_pushed_));
+        // The slot ring is checked here once, so a push writes its header and +1 unchecked.
+        const uint64_t ring_end = uint64_t{ch_.slots_base} + uint64_t{ch_.num_slots} * ch_.slot_bytes;
+        if (ch_.slot_bytes % 16 != 0 || ch_.slot_bytes > hal::kArch.noc_max_burst_bytes ||
+            ch_.slot_bytes < sizeof(pf::PacketHeader) + ch_.payload_bytes || ring_end > hal::noc::kLocalAddrLimit) {
+            return hal::Status::BadArg;
+        }
+        HAL_TRY(noc_.check_region(header_l1(), ch_.slots_base, sizeof(pf::PacketHeader)));
+        HAL_TRY(noc_.prepare_write(kSlotCmdBuf, {ch_.router_x, ch_.router_y}, {.trid = kTrid}, to_slot_, true));
+        HAL_TRY(noc_.prepare_write_inline(kPushedCmdBuf, router(pushed_reg_), {.trid = kTrid}, to_pushed_, true));
         open_ = true;
         return hal::Status::Ok;
     }
@@ -158,8 +165,8 @@ class FabricConnection {
     [[nodiscard, gnu::flatten]] hal::Status try_forward(uint32_t slot_l1, uint32_t bytes) {
         if (!open_ || bytes < sizeof(pf::PacketHeader) || bytes > ch_.slot_bytes) return hal::Status::BadArg;
         if (!has_free_slot()) return hal::Status::Busy;
-        HAL_TRY(noc_.write_prepared(to_slot_, slot_l1, slot_addr_, bytes));
-        HAL_TRY(noc_.write_inline_prepared(to_pushed_, kIncOne));
+        HAL_TRY(noc_.write_prepared(to_slot_, slot_l1, slot_addr_, bytes, kTrid));
+        HAL_TRY(noc_.write_inline_prepared_prechecked(to_pushed_, kIncOne, kTrid));
         advance_slot();
         return hal::Status::Ok;
     }
@@ -391,11 +398,12 @@ class FabricConnection {
         }
         const uint32_t slot = slot_addr_;
         if (u.h.payload_bytes != 0) {
-            HAL_TRY(noc_.write_prepared(to_slot_, src_l1, slot + sizeof(pf::PacketHeader), u.h.payload_bytes));
+            HAL_TRY(noc_.write_prepared(to_slot_, src_l1, slot + sizeof(pf::PacketHeader), u.h.payload_bytes, kTrid));
         }
         stage_header(u, cmd_words);  // the previous push returned once staging had been read
-        HAL_TRY(noc_.write_prepared(to_slot_, header_l1(), slot, sizeof(pf::PacketHeader)));
-        HAL_TRY(noc_.write_inline_prepared(to_pushed_, kIncOne));
+        // Header and +1: the ring and the staging line were checked by open().
+        HAL_TRY(noc_.write_prepared_prechecked(to_slot_, header_l1(), slot, sizeof(pf::PacketHeader), kTrid));
+        HAL_TRY(noc_.write_inline_prepared_prechecked(to_pushed_, kIncOne, kTrid));
         advance_slot();
         return sources_read(d, term);
     }

@@ -502,6 +502,13 @@ class Noc {
         return write_inline_prepared_impl<true>(p, value, trid);
     }
 
+    // What the checked requests would say of a transfer of `size` bytes between local L1
+    // `local` and `remote` (range, size, 16-B congruence): for callers of the prechecked ones
+    // below that check a whole region once (Ok, or why not).
+    [[nodiscard]] Status check_region(uint32_t local, uint64_t remote, uint32_t size) const {
+        return check_transfer(local, remote, size);
+    }
+
     // ---- prepared requests whose arguments the caller has checked ahead ----
     //
     // For a hot path whose arguments are right by construction or were checked once ahead (a
