@@ -124,7 +124,7 @@ class Mux {
     fabric::StatusWords status_{kFixed.status};
     Noc noc_{hal::NocId::Noc0, fabric::FabricConnection::kNocConfig};
     fabric::FabricConnection router_;
-    fabric::RemoteWords words_{noc_, kFixed.scratch, kWordsTrid};
+    fabric::RemoteWords<kWordsTrid> words_{noc_, kFixed.scratch};
     Channel ch_[pf::kMuxMaxChannels];
     uint32_t channels_ = 0;
     uint32_t forwarded_[pf::kMuxMaxChannels] = {};

@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fabric/status_words.h"
+#include "fabric/worker_port.h"
 #include "hal/arch.h"
 #include "hal/clock.h"
 #include "hal/eth.h"
@@ -292,10 +294,6 @@ class Router {
         uint32_t credit[pf::kNumSenderChannels] = {};  // its freed count as last read (L1 word)
         SlotCursor next[pf::kNumSenderChannels];       // slot of packet `pushed`
     };
-    struct Worker {  // the ch0 connection
-        bool connected = false;
-        uint32_t x = 0, y = 0, credit_addr = 0, teardown_addr = 0;
-    };
 
     // ---- start-up ----
     uint32_t check_config() const;
@@ -325,7 +323,6 @@ class Router {
     uint32_t validate(const pf::PacketHeader& h, uint32_t action, uint32_t fwd_ch) const;
     Status credit_step();
     Status connection_step();
-    Status write_remote_word(uint32_t x, uint32_t y, uint32_t addr, uint32_t value, uint32_t line);
     bool drained() const;
     uint32_t undrained() const;
     int terminate_immediate();
@@ -358,7 +355,9 @@ class Router {
     PeerRx peer_rx_[pf::kNumReceiverChannels];
     Receiver rx_[pf::kNumReceiverChannels];
     Downstream ds_;
-    Worker worker_;
+    // The ch0 connection block and the words we write into producers' L1 (credits, teardown).
+    fabric::WorkerPort port_;
+    fabric::RemoteWords<kCreditTrid> words_{noc_, kFixed.scratch};
     uint32_t route_mask_ = ~0u;  // route_mask() of the config, set once the config is checked
     uint32_t bad_packets_ = 0;
     uint32_t delivered_ = 0;
@@ -372,8 +371,7 @@ class Router {
 #define SB_OFF(field) static_cast<uint32_t>(offsetof(pf::RouterStatusBlock, field))
 
 void Router::set_stage(RouterStatus s) {
-    sb_store(SB_OFF(stage), static_cast<uint32_t>(s));
-    sb_store(SB_OFF(status), static_cast<uint32_t>(s));
+    fabric::StatusWords(l_.status).set_stage(s);
 }
 
 void Router::publish() {
@@ -393,10 +391,7 @@ void Router::publish() {
 // Stop with an error or end state. The exit code is the low byte of the status (0 = Terminated).
 int Router::stop(RouterStatus s, RouterWait where, uint32_t detail) {
     publish();
-    sb_store(SB_OFF(stuck_at), static_cast<uint32_t>(where));
-    sb_store(SB_OFF(detail), detail);
-    sb_store(SB_OFF(status), static_cast<uint32_t>(s));
-    return s == RouterStatus::Terminated ? 0 : static_cast<int>(static_cast<uint32_t>(s) & 0xFF);
+    return fabric::StatusWords(l_.status).finish(s, where, detail);
 }
 
 // A HAL call or bounded wait failed: Timeout for a wait that ran out, Terminated (the host's word
@@ -1026,44 +1021,23 @@ void Router::complete(Receiver& rx, uint32_t n) {
     activity_ = true;
 }
 
-// Write `value` to an L1 word of another core: inline where the arch allows it; on Blackhole
-// (inline writes to L1 can hang) from staging line `line` of our scratch, Busy while that line's
-// previous write has not been read (the caller retries on a later iteration).
-Status Router::write_remote_word(uint32_t x, uint32_t y, uint32_t addr, uint32_t value, uint32_t line) {
-    if constexpr (!kA.noc.inline_to_l1_unsafe) {
-        (void)line;
-        return noc_.write_inline({x, y, addr}, value, {.posted = true, .trid = kCreditTrid});
-    } else {
-        if (!noc_.trid_writes_sent(kCreditTrid)) return Status::Busy;
-        const uint32_t src = l_.scratch + line + addr % 16;
-        st(src, value);
-        return noc_.write(src, {x, y, addr}, 4, {.posted = true, .trid = kCreditTrid});
-    }
-}
-
-// Tell producers about freed slots: the connected worker (ch0) its credit word, the upstream
-// router (ch1/ch2; it is our downstream too) its upstream_credit word.
+// Tell producers about freed slots: the connected worker (ch0) its credit word (or, with nobody
+// connected, the connection block for the next opener), the upstream router (ch1/ch2; it is our
+// downstream too) its upstream_credit word. A write that cannot go now (Blackhole: its staging
+// line still being read) is retried on a later iteration.
 [[gnu::flatten]] Status Router::credit_step() {
+#pragma GCC unroll 3
     for (uint32_t c = 0; c < pf::kNumSenderChannels; ++c) {
         Sender& s = tx_[c];
         if (!s.credit_dirty) continue;
-        Status st_ = Status::Ok;
-        if (c == pf::kWorkerChannel) {
-            if (!worker_.connected) {
-                // No one to tell: the next opener reads `freed` from the connection block.
-                st(l_.connection + offsetof(pf::WorkerConnectionInfo, freed), s.completed);
-                s.credit_dirty = false;
-                continue;
-            }
-            st_ = write_remote_word(worker_.x, worker_.y, worker_.credit_addr, s.completed, kScratchCreditLine);
-        } else {
-            if (!ds_.present) {
-                s.credit_dirty = false;
-                continue;
-            }
-            st_ = write_remote_word(ds_.x, ds_.y, kFixed.upstream_credit[c], s.completed,
-                                    kScratchCreditLine + 16 * c);
+        if (c == pf::kWorkerChannel ? !port_.connected() : !ds_.present) {
+            if (c == pf::kWorkerChannel) port_.record_freed(s.completed);
+            s.credit_dirty = false;
+            continue;
         }
+        const fabric::NocWord to =
+            c == pf::kWorkerChannel ? port_.credit_word() : fabric::NocWord{ds_.x, ds_.y, kFixed.upstream_credit[c]};
+        const Status st_ = words_.write(to.x, to.y, to.addr, s.completed, kScratchCreditLine + 16 * c);
         if (st_ == Status::Busy) continue;
         HAL_TRY(st_);
         s.credit_dirty = false;
@@ -1071,51 +1045,10 @@ Status Router::write_remote_word(uint32_t x, uint32_t y, uint32_t addr, uint32_t
     return Status::Ok;
 }
 
-// The ch0 connection block: a worker that wrote Open gets our freed count; one that asked to
-// close gets `freed` recorded for the next opener, state Closed and its teardown word set to 1.
+// The ch0 connection block (fabric::WorkerPort): opens accepted, closes answered.
 Status Router::connection_step() {
-    const uint32_t info = l_.connection;
-    const uint32_t state = ld(info + offsetof(pf::WorkerConnectionInfo, state));
-    if (state == static_cast<uint32_t>(pf::ConnectionState::Open)) {
-        if (worker_.connected) return Status::Ok;
-        const uint32_t xy = ld(info + offsetof(pf::WorkerConnectionInfo, worker_xy));
-        worker_.x = xy & 0xFFFF;
-        worker_.y = xy >> 16;
-        worker_.credit_addr = ld(info + offsetof(pf::WorkerConnectionInfo, credit_addr));
-        worker_.teardown_addr = ld(info + offsetof(pf::WorkerConnectionInfo, teardown_addr));
-        if (worker_.credit_addr % 4 != 0 || worker_.teardown_addr % 4 != 0 ||
-            !hal::noc::coord_ok(worker_.x) || !hal::noc::coord_ok(worker_.y)) {
-            return Status::Ok;  // not a usable connection: the worker's open never sees credits
-        }
-        worker_.connected = true;
-        tx_[pf::kWorkerChannel].credit_dirty = true;
-        return Status::Ok;
-    }
-    if (state != static_cast<uint32_t>(pf::ConnectionState::CloseRequested)) return Status::Ok;
-    // The teardown word is staged on BH: wait (bounded) for the staging line to be free.
-    if constexpr (kA.noc.inline_to_l1_unsafe) {
-        if (!noc_.trid_writes_sent(kCreditTrid)) return Status::Ok;
-    }
-    const uint32_t xy = ld(info + offsetof(pf::WorkerConnectionInfo, worker_xy));
-    const uint32_t teardown = ld(info + offsetof(pf::WorkerConnectionInfo, teardown_addr));
-    // Last credit first (same NoC path, so it lands before the teardown word).
-    if (worker_.connected && tx_[pf::kWorkerChannel].credit_dirty) {
-        const Status s = write_remote_word(worker_.x, worker_.y, worker_.credit_addr,
-                                           tx_[pf::kWorkerChannel].completed, kScratchCreditLine);
-        if (s == Status::Busy) return Status::Ok;
-        HAL_TRY(s);
-        tx_[pf::kWorkerChannel].credit_dirty = false;
-    }
-    if constexpr (kA.noc.inline_to_l1_unsafe) {
-        if (!noc_.trid_writes_sent(kCreditTrid)) return Status::Ok;
-    }
-    st(info + offsetof(pf::WorkerConnectionInfo, freed), tx_[pf::kWorkerChannel].completed);
-    st(info + offsetof(pf::WorkerConnectionInfo, state), static_cast<uint32_t>(pf::ConnectionState::Closed));
-    worker_.connected = false;
-    if (teardown % 4 != 0 || !hal::noc::coord_ok(xy & 0xFFFF) || !hal::noc::coord_ok(xy >> 16)) {
-        return Status::Ok;
-    }
-    return write_remote_word(xy & 0xFFFF, xy >> 16, teardown, 1, kScratchTeardownLine);
+    fabric::WorkerPort::Event e;
+    return port_.poll(words_, tx_[pf::kWorkerChannel].completed, tx_[pf::kWorkerChannel].credit_dirty, e);
 }
 
 // Nothing pushed and unsent, everything sent completed, nothing landed and untaken, every taken
@@ -1196,7 +1129,7 @@ int Router::run() {
         st(kFixed.upstream_credit[c], 0);
     }
     (void)Streams::reset(kPeerDrained, 0);
-    for (uint32_t off = 0; off < sizeof(pf::WorkerConnectionInfo); off += 4) st(l_.connection + off, 0);
+    port_.reset(l_.connection, kScratchCreditLine, kScratchTeardownLine);
     for (uint32_t off = 0; off < 64; off += 4) st(l_.handshake_in + off, 0);
     Status s = Eth::set_accept_ahead(kTxq);
     if (s == Status::Ok) s = noc_.init();

@@ -613,9 +613,15 @@ class Regression {
             }
             REQUIRE(rig.run_until(finished, 2'000'000, 256));
         }
-        // Settle: everything sent has landed and the routers have delivered it.
-        REQUIRE(rig.drain_links());
-        REQUIRE(rig.run_until([&] { return routers_idle(); }, 2'000'000, 1024));
+        // Settle: every packet the muxes handed to their routers has been delivered on the other
+        // chip (a router may still hold the last ones in its ch0 slots when the cores are done).
+        for (uint32_t side = 0; side < 2; ++side) {
+            const pf::MuxStatusBlock b = m_.status(sides_[side].mux);
+            for (uint32_t c = 0; c < 2; ++c) forwarded_total_ += b.forwarded[c];
+        }
+        const bool settled = rig.run_until([&] { return delivered_total() == forwarded_total_; }, 2'000'000, 1024);
+        INFO("seed " << seed << ": delivered " << delivered_total() << " of " << forwarded_total_);
+        REQUIRE(settled);
         if (report.empty()) {
             for (uint32_t i = 0; i < args.size(); ++i) {
                 const Core sink = sides_[i / 2].sink;
@@ -637,13 +643,11 @@ class Regression {
         Core clients[2];
     };
 
-    // Both routers: everything sent on ch0 completed, the counters published.
-    bool routers_idle() {
-        for (const RouterPlacement& p : m_.fabric().plan().routers) {
-            const auto b = m_.fabric().status(p);
-            if (b.sent[0] != b.completed[0]) return false;
-        }
-        return true;
+    // Packets delivered on either chip so far (the routers publish once idle).
+    uint64_t delivered_total() {
+        uint64_t n = 0;
+        for (const RouterPlacement& p : m_.fabric().plan().routers) n += m_.fabric().status(p).delivered;
+        return n;
     }
 
     MuxSim m_{"n300_cluster.yaml", [] {
@@ -654,6 +658,7 @@ class Regression {
               }()};
     std::string elf_;
     Side sides_[2];
+    uint64_t forwarded_total_ = 0;  // packets both muxes forwarded, all iterations so far
 };
 
 // `iterations` seeded iterations (seeds first_seed, first_seed + 1, ...); stops early after

@@ -24,18 +24,28 @@ namespace fabric {
 
 namespace pf = protocol::fabric;
 
+using PortNoc = hal::Noc<hal::kArch>;
+
+// A 32-bit word in another core's L1.
+struct NocWord {
+    uint32_t x, y, addr;
+};
+
+// kTrid tags every write (and nothing else of the core may use it); a template argument, so the
+// HAL's checks of it fold away on the hot path.
+template <uint32_t kTrid>
 class RemoteWords {
   public:
-    using Noc = hal::Noc<hal::kArch>;
+    using Noc = PortNoc;
     static constexpr bool kStaged = hal::kArch.noc.inline_to_l1_unsafe;
+    static_assert(kTrid <= hal::noc::kMaxTransactionId);
 
-    // `staging`: 16-B aligned lines of our L1 for the staged writes; `trid` tags them (and
-    // nothing else may use it).
-    RemoteWords(Noc& noc, uint32_t staging, uint32_t trid) : noc_(noc), staging_(staging), trid_(trid) {}
+    // `staging`: 16-B aligned lines of our L1 for the staged writes.
+    RemoteWords(Noc& noc, uint32_t staging) : noc_(noc), staging_(staging) {}
 
     // Every staged write has been read out of its line (always true where writes are inline).
     bool ready() const {
-        if constexpr (kStaged) return noc_.trid_writes_sent(trid_);
+        if constexpr (kStaged) return noc_.trid_writes_sent(kTrid);
         return true;
     }
 
@@ -43,21 +53,26 @@ class RemoteWords {
     hal::Status write(uint32_t x, uint32_t y, uint32_t addr, uint32_t value, uint32_t line) {
         if constexpr (!kStaged) {
             (void)line;
-            return noc_.write_inline({x, y, addr}, value, {.posted = true, .trid = trid_});
+            return noc_.write_inline({x, y, addr}, value, {.posted = true, .trid = kTrid});
         } else {
-            if (!ready()) return hal::Status::Busy;
-            // A NoC write's source and destination must agree mod 16: the word sits at the
-            // destination's offset within the line.
-            const uint32_t src = staging_ + line + addr % 16;
-            hal::mmio::store_shared(hal::mmio::l1_ptr<uint32_t>(src), value);
-            return noc_.write(src, {x, y, addr}, 4, {.posted = true, .trid = trid_});
+            return write_staged(x, y, addr, value, line);
         }
     }
 
   private:
+    // Out of line: one copy serves every call site (the router's image is tight on Blackhole).
+    [[gnu::noinline]] hal::Status write_staged(uint32_t x, uint32_t y, uint32_t addr, uint32_t value,
+                                               uint32_t line) {
+        if (!ready()) return hal::Status::Busy;
+        // A NoC write's source and destination must agree mod 16: the word sits at the
+        // destination's offset within the line.
+        const uint32_t src = staging_ + line + addr % 16;
+        hal::mmio::store_shared(hal::mmio::l1_ptr<uint32_t>(src), value);
+        return noc_.write(src, {x, y, addr}, 4, {.posted = true, .trid = kTrid});
+    }
+
     Noc& noc_;
     uint32_t staging_;
-    uint32_t trid_;
 };
 
 class WorkerPort {
@@ -73,12 +88,17 @@ class WorkerPort {
     }
 
     bool connected() const { return connected_; }
+    // The connected client's credit word (valid while connected()).
+    NocWord credit_word() const { return {x_, y_, credit_addr_}; }
+    // With nobody connected: `freed` kept in the block for the next opener.
+    void record_freed(uint32_t freed) { st(field(offsetof(pf::WorkerConnectionInfo, freed)), freed); }
 
     // The client's credit word gets `freed` (Busy: try later); with nobody connected the count
     // is recorded in the block for the next opener.
-    hal::Status send_credit(RemoteWords& w, uint32_t freed) {
+    template <typename Words>
+    hal::Status send_credit(Words& w, uint32_t freed) {
         if (!connected_) {
-            st(field(offsetof(pf::WorkerConnectionInfo, freed)), freed);
+            record_freed(freed);
             return hal::Status::Ok;
         }
         return w.write(x_, y_, credit_addr_, freed, credit_line_);
@@ -89,7 +109,8 @@ class WorkerPort {
     // Look at the block once. An Open is accepted (the caller then owes the client a credit:
     // `credit_dirty` is set); a CloseRequested is answered once the last credit is out (same NoC
     // path, so it lands before the teardown word). `freed`: this channel's freed count.
-    hal::Status poll(RemoteWords& w, uint32_t freed, bool& credit_dirty, Event& event) {
+    template <typename Words>
+    hal::Status poll(Words& w, uint32_t freed, bool& credit_dirty, Event& event) {
         event = Event::None;
         const uint32_t state = ld(field(offsetof(pf::WorkerConnectionInfo, state)));
         if (state == static_cast<uint32_t>(pf::ConnectionState::Open)) {
