@@ -373,74 +373,64 @@ void router_cost(Bench& b, bool quick) {
     }
 }
 
-// PC histogram of the four routers on the forwarding path (chip 0 East sends the worker's packets,
-// chip 1 West receives + forwards, chip 1 East sends on, chip 2 West receives + delivers), sampled
-// every cycle over a window at saturation; written as "pc count" lines to <prefix>-<name>.txt for
-// scripts that map PCs to source lines (addr2line -i on the router ELF). A development aid.
+// PC histograms, sampled every cycle over a window at saturation, written as "pc count" lines to
+// <prefix>-<name>.txt for scripts that map PCs to source lines (addr2line -i on the ELF). A
+// development aid.
+struct Probe {
+    const char* name;
+    sim::Tile* tile;
+    std::map<uint32_t, uint64_t> hist = {};
+};
+constexpr uint64_t kProfileWindow = 400'000;
+
+// Let the workers reach saturation, sample the probes, let the workers finish, stop the fabric,
+// write the histograms.
+void sample_profile(Line& line, std::vector<Line::Worker>& ws, std::vector<Probe>& probes, const std::string& prefix) {
+    line.dev.step(100'000);
+    for (uint64_t i = 0; i < kProfileWindow; ++i) {
+        line.dev.step(1);
+        for (auto& p : probes) ++p.hist[p.tile->pc()];
+    }
+    (void)line.wait(ws);
+    (void)line.runner.terminate(pf::Termination::Graceful, 20'000'000);
+    for (auto& p : probes) {
+        const std::string f = prefix + "-" + p.name + ".txt";
+        FILE* out = std::fopen(f.c_str(), "w");
+        if (out == nullptr) fabric::fail(fabric::ErrorCategory::Fabric, "profile: cannot write {}", f);
+        for (const auto& [pc, n] : p.hist) std::fprintf(out, "%08x %llu\n", pc, static_cast<unsigned long long>(n));
+        std::fclose(out);
+    }
+}
+
+// Both routers of a two-chip line and chip 0's worker, traffic both ways.
 void profile_bidir(Bench& b, const std::string& prefix, uint32_t bytes) {
     Line line(b, 2);
     const auto& plan = line.runner.plan();
-    struct Probe {
-        const char* name;
-        sim::Tile* tile;
-        std::map<uint32_t, uint64_t> hist;
-    };
-    std::vector<Probe> probes{{"c0_east", &line.tile(plan.chips[0], FabricDir::East), {}},
-                              {"c1_west", &line.tile(plan.chips[1], FabricDir::West), {}}};
+    std::vector<Probe> probes{{"c0_east", &line.tile(plan.chips[0], FabricDir::East)},
+                              {"c1_west", &line.tile(plan.chips[1], FabricDir::West)}};
     std::vector<Line::Worker> ws{line.make_worker(0, 0, FabricDir::East, 1, pf::NocSendType::UnicastWrite, bytes, 1500),
                                  line.make_worker(1, 1, FabricDir::West, 1, pf::NocSendType::UnicastWrite, bytes, 1500)};
     line.start(ws);
-    probes.push_back({"worker", &line.dev.tile(ws[0].core), {}});
-    line.dev.step(100'000);
-    constexpr uint64_t kWindow = 400'000;
-    for (uint64_t i = 0; i < kWindow; ++i) {
-        line.dev.step(1);
-        for (auto& p : probes) ++p.hist[p.tile->pc()];
-    }
-    (void)line.wait(ws);
-    (void)line.runner.terminate(pf::Termination::Graceful, 20'000'000);
-    for (auto& p : probes) {
-        const std::string f = prefix + "-" + p.name + ".txt";
-        FILE* out = std::fopen(f.c_str(), "w");
-        if (out == nullptr) fabric::fail(fabric::ErrorCategory::Fabric, "profile: cannot write {}", f);
-        for (const auto& [pc, n] : p.hist) std::fprintf(out, "%08x %llu\n", pc, static_cast<unsigned long long>(n));
-        std::fclose(out);
-    }
+    probes.push_back({"worker", &line.dev.tile(ws[0].core)});
+    sample_profile(line, ws, probes, prefix);
     std::printf("\n== profile (bidirectional, %u B): histograms in %s-*.txt\n", bytes, prefix.c_str());
 }
 
+// The four routers on the forwarding path (chip 0 East sends the worker's packets, chip 1 West
+// receives + forwards, chip 1 East sends on, chip 2 West receives + delivers) and the worker.
 void profile(Bench& b, const std::string& prefix) {
     Line line(b, 3);
     const auto& plan = line.runner.plan();
-    struct Probe {
-        const char* name;
-        sim::Tile* tile;
-        std::map<uint32_t, uint64_t> hist;
-    };
-    std::vector<Probe> probes{{"c0_east", &line.tile(plan.chips[0], FabricDir::East), {}},
-                              {"c1_west", &line.tile(plan.chips[1], FabricDir::West), {}},
-                              {"c1_east", &line.tile(plan.chips[1], FabricDir::East), {}},
-                              {"c2_west", &line.tile(plan.chips[2], FabricDir::West), {}}};
+    std::vector<Probe> probes{{"c0_east", &line.tile(plan.chips[0], FabricDir::East)},
+                              {"c1_west", &line.tile(plan.chips[1], FabricDir::West)},
+                              {"c1_east", &line.tile(plan.chips[1], FabricDir::East)},
+                              {"c2_west", &line.tile(plan.chips[2], FabricDir::West)}};
     std::vector<Line::Worker> ws{line.make_worker(0, 0, FabricDir::East, 2, pf::NocSendType::UnicastWrite, 16, 3000)};
     line.start(ws);
-    probes.push_back({"worker", &line.dev.tile(ws[0].core), {}});
-    line.dev.step(100'000);
-    constexpr uint64_t kWindow = 400'000;
-    for (uint64_t i = 0; i < kWindow; ++i) {
-        line.dev.step(1);
-        for (auto& p : probes) ++p.hist[p.tile->pc()];
-    }
-    (void)line.wait(ws);
-    (void)line.runner.terminate(pf::Termination::Graceful, 20'000'000);
-    for (auto& p : probes) {
-        const std::string f = prefix + "-" + p.name + ".txt";
-        FILE* out = std::fopen(f.c_str(), "w");
-        if (out == nullptr) fabric::fail(fabric::ErrorCategory::Fabric, "profile: cannot write {}", f);
-        for (const auto& [pc, n] : p.hist) std::fprintf(out, "%08x %llu\n", pc, static_cast<unsigned long long>(n));
-        std::fclose(out);
-    }
+    probes.push_back({"worker", &line.dev.tile(ws[0].core)});
+    sample_profile(line, ws, probes, prefix);
     std::printf("\n== profile: %llu cycles sampled per router, histograms in %s-*.txt\n",
-                static_cast<unsigned long long>(kWindow), prefix.c_str());
+                static_cast<unsigned long long>(kProfileWindow), prefix.c_str());
 }
 
 // PC of every router on a 4-chip line, every cycle, while one 16-B packet (fused write + atomic
