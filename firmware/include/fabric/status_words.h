@@ -18,7 +18,6 @@ class StatusWords {
     void store(uint32_t offset, uint32_t value) const {
         hal::mmio::store_shared(hal::mmio::l1_ptr<uint32_t>(block_ + offset), value);
     }
-    uint32_t* word(uint32_t offset) const { return hal::mmio::l1_ptr<uint32_t>(block_ + offset); }
 
     // A start-up or run stage: stage and status both.
     void set_stage(protocol::fabric::RouterStatus s) const {
@@ -39,7 +38,6 @@ class StatusWords {
     static constexpr uint32_t kStage = offsetof(protocol::fabric::ComponentStatusHead, stage);
     static constexpr uint32_t kStuckAt = offsetof(protocol::fabric::ComponentStatusHead, stuck_at);
     static constexpr uint32_t kDetail = offsetof(protocol::fabric::ComponentStatusHead, detail);
-    static constexpr uint32_t kHeartbeat = offsetof(protocol::fabric::ComponentStatusHead, heartbeat);
 
   private:
     uint32_t block_;
