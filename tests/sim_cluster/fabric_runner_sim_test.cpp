@@ -240,10 +240,12 @@ TEST_CASE("fabric runner (sim): a healthy fabric under traffic has no stuck comp
     });
     for (const auto& r : res) CHECK(r.outcome == fabric::LaunchOutcome::Exited);
     CHECK(runner.health().empty());
+    // The workers are done when their last packets are in the routers' ch0 slots: watch the
+    // fabric drain them (and publish its counters), then count.
+    runner.monitor(200'000);
     uint64_t sent = 0;
     for (const auto& s : runner.status()) sent += s.sent();
     CHECK(sent == 400);
-    runner.monitor(200'000);
     const auto fin = runner.terminate(pf::Termination::Graceful, 2'000'000);
     for (const auto& s : fin) CHECK(s.status_name() == "terminated");
     CHECK(runner.health().empty());
