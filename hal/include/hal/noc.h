@@ -542,56 +542,42 @@ class Noc {
     [[gnu::always_inline]] Status write_prepared_impl(const NocPrepared& p, uint32_t src_l1,
                                                       uint32_t dst_addr, uint32_t size,
                                                       uint32_t trid) {
-        const uint32_t buf = p.buf, base = p.base, token = p.token;
-        const Kind kind = p.posted ? Kind::PostedWrite : Kind::NonpostedWrite;
-        if (kChecked) {
-            if (token == 0 || p.is_inline || p.any_dst || p.trid_each != kTrid ||
-                (kTrid && trid > noc::kMaxTransactionId)) {
-                return Status::BadArg;
-            }
-            HAL_TRY(check_transfer(src_l1, dst_addr, size));
-        }
-        const auto one = [ =, this, &p ](uint32_t off, uint32_t len) __attribute__((always_inline)) {
-            HAL_TRY(wait_cmd_buf_ready(base));
-            if (programmed_[buf] != token) [[unlikely]] {
-                program_constants(p);
-            }
-            mmio::write32(base + noc::kTargAddrLo, src_l1 + off);
-            mmio::write32(base + noc::kRetAddrLo, dst_addr + off);
-            if (kTrid) {
-                mmio::write32(base + noc::kPacketTag, noc::packet_tag(trid));
-            }
-            mmio::write32(base + noc::kAtLenBe, len);
-            return launch(base, kind, 1);
-        };
-        if (!kChecked) {
-            return one(0, size);  // the caller guarantees one burst
-        }
-        return for_each_chunk(size, one);
+        return write_prepared_core<kTrid, kChecked, false>(p, src_l1, NocXY{}, dst_addr, size, trid);
     }
     template <bool kTrid, bool kChecked = true>
     [[gnu::always_inline]] Status write_prepared_to_impl(const NocPrepared& p, uint32_t src_l1,
-                                                         const NocXY& dst_arg, uint32_t dst_addr,
+                                                         const NocXY& dst, uint32_t dst_addr,
                                                          uint32_t size, uint32_t trid) {
+        return write_prepared_core<kTrid, kChecked, true>(p, src_l1, dst, dst_addr, size, trid);
+    }
+    // Both prepared writes: kAnyDst, the handle came from prepare_write_any and each request also
+    // writes the destination coordinate `dst_arg` (ignored otherwise).
+    template <bool kTrid, bool kChecked, bool kAnyDst>
+    [[gnu::always_inline]] Status write_prepared_core(const NocPrepared& p, uint32_t src_l1,
+                                                      const NocXY& dst_arg, uint32_t dst_addr,
+                                                      uint32_t size, uint32_t trid) {
         const uint32_t buf = p.buf, base = p.base, token = p.token;
         const NocXY dst = dst_arg;
         const Kind kind = p.posted ? Kind::PostedWrite : Kind::NonpostedWrite;
         if (kChecked) {
-            if (token == 0 || p.is_inline || !p.any_dst || p.trid_each != kTrid ||
+            if (token == 0 || p.is_inline || p.any_dst != kAnyDst || p.trid_each != kTrid ||
                 (kTrid && trid > noc::kMaxTransactionId)) {
                 return Status::BadArg;
             }
-            if (!noc::coord_ok(dst.x) || !noc::coord_ok(dst.y)) {
+            if (kAnyDst && (!noc::coord_ok(dst.x) || !noc::coord_ok(dst.y))) {
                 return Status::OutOfRange;
             }
             HAL_TRY(check_transfer(src_l1, dst_addr, size));
         }
         // The register that holds the destination coordinate (dst_addr < 4 GiB: the rest of it
         // is 0, programmed once).
-        const noc::AddrRegs enc = noc::encode_addr(A, 0, noc::unicast_coord(dst.x, dst.y));
-        const uint32_t coord = A.noc.coord_reg == NocCoordReg::Hi ? enc.hi : enc.mid;
         constexpr uint32_t kCoordReg = A.noc.coord_reg == NocCoordReg::Hi ? noc::kRetAddrHi
                                                                            : noc::kRetAddrMid;
+        uint32_t coord = 0;
+        if (kAnyDst) {
+            const noc::AddrRegs enc = noc::encode_addr(A, 0, noc::unicast_coord(dst.x, dst.y));
+            coord = A.noc.coord_reg == NocCoordReg::Hi ? enc.hi : enc.mid;
+        }
         const auto one = [ =, this, &p ](uint32_t off, uint32_t len) __attribute__((always_inline)) {
             HAL_TRY(wait_cmd_buf_ready(base));
             if (programmed_[buf] != token) [[unlikely]] {
@@ -599,7 +585,9 @@ class Noc {
             }
             mmio::write32(base + noc::kTargAddrLo, src_l1 + off);
             mmio::write32(base + noc::kRetAddrLo, dst_addr + off);
-            mmio::write32(base + kCoordReg, coord);
+            if (kAnyDst) {
+                mmio::write32(base + kCoordReg, coord);
+            }
             if (kTrid) {
                 mmio::write32(base + noc::kPacketTag, noc::packet_tag(trid));
             }
