@@ -92,6 +92,21 @@ kmd::NocTlbConfig unicast(uint64_t addr, uint16_t x, uint16_t y) {
     return c;
 }
 
+// A 2 MiB window allocated on `f` and mapped uncached or write-combined.
+struct Window {
+    uint32_t id = 0;
+    std::unique_ptr<fabric::KmdMapping> map;
+};
+Window window_2m(fabric::KmdFile& f, bool write_combined) {
+    kmd::AllocateTlb a{};
+    a.in.size = 2 * kmd::kMiB;
+    REQUIRE(f.ioctl(kmd::kAllocateTlb, &a) == 0);
+    int err = 0;
+    Window w{a.out.id, f.map(write_combined ? a.out.mmap_offset_wc : a.out.mmap_offset_uc, 2 * kmd::kMiB, err)};
+    REQUIRE(w.map);
+    return w;
+}
+
 }  // namespace
 
 // ---- the ABI
@@ -352,20 +367,16 @@ TEST_CASE("sim kmd: a window aimed at a core the model does not have faults, not
     auto sim = model(hal::Arch::WormholeB0);
     fabric::SimKmdPort port(sim);
     auto f = port.open(0);
-    kmd::AllocateTlb a{};
-    a.in.size = 2 * kmd::kMiB;
-    REQUIRE(f->ioctl(kmd::kAllocateTlb, &a) == 0);
-    int err = 0;
-    auto m = f->map(a.out.mmap_offset_uc, 2 * kmd::kMiB, err);
-    REQUIRE(m);
+    const Window w = window_2m(*f, false);
+    const auto& m = w.map;
     kmd::ConfigureTlb c{};
-    c.in.id = a.out.id;
+    c.in.id = w.id;
     c.in.config = unicast(0, 0, 0);  // a DRAM port: not a modelled core
     REQUIRE(f->ioctl(kmd::kConfigureTlb, &c) == 0);
     const auto msg = ft::expect_error(ErrorCategory::Device, [&] { m->write32(0x100, 1); });
     CHECK_THAT(msg, Contains("no modelled core at 0-0"));
     // The raw register reads back the encoding the driver wrote.
-    const auto cfg = port.pcie_tlb(0).config(a.out.id);
+    const auto cfg = port.pcie_tlb(0).config(w.id);
     CHECK(cfg.x_end == 0);
     CHECK(cfg.ordering == kmd::kOrderingStrict);
     // Through NOC1 the mirrored coordinate of eth core 9-0 is 0-11 (10x12 grid).
@@ -375,14 +386,15 @@ TEST_CASE("sim kmd: a window aimed at a core the model does not have faults, not
     m->write32(0x20000, 0xC0FFEE);
     CHECK(sim->read32({0, {9, 0}}, 0x20000) == 0xC0FFEE);
     // BAR0: the config registers and the windows through it.
+    int err = 0;
     auto bar = f->map(0, kmd::kBar0Size, err);
     REQUIRE(bar);
-    const uint64_t reg = kmd::kTlbConfigBase + a.out.id * 8;
+    const uint64_t reg = kmd::kTlbConfigBase + w.id * 8;
     const auto words = kmd::encode_tlb(hal::Arch::WormholeB0, 2 * kmd::kMiB, c.in.config);
     CHECK(bar->read32(reg) == words[0]);
     CHECK(bar->read32(reg + 4) == words[1]);
     const uint64_t win = kmd::tlb_geometry(hal::Arch::WormholeB0).classes[1].bar_offset +
-                         (a.out.id - 156) * 2 * kmd::kMiB;
+                         (w.id - 156) * 2 * kmd::kMiB;
     CHECK(bar->read32(win + 0x20000) == 0xC0FFEE);
 }
 
@@ -819,14 +831,10 @@ TEST_CASE("sim kmd: a multicast window writes every modelled core of its rectang
     auto sim = model(hal::Arch::WormholeB0);
     fabric::SimKmdPort port(sim);
     auto f = port.open(0);
-    kmd::AllocateTlb a{};
-    a.in.size = 2 * kmd::kMiB;
-    REQUIRE(f->ioctl(kmd::kAllocateTlb, &a) == 0);
-    int err = 0;
-    auto m = f->map(a.out.mmap_offset_wc, 2 * kmd::kMiB, err);
-    REQUIRE(m);
+    const Window w = window_2m(*f, true);
+    const auto& m = w.map;
     kmd::ConfigureTlb c{};
-    c.in.id = a.out.id;
+    c.in.id = w.id;
     c.in.config = unicast(0, 4, 3);  // rectangle 1-1 .. 4-3 (x 1..4, y 1..3: 12 workers)
     c.in.config.x_start = 1;
     c.in.config.y_start = 1;
