@@ -162,7 +162,7 @@ struct Line {
         w.args.timeout_us = 100'000;
         const fabric::CoreCoord s = worker_core(2);
         w.dest = {pf::route_unicast(hops), s.x, s.y, kSinkRegion + static_cast<uint32_t>(k) * 0x8000,
-                  0x1000u * static_cast<uint32_t>(k + 1), s.x, s.y, kSinkSem + 16 * static_cast<uint32_t>(k)};
+                  0x1000u * static_cast<uint32_t>(k + 1), s.x, s.y, kSinkSem + 16 * static_cast<uint32_t>(k), 0, 0, 0, 0};
         return w;
     }
 

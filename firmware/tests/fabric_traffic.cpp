@@ -37,19 +37,20 @@ hal::Status send_one(fabric::FabricConnection& conn, const FabricTrafficArgs& a,
     const bool flush = (a.flags & protocol::kFabricFlush) != 0;
     const pf::NocTarget dst{d.addr + p * a.packet_bytes, static_cast<uint8_t>(d.x), static_cast<uint8_t>(d.y), 0};
     const pf::NocTarget sem{d.sem_addr, static_cast<uint8_t>(d.sem_x), static_cast<uint8_t>(d.sem_y), 0};
+    const pf::Route route{d.route, d.route_ext, d.flags_word, d.dst_node};
     switch (static_cast<pf::NocSendType>(a.send_type)) {
         case pf::NocSendType::UnicastWrite:
-            return conn.unicast_write(d.route, dst, src_of(a, dest, p), a.packet_bytes, dl, term, seq);
+            return conn.unicast_write(route, dst, src_of(a, dest, p), a.packet_bytes, dl, term, seq);
         case pf::NocSendType::InlineWrite: {
             const pf::NocTarget t{d.addr + 4 * p, dst.x, dst.y, 0};
-            return conn.inline_write(d.route, t, protocol::pattern_word(d.seed, p), dl, term, seq);
+            return conn.inline_write(route, t, protocol::pattern_word(d.seed, p), dl, term, seq);
         }
         case pf::NocSendType::AtomicInc: {
             const pf::NocTarget t{d.addr, dst.x, dst.y, 0};
-            return conn.atomic_inc(d.route, t, 1, flush, dl, term, seq);
+            return conn.atomic_inc(route, t, 1, flush, dl, term, seq);
         }
         case pf::NocSendType::FusedWriteAtomicInc:
-            return conn.fused_write_atomic_inc(d.route, dst, sem, 1, flush, src_of(a, dest, p), a.packet_bytes, dl,
+            return conn.fused_write_atomic_inc(route, dst, sem, 1, flush, src_of(a, dest, p), a.packet_bytes, dl,
                                                term, seq);
         case pf::NocSendType::ScatterWrite: {
             pf::NocTarget dsts[pf::kScatterMaxChunks];
@@ -60,7 +61,7 @@ hal::Status send_one(fabric::FabricConnection& conn, const FabricTrafficArgs& a,
                 dsts[j].addr += j * a.scatter_gap + j * cb;
                 if (j + 1 < a.scatter_chunks) sizes[j] = static_cast<uint16_t>(cb);
             }
-            return conn.scatter_write(d.route, dsts, sizes, a.scatter_chunks, src_of(a, dest, p), a.packet_bytes, dl,
+            return conn.scatter_write(route, dsts, sizes, a.scatter_chunks, src_of(a, dest, p), a.packet_bytes, dl,
                                       term, seq);
         }
         default:

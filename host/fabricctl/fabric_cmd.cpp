@@ -362,7 +362,7 @@ int fabric_main(const FabricArgs& a, bool traffic) {
         for (auto& w : wplans) {
             w.dest = protocol::FabricDest{
                 w.route, sink.x, sink.y, static_cast<uint32_t>(sink_base + w.index * region_bytes),
-                w.seed,  0,      0,      0};
+                w.seed,  0,      0,      0, 0, 0, 0, 0};
             auto& g = w.args;
             g.channel = plan.worker_channel(w.core.chip, w.dir);
             g.send_type = static_cast<uint32_t>(pf::NocSendType::UnicastWrite);

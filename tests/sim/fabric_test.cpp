@@ -322,6 +322,9 @@ namespace {
 // All-to-all: on every chip the East worker sends to every chip reachable east (up to 4 hops),
 // the West worker to every chip reachable west; each source chip has its own region and counter
 // on every receiving core.
+// Destinations per worker and direction in the 1D all-to-all (the nearest ones).
+constexpr uint32_t kAllToAllMaxHops = 4;
+
 struct AllToAll {
     std::vector<Core> workers;
     std::vector<std::pair<FabricTrafficArgs, std::vector<std::pair<Core, FabricDest>>>> sends;
@@ -336,7 +339,7 @@ AllToAll launch_all_to_all(FabricSim& f, uint32_t n, bool ring, uint32_t per_des
             const uint32_t east_max = ring ? n / 2 : n - 1 - i;
             const uint32_t west_max = ring ? (n - 1) / 2 : i;
             const uint32_t max = dir == FabricDir::East ? east_max : west_max;
-            for (uint32_t h = 1; h <= max && h <= protocol::kFabricMaxDests; ++h) hops.push_back(h);
+            for (uint32_t h = 1; h <= max && h <= kAllToAllMaxHops; ++h) hops.push_back(h);
             if (hops.empty()) continue;
             std::vector<FabricDest> dests;
             std::vector<std::pair<Core, FabricDest>> where;

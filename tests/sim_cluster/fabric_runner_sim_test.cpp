@@ -90,7 +90,7 @@ TrafficWorker traffic_worker(const fabric::FabricPlan& p, const fabric::ElfImage
         protocol::test_mailbox_addr(arch) + static_cast<uint32_t>(sizeof(protocol::TestMailbox)),
         4096);
     w.dest = protocol::FabricDest{
-        pf::route_unicast(1), workers[2].x, workers[2].y, sink_base, 0x1000, 0, 0, 0};
+        pf::route_unicast(1), workers[2].x, workers[2].y, sink_base, 0x1000, 0, 0, 0, 0, 0, 0, 0};
     auto& g = w.args;
     g.channel = p.worker_channel(chip, dir);
     g.send_type = static_cast<uint32_t>(pf::NocSendType::UnicastWrite);

@@ -177,11 +177,12 @@ class FabricConnection {
         return hal::wait_until([this] { return free_slots() != 0; }, d, term);
     }
 
-    // ---- sends (route: pf::route_unicast(hops) or pf::route_multicast(start, range)) ----
+    // ---- sends (route: 1D pf::route_unicast(hops) or pf::route_multicast(start, range); 2D a
+    // pf::Route from pf::mesh_route_xy / mesh_route_multicast, or the host's MeshPlan::send) ----
 
     // `bytes` from local `src_l1` to `dst` (16-B aligned, like src_l1); more than payload_bytes
     // goes as several packets to consecutive destination addresses.
-    [[nodiscard]] hal::Status unicast_write(uint32_t route, const pf::NocTarget& dst, uint32_t src_l1,
+    [[nodiscard]] hal::Status unicast_write(const pf::Route& route, const pf::NocTarget& dst, uint32_t src_l1,
                                             uint32_t bytes, hal::Deadline d, const uint32_t* term,
                                             uint32_t seq = 0) {
         if (bytes == 0 || ch_.payload_bytes == 0 || dst.addr % 16 != 0 || src_l1 % 16 != 0) {
@@ -198,7 +199,7 @@ class FabricConnection {
     }
 
     // One 32-bit word to `dst` (4-B aligned).
-    [[nodiscard]] hal::Status inline_write(uint32_t route, const pf::NocTarget& dst, uint32_t value,
+    [[nodiscard]] hal::Status inline_write(const pf::Route& route, const pf::NocTarget& dst, uint32_t value,
                                            hal::Deadline d, const uint32_t* term, uint32_t seq = 0) {
         if (dst.addr % 4 != 0) return hal::Status::BadArg;
         Header u = header(pf::NocSendType::InlineWrite, route, 0, seq);
@@ -209,7 +210,7 @@ class FabricConnection {
     }
 
     // `*dst += value` on the destination chip; flush: after this router channel's earlier writes.
-    [[nodiscard]] hal::Status atomic_inc(uint32_t route, const pf::NocTarget& dst, uint32_t value, bool flush,
+    [[nodiscard]] hal::Status atomic_inc(const pf::Route& route, const pf::NocTarget& dst, uint32_t value, bool flush,
                                          hal::Deadline d, const uint32_t* term, uint32_t seq = 0) {
         if (dst.addr % 4 != 0) return hal::Status::BadArg;
         Header u = header(pf::NocSendType::AtomicInc, route, 0, seq);
@@ -222,7 +223,7 @@ class FabricConnection {
 
     // The payload to `dst`, then `*sem += value` (once the payload is flushed, when `flush`).
     // Split like unicast_write; every packet increments the semaphore.
-    [[nodiscard]] hal::Status fused_write_atomic_inc(uint32_t route, const pf::NocTarget& dst,
+    [[nodiscard]] hal::Status fused_write_atomic_inc(const pf::Route& route, const pf::NocTarget& dst,
                                                      const pf::NocTarget& sem, uint32_t value, bool flush,
                                                      uint32_t src_l1, uint32_t bytes, hal::Deadline d,
                                                      const uint32_t* term, uint32_t seq = 0) {
@@ -245,7 +246,7 @@ class FabricConnection {
 
     // One packet: chunk i (chunk_bytes[i], multiples of 16; the last is the rest of `bytes`) of
     // the source to dsts[i]. 2..4 chunks, all in one payload.
-    [[nodiscard]] hal::Status scatter_write(uint32_t route, const pf::NocTarget* dsts, const uint16_t* chunk_bytes,
+    [[nodiscard]] hal::Status scatter_write(const pf::Route& route, const pf::NocTarget* dsts, const uint16_t* chunk_bytes,
                                             uint32_t chunks, uint32_t src_l1, uint32_t bytes, hal::Deadline d,
                                             const uint32_t* term, uint32_t seq = 0) {
         if (chunks < 2 || chunks > pf::kScatterMaxChunks || bytes > ch_.payload_bytes || src_l1 % 16 != 0) {
@@ -308,20 +309,24 @@ class FabricConnection {
     };
 
     // Words of a header: the NocCommand (10), then payload_bytes|send_type|src_channel, route,
-    // magic, seq and two reserved words. A normal header differs from the last one staged only
-    // in its command words and meta/route/seq (magic and the reserved words are fixed).
+    // magic|mesh_flags|branch_hops, seq, route_ext, dst node. A normal header differs from the
+    // last one staged only in its command words and words 10..15 (each stored only if changed).
     static constexpr uint32_t kHdrWords = sizeof(pf::PacketHeader) / 4;
     static constexpr uint32_t kMetaWord = offsetof(pf::PacketHeader, payload_bytes) / 4;
     static constexpr uint32_t kRouteWord = offsetof(pf::PacketHeader, route) / 4;
     static constexpr uint32_t kSeqWord = offsetof(pf::PacketHeader, seq) / 4;
-    static_assert(kMetaWord == 10 && kRouteWord == 11 && kSeqWord == 13);
+    static constexpr uint32_t kMagicWord = offsetof(pf::PacketHeader, magic) / 4;  // + mesh_flags, branch_hops
+    static constexpr uint32_t kRouteExtWord = offsetof(pf::PacketHeader, route_ext) / 4;
+    static constexpr uint32_t kDstNodeWord = offsetof(pf::PacketHeader, dst_mesh) / 4;
+    static_assert(kMetaWord == 10 && kRouteWord == 11 && kMagicWord == 12 && kSeqWord == 13 && kRouteExtWord == 14 &&
+                  kDstNodeWord == 15 && kHdrWords == 16);
     // NocCommand words each send type uses (by NocSendType): the rest of the command stays zero.
     static constexpr uint32_t kCmdWords[5] = {
         sizeof(pf::UnicastWriteCmd) / 4, sizeof(pf::InlineWriteCmd) / 4, sizeof(pf::AtomicIncCmd) / 4,
         sizeof(pf::FusedWriteAtomicIncCmd) / 4, sizeof(pf::ScatterWriteCmd) / 4};
     static_assert(sizeof(kCmdWords) / 4 == static_cast<uint32_t>(pf::NocSendType::kCount));
 
-    static Header header(pf::NocSendType type, uint32_t route, uint32_t bytes, uint32_t seq) {
+    static Header header(pf::NocSendType type, const pf::Route& route, uint32_t bytes, uint32_t seq) {
         Header u;
         // Only this type's command words are staged: zero those (padding, unused chunks).
         const uint32_t n = kCmdWords[static_cast<uint32_t>(type)];
@@ -329,9 +334,12 @@ class FabricConnection {
         u.w[kMetaWord] = 0;  // src_channel
         u.h.payload_bytes = static_cast<uint16_t>(bytes);
         u.h.send_type = static_cast<uint8_t>(type);
-        u.h.route = route;
+        u.w[kRouteWord] = route.hops;
+        u.w[kMagicWord] = pf::kHeaderMagic | route.flags_word << 8;
         u.h.seq = seq;
-        return u;  // magic and reserved words: fixed in the staging header (reset_staged_header)
+        u.w[kRouteExtWord] = route.ext;
+        u.w[kDstNodeWord] = route.dst_node;
+        return u;
     }
 
     // The staging header in L1 and its copy here (local data RAM): a push stores only the words
@@ -367,7 +375,10 @@ class FabricConnection {
         staged_cmd_words_ = cmd_words;
         stage(kMetaWord, u.w[kMetaWord]);
         stage(kRouteWord, u.w[kRouteWord]);
+        stage(kMagicWord, u.w[kMagicWord]);
         stage(kSeqWord, u.w[kSeqWord]);
+        stage(kRouteExtWord, u.w[kRouteExtWord]);
+        stage(kDstNodeWord, u.w[kDstNodeWord]);
     }
 
     // One word of the connection block, from its staging line (a NoC write, not inline: L1).

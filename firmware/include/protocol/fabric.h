@@ -24,6 +24,12 @@
 //     producer's credit word in the producer's L1. The producer may push while
 //     pushed_count - freed < slots.
 //
+// 2D (Topology Mesh / Torus): one router per Ethernet port of a mesh device, four per routing
+// plane (N, E, S, W). Sender channel 0 takes the local workers, channel 1 + F the traffic
+// forwarded by this chip's router facing direction F (F != this router's direction), channel 5
+// (torus) the VC1 traffic continuing straight from the opposite router. Routes are one hop
+// command (a nibble of direction bits) per hop; the section "2D mesh routing" below.
+//
 // Ring deadlock avoidance: dateline virtual channels (DESIGN in firmware/router/README.md). A
 // router whose outgoing link is the dateline of its direction sends ch0 and ch1 traffic into the
 // peer's rx1 (VC1); rx1 forwards into the next router's ch2, which sends into rx1 again. VC1 never
@@ -140,13 +146,23 @@ struct PacketHeader {
     uint16_t payload_bytes;  // +40: payload after the header (0 for inline write / atomic inc)
     uint8_t send_type;       // +42: NocSendType
     uint8_t src_channel;     // +43: written by the sending router: its sender channel
-    uint32_t route;          // +44: 1D route (HopAction per hop)
+    uint32_t route;          // +44: 1D: HopAction per hop. 2D: hop commands 0..7 (a nibble each)
     uint8_t magic;           // +48: kHeaderMagic, so a slot that was never written is caught
-    uint8_t reserved[3];
+    uint8_t mesh_flags;      // +49: 2D: MeshFlags
+    uint16_t branch_hops;    // +50: 2D multicast: chips a branch turning into direction d covers
+                             //      (nibble d, MeshDirection order)
     uint32_t seq;            // +52: free for the sender (tests put a sequence number here)
-    uint32_t reserved2[2];   // +56
+    uint32_t route_ext;      // +56: 2D: hop commands 8..15
+    uint16_t dst_mesh;       // +60: 2D: destination mesh and device (inter-mesh: the entry
+    uint8_t dst_device;      // +62:     router of each mesh computes the route on from these)
+    uint8_t reserved;
 };
 static_assert(sizeof(PacketHeader) == 64);
+static_assert(offsetof(PacketHeader, mesh_flags) == 49);
+static_assert(offsetof(PacketHeader, branch_hops) == 50);
+static_assert(offsetof(PacketHeader, route_ext) == 56);
+static_assert(offsetof(PacketHeader, dst_mesh) == 60);
+static_assert(offsetof(PacketHeader, dst_device) == 62);
 static_assert(offsetof(PacketHeader, payload_bytes) == 40);
 static_assert(offsetof(PacketHeader, send_type) == 42);
 static_assert(offsetof(PacketHeader, src_channel) == 43);
@@ -168,22 +184,29 @@ inline constexpr uint32_t kDefaultPayloadBytes = 4 * kTileBytes;
 
 // ---- channels and streams ---------------------------------------------------------------------
 
-inline constexpr uint32_t kNumSenderChannels = 3;    // ch0 worker, ch1 forwarded VC0, ch2 forwarded VC1
+// 1D: ch0 worker, ch1 forwarded VC0, ch2 forwarded VC1. 2D: ch0 worker, ch1 + F forwarded from
+// this chip's router facing F (VC0), ch5 forwarded VC1 (torus). Arrays are sized for 2D.
+inline constexpr uint32_t kNumSenderChannels = 3;    // 1D
+inline constexpr uint32_t kMaxSenderChannels = 6;    // 2D
 inline constexpr uint32_t kNumReceiverChannels = 2;  // rx0 VC0, rx1 VC1
 inline constexpr uint32_t kWorkerChannel = 0;
+inline constexpr uint32_t kMeshVc1Channel = 5;
 
 // Stream register IDs on the router's Ethernet core.
 inline constexpr uint32_t kStreamRxSent0 = 0;        // + rx: packets landed in rx (peer writes)
 inline constexpr uint32_t kStreamCompleted0 = 2;     // + ch: completions for sender ch (peer writes)
-inline constexpr uint32_t kStreamPushed0 = 5;        // + ch: packets pushed into sender ch (producer)
-inline constexpr uint32_t kStreamPeerDrained = 8;    // peer says it drained (graceful termination)
+inline constexpr uint32_t kStreamPushed0 = 8;        // + ch: packets pushed into sender ch (producer)
+inline constexpr uint32_t kStreamPeerDrained = 14;   // peer says it drained (graceful termination)
 static_assert(kStreamCompleted0 >= kStreamRxSent0 + kNumReceiverChannels);
-static_assert(kStreamPushed0 >= kStreamCompleted0 + kNumSenderChannels);
-static_assert(kStreamPeerDrained >= kStreamPushed0 + kNumSenderChannels);
+static_assert(kStreamPushed0 >= kStreamCompleted0 + kMaxSenderChannels);
+static_assert(kStreamPeerDrained >= kStreamPushed0 + kMaxSenderChannels);
 
 // ---- router configuration (host -> router L1) ------------------------------------------------
 
-enum class Topology : uint32_t { Line = 0, Ring = 1 };
+enum class Topology : uint32_t { Line = 0, Ring = 1, Mesh = 2, Torus = 3 };
+constexpr bool is_2d(uint32_t topology) {
+    return topology == static_cast<uint32_t>(Topology::Mesh) || topology == static_cast<uint32_t>(Topology::Torus);
+}
 
 // Written by the host at RouterLayout::config before launch. Everything the router needs.
 struct RouterConfig {
@@ -196,21 +219,23 @@ struct RouterConfig {
     uint32_t peer_eth_channel;
     uint32_t is_master;           // 1: lower chip id; drives the handshake
     uint32_t payload_bytes;       // slot payload capacity (multiple of 16, <= max_payload_bytes)
-    uint32_t sender_slots[kNumSenderChannels];      // 0 = channel unused
-    uint32_t receiver_slots[kNumReceiverChannels];  // 0 = channel unused (line: rx1)
-    uint32_t dateline;            // 1: ch0/ch1 send into the peer's rx1 (ring dateline link)
-    uint32_t has_downstream;      // 1: a router on this chip continues the line past this one
-    uint32_t downstream_x;        // its NOC0 coordinates
+    uint32_t sender_slots[kMaxSenderChannels];      // 0 = channel unused (1D: ch3..ch5 always)
+    uint32_t receiver_slots[kNumReceiverChannels];  // 0 = channel unused (line, mesh: rx1)
+    uint32_t dateline;            // 1: VC0 channels send into the peer's rx1 (ring/torus dateline link)
+    uint32_t has_downstream;      // 1D: 1 if a router on this chip continues the line past this one
+    uint32_t downstream_x;        // its NOC0 coordinates (2D: MeshRouterConfig::neighbor)
     uint32_t downstream_y;
     uint32_t handshake_timeout_us;  // how long to wait for the peer at start-up
     uint32_t ready_timeout_us;      // how long to wait for the host's ready word
     uint32_t drain_timeout_us;      // graceful termination drain bound
     uint32_t progress_timeout_us;   // a single blocked wait inside the main loop (e.g. NoC cmd buf)
     uint32_t ring_size;             // ring: chips in the ring (routes are at most ring_size - 1 hops)
-    uint32_t reserved[9];
+    uint32_t reserved[6];
 };
 inline constexpr uint32_t kRouterConfigMagic = 0xFAB1C0F9;
 static_assert(sizeof(RouterConfig) == 128);
+static_assert(offsetof(RouterConfig, payload_bytes) == 32 && offsetof(RouterConfig, receiver_slots) == 60,
+              "a router reads its neighbours' payload and slot counts as one 48-B block from +32");
 
 // The fields both ends of a link must agree on; exchanged in the handshake.
 struct LinkParams {
@@ -280,16 +305,16 @@ struct RouterStatusBlock {
     uint32_t peer_chip;    // learned in the handshake
     uint32_t peer_channel;
     uint32_t bad_packets;  // headers rejected (dropped with their credits returned)
-    uint32_t sent[kNumSenderChannels];          // packets sent on Ethernet per sender channel
-    uint32_t completed[kNumSenderChannels];     // completions received per sender channel
+    uint32_t sent[kMaxSenderChannels];          // packets sent on Ethernet per sender channel
+    uint32_t completed[kMaxSenderChannels];     // completions received per sender channel
     uint32_t received[kNumReceiverChannels];    // packets taken per receiver channel
     uint32_t delivered;    // local deliveries (NoC commands executed on this chip)
-    uint32_t forwarded;    // packets forwarded to the downstream router
+    uint32_t forwarded;    // packet copies forwarded to other routers of this chip
     uint32_t undrained;    // packets left when graceful drain timed out / immediate exit
     uint32_t main_loop_iterations;
-    uint32_t reserved[4];
+    uint32_t reserved[6];
 };
-static_assert(sizeof(RouterStatusBlock) == 96);
+static_assert(sizeof(RouterStatusBlock) == 128);
 
 // ---- worker connection (ch0) -----------------------------------------------------------------
 
@@ -326,10 +351,15 @@ struct RouterLayout {
     uint32_t handshake_in;   // 64 B: the peer's HandshakeMsg lands here
     uint32_t handshake_out;  // 64 B: staging for ours
     uint32_t connection;   // WorkerConnectionInfo for ch0
-    uint32_t upstream_credit[kNumSenderChannels];  // freed counter of the downstream router's
-                                                   // ch1/ch2 (it writes here; 16 B each)
+    uint32_t upstream_credit[kMaxSenderChannels];  // freed counters of the channels this router
+                                                   // feeds in its neighbours (they write here;
+                                                   // 16 B each). 1D: [1] ch1, [2] ch2 of the
+                                                   // downstream. 2D: [1 + F] the VC0 channel of
+                                                   // the router facing F, [5] the opposite's ch5
     uint32_t scratch;      // 64 B router-private words (NoC staging, atomic return)
-    uint32_t sender_base[kNumSenderChannels];
+    uint32_t mesh_config;  // 2D: MeshRouterConfig (host writes)
+    uint32_t exit_table;   // 2D: kMeshExitEntries words (host writes; MeshRouterConfig::exit_count)
+    uint32_t sender_base[kMaxSenderChannels];
     uint32_t receiver_base[kNumReceiverChannels];
     uint32_t slot_bytes;   // header + payload_bytes
     uint32_t end;          // first byte after the last slot
@@ -348,14 +378,16 @@ constexpr RouterLayout router_layout(const hal::ArchMap& a, const RouterConfig& 
     l.handshake_in = p;    p += 64;
     l.handshake_out = p;   p += 64;
     l.connection = p;      p += sizeof(WorkerConnectionInfo);
-    for (uint32_t i = 0; i < kNumSenderChannels; ++i) {
+    for (uint32_t i = 0; i < kMaxSenderChannels; ++i) {
         l.upstream_credit[i] = p;
         p += 16;
     }
     l.scratch = p;         p += 64;
+    l.mesh_config = p;     p += 64;   // sizeof(MeshRouterConfig), asserted below
+    l.exit_table = p;      p += 4 * 64;  // kMeshExitEntries
     p = align_up(p, 64);
     l.slot_bytes = align_up(static_cast<uint32_t>(sizeof(PacketHeader)) + c.payload_bytes, 16);
-    for (uint32_t i = 0; i < kNumSenderChannels; ++i) {
+    for (uint32_t i = 0; i < kMaxSenderChannels; ++i) {
         l.sender_base[i] = p;
         p += c.sender_slots[i] * l.slot_bytes;
     }
@@ -395,6 +427,151 @@ static_assert(offsetof(HandshakeMsg, rx_base) == 12);
 static_assert(offsetof(HandshakeMsg, params) == 16);
 static_assert(offsetof(HandshakeMsg, check) == 48);
 static_assert(offsetof(HandshakeMsg, mismatch) == 52);
+
+// ---- 2D mesh routing ------------------------------------------------------------------------
+//
+// Directions (the host's fabric::MeshDir has the same values): N towards row 0, E towards the
+// last column, S towards the last row, W towards column 0. Devices of a mesh are row-major.
+//
+// A route is one hop command per hop (a nibble, hop 0 in the low bits of `route`, hops 8..15 in
+// `route_ext`): bit d = "send on in direction d". The router that takes the packet off its link
+// faces the direction the packet came from; its own direction's bit, which could only mean
+// "back", means "write here". Each receiving router acts on the low nibble and passes the route
+// on shifted by one nibble. The first hop is the router the worker sends through.
+//
+//   unicast   X first (E/W), then Y (N/S); the last command is the arrival router's own bit
+//   multicast a trunk along E or W; each trunk chip's command may also hold N and/or S: the copy
+//             turning there becomes a line multicast of branch_hops[N|S] chips (its sending
+//             router rewrites the route: MeshFlags::Multicast). Trunks along X and branches along
+//             Y keep dimension order, so multicast adds no turn unicast does not make.
+//   inter-mesh  a route to the exit node and out through its inter-mesh port; the entry router
+//             (MeshRouterConfig::inter_mesh) computes the route on from dst_mesh/dst_device: to
+//             the device, or to the next exit node of its exit table.
+enum class MeshDirection : uint32_t { N = 0, E = 1, S = 2, W = 3 };
+inline constexpr uint32_t kMeshDirections = 4;
+constexpr uint32_t dir_bit(uint32_t d) { return 1u << d; }
+constexpr uint32_t opposite_dir(uint32_t d) { return d ^ 2; }
+constexpr bool perpendicular(uint32_t a, uint32_t b) { return ((a ^ b) & 1) != 0; }
+static_assert(opposite_dir(0) == 2 && opposite_dir(1) == 3 && perpendicular(0, 1) && !perpendicular(1, 3));
+
+inline constexpr uint32_t kMaxHops2D = 16;
+enum MeshFlags : uint8_t { kMeshMulticast = 1u << 0 };
+
+// What a header carries to find its way: the 1D route (one word) converts implicitly.
+struct Route {
+    uint32_t hops = 0;        // PacketHeader::route
+    uint32_t ext = 0;         // PacketHeader::route_ext
+    uint32_t flags_word = 0;  // mesh_flags | branch_hops << 8 (header bytes 49..51)
+    uint32_t dst_node = 0;    // dst_mesh | dst_device << 16 (header bytes 60..63)
+    constexpr Route() = default;
+    constexpr Route(uint32_t one_d) : hops(one_d) {}  // NOLINT: a 1D route is a Route
+    constexpr Route(uint32_t h, uint32_t e, uint32_t f, uint32_t node) : hops(h), ext(e), flags_word(f), dst_node(node) {}
+    constexpr bool operator==(const Route&) const = default;
+};
+constexpr uint32_t mesh_node_word(uint32_t mesh, uint32_t device) { return (mesh & 0xFFFF) | (device & 0xFF) << 16; }
+
+// Hop command `cmd` as hop `i` of a route.
+constexpr void set_hop(Route& r, uint32_t i, uint32_t cmd) {
+    if (i < 8) {
+        r.hops |= (cmd & 15) << (4 * i);
+    } else if (i < kMaxHops2D) {
+        r.ext |= (cmd & 15) << (4 * (i - 8));
+    }
+}
+constexpr uint32_t hop_cmd(const Route& r, uint32_t i) {
+    return i < 8 ? (r.hops >> (4 * i)) & 15 : i < kMaxHops2D ? (r.ext >> (4 * (i - 8))) & 15 : 0;
+}
+
+// A route along `path` (the direction each hop leaves its chip, path[0] = the router the worker
+// sends through; n <= kMaxHops2D): hop i is taken at the chip after path[i], which sends on in
+// path[i + 1], and the last chip writes (write_last) or, for a path that leaves the mesh through
+// an inter-mesh port, gets 0 (the entry router computes the rest).
+constexpr Route mesh_route_path(const uint32_t* path, uint32_t n, bool write_last = true) {
+    Route r{};
+    for (uint32_t i = 0; i < n && i < kMaxHops2D; ++i) {
+        const uint32_t cmd = i + 1 < n ? dir_bit(path[i + 1]) : write_last ? dir_bit(opposite_dir(path[i])) : 0;
+        set_hop(r, i, cmd);
+    }
+    return r;
+}
+
+// Dimension-ordered unicast inside a mesh from (row, col) to (dst_row, dst_col), X first: the
+// direction of the first hop (the router to send through) and the route. The node must differ.
+struct MeshUnicast {
+    uint32_t first_dir = 0;
+    uint32_t hops = 0;
+    Route route{};
+};
+constexpr MeshUnicast mesh_route_xy(uint32_t row, uint32_t col, uint32_t dst_row, uint32_t dst_col) {
+    uint32_t path[kMaxHops2D] = {};
+    uint32_t n = 0;
+    while (col != dst_col && n < kMaxHops2D) {
+        path[n++] = dst_col > col ? static_cast<uint32_t>(MeshDirection::E) : static_cast<uint32_t>(MeshDirection::W);
+        col = dst_col > col ? col + 1 : col - 1;
+    }
+    while (row != dst_row && n < kMaxHops2D) {
+        path[n++] = dst_row > row ? static_cast<uint32_t>(MeshDirection::S) : static_cast<uint32_t>(MeshDirection::N);
+        row = dst_row > row ? row + 1 : row - 1;
+    }
+    return MeshUnicast{n != 0 ? path[0] : 0, n, mesh_route_path(path, n)};
+}
+static_assert(mesh_route_xy(0, 0, 0, 1).route.hops == 0x8);       // E, then the W router writes
+static_assert(mesh_route_xy(0, 0, 1, 2).route.hops == 0x142);     // E; E; S; then N writes
+static_assert(mesh_route_xy(1, 1, 0, 1).first_dir == 0 && mesh_route_xy(1, 1, 0, 1).route.hops == 0x4);
+
+// Rectangle multicast: along trunk_dir (E or W) over `trunk` chips (the first is the neighbour),
+// writing on each; from each, branches of branch_n chips north and branch_s chips south (0: none).
+constexpr Route mesh_route_multicast(uint32_t trunk_dir, uint32_t trunk, uint32_t branch_n, uint32_t branch_s) {
+    Route r{};
+    for (uint32_t i = 0; i < trunk && i < kMaxHops2D; ++i) {
+        uint32_t cmd = dir_bit(opposite_dir(trunk_dir));  // write here
+        if (i + 1 < trunk) cmd |= dir_bit(trunk_dir);
+        if (branch_n != 0) cmd |= dir_bit(static_cast<uint32_t>(MeshDirection::N));
+        if (branch_s != 0) cmd |= dir_bit(static_cast<uint32_t>(MeshDirection::S));
+        set_hop(r, i, cmd);
+    }
+    r.flags_word = kMeshMulticast | ((branch_n & 15) << (4 * static_cast<uint32_t>(MeshDirection::N)) |
+                                     (branch_s & 15) << (4 * static_cast<uint32_t>(MeshDirection::S)))
+                                        << 8;
+    return r;
+}
+// The route a multicast branch turning into `dir` gets (written by the router facing `dir`):
+// `chips` chips along `dir`, writing on each.
+constexpr Route mesh_route_line_multicast(uint32_t dir, uint32_t chips) {
+    Route r{};
+    for (uint32_t i = 0; i < chips && i < kMaxHops2D; ++i) {
+        set_hop(r, i, dir_bit(opposite_dir(dir)) | (i + 1 < chips ? dir_bit(dir) : 0));
+    }
+    return r;
+}
+static_assert(mesh_route_line_multicast(0, 2).hops == 0x45);
+
+// 2D router configuration beside RouterConfig (RouterLayout::mesh_config), host-written.
+inline constexpr uint32_t kMeshConfigMagic = 0x3E5D2D01;
+inline constexpr uint32_t kMeshNeighborPresent = 1u << 16;  // neighbor word: present | y << 8 | x
+inline constexpr uint32_t kMeshExitEntries = 64;             // meshes an exit table covers
+inline constexpr uint32_t kMeshExitValid = 1u << 31;         // exit word: valid | dir << 8 | device
+struct MeshRouterConfig {
+    uint32_t magic;        // kMeshConfigMagic
+    uint32_t dir;          // MeshDirection this router's link leaves in
+    uint32_t neighbor[kMeshDirections];  // the router of this chip on the same plane facing each
+                                         // direction (neighbor[dir] = 0)
+    uint32_t mesh_id;
+    uint32_t device_id;
+    uint32_t mesh_rows;
+    uint32_t mesh_cols;
+    uint32_t inter_mesh;   // 1: the peer is in another mesh (this router is an entry node's)
+    uint32_t exit_dirs;    // bit d: the router facing d on this chip leads to another mesh
+    uint32_t exit_count;   // exit_table entries used: destination meshes 0..exit_count-1
+    uint32_t reserved[3];
+};
+static_assert(sizeof(MeshRouterConfig) == 64);
+static_assert(router_layout(hal::kWormholeB0, RouterConfig{}).exit_table -
+                  router_layout(hal::kWormholeB0, RouterConfig{}).mesh_config ==
+              sizeof(MeshRouterConfig));
+static_assert(router_layout(hal::kWormholeB0, RouterConfig{}).sender_base[0] -
+                  router_layout(hal::kWormholeB0, RouterConfig{}).exit_table >=
+              4 * kMeshExitEntries);
 
 // ---- what a worker needs to connect to a router's ch0 ----------------------------------------
 

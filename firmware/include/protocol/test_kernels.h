@@ -668,14 +668,18 @@ inline constexpr uint32_t kFabricConnL1Bytes = 32 + 64 + 6 * 16;
 //                                      pattern(seed + p) -> addr + j * scatter_gap + p * packet_bytes
 //                                      + j * chunk bytes
 struct FabricDest {
-    uint32_t route;  // pf::route_unicast / route_multicast
+    uint32_t route;  // pf::route_unicast / route_multicast (2D: pf::Route::hops)
     uint32_t x, y;   // destination core (NOC0), on every chip the route writes
     uint32_t addr;
     uint32_t seed;
     uint32_t sem_x, sem_y, sem_addr;
+    uint32_t route_ext;   // 2D: the rest of pf::Route (0 on a line or ring)
+    uint32_t flags_word;
+    uint32_t dst_node;
+    uint32_t reserved;
 };
-static_assert(sizeof(FabricDest) == 32);
-inline constexpr uint32_t kFabricMaxDests = 4;
+static_assert(sizeof(FabricDest) == 48);
+inline constexpr uint32_t kFabricMaxDests = 16;
 
 enum FabricTrafficFlags : uint32_t {
     kFabricFlush = 1u << 0,     // atomics (and fused increments) after the channel's writes are flushed

@@ -17,11 +17,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
 #include "fabric/cluster_descriptor.h"
 #include "fabric/coord.h"
+#include "fabric/mesh_graph.h"
 #include "fabric/soc_descriptor.h"
 #include "hal/arch_map.h"
 #include "protocol/fabric.h"
@@ -32,7 +34,7 @@ namespace fabric {
 enum class FabricDir : uint8_t { East = 0, West = 1 };
 
 std::string_view dir_name(FabricDir d);                        // "east", "west"
-std::string_view topology_name(protocol::fabric::Topology t);  // "line", "ring"
+std::string_view topology_name(protocol::fabric::Topology t);  // "line", "ring", "mesh", "torus"
 
 // Upper bound of every router timeout option (one minute): a longer one is a typo, and a router
 // that waits that long is hung anyway.
@@ -57,6 +59,18 @@ struct FabricOptions {
              progress_timeout_us = 10'000;
 };
 
+// The mesh side of one router (RouterPlacement::mesh).
+struct MeshRouterPlacement {
+    MeshNode node;
+    MeshDir dir = MeshDir::N;
+    uint32_t plane = 0;
+    bool inter_mesh = false;  // the peer is in another mesh
+    protocol::fabric::MeshRouterConfig config{};
+    std::vector<uint32_t> exit_table;  // config.exit_count words, written at layout.exit_table
+
+    MeshPort port() const { return MeshPort{node, dir, plane}; }  // str(): "M0D5 E plane 0"
+};
+
 struct RouterPlacement {
     ChipId chip;
     uint32_t eth_channel;
@@ -65,6 +79,7 @@ struct RouterPlacement {
     size_t index_in_line;  // position of `chip` in options.chips
     protocol::fabric::RouterConfig config;
     protocol::fabric::RouterLayout layout;
+    std::optional<MeshRouterPlacement> mesh;  // 2D plans (mesh_plan.h); `dir` is then meaningless
 };
 
 struct FabricPlan {
