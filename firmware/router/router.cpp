@@ -1,5 +1,7 @@
-// The 1D fabric router (protocol/fabric.h is the contract; README.md beside this file is the
-// design). One instance per Ethernet link core:
+// The fabric router (protocol/fabric.h is the contract; README.md beside this file is the
+// design). One instance per Ethernet link core. Built twice: fabric_router.elf for lines and rings
+// (1D), fabric_router_2d.elf (FABRIC_ROUTER_2D) for meshes and tori, where a packet may be
+// forwarded to any of the chip's other routers of its plane and the route is a hop nibble each.
 //
 //   start-up   read + check RouterConfig, zero the streams and the router's L1 words, handshake
 //              with the peer (LinkParams must agree), wait for the host's ready word
@@ -41,6 +43,26 @@ using Noc = hal::Noc<hal::kArch>;
 using Eth = hal::Eth<hal::kArch>;
 using Streams = hal::Streams<hal::kArch>;
 constexpr const hal::ArchMap& kA = hal::kArch;
+
+#ifdef FABRIC_ROUTER_2D
+constexpr bool kMesh = true;
+#else
+constexpr bool kMesh = false;
+#endif
+// Sender channels: 1D ch0 worker, ch1 VC0, ch2 VC1; 2D ch0 worker, ch1 + F from the router facing
+// F, ch5 VC1 (protocol/fabric.h).
+constexpr uint32_t kSenders = kMesh ? pf::kMaxSenderChannels : pf::kNumSenderChannels;
+constexpr uint32_t kVc1Channel = kMesh ? pf::kMeshVc1Channel : 2;
+
+// The per-packet steps are flattened (the HAL calls inline, their checks of constant options
+// fold away, no call saves and restores registers: ~20% fewer cycles), except in the 2D image
+// for Blackhole, which would not fit its 24 KiB application window: there each step is one
+// function, called from the (unrolled) main loop.
+#if defined(FABRIC_ROUTER_2D) && defined(FABRIC_ARCH_BLACKHOLE)
+#define ROUTER_HOT [[gnu::noinline]]
+#else
+#define ROUTER_HOT [[gnu::flatten]]
+#endif
 
 // TXQ0: the only queue that carries remote register writes (credits), so data goes there too and
 // each credit lands after the data it announces.
@@ -86,6 +108,9 @@ static_assert(sizeof(pf::PacketHeader) + pf::max_payload_bytes(kA) <= kA.noc_max
 constexpr uint32_t kScratchCreditLine = 0;  // + 16 * channel
 constexpr uint32_t kScratchTeardownLine = 48;
 constexpr uint32_t kScratchAtomicReturn = 16 + 8;
+// 2D has more channels than lines: ch3..ch5 share ch2's. Safe, as a staged write waits until every
+// earlier one has been read out (fabric::RemoteWords::ready); the lines only keep words apart.
+constexpr uint32_t credit_line(uint32_t c) { return c < 3 ? c : 2; }
 
 constexpr uint32_t kIncOne = Streams::encode_delta(1).value;
 static_assert(Streams::encode_delta(1).ok());
@@ -93,7 +118,7 @@ static_assert(Streams::encode_delta(1).ok());
 // Stream IDs by channel, computed rather than read from a table (a constant table lives in L1:
 // a 7-cycle load on every use in the loop). The highest ID is checked against the arch here.
 constexpr hal::StreamId kPeerDrained = Streams::id<pf::kStreamPeerDrained>();
-static_assert(pf::kStreamPeerDrained + 1 >= pf::kStreamPushed0 + pf::kNumSenderChannels);
+static_assert(pf::kStreamPeerDrained + 1 >= pf::kStreamPushed0 + pf::kMaxSenderChannels);
 constexpr hal::StreamId stream_id(uint32_t n) {
     return Streams::make_id(n).value;  // n <= kStreamPeerDrained (above), so always ok
 }
@@ -115,6 +140,7 @@ enum class ConfigCheck : uint32_t {
     Layout = 10,
     IsMaster = 11,
     DownstreamConfig = 12,  // the downstream router's config does not match ours (read at ready)
+    MeshConfig = 13,        // 2D: MeshRouterConfig missing or inconsistent
 };
 
 // Why a packet was dropped (RouterStatusBlock::detail, last one; status stays as it was).
@@ -127,7 +153,8 @@ enum class BadPacket : uint32_t {
     Scatter = 0x105,     // chunk count or sizes
     NoDownstream = 0x106,  // a forward on a router without a downstream channel
     SrcChannel = 0x107,  // src_channel is not a sender channel (its credit cannot be returned)
-    RouteTooLong = 0x108,  // ring: a worker's (ch0) route of more than ring_size - 1 hops
+    RouteTooLong = 0x108,  // ring/torus: a worker's (ch0) route of more than ring_size - 1 hops (per dimension)
+    DstNode = 0x109,     // 2D entry router: the destination mesh/device has no route from here
 };
 
 // The route bits a worker's packet may use: on a ring of n chips at most n - 1 hops (2 bits each),
@@ -144,7 +171,12 @@ static_assert(route_mask(static_cast<uint32_t>(pf::Topology::Ring), 2) == 0x3);
 // Fields of a PacketHeader word-addressed in L1.
 constexpr uint32_t kHdrMetaWord = offsetof(pf::PacketHeader, payload_bytes) / 4;  // bytes|type|src
 constexpr uint32_t kHdrRouteWord = offsetof(pf::PacketHeader, route) / 4;
-constexpr uint32_t kHdrMagicWord = offsetof(pf::PacketHeader, magic) / 4;
+constexpr uint32_t kHdrMagicWord = offsetof(pf::PacketHeader, magic) / 4;  // + mesh_flags, branch_hops
+constexpr uint32_t kHdrRouteExtWord = offsetof(pf::PacketHeader, route_ext) / 4;
+constexpr uint32_t kHdrDstNodeWord = offsetof(pf::PacketHeader, dst_mesh) / 4;
+static_assert(offsetof(pf::PacketHeader, mesh_flags) == 4 * kHdrMagicWord + 1 &&
+              offsetof(pf::PacketHeader, branch_hops) == 4 * kHdrMagicWord + 2 &&
+              offsetof(pf::PacketHeader, dst_device) == 4 * kHdrDstNodeWord + 2);
 static_assert(offsetof(pf::PacketHeader, cmd) == 0);
 // NocCommand words each send type uses, 4 bits per NocSendType (a table would be an L1 load):
 // the receiver loads only those, plus the meta, route and magic words.
@@ -239,6 +271,10 @@ struct SlotCursor {
     }
 };
 
+// Receiver::blocked: the packet must be looked at again as a whole (it waits on several ports).
+constexpr uint32_t kRetake = 0xFF;
+static_assert(kSenders < kRetake);
+
 // NoC command buffers: ordinary requests (credits, atomics, the start-up read, the rare send
 // types) share buffer 0; the hot paths use prepared requests, each on a buffer of its own so their
 // constant registers stay programmed: 1 the forward data, 2 the forward's Pushed +1 (ch1 and ch2
@@ -280,19 +316,31 @@ class Router {
         SlotCursor take;     // slot of packet `taken`
         SlotCursor complete; // slot of packet `done`
         uint32_t armed = 0;  // bit per slot: an atomic waits in g_pending
-        bool blocked = false;  // the next packet is a forward that found the downstream full
+        // The next packet is a forward that found its port full: 0 no, kRetake look at the whole
+        // packet again (a 2D multicast waits on several ports), else the port it waits on.
+        uint32_t blocked = 0;
         uint8_t src[kMaxSlots] = {};  // src_channel per slot; 0xFF: no completion to send
         uint8_t trid[kMaxSlots] = {};  // trid() of each slot, computed once (a stack byte load
                                        // instead of two multiplies per packet)
     };
-    struct Downstream {  // the router on this chip that continues the line
-        bool present = false;
+    // A sender channel of another router on this chip that this one forwards into. Port p's
+    // freed count comes back in our upstream_credit[p]. 1D: port 1 = the downstream's ch1 (from
+    // rx0), port 2 its ch2 (rx1). 2D: port 1 + F = ch(1 + our dir) of the router facing F, port 5
+    // = ch5 of the opposite router (VC1, straight on from rx1).
+    struct Port {
         uint32_t x = 0, y = 0;
-        uint32_t base[pf::kNumSenderChannels] = {};
-        uint32_t slots[pf::kNumSenderChannels] = {};
-        uint32_t pushed[pf::kNumSenderChannels] = {};  // packets written into its channel
-        uint32_t credit[pf::kNumSenderChannels] = {};  // its freed count as last read (L1 word)
-        SlotCursor next[pf::kNumSenderChannels];       // slot of packet `pushed`
+        uint32_t base = 0;
+        uint32_t slots = 0;   // 0: no such port (a forward there is a bad packet)
+        uint32_t pushed = 0;  // packets written into it
+        uint32_t credit = 0;  // its freed count as last read (L1 word)
+        SlotCursor next;      // slot of packet `pushed`
+        hal::NocPrepared data{};    // the forward's header + payload (NoC buffer kFwdDataBuf)
+        hal::NocPrepared pushed_inc{};  // +1 on its Pushed stream (kFwdPushedBuf)
+    };
+    // Where our sender channel c's freed count goes (c >= 1: the router that feeds it).
+    struct CreditTarget {
+        bool present = false;
+        fabric::NocWord word{};
     };
 
     // ---- start-up ----
@@ -301,7 +349,9 @@ class Router {
     bool peer_msg(pf::HandshakeMsg& m, uint32_t is_reply) const;
     pf::LinkParams my_params() const;
     int wait_ready();
-    uint32_t setup_downstream();
+    uint32_t setup_ports();
+    uint32_t setup_port(uint32_t p, uint32_t xy_word, uint32_t channel);
+    uint32_t check_mesh_config() const;
 
     // ---- main loop steps ----
     Status sender_step(uint32_t c);
@@ -310,6 +360,13 @@ class Router {
     Status receiver_step(uint32_t r);
     Status take(uint32_t r, bool& taken);
     Status take_general(uint32_t r, bool& taken);
+    Status forward(uint32_t p, uint32_t slot, uint32_t bytes, uint32_t id);
+    bool port_full(uint32_t p);
+    // 2D
+    uint32_t mesh_port(uint32_t r, uint32_t dir) const;
+    uint32_t mesh_ports(uint32_t r, uint32_t fwd_dirs) const;
+    uint32_t mesh_entry_route(uint32_t slot, pf::Route& out) const;
+    void mesh_branch_rewrite(uint32_t slot) const;
     bool send_completions(uint32_t src, uint32_t n);
     void complete(Receiver& rx, uint32_t n);
     Status completion_step(uint32_t r);
@@ -320,7 +377,8 @@ class Router {
     Status issue_armed(uint32_t r, uint32_t idx, uint32_t id);
     Status deliver(const pf::PacketHeader& h, uint32_t slot, uint32_t trid, PendingAtomic& pend, bool& armed);
     Status deliver_other(const pf::PacketHeader& h, uint32_t slot, uint32_t trid, PendingAtomic& pend, bool& armed);
-    uint32_t validate(const pf::PacketHeader& h, uint32_t action, uint32_t fwd_ch) const;
+    uint32_t validate(const pf::PacketHeader& h, bool write, uint32_t ports) const;
+    uint32_t validate_route(const pf::PacketHeader& h, uint32_t action, uint32_t ports) const;
     Status credit_step();
     Status connection_step();
     bool drained() const;
@@ -346,15 +404,14 @@ class Router {
     pf::RouterLayout l_{};
     Noc noc_{hal::NocId::Noc0, kNocConfig};
     // Prepared NoC writes (checked and programmed once at start-up, then only what varies per
-    // packet): the forward into the downstream's slots and the +1 on its Pushed[ch] stream, and
-    // the delivery writes (any core).
-    hal::NocPrepared fwd_data_{};
-    hal::NocPrepared fwd_pushed_[pf::kNumSenderChannels]{};
+    // packet): the forwards (Port::data, Port::pushed_inc) and the delivery writes (any core).
     hal::NocPrepared deliver_{};
-    Sender tx_[pf::kNumSenderChannels];
+    Sender tx_[kSenders];
     PeerRx peer_rx_[pf::kNumReceiverChannels];
     Receiver rx_[pf::kNumReceiverChannels];
-    Downstream ds_;
+    Port ports_[kSenders];
+    CreditTarget credit_to_[kSenders];
+    pf::MeshRouterConfig m_{};  // 2D only
     // The ch0 connection block and the words we write into producers' L1 (credits, teardown).
     fabric::WorkerPort port_;
     fabric::RemoteWords<kCreditTrid> words_{noc_, kFixed.scratch};
@@ -376,7 +433,7 @@ void Router::set_stage(RouterStatus s) {
 
 void Router::publish() {
     sb_store(SB_OFF(bad_packets), bad_packets_);
-    for (uint32_t c = 0; c < pf::kNumSenderChannels; ++c) {
+    for (uint32_t c = 0; c < kSenders; ++c) {
         sb_store(SB_OFF(sent) + 4 * c, tx_[c].sent);
         sb_store(SB_OFF(completed) + 4 * c, tx_[c].completed);
     }
@@ -410,23 +467,26 @@ uint32_t Router::check_config() const {
     const auto bad = [](ConfigCheck c) { return static_cast<uint32_t>(c); };
     if (c_.magic != pf::kRouterConfigMagic) return bad(ConfigCheck::Magic);
     if (c_.version != pf::kProtocolVersion) return bad(ConfigCheck::Version);
-    if (c_.topology != static_cast<uint32_t>(pf::Topology::Line) &&
-        c_.topology != static_cast<uint32_t>(pf::Topology::Ring)) {
+    // Each image runs its own topologies: a line/ring config on the 2D image (or the reverse)
+    // is refused, not half-run.
+    if (pf::is_2d(c_.topology) != kMesh || c_.topology > static_cast<uint32_t>(pf::Topology::Torus)) {
         return bad(ConfigCheck::Topology);
     }
     if (c_.payload_bytes == 0 || c_.payload_bytes % 16 != 0 ||
         c_.payload_bytes > pf::max_payload_bytes(kA)) {
         return bad(ConfigCheck::PayloadBytes);
     }
-    for (uint32_t s : c_.sender_slots) {
-        if (s > kMaxSlots) return bad(ConfigCheck::SenderSlots);
+    for (uint32_t c = 0; c < pf::kMaxSenderChannels; ++c) {
+        if (c_.sender_slots[c] > kMaxSlots || (c >= kSenders && c_.sender_slots[c] != 0)) {
+            return bad(ConfigCheck::SenderSlots);
+        }
     }
     if (c_.receiver_slots[0] == 0 || c_.receiver_slots[0] > kMaxSlots ||
         c_.receiver_slots[1] > kMaxSlots) {
         return bad(ConfigCheck::ReceiverSlots);
     }
-    // Traffic into rx1 (a dateline link, or ch2) needs an rx1.
-    if ((c_.dateline != 0 || c_.sender_slots[2] != 0) && c_.receiver_slots[1] == 0) {
+    // Traffic into rx1 (a dateline link, or the VC1 channel) needs an rx1.
+    if ((c_.dateline != 0 || c_.sender_slots[kVc1Channel] != 0) && c_.receiver_slots[1] == 0) {
         return bad(ConfigCheck::Dateline);
     }
     if (c_.dateline > 1) return bad(ConfigCheck::Dateline);
@@ -440,6 +500,31 @@ uint32_t Router::check_config() const {
     }
     if (!l_.fits) return bad(ConfigCheck::Layout);
     if (c_.is_master > 1) return bad(ConfigCheck::IsMaster);
+    if constexpr (kMesh) return check_mesh_config();
+    return 0;
+}
+
+// 2D: the MeshRouterConfig beside the RouterConfig (loaded by run()).
+uint32_t Router::check_mesh_config() const {
+    const uint32_t bad = static_cast<uint32_t>(ConfigCheck::MeshConfig);
+    if (m_.magic != pf::kMeshConfigMagic || m_.dir >= pf::kMeshDirections) return bad;
+    if (m_.mesh_rows == 0 || m_.mesh_cols == 0 || m_.mesh_rows * m_.mesh_cols > 256 ||
+        m_.device_id >= m_.mesh_rows * m_.mesh_cols || m_.exit_count > pf::kMeshExitEntries ||
+        m_.inter_mesh > 1 || m_.exit_dirs > 15) {
+        return bad;
+    }
+    // No channel from our own direction (a packet never comes back), VC1 only on a torus.
+    if (c_.sender_slots[1 + m_.dir] != 0) return bad;
+    const bool torus = c_.topology == static_cast<uint32_t>(pf::Topology::Torus);
+    if (!torus && (c_.sender_slots[kVc1Channel] != 0 || c_.dateline != 0)) return bad;
+    for (uint32_t d = 0; d < pf::kMeshDirections; ++d) {
+        const uint32_t n = m_.neighbor[d];
+        if (n == 0) continue;
+        if (d == m_.dir || (n & ~(pf::kMeshNeighborPresent | 0xFFFFu)) != 0 || (n & pf::kMeshNeighborPresent) == 0 ||
+            !hal::noc::coord_ok(n & 0xFF) || !hal::noc::coord_ok((n >> 8) & 0xFF)) {
+            return bad;
+        }
+    }
     return 0;
 }
 
@@ -560,34 +645,72 @@ int Router::wait_ready() {
     return -1;
 }
 
-// The downstream router's slot layout, from its config (written by the host before any router
-// started). Returns a ConfigCheck code, 0 if fine.
-uint32_t Router::setup_downstream() {
-    ds_.present = c_.has_downstream != 0;
-    if (!ds_.present) return 0;
-    ds_.x = c_.downstream_x;
-    ds_.y = c_.downstream_y;
-    // Its config's words 8..15 (payload_bytes .. dateline) into our (now idle) handshake_out.
+// Port p: channel `channel` of the router at xy_word (y << 8 | x), its slot layout read from its
+// config (written by the host before any router started). Returns a ConfigCheck code, 0 if fine.
+uint32_t Router::setup_port(uint32_t p, uint32_t xy_word, uint32_t channel) {
+    Port& port = ports_[p];
+    port.x = xy_word & 0xFF;
+    port.y = (xy_word >> 8) & 0xFF;
+    // Its config's payload_bytes, sender_slots and receiver_slots (48 B from +32) into our (now
+    // idle) handshake_out.
     constexpr uint32_t kFrom = offsetof(pf::RouterConfig, payload_bytes);
-    static_assert(kFrom % 16 == 0);
-    Status s = noc_.read({ds_.x, ds_.y, kFixed.config + kFrom}, l_.handshake_out, 32);
+    static_assert(kFrom % 16 == 0 && offsetof(pf::RouterConfig, receiver_slots) + 8 <= kFrom + 48);
+    const uint32_t bad = static_cast<uint32_t>(ConfigCheck::DownstreamConfig);
+    Status s = noc_.read({port.x, port.y, kFixed.config + kFrom}, l_.handshake_out, 48);
     if (s == Status::Ok) s = noc_.read_barrier(progress_deadline(), term());
-    if (s != Status::Ok) return static_cast<uint32_t>(ConfigCheck::DownstreamConfig);
+    if (s != Status::Ok) return bad;
     pf::RouterConfig dc{};
     dc.payload_bytes = ld(l_.handshake_out);
-    for (uint32_t i = 0; i < pf::kNumSenderChannels; ++i) dc.sender_slots[i] = ld(l_.handshake_out + 4 + 4 * i);
-    for (uint32_t i = 0; i < pf::kNumReceiverChannels; ++i) dc.receiver_slots[i] = ld(l_.handshake_out + 16 + 4 * i);
-    if (dc.payload_bytes != c_.payload_bytes) return static_cast<uint32_t>(ConfigCheck::DownstreamConfig);
+    for (uint32_t i = 0; i < pf::kMaxSenderChannels; ++i) dc.sender_slots[i] = ld(l_.handshake_out + 4 + 4 * i);
+    for (uint32_t i = 0; i < pf::kNumReceiverChannels; ++i) {
+        dc.receiver_slots[i] = ld(l_.handshake_out + 4 + 4 * pf::kMaxSenderChannels + 4 * i);
+    }
+    if (dc.payload_bytes != c_.payload_bytes) return bad;
     const pf::RouterLayout dl = pf::router_layout(kA, dc);
     // Its slots take our forwards unchecked per packet (take()): its layout must fit its L1.
-    if (!dl.fits) return static_cast<uint32_t>(ConfigCheck::DownstreamConfig);
-    for (uint32_t ch = 1; ch < pf::kNumSenderChannels; ++ch) {
-        if (dc.sender_slots[ch] > kMaxSlots) return static_cast<uint32_t>(ConfigCheck::DownstreamConfig);
-        ds_.base[ch] = dl.sender_base[ch];
-        ds_.slots[ch] = dc.sender_slots[ch];
-        ds_.next[ch].addr = ds_.base[ch];
+    if (!dl.fits || dc.sender_slots[channel] > kMaxSlots) return bad;
+    port.base = dl.sender_base[channel];
+    port.slots = dc.sender_slots[channel];
+    port.next.addr = port.base;
+    if (port.slots == 0) return 0;  // nothing may be forwarded there (NoDownstream)
+    s = noc_.prepare_write_inline(kFwdPushedBuf, {port.x, port.y, Streams::update_reg_addr(pushed_id(channel))}, {},
+                                  port.pushed_inc, true);
+    if (s != Status::Ok) return bad;
+    // 1D: both ports are the same core: share one data preparation (no reprogramming between).
+    if (!kMesh && p == 2 && ports_[1].slots != 0) {
+        port.data = ports_[1].data;
+        return 0;
     }
-    return 0;
+    return noc_.prepare_write(kFwdDataBuf, {port.x, port.y}, {}, port.data, true) == Status::Ok ? 0 : bad;
+}
+
+// The ports (other routers' channels we forward into) and where our channels' credits go.
+uint32_t Router::setup_ports() {
+    if constexpr (!kMesh) {
+        if (c_.has_downstream == 0) return 0;
+        const uint32_t xy = c_.downstream_y << 8 | c_.downstream_x;
+        for (uint32_t ch = 1; ch < kSenders; ++ch) {
+            if (const uint32_t bad = setup_port(ch, xy, ch); bad != 0) return bad;
+            credit_to_[ch] = {true, {c_.downstream_x, c_.downstream_y, kFixed.upstream_credit[ch]}};
+        }
+        return 0;
+    } else {
+        const uint32_t me = m_.dir;
+        for (uint32_t f = 0; f < pf::kMeshDirections; ++f) {
+            const uint32_t n = m_.neighbor[f];
+            if (n == 0) continue;
+            if (const uint32_t bad = setup_port(1 + f, n, 1 + me); bad != 0) return bad;
+            // Our ch(1 + f) is fed by the router facing f; it reads our freed count in its
+            // upstream_credit[1 + me].
+            credit_to_[1 + f] = {true, {n & 0xFF, (n >> 8) & 0xFF, kFixed.upstream_credit[1 + me]}};
+        }
+        const uint32_t opp = m_.neighbor[pf::opposite_dir(me)];
+        if (c_.topology == static_cast<uint32_t>(pf::Topology::Torus) && opp != 0) {
+            if (const uint32_t bad = setup_port(kVc1Channel, opp, kVc1Channel); bad != 0) return bad;
+            credit_to_[kVc1Channel] = {true, {opp & 0xFF, (opp >> 8) & 0xFF, kFixed.upstream_credit[kVc1Channel]}};
+        }
+        return 0;
+    }
 }
 
 // ---- the data path ---------------------------------------------------------------------------
@@ -608,9 +731,7 @@ uint32_t Router::setup_downstream() {
 // free. Its +1 on the peer's rx_sent stream follows on the same queue (so it lands after the
 // data), for up to kAnnounceBatch packets at once: as soon as nothing more can go now, or when
 // the batch is full.
-// [[gnu::flatten]] on the per-packet steps: the HAL calls inline, so their checks of constant
-// options fold away and no call saves and restores registers (measured: ~20% fewer cycles).
-[[gnu::flatten]] Status Router::sender_step(uint32_t c) {
+ROUTER_HOT Status Router::sender_step(uint32_t c) {
     Sender& s = tx_[c];
     if (Eth::is_busy(kTxq)) return Status::Ok;
     PeerRx& p = peer_rx_[s.rx];
@@ -621,6 +742,8 @@ uint32_t Router::setup_downstream() {
     }
     if (!ready) return Status::Ok;
     const uint32_t slot = s.next.addr;
+    // 2D: a multicast copy that turned into our direction becomes a line multicast along it.
+    if (kMesh && c >= 1 && c <= pf::kMeshDirections && pf::perpendicular(c - 1, m_.dir)) mesh_branch_rewrite(slot);
     const uint32_t meta_addr = slot + 4 * kHdrMetaWord;
     const uint32_t meta = ld(meta_addr);
     uint32_t bytes = meta & 0xFFFF;
@@ -648,22 +771,18 @@ uint32_t Router::setup_downstream() {
     return Status::Ok;
 }
 
-// The header checks of a packet this router acts on with `action` (forwarding into the
-// downstream's channel `fwd_ch`).
-uint32_t Router::validate(const pf::PacketHeader& h, uint32_t action, uint32_t fwd_ch) const {
+// The header checks of a packet this router delivers here (`write`) and/or forwards into `ports`
+// (a bit per port). The route itself was checked by validate_route.
+uint32_t Router::validate(const pf::PacketHeader& h, bool write, uint32_t ports) const {
     const auto bad = [](BadPacket b) { return static_cast<uint32_t>(b); };
     if (h.magic != pf::kHeaderMagic) return bad(BadPacket::Magic);
-    if (h.src_channel >= pf::kNumSenderChannels) return bad(BadPacket::SrcChannel);
+    if (h.src_channel >= kSenders) return bad(BadPacket::SrcChannel);
     if (h.send_type >= static_cast<uint8_t>(pf::NocSendType::kCount)) return bad(BadPacket::SendType);
     if (h.payload_bytes > c_.payload_bytes) return bad(BadPacket::PayloadBytes);
-    // Only ch0 packets carry their whole route here (forwarded ones have been shifted on the way).
-    if (h.src_channel == 0 && (h.route & ~route_mask_) != 0) return bad(BadPacket::RouteTooLong);
-    if (action == static_cast<uint32_t>(pf::HopAction::Invalid)) return bad(BadPacket::Route);
-    const bool fwd = action == static_cast<uint32_t>(pf::HopAction::Forward) ||
-                     action == static_cast<uint32_t>(pf::HopAction::WriteAndForward);
-    if (fwd && (h.route >> 2) == 0) return bad(BadPacket::Route);  // forwarded with nothing to do
-    if (fwd && (!ds_.present || ds_.slots[fwd_ch] == 0)) return bad(BadPacket::NoDownstream);
-    if (action == static_cast<uint32_t>(pf::HopAction::Forward)) return 0;
+    for (uint32_t p = 1; p < kSenders; ++p) {
+        if ((ports >> p & 1) != 0 && ports_[p].slots == 0) return bad(BadPacket::NoDownstream);
+    }
+    if (!write) return 0;
     const uint32_t bytes = h.payload_bytes;
     switch (static_cast<pf::NocSendType>(h.send_type)) {
         case pf::NocSendType::UnicastWrite:
@@ -692,6 +811,49 @@ uint32_t Router::validate(const pf::PacketHeader& h, uint32_t action, uint32_t f
         }
         default:
             return bad(BadPacket::SendType);
+    }
+}
+
+// The route's checks for this hop: `action` is the 1D HopAction or the 2D hop command, `ports` the
+// ports it forwards into.
+uint32_t Router::validate_route(const pf::PacketHeader& h, uint32_t action, uint32_t ports) const {
+    const auto bad = [](BadPacket b) { return static_cast<uint32_t>(b); };
+    if constexpr (!kMesh) {
+        // Only ch0 packets carry their whole route here (forwarded ones have been shifted on the way).
+        if (h.src_channel == 0 && (h.route & ~route_mask_) != 0) return bad(BadPacket::RouteTooLong);
+        if (action == static_cast<uint32_t>(pf::HopAction::Invalid)) return bad(BadPacket::Route);
+        if (ports != 0 && (h.route >> 2) == 0) return bad(BadPacket::Route);  // forwarded with nothing to do
+        return 0;
+    } else {
+        if (action == 0) return bad(BadPacket::Route);
+        // Forwarded with nothing left to do, unless the next router leaves the mesh (the entry
+        // router on the other side computes the rest) or it is a multicast turning into its
+        // branches (their routers write the branch routes).
+        const uint32_t fwd_dirs = action & ~pf::dir_bit(m_.dir);
+        if (fwd_dirs != 0 && (h.route >> 4) == 0 && h.route_ext == 0 && (fwd_dirs & ~m_.exit_dirs) != 0 &&
+            (h.mesh_flags & pf::kMeshMulticast) == 0) {
+            return bad(BadPacket::Route);
+        }
+        if (h.src_channel != 0 || c_.topology != static_cast<uint32_t>(pf::Topology::Torus)) return 0;
+        // Torus, a worker's packet with its whole route: at most ring - 1 hops per dimension
+        // (counting the one that brought it here) along the trunk, and branches shorter than
+        // the column rings, so it crosses each dateline at most once.
+        const pf::Route r{h.route, h.route_ext, 0, 0};
+        uint32_t dir = pf::opposite_dir(m_.dir);  // the way it travels
+        uint32_t hops[2] = {0, 0};                // [0] N/S, [1] E/W
+        ++hops[dir & 1];
+        for (uint32_t i = 0; i < pf::kMaxHops2D; ++i) {
+            const uint32_t fwd = pf::hop_cmd(r, i) & ~pf::dir_bit(pf::opposite_dir(dir));
+            if (fwd == 0) break;
+            dir = (fwd & pf::dir_bit(dir)) != 0 ? dir : static_cast<uint32_t>(__builtin_ctz(fwd));
+            ++hops[dir & 1];
+        }
+        const uint32_t branch_n = (h.branch_hops >> 4 * static_cast<uint32_t>(pf::MeshDirection::N)) & 15;
+        const uint32_t branch_s = (h.branch_hops >> 4 * static_cast<uint32_t>(pf::MeshDirection::S)) & 15;
+        (void)ports;
+        return hops[1] < m_.mesh_cols && hops[0] < m_.mesh_rows && branch_n < m_.mesh_rows && branch_s < m_.mesh_rows
+                   ? 0
+                   : bad(BadPacket::RouteTooLong);
     }
 }
 
@@ -762,7 +924,7 @@ Status Router::deliver(const pf::PacketHeader& h, uint32_t slot, uint32_t id, Pe
 
 // Take the packets that have landed in rx r, up to kTakeBatch, in order; one stream update for
 // all of them.
-[[gnu::flatten]] Status Router::receiver_step(uint32_t r) {
+ROUTER_HOT Status Router::receiver_step(uint32_t r) {
     const uint32_t landed = Streams::read(rx_sent_id(r));
     if (landed == 0) return Status::Ok;
     uint32_t n = 0;
@@ -778,24 +940,103 @@ Status Router::deliver(const pf::PacketHeader& h, uint32_t slot, uint32_t id, Pe
     return Status::Ok;
 }
 
-// Take the next packet of rx r if (when it goes on) the downstream channel has a free slot:
+// Port p has no free slot (its credit word re-read from L1 only when the cached count says full).
+bool Router::port_full(uint32_t p) {
+    Port& q = ports_[p];
+    if (q.pushed - q.credit < q.slots) return false;
+    q.credit = ld(kFixed.upstream_credit[p]);
+    return q.pushed - q.credit >= q.slots;
+}
+
+// Header + payload of our slot into port p's next slot, then +1 on its Pushed stream (same NoC
+// and VC, so it lands after the data). Prechecked: our slot and the port's are 16-B aligned slots
+// of layouts that fit (ours checked at start-up, the port's in setup_port), the size at most a
+// slot (payload_bytes validated; a slot is one NoC burst), the handles prepared with checks.
+[[gnu::always_inline]] inline Status Router::forward(uint32_t p, uint32_t slot, uint32_t bytes, uint32_t id) {
+    Port& q = ports_[p];
+    HAL_TRY(noc_.write_prepared_prechecked(q.data, slot, q.next.addr, sizeof(pf::PacketHeader) + align16(bytes), id));
+    HAL_TRY(noc_.write_inline_prepared_prechecked(q.pushed_inc, kIncOne, id));
+    ++q.pushed;
+    q.next.advance(q.base, q.slots, l_.slot_bytes);
+    ++forwarded_;
+    return Status::Ok;
+}
+
+// 2D: the port a packet taken from rx r leaves by towards direction `dir`: VC1 straight on from
+// rx1 (torus), else the VC0 channel of the router facing `dir`.
+uint32_t Router::mesh_port(uint32_t r, uint32_t dir) const {
+    return (r == 1 && dir == pf::opposite_dir(m_.dir)) ? kVc1Channel : 1 + dir;
+}
+uint32_t Router::mesh_ports(uint32_t r, uint32_t fwd_dirs) const {
+    uint32_t ports = 0;
+    for (uint32_t d = 0; d < pf::kMeshDirections; ++d) {
+        if ((fwd_dirs >> d & 1) != 0) ports |= 1u << mesh_port(r, d);
+    }
+    return ports;
+}
+
+// 2D entry router (its link comes from another mesh): the route on from here for the packet's
+// destination node, our own hop command first. Returns a BadPacket code, 0 if fine.
+uint32_t Router::mesh_entry_route(uint32_t dst_word, pf::Route& out) const {
+    const uint32_t bad = static_cast<uint32_t>(BadPacket::DstNode);
+    const uint32_t dst_mesh = dst_word & 0xFFFF, dst_device = (dst_word >> 16) & 0xFF;
+    const uint32_t devices = m_.mesh_rows * m_.mesh_cols;
+    uint32_t target = dst_device;
+    bool leave = false;
+    uint32_t exit_dir = 0;
+    if (dst_mesh != m_.mesh_id) {
+        if (dst_mesh >= m_.exit_count) return bad;
+        const uint32_t e = ld(l_.exit_table + 4 * dst_mesh);
+        if ((e & pf::kMeshExitValid) == 0) return bad;
+        target = e & 0xFF;
+        exit_dir = (e >> 8) & 3;
+        leave = true;
+    }
+    if (target >= devices) return bad;
+    uint32_t path[pf::kMaxHops2D] = {};
+    uint32_t n = pf::mesh_path_xy(m_.device_id / m_.mesh_cols, m_.device_id % m_.mesh_cols, target / m_.mesh_cols,
+                                  target % m_.mesh_cols, path);
+    if (leave) {
+        if (n >= pf::kMaxHops2D) return bad;
+        path[n++] = exit_dir;
+    }
+    // Our command (the first nibble) plus one per hop after us: at most kMaxHops2D in all.
+    if (n + 1 > pf::kMaxHops2D || (n != 0 && path[0] == m_.dir)) return bad;
+    const pf::Route rest = pf::mesh_route_path(path, n, !leave);
+    const uint32_t mine = n == 0 ? pf::dir_bit(m_.dir) : pf::dir_bit(path[0]);
+    out.hops = rest.hops << 4 | mine;
+    out.ext = rest.ext << 4 | rest.hops >> 28;
+    return 0;
+}
+
+// 2D, sending a packet that turned into our direction: a multicast copy (kMeshMulticast) covers
+// branch_hops[our dir] chips along it, writing on each; it is a plain line multicast from here.
+[[gnu::noinline]] void Router::mesh_branch_rewrite(uint32_t slot) const {
+    const uint32_t w = ld(slot + 4 * kHdrMagicWord);
+    if ((w >> 8 & pf::kMeshMulticast) == 0) return;
+    const uint32_t chips = (w >> (16 + 4 * m_.dir)) & 15;
+    const pf::Route r = pf::mesh_route_line_multicast(m_.dir, chips);
+    st(slot + 4 * kHdrRouteWord, r.hops);
+    st(slot + 4 * kHdrRouteExtWord, r.ext);
+    st(slot + 4 * kHdrMagicWord, w & ~(static_cast<uint32_t>(pf::kMeshMulticast) << 8));
+}
+
+// Take the next packet of rx r if (when it goes on) the ports it goes to have a free slot:
 // deliver it here and/or forward it, all NoC requests tagged with the slot's trid. Only the
 // header words the packet needs are loaded (L1 loads take 7 cycles each).
 //
-// The two common cases are handled here on the header words in registers: a plain Forward and a
-// UnicastWrite delivered here, each passing every check validate() makes (the same checks, on
-// the words); anything else, including a packet failing a check, goes to take_general(), which
-// loads the header again and runs validate().
+// The two common cases are handled here on the header words in registers: a plain forward (one
+// port) and a UnicastWrite delivered here, each passing every check validate() makes (the same
+// checks, on the words); anything else, including a packet failing a check, goes to
+// take_general(), which loads the header again and runs validate_route() and validate().
 Status Router::take(uint32_t r, bool& taken) {
     Receiver& rx = rx_[r];
-    // rx0 continues on the downstream's ch1 (VC0), rx1 on its ch2 (VC1).
-    const uint32_t ch = r == 0 ? 1 : 2;
-    if (rx.blocked) {
-        // The packet waits for a downstream slot: look at the credit word only, not at the
-        // header again (three L1 loads and the checks) until there is room.
-        ds_.credit[ch] = ld(kFixed.upstream_credit[ch]);
-        if (ds_.pushed[ch] - ds_.credit[ch] >= ds_.slots[ch]) return Status::Ok;
-        rx.blocked = false;
+    if (rx.blocked != 0) {
+        // The packet waits for a port: look at its credit word only, not at the header again
+        // (three L1 loads and the checks) until there is room.
+        if (rx.blocked == kRetake) return take_general(r, taken);
+        if (port_full(rx.blocked)) return Status::Ok;
+        rx.blocked = 0;
     }
     const uint32_t idx = rx.take.idx;
     const uint32_t slot = rx.take.addr;
@@ -806,31 +1047,42 @@ Status Router::take(uint32_t r, bool& taken) {
     const uint32_t src = meta >> 24;            // src_channel
     const uint32_t type = (meta >> 16) & 0xFF;  // send_type
     const uint32_t bytes = meta & 0xFFFF;       // payload_bytes
-    const uint32_t action = route & 3;
-    const bool head_ok = (magic & 0xFF) == pf::kHeaderMagic && src < pf::kNumSenderChannels &&
-                         type < static_cast<uint32_t>(pf::NocSendType::kCount) && bytes <= c_.payload_bytes &&
-                         (src != 0 || (route & ~route_mask_) == 0);
+    bool head_ok = (magic & 0xFF) == pf::kHeaderMagic && src < kSenders &&
+                   type < static_cast<uint32_t>(pf::NocSendType::kCount) && bytes <= c_.payload_bytes;
+    uint32_t port = 0;  // the one port a plain forward goes to
+    bool write = false;
+    if constexpr (!kMesh) {
+        const uint32_t action = route & 3;
+        head_ok = head_ok && (src != 0 || (route & ~route_mask_) == 0);
+        if (action == static_cast<uint32_t>(pf::HopAction::Forward) && (route >> 2) != 0) port = 1 + r;
+        write = action == static_cast<uint32_t>(pf::HopAction::Write);
+    } else {
+        // Entry routers compute routes, torus workers' routes get counted: take_general.
+        head_ok = head_ok && m_.inter_mesh == 0 && (src != 0 || c_.topology != static_cast<uint32_t>(pf::Topology::Torus));
+        const uint32_t cmd = route & 15;
+        if (cmd == pf::dir_bit(m_.dir)) {
+            write = true;
+        } else if (cmd != 0 && (cmd & (cmd - 1)) == 0 && (route >> 4) != 0) {
+            port = mesh_port(r, static_cast<uint32_t>(__builtin_ctz(cmd)));
+        }
+    }
     if (!head_ok) return take_general(r, taken);
     const uint32_t id = rx.trid[idx];
-    if (action == static_cast<uint32_t>(pf::HopAction::Forward)) {
-        if ((route >> 2) == 0 || !ds_.present || ds_.slots[ch] == 0) return take_general(r, taken);
-        if (ds_.pushed[ch] - ds_.credit[ch] >= ds_.slots[ch]) {
-            ds_.credit[ch] = ld(kFixed.upstream_credit[ch]);  // only when it looked full
-            if (ds_.pushed[ch] - ds_.credit[ch] >= ds_.slots[ch]) {  // try again later
-                rx.blocked = true;
-                return Status::Ok;
-            }
+    if (port != 0) {
+        if (ports_[port].slots == 0) return take_general(r, taken);
+        if (port_full(port)) {  // try again later
+            rx.blocked = port;
+            return Status::Ok;
         }
-        st(slot + 4 * kHdrRouteWord, route >> 2);
-        // Prechecked: see take_general.
-        HAL_TRY(noc_.write_prepared_prechecked(fwd_data_, slot, ds_.next[ch].addr,
-                                               sizeof(pf::PacketHeader) + align16(bytes), id));
-        HAL_TRY(noc_.write_inline_prepared_prechecked(fwd_pushed_[ch], kIncOne, id));
-        ++ds_.pushed[ch];
-        ds_.next[ch].advance(ds_.base[ch], ds_.slots[ch], l_.slot_bytes);
-        ++forwarded_;
-    } else if (action == static_cast<uint32_t>(pf::HopAction::Write) &&
-               type == static_cast<uint32_t>(pf::NocSendType::UnicastWrite)) {
+        if constexpr (!kMesh) {
+            st(slot + 4 * kHdrRouteWord, route >> 2);
+        } else {
+            const uint32_t ext = ld(slot + 4 * kHdrRouteExtWord);
+            st(slot + 4 * kHdrRouteWord, route >> 4 | ext << 28);
+            st(slot + 4 * kHdrRouteExtWord, ext >> 4);
+        }
+        HAL_TRY(forward(port, slot, bytes, id));
+    } else if (write && type == static_cast<uint32_t>(pf::NocSendType::UnicastWrite)) {
         static_assert(offsetof(pf::PacketHeader, cmd.write.dst.addr) == 0 &&
                       offsetof(pf::PacketHeader, cmd.write.dst.x) == 4 && offsetof(pf::PacketHeader, cmd.write.dst.y) == 5);
         const uint32_t addr = ld(slot);
@@ -856,40 +1108,61 @@ Status Router::take(uint32_t r, bool& taken) {
     return Status::Ok;
 }
 
-// Every other packet (WriteAndForward, the other send types, bad headers), out of line.
+// Every other packet (multicast, the other send types, entry routers, bad headers), out of line.
 [[gnu::noinline]] Status Router::take_general(uint32_t r, bool& taken) {
     Receiver& rx = rx_[r];
-    const uint32_t ch = r == 0 ? 1 : 2;
+    rx.blocked = 0;
     const uint32_t idx = rx.take.idx;
     const uint32_t slot = rx.take.addr;
     Words<pf::PacketHeader> hw;
     hw.w[kHdrMetaWord] = ld(slot + 4 * kHdrMetaWord);
     hw.w[kHdrRouteWord] = ld(slot + 4 * kHdrRouteWord);
     hw.w[kHdrMagicWord] = ld(slot + 4 * kHdrMagicWord);
+    uint32_t why = 0;
+    uint32_t action = 0;
+    bool write = false;
+    uint32_t ports = 0;
+    if constexpr (!kMesh) {
+        action = hw.w[kHdrRouteWord] & 3;
+        write = action == static_cast<uint32_t>(pf::HopAction::Write) ||
+                action == static_cast<uint32_t>(pf::HopAction::WriteAndForward);
+        const bool fwd = action == static_cast<uint32_t>(pf::HopAction::Forward) ||
+                         action == static_cast<uint32_t>(pf::HopAction::WriteAndForward);
+        ports = fwd ? 1u << (1 + r) : 0;
+    } else {
+        hw.w[kHdrRouteExtWord] = ld(slot + 4 * kHdrRouteExtWord);
+        if (m_.inter_mesh != 0) {
+            // Entered this mesh here: the route on comes from the destination node. Computed
+            // again if the packet has to wait (it depends on nothing else).
+            pf::Route on{};
+            why = mesh_entry_route(ld(slot + 4 * kHdrDstNodeWord), on);
+            hw.w[kHdrRouteWord] = on.hops;
+            hw.w[kHdrRouteExtWord] = on.ext;
+        }
+        action = hw.w[kHdrRouteWord] & 15;
+        write = (action & pf::dir_bit(m_.dir)) != 0;
+        ports = mesh_ports(r, action & ~pf::dir_bit(m_.dir));
+    }
     const pf::PacketHeader& h = hw.s;
-    const uint32_t action = h.route & 3;
-    const bool write = action == static_cast<uint32_t>(pf::HopAction::Write) ||
-                       action == static_cast<uint32_t>(pf::HopAction::WriteAndForward);
-    const bool fwd = action == static_cast<uint32_t>(pf::HopAction::Forward) ||
-                     action == static_cast<uint32_t>(pf::HopAction::WriteAndForward);
     // The command, for a packet delivered here (validate() reads it only then).
     if (write && h.send_type < static_cast<uint8_t>(pf::NocSendType::kCount)) {
         const uint32_t words = cmd_words(h.send_type);
         for (uint32_t i = 0; i < words; ++i) hw.w[i] = ld(slot + 4 * i);
     }
-    const uint32_t why = validate(h, action, ch);
+    if (why == 0) why = validate(h, write, ports);
+    if (why == 0) why = validate_route(h, action, ports);
     const uint32_t id = rx.trid[idx];
     const uint32_t bit = 1u << idx;
     rx.armed &= ~bit;
     if (why != 0) {
         ++bad_packets_;
         sb_store(SB_OFF(detail), why);
-        rx.src[idx] = h.src_channel < pf::kNumSenderChannels ? h.src_channel : 0xFF;
+        rx.src[idx] = h.src_channel < kSenders ? h.src_channel : 0xFF;
     } else {
-        if (fwd && ds_.pushed[ch] - ds_.credit[ch] >= ds_.slots[ch]) {
-            ds_.credit[ch] = ld(kFixed.upstream_credit[ch]);  // only when it looked full
-            if (ds_.pushed[ch] - ds_.credit[ch] >= ds_.slots[ch]) {  // try again later
-                rx.blocked = true;
+        // Every port it goes to must have room: a copy is never sent to some and not others.
+        for (uint32_t p = 1; p < kSenders; ++p) {
+            if ((ports >> p & 1) != 0 && port_full(p)) {  // try again later
+                rx.blocked = (ports & (ports - 1)) == 0 ? p : kRetake;
                 return Status::Ok;
             }
         }
@@ -900,18 +1173,16 @@ Status Router::take(uint32_t r, bool& taken) {
             if (armed) rx.armed |= bit;
             ++delivered_;
         }
-        if (fwd) {
-            st(slot + 4 * kHdrRouteWord, h.route >> 2);
-            // Prechecked: our slot and the downstream's are 16-B aligned slots of layouts that fit
-            // (ours checked at start-up, the downstream's in setup_downstream), the size at most a
-            // slot (payload_bytes validated; a slot fits one NoC burst: max_payload_bytes), the
-            // handles prepared with checks.
-            HAL_TRY(noc_.write_prepared_prechecked(fwd_data_, slot, ds_.next[ch].addr,
-                                                   sizeof(pf::PacketHeader) + align16(h.payload_bytes), id));
-            HAL_TRY(noc_.write_inline_prepared_prechecked(fwd_pushed_[ch], kIncOne, id));
-            ++ds_.pushed[ch];
-            ds_.next[ch].advance(ds_.base[ch], ds_.slots[ch], l_.slot_bytes);
-            ++forwarded_;
+        if (ports != 0) {
+            if constexpr (!kMesh) {
+                st(slot + 4 * kHdrRouteWord, h.route >> 2);
+            } else {
+                st(slot + 4 * kHdrRouteWord, h.route >> 4 | h.route_ext << 28);
+                st(slot + 4 * kHdrRouteExtWord, h.route_ext >> 4);
+            }
+            for (uint32_t p = 1; p < kSenders; ++p) {
+                if ((ports >> p & 1) != 0) HAL_TRY(forward(p, slot, h.payload_bytes, id));
+            }
         }
         rx.src[idx] = h.src_channel;
     }
@@ -964,7 +1235,7 @@ template <uint32_t R>
 
 // One copy per receiver channel: its state at constant offsets on the stack.
 template <uint32_t R>
-[[gnu::flatten]] Status Router::completion_step_rx() {
+ROUTER_HOT Status Router::completion_step_rx() {
     constexpr uint32_t r = R;
     Receiver& rx = rx_[r];
     if (rx.done == rx.taken) return Status::Ok;
@@ -1006,7 +1277,7 @@ template <uint32_t R>
 // +n on the peer's completion stream of sender channel `src` (nothing for 0xFF: a packet whose
 // src_channel was bad), if TXQ0 takes it now.
 bool Router::send_completions(uint32_t src, uint32_t n) {
-    if (src >= pf::kNumSenderChannels) return true;
+    if (src >= kSenders) return true;
     return Eth::try_write_remote_reg(kTxq, Streams::update_reg_addr(completed_id(src)),
                                      Streams::encode_delta(static_cast<int32_t>(n)).value) == Status::Ok;
 }
@@ -1022,22 +1293,21 @@ void Router::complete(Receiver& rx, uint32_t n) {
 }
 
 // Tell producers about freed slots: the connected worker (ch0) its credit word (or, with nobody
-// connected, the connection block for the next opener), the upstream router (ch1/ch2; it is our
-// downstream too) its upstream_credit word. A write that cannot go now (Blackhole: its staging
-// line still being read) is retried on a later iteration.
-[[gnu::flatten]] Status Router::credit_step() {
-#pragma GCC unroll 3
-    for (uint32_t c = 0; c < pf::kNumSenderChannels; ++c) {
+// connected, the connection block for the next opener), the router feeding channel c >= 1 its
+// upstream_credit word (credit_to_). A write that cannot go now (Blackhole: its staging line still
+// being read) is retried on a later iteration.
+ROUTER_HOT Status Router::credit_step() {
+#pragma GCC unroll 6
+    for (uint32_t c = 0; c < kSenders; ++c) {
         Sender& s = tx_[c];
         if (!s.credit_dirty) continue;
-        if (c == pf::kWorkerChannel ? !port_.connected() : !ds_.present) {
+        if (c == pf::kWorkerChannel ? !port_.connected() : !credit_to_[c].present) {
             if (c == pf::kWorkerChannel) port_.record_freed(s.completed);
             s.credit_dirty = false;
             continue;
         }
-        const fabric::NocWord to =
-            c == pf::kWorkerChannel ? port_.credit_word() : fabric::NocWord{ds_.x, ds_.y, kFixed.upstream_credit[c]};
-        const Status st_ = words_.write(to.x, to.y, to.addr, s.completed, kScratchCreditLine + 16 * c);
+        const fabric::NocWord to = c == pf::kWorkerChannel ? port_.credit_word() : credit_to_[c].word;
+        const Status st_ = words_.write(to.x, to.y, to.addr, s.completed, kScratchCreditLine + 16 * credit_line(c));
         if (st_ == Status::Busy) continue;
         HAL_TRY(st_);
         s.credit_dirty = false;
@@ -1059,7 +1329,7 @@ bool Router::drained() const {
 
 uint32_t Router::undrained() const {
     uint32_t n = 0;
-    for (uint32_t c = 0; c < pf::kNumSenderChannels; ++c) {
+    for (uint32_t c = 0; c < kSenders; ++c) {
         if (tx_[c].slots == 0) continue;
         n += Streams::read(pushed_id(c)) + (tx_[c].sent - tx_[c].completed);
     }
@@ -1090,7 +1360,7 @@ int Router::terminate_immediate() {
             if (completion_step(r) != Status::Ok) break;
         }
     }
-    for (uint32_t c = 0; c < pf::kNumSenderChannels; ++c) {
+    for (uint32_t c = 0; c < kSenders; ++c) {
         if (tx_[c].slots != 0) sender_completions(c);
     }
     // Packets already sent but not yet announced: announce them (bounded), so the peer can take
@@ -1111,6 +1381,7 @@ int Router::terminate_immediate() {
 int Router::run() {
     // Status words first, so the host sees this router alive even if the config is bad.
     load_struct(c_, kFixed.config);
+    if constexpr (kMesh) load_struct(m_, kFixed.mesh_config);
     l_ = pf::router_layout(kA, c_);
     for (uint32_t off = 0; off < sizeof(pf::RouterStatusBlock); off += 4) sb_store(off, 0);
     set_stage(RouterStatus::Started);
@@ -1123,7 +1394,7 @@ int Router::run() {
     // Streams and the words others write into our L1, before the peer can send anything (it can
     // only send after our handshake answer) and before any producer is allowed in (ready).
     for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) (void)Streams::reset(rx_sent_id(r), 0);
-    for (uint32_t c = 0; c < pf::kNumSenderChannels; ++c) {
+    for (uint32_t c = 0; c < kSenders; ++c) {
         (void)Streams::reset(completed_id(c), 0);
         (void)Streams::reset(pushed_id(c), 0);
         st(kFixed.upstream_credit[c], 0);
@@ -1134,10 +1405,10 @@ int Router::run() {
     Status s = Eth::set_accept_ahead(kTxq);
     if (s == Status::Ok) s = noc_.init();
     if (s != Status::Ok) return stop_hal(s, RouterWait::None);
-    for (uint32_t c = 0; c < pf::kNumSenderChannels; ++c) {
+    for (uint32_t c = 0; c < kSenders; ++c) {
         tx_[c].base = l_.sender_base[c];
         tx_[c].slots = c_.sender_slots[c];
-        tx_[c].rx = (c == 2 || c_.dateline != 0) ? 1 : 0;
+        tx_[c].rx = (c == kVc1Channel || c_.dateline != 0) ? 1 : 0;
         tx_[c].next.addr = tx_[c].base;
     }
     for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
@@ -1151,18 +1422,10 @@ int Router::run() {
 
     if (const int rc = handshake(); rc >= 0) return rc;
     if (const int rc = wait_ready(); rc >= 0) return rc;
-    if (const uint32_t bad = setup_downstream(); bad != 0) {
+    if (const uint32_t bad = setup_ports(); bad != 0) {
         return stop(RouterStatus::ConfigInvalid, RouterWait::None, bad);
     }
     s = noc_.prepare_write_any(kDeliverBuf, {}, deliver_, true);
-    if (s == Status::Ok && ds_.present) {
-        s = noc_.prepare_write(kFwdDataBuf, {ds_.x, ds_.y}, {}, fwd_data_, true);
-        // ch2 first: the buffer then holds ch1's constants, the only forward channel of a line.
-        for (uint32_t ch = pf::kNumSenderChannels - 1; s == Status::Ok && ch >= 1; --ch) {
-            s = noc_.prepare_write_inline(kFwdPushedBuf, {ds_.x, ds_.y, Streams::update_reg_addr(pushed_id(ch))}, {},
-                                          fwd_pushed_[ch], true);
-        }
-    }
     if (s != Status::Ok) return stop_hal(s, RouterWait::None);
     set_stage(RouterStatus::ReadyForTraffic);
 
@@ -1170,7 +1433,7 @@ int Router::run() {
     // below are unrolled over the fixed channel numbers: each stream ID and state offset is then
     // a constant, not an index read from a stack array and multiplied on every pass.
     uint32_t senders = 0;
-    for (uint32_t c = 0; c < pf::kNumSenderChannels; ++c) {
+    for (uint32_t c = 0; c < kSenders; ++c) {
         if (tx_[c].slots != 0 && peer_rx_[tx_[c].rx].slots != 0) senders |= 1u << c;
     }
     uint32_t receivers = 0;
@@ -1203,8 +1466,8 @@ int Router::run() {
         // Each step is called only when its cheap test (a stream register, a field on the stack)
         // says it has work: an idle pass is a few register reads, not a few function calls
         // saving and restoring registers.
-#pragma GCC unroll 3
-        for (uint32_t c = 0; c < pf::kNumSenderChannels; ++c) {
+#pragma GCC unroll 6
+        for (uint32_t c = 0; c < kSenders; ++c) {
             if ((senders & (1u << c)) == 0) continue;
             if (Streams::read(completed_id(c)) != 0) sender_completions(c);
             // Nothing pushed: nothing to send (unannounced packets go in the announce loop below).
@@ -1227,7 +1490,10 @@ int Router::run() {
             if (s != Status::Ok) return stop_hal(s, RouterWait::NocCmdBuf);
         }
         s = Status::Ok;
-        if (tx_[0].credit_dirty || tx_[1].credit_dirty || tx_[2].credit_dirty) s = credit_step();
+        bool credits = false;
+#pragma GCC unroll 6
+        for (uint32_t c = 0; c < kSenders; ++c) credits = credits || tx_[c].credit_dirty;
+        if (credits) s = credit_step();
         if (s == Status::Ok && worker_channel && poll) s = connection_step();
         if (s != Status::Ok) return stop_hal(s, RouterWait::NocCmdBuf);
         // Counters: every kPublishEvery iterations under load, and once kPublishIdle iterations

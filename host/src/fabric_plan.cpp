@@ -1,12 +1,12 @@
 #include "fabric/fabric_plan.h"
 
 #include <algorithm>
-#include <array>
 #include <optional>
 #include <set>
 #include <utility>
 
 #include "fabric/error.h"
+#include "router_plan_common.h"
 
 namespace fabric {
 
@@ -29,6 +29,10 @@ std::string_view topology_name(pf::Topology t) {
             return "line";
         case pf::Topology::Ring:
             return "ring";
+        case pf::Topology::Mesh:
+            return "mesh";
+        case pf::Topology::Torus:
+            return "torus";
         default:
             return "unknown";
     }
@@ -36,22 +40,12 @@ std::string_view topology_name(pf::Topology t) {
 
 namespace {
 
+using namespace plan_detail;
+
 struct Link {
     EthPortRef west_end;  // on chip i (its East router)
     EthPortRef east_end;  // on chip i+1 (its West router)
 };
-
-// Links between chips a and b, as (channel on a, channel on b), ascending by the channel on a.
-std::vector<std::pair<uint32_t, uint32_t>> links_between(const ClusterDescriptor& cluster, ChipId a,
-                                                         ChipId b) {
-    std::vector<std::pair<uint32_t, uint32_t>> out;
-    for (const EthConnection& c : cluster.connections()) {
-        if (c.a.chip == a && c.b.chip == b) out.emplace_back(c.a.chan, c.b.chan);
-        if (c.b.chip == a && c.a.chip == b) out.emplace_back(c.b.chan, c.a.chan);
-    }
-    std::sort(out.begin(), out.end());
-    return out;
-}
 
 std::string chip_list(const std::vector<ChipId>& chips) {
     std::string s;
@@ -59,35 +53,17 @@ std::string chip_list(const std::vector<ChipId>& chips) {
     return s;
 }
 
-struct SlotChoice {
-    uint32_t sender;
-    uint32_t receiver;
-};
-constexpr std::array<SlotChoice, 4> kAutoSlots{{{8, 16}, {4, 8}, {2, 4}, {1, 2}}};
-
-pf::RouterConfig base_config(const FabricOptions& o, uint32_t s, uint32_t r) {
+// Every router's channels (slot count 1 = used): ch0 and ch1, rx0; a ring also ch2 and rx1.
+pf::RouterConfig used_channels(const FabricOptions& o) {
     const bool ring = o.topology == pf::Topology::Ring;
-    pf::RouterConfig c{};
-    c.magic = pf::kRouterConfigMagic;
-    c.version = pf::kProtocolVersion;
-    c.topology = static_cast<uint32_t>(o.topology);
-    c.payload_bytes = o.payload_bytes;
-    c.sender_slots[0] = s;
-    c.sender_slots[1] = s;
-    c.sender_slots[2] = ring ? s : 0;
-    c.receiver_slots[0] = r;
-    c.receiver_slots[1] = ring ? r : 0;
-    c.handshake_timeout_us = o.handshake_timeout_us;
-    c.ready_timeout_us = o.ready_timeout_us;
-    c.drain_timeout_us = o.drain_timeout_us;
-    c.progress_timeout_us = o.progress_timeout_us;
+    pf::RouterConfig c = base_router_config(o.topology, tuning_of(o));
+    c.sender_slots[0] = 1;
+    c.sender_slots[1] = 1;
+    c.sender_slots[2] = ring ? 1 : 0;
+    c.receiver_slots[0] = 1;
+    c.receiver_slots[1] = ring ? 1 : 0;
     c.ring_size = ring ? static_cast<uint32_t>(o.chips.size()) : 0;
     return c;
-}
-
-// The layout fits the router block and the core's L1.
-bool layout_fits(const SocDescriptor& soc, const pf::RouterLayout& l) {
-    return l.fits && l.end <= soc.eth_l1_size();
 }
 
 }  // namespace
@@ -127,70 +103,12 @@ FabricPlan plan_fabric(const ClusterDescriptor& cluster, const SocDescriptor& so
                  chip_list(o.chips));
         }
     }
-    const uint32_t max_payload = pf::max_payload_bytes(am);
-    if (o.payload_bytes == 0 || o.payload_bytes % 16 != 0 || o.payload_bytes > max_payload) {
-        fail(ErrorCategory::BadInput,
-             "fabric plan: payload_bytes {} must be a non-zero multiple of 16 and at most {} on {}",
-             o.payload_bytes, max_payload, arch_name(soc.arch()));
-    }
-    if ((o.sender_slots == 0) != (o.receiver_slots == 0)) {
-        fail(ErrorCategory::BadInput,
-             "fabric plan: sender_slots {} and receiver_slots {}: set both or neither (0 = "
-             "automatic)",
-             o.sender_slots, o.receiver_slots);
-    }
-    const std::pair<const char*, uint32_t> timeouts[] = {
-        {"handshake_timeout_us", o.handshake_timeout_us},
-        {"ready_timeout_us", o.ready_timeout_us},
-        {"drain_timeout_us", o.drain_timeout_us},
-        {"progress_timeout_us", o.progress_timeout_us}};
-    for (const auto& [name, v] : timeouts) {
-        if (v == 0) fail(ErrorCategory::BadInput, "fabric plan: {} must be > 0", name);
-        if (v > kMaxRouterTimeoutUs) {
-            fail(ErrorCategory::BadInput, "fabric plan: {} {} is too long (at most {} us)", name, v,
-                 kMaxRouterTimeoutUs);
-        }
-    }
+    check_tuning("fabric plan", tuning_of(o), soc);
 
     // ---- slots ----
-    uint32_t s = o.sender_slots;
-    uint32_t r = o.receiver_slots;
-    if (s == 0) {
-        bool found = false;
-        for (const SlotChoice& ch : kAutoSlots) {
-            if (layout_fits(soc, pf::router_layout(am, base_config(o, ch.sender, ch.receiver)))) {
-                s = ch.sender;
-                r = ch.receiver;
-                found = true;
-                break;
-            }
-        }
-        if (!found) {
-            const auto l = pf::router_layout(am, base_config(o, 1, 2));
-            fail(ErrorCategory::BadInput,
-                 "fabric plan: payload_bytes {} does not fit L1 even with 1 sender / 2 receiver "
-                 "slots ({} {}: router block would end at {}, limit {})",
-                 o.payload_bytes, topology_name(o.topology), arch_name(soc.arch()), hex32(l.end),
-                 hex32(std::min<uint32_t>(pf::router_l1_top(am), soc.eth_l1_size())));
-        }
-    } else {
-        if (s > kMaxRouterSlots || r > kMaxRouterSlots) {
-            fail(ErrorCategory::BadInput,
-                 "fabric plan: {} sender / {} receiver slots: at most {} per channel", s, r,
-                 kMaxRouterSlots);
-        }
-        const auto l = pf::router_layout(am, base_config(o, s, r));
-        const uint64_t slots = uint64_t{s} * (ring ? 3 : 2) + uint64_t{r} * (ring ? 2 : 1);
-        // Guard the 32-bit layout arithmetic before trusting it.
-        if (slots * l.slot_bytes > pf::router_l1_top(am) || !layout_fits(soc, l)) {
-            fail(ErrorCategory::BadInput,
-                 "fabric plan: {} sender / {} receiver slots of {} B do not fit L1 on {} ({}: "
-                 "router block would end at {}, limit {})",
-                 s, r, l.slot_bytes, arch_name(soc.arch()), topology_name(o.topology),
-                 hex32(pf::router_l1_base(am) + slots * l.slot_bytes),
-                 hex32(std::min<uint32_t>(pf::router_l1_top(am), soc.eth_l1_size())));
-        }
-    }
+    const pf::RouterConfig used = used_channels(o);
+    const SlotChoice slots =
+        choose_slots("fabric plan", topology_name(o.topology), tuning_of(o), soc, {&used, 1});
 
     // ---- links ----
     const size_t link_count = ring ? n : n - 1;
@@ -227,7 +145,7 @@ FabricPlan plan_fabric(const ClusterDescriptor& cluster, const SocDescriptor& so
     plan.arch = soc.arch();
     plan.topology = o.topology;
     plan.chips = o.chips;
-    const pf::RouterConfig base = base_config(o, s, r);
+    const pf::RouterConfig base = with_slots(used, slots);
     auto add = [&](size_t index, FabricDir dir, EthPortRef self, EthPortRef peer) {
         RouterPlacement p{};
         p.chip = self.chip;
@@ -271,7 +189,19 @@ FabricPlan plan_fabric(const ClusterDescriptor& cluster, const SocDescriptor& so
     return plan;
 }
 
+namespace {
+// A 2D plan's routers have mesh ports, not east/west (RouterPlacement::dir is meaningless there).
+void check_1d(const FabricPlan& plan, const char* what) {
+    if (pf::is_2d(static_cast<uint32_t>(plan.topology))) {
+        fail(ErrorCategory::BadInput,
+             "fabric plan: {} of a {} plan: its routers face mesh directions (use MeshPlan)", what,
+             topology_name(plan.topology));
+    }
+}
+}  // namespace
+
 const RouterPlacement& FabricPlan::router(ChipId chip, FabricDir dir) const {
+    check_1d(*this, "router(chip, east/west)");
     for (const RouterPlacement& p : routers) {
         if (p.chip == chip && p.dir == dir) return p;
     }
@@ -284,6 +214,7 @@ const RouterPlacement& FabricPlan::router(ChipId chip, FabricDir dir) const {
 }
 
 uint32_t FabricPlan::hops(ChipId from, ChipId to, FabricDir dir) const {
+    check_1d(*this, "hops(east/west)");
     const auto pos = [&](ChipId c) -> size_t {
         const auto it = std::find(chips.begin(), chips.end(), c);
         if (it == chips.end()) {

@@ -148,14 +148,21 @@ const ComponentKind& mux_component_kind() {
 }
 
 std::string router_component_name(const RouterPlacement& r) {
+    if (r.mesh)
+        return fmt::format("router {} (chip {} eth {})", r.mesh->port().str(), r.chip,
+                           r.eth_channel);
     return fmt::format("router {} chip {} eth {}", dir_name(r.dir), r.chip, r.eth_channel);
+}
+
+std::string router_side_name(const RouterPlacement& r) {
+    return r.mesh ? r.mesh->port().str() : std::string(dir_name(r.dir));
 }
 
 std::string RouterSnapshot::describe() const {
     return fmt::format(
         "chip {} eth {} (core {}, {}): status {}, stage {}, stuck at {}, detail {}, {}", chip,
-        eth_channel, core.core.str(), dir_name(dir), status_name(), stage_name(), stuck_at_name(),
-        hex32(block.detail), describe_core(run));
+        eth_channel, core.core.str(), mesh ? mesh->str() : std::string(dir_name(dir)),
+        status_name(), stage_name(), stuck_at_name(), hex32(block.detail), describe_core(run));
 }
 
 uint64_t RouterSnapshot::sent() const {
@@ -211,7 +218,7 @@ bool same_counters(const pf::RouterStatusBlock& a, const pf::RouterStatusBlock& 
 }
 
 bool channels_settled(const RouterSnapshot& s) {
-    for (uint32_t c = 0; c < pf::kNumSenderChannels; ++c) {
+    for (uint32_t c = 0; c < pf::kMaxSenderChannels; ++c) {
         if (s.block.sent[c] != s.block.completed[c]) return false;
     }
     return true;
@@ -242,6 +249,11 @@ FabricRunner::FabricRunner(Device& device, FabricPlan plan, ElfImage router_elf,
             fail(ErrorCategory::BadInput, "fabric: {} is not eth channel {} of {}", r.core.str(),
                  r.eth_channel, soc.source());
         }
+        if (r.mesh && r.mesh->exit_table.size() > pf::kMeshExitEntries) {
+            fail(ErrorCategory::BadInput,
+                 "fabric: router {} has {} exit table entries (at most {})",
+                 router_component_name(r), r.mesh->exit_table.size(), pf::kMeshExitEntries);
+        }
         const PlacementRules rules = router_placement(r, am, soc.eth_l1_size());
         elf_.check_placement(rules);
         targets_.push_back(LaunchTarget{r.core, &elf_, rules});
@@ -255,6 +267,7 @@ RouterSnapshot FabricRunner::snapshot(size_t i) {
     s.eth_channel = r.eth_channel;
     s.core = r.core;
     s.dir = r.dir;
+    if (r.mesh) s.mesh = r.mesh->port();
     s.method = i < methods_.size() ? methods_[i] : LaunchMethod::ResetPc;
     std::vector<uint8_t> raw(sizeof(pf::RouterStatusBlock));
     device_.read(r.core, r.layout.status, raw);
@@ -308,9 +321,17 @@ void FabricRunner::bring_up(uint64_t timeout_cycles) {
     for (size_t i = 0; i < plan_.routers.size(); ++i) {
         const RouterPlacement& r = plan_.routers[i];
         // Config, then zeros up to the first slot: status, termination, ready, handshake,
-        // connection, upstream credits, scratch.
+        // connection, upstream credits, scratch; a 2D router's mesh config and exit table too.
         std::vector<uint8_t> block(r.layout.sender_base[0] - r.layout.config, 0);
-        std::memcpy(block.data(), &r.config, sizeof(r.config));
+        const auto put = [&](uint32_t addr, const void* data, size_t bytes) {
+            std::memcpy(block.data() + (addr - r.layout.config), data, bytes);
+        };
+        put(r.layout.config, &r.config, sizeof(r.config));
+        if (r.mesh) {
+            put(r.layout.mesh_config, &r.mesh->config, sizeof(r.mesh->config));
+            put(r.layout.exit_table, r.mesh->exit_table.data(),
+                r.mesh->exit_table.size() * sizeof(uint32_t));
+        }
         device_.write(r.core, r.layout.config, block);
     }
     std::vector<WatchedComponent> watched;
@@ -392,7 +413,7 @@ std::vector<LaunchResult> FabricRunner::run_workers(
             if (w.core == r.core) {
                 fail(ErrorCategory::BadInput,
                      "fabric: worker {} is the {} router core of chip {} (eth {})", w.core.str(),
-                     dir_name(r.dir), r.chip, r.eth_channel);
+                     router_side_name(r), r.chip, r.eth_channel);
             }
         }
     }

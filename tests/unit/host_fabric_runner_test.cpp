@@ -12,6 +12,7 @@
 #include "expect_error.h"
 #include "fabric/cluster_descriptor.h"
 #include "fabric/fabric_runner.h"
+#include "fabric/mesh_plan.h"
 #include "fabric/soc_descriptor.h"
 #include "test_elf.h"
 
@@ -48,6 +49,8 @@ enum class Script {
     InFlight,           // sent[0] = 5, completed[0] = 3 forever
     Undrained,          // graceful termination leaves 2 packets
     FaultLater,         // 2000 cycles after start: Fault (stuck at noc_cmd_buf, detail 4), exit 3
+    InFlightCh4,        // 2D: sent[4] = 5, completed[4] = 3, received[0] = 5 forever (the totals
+                        // balance; only channel 4 is unsettled)
 };
 
 struct FakeCore {
@@ -185,6 +188,12 @@ class FakeFabricDevice : public fabric::Device {
         if (b.status == static_cast<uint32_t>(S::ReadyForTraffic) && script == Script::InFlight) {
             b.sent[0] = 5;
             b.completed[0] = 3;
+        }
+        if (b.status == static_cast<uint32_t>(S::ReadyForTraffic) &&
+            script == Script::InFlightCh4) {
+            b.sent[4] = 5;
+            b.completed[4] = 3;
+            b.received[0] = 5;
         }
         if (read32(c, l.termination) != 0 && script != Script::IgnoreTermination) {
             set(S::Terminated);
@@ -722,4 +731,63 @@ TEST_CASE("health monitor: any component kind, every reason", "[health]") {
                                 fabric::HealthMonitor m(dev, {{core, "x", at, half}});
                             }),
                Contains("component 'x' on chip 0 core 1-1 has no complete kind"));
+}
+
+TEST_CASE("fabric runner: a 2D plan gets its mesh config and exit table, and mesh names",
+          "[fabric_runner][mesh]") {
+    static const auto t3k = fabric::ClusterDescriptor::load_file(kDir + "/t3k_cluster.yaml");
+    static const auto graph = fabric::MeshGraph::load_file(kDir + "/t3k_mesh_graph.yaml");
+    fabric::MeshFabricOptions o;
+    o.topology = pf::Topology::Mesh;
+    const fabric::MeshPlan mesh = fabric::plan_mesh(graph, t3k, wh_soc(), o);
+    const fabric::RouterPlacement& n5 = mesh.router({0, 5}, fabric::MeshDir::N, 0);
+    CHECK(fabric::router_component_name(n5) == "router M0D5 N plane 0 (chip 5 eth 0)");
+    CHECK(fabric::router_side_name(n5) == "M0D5 N plane 0");
+    CHECK(fabric::router_side_name(line_plan().routers.front()) == "east");
+    {
+        FakeFabricDevice dev;
+        for (const auto& r : mesh.fabric.routers) {
+            dev.add_router(r, &r == &n5 ? Script::InFlightCh4 : Script::Normal);
+        }
+        FabricRunner runner(dev, mesh.fabric, router_elf(), 100);
+        runner.bring_up(100'000);
+        for (const auto& r : mesh.fabric.routers) {
+            INFO(r.mesh->port().str());
+            std::vector<uint8_t> raw(sizeof(pf::MeshRouterConfig));
+            dev.read(r.core, r.layout.mesh_config, raw);
+            CHECK(std::memcmp(raw.data(), &r.mesh->config, raw.size()) == 0);
+            CHECK(dev.read32(r.core, r.layout.exit_table) == r.mesh->exit_table.at(0));
+            CHECK(dev.read32(r.core, r.layout.exit_table + 4) == 0);  // zeros after the table
+        }
+        const auto st = runner.status();
+        const size_t i = static_cast<size_t>(&n5 - mesh.fabric.routers.data());
+        CHECK(st[i].describe() ==
+              "chip 5 eth 0 (core 9-0, M0D5 N plane 0): status ready_for_traffic, stage "
+              "ready_for_traffic, stuck at none, detail 0x00000000, core running at pc "
+              "0x00009100");
+        // Channel 4 (fed by the chip's W router) is unsettled although the totals balance.
+        CHECK_THAT(fabric_error([&] { (void)runner.terminate(pf::Termination::Graceful, 3'000); }),
+                   Contains("traffic did not quiesce within 3000 cycles (sent 5, received 5; "
+                            "nothing terminated): 1 of 20 routers: chip 5 eth 0 (core 9-0, M0D5 "
+                            "N plane 0)"));
+    }
+    // The spec cluster's exit tables land whole (4 words).
+    static const auto spec_c =
+        fabric::ClusterDescriptor::load_file(kDir + "/spec_4mesh_3x3_cluster.yaml");
+    static const auto spec_g =
+        fabric::MeshGraph::load_file(kDir + "/spec_4mesh_3x3_mesh_graph.yaml");
+    const fabric::MeshPlan spec = fabric::plan_mesh(spec_g, spec_c, wh_soc(), o);
+    struct BigFake : FakeFabricDevice {
+        uint32_t chip_count() const override { return 36; }
+    } dev;
+    for (const auto& r : spec.fabric.routers) dev.add_router(r, Script::Normal);
+    FabricRunner runner(dev, spec.fabric, router_elf(), 100);
+    runner.bring_up(100'000);
+    const auto& r = spec.router({0, 0}, fabric::MeshDir::E, 0);
+    REQUIRE(r.mesh->exit_table.size() == 4);
+    for (uint32_t m = 0; m < 4; ++m) {
+        CHECK(dev.read32(r.core, r.layout.exit_table + 4 * m) == r.mesh->exit_table[m]);
+    }
+    CHECK(dev.read32(r.core, r.layout.exit_table + 4) != 0);
+    runner.terminate(pf::Termination::Graceful, 100'000);
 }

@@ -502,8 +502,9 @@ struct MeshUnicast {
     uint32_t hops = 0;
     Route route{};
 };
-constexpr MeshUnicast mesh_route_xy(uint32_t row, uint32_t col, uint32_t dst_row, uint32_t dst_col) {
-    uint32_t path[kMaxHops2D] = {};
+// The dimension-ordered path (X first, then Y) from (row, col) to (dst_row, dst_col) into `path`
+// (room for kMaxHops2D); returns its length (at most kMaxHops2D).
+constexpr uint32_t mesh_path_xy(uint32_t row, uint32_t col, uint32_t dst_row, uint32_t dst_col, uint32_t* path) {
     uint32_t n = 0;
     while (col != dst_col && n < kMaxHops2D) {
         path[n++] = dst_col > col ? static_cast<uint32_t>(MeshDirection::E) : static_cast<uint32_t>(MeshDirection::W);
@@ -513,6 +514,33 @@ constexpr MeshUnicast mesh_route_xy(uint32_t row, uint32_t col, uint32_t dst_row
         path[n++] = dst_row > row ? static_cast<uint32_t>(MeshDirection::S) : static_cast<uint32_t>(MeshDirection::N);
         row = dst_row > row ? row + 1 : row - 1;
     }
+    return n;
+}
+// The same on a torus of rows x cols: each dimension the shorter way round (a tie goes E / S), so
+// at most half a ring per dimension. Returns the path length.
+constexpr uint32_t mesh_path_torus_xy(uint32_t row, uint32_t col, uint32_t dst_row, uint32_t dst_col, uint32_t rows,
+                                      uint32_t cols, uint32_t* path) {
+    uint32_t n = 0;
+    const uint32_t east = (dst_col + cols - col) % cols, south = (dst_row + rows - row) % rows;
+    const bool go_e = east <= cols - east, go_s = south <= rows - south;
+    for (uint32_t i = 0, k = go_e ? east : cols - east; i < k && n < kMaxHops2D; ++i) {
+        path[n++] = static_cast<uint32_t>(go_e ? MeshDirection::E : MeshDirection::W);
+    }
+    for (uint32_t i = 0, k = go_s ? south : rows - south; i < k && n < kMaxHops2D; ++i) {
+        path[n++] = static_cast<uint32_t>(go_s ? MeshDirection::S : MeshDirection::N);
+    }
+    return n;
+}
+constexpr uint32_t torus_path_len(uint32_t row, uint32_t col, uint32_t dst_row, uint32_t dst_col, uint32_t rows,
+                                  uint32_t cols) {
+    uint32_t path[kMaxHops2D] = {};
+    return mesh_path_torus_xy(row, col, dst_row, dst_col, rows, cols, path);
+}
+static_assert(torus_path_len(0, 0, 0, 3, 4, 4) == 1 && torus_path_len(0, 0, 2, 2, 4, 4) == 4);
+
+constexpr MeshUnicast mesh_route_xy(uint32_t row, uint32_t col, uint32_t dst_row, uint32_t dst_col) {
+    uint32_t path[kMaxHops2D] = {};
+    const uint32_t n = mesh_path_xy(row, col, dst_row, dst_col, path);
     return MeshUnicast{n != 0 ? path[0] : 0, n, mesh_route_path(path, n)};
 }
 static_assert(mesh_route_xy(0, 0, 0, 1).route.hops == 0x8);       // E, then the W router writes

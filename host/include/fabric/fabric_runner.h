@@ -1,10 +1,13 @@
-// The 1D fabric control plane over any Device: load the router firmware onto every router core of
-// a FabricPlan with its RouterConfig, bring the fabric up (handshake, then ready), watch it, run
-// worker kernels while the routers keep running, and terminate it (graceful or immediate).
+// The fabric control plane (1D plans, and 2D ones from mesh_plan.h) over any Device: load the
+// router firmware onto every router core of a FabricPlan with its RouterConfig, bring the fabric up
+// (handshake, then ready), watch it, run worker kernels while the routers keep running, and
+// terminate it (graceful or immediate).
 //
 //   bring_up:   every router: hold + load the ELF, write RouterConfig at layout.config and zero
 //               [layout.status, layout.sender_base[0]) (status, termination, ready, handshake,
-//               connection, upstream credits, scratch), then start all of them together. Advance
+//               connection, upstream credits, scratch; a 2D router (RouterPlacement::mesh) gets
+//               its MeshRouterConfig at layout.mesh_config and its exit table at
+//               layout.exit_table in the same write), then start all of them together. Advance
 //               until every router is HandshakeComplete, write kReadyMagic to every ready word,
 //               advance until every router is ReadyForTraffic.
 //   run_workers: launch worker kernels and wait for them only (the routers keep running).
@@ -58,8 +61,10 @@ PlacementRules router_placement(const RouterPlacement& router, const hal::ArchMa
 // router_wait_name; errors as router_status_is_error; the heartbeat moves while ReadyForTraffic
 // or Draining (the main loop); done when Terminated.
 const ComponentKind& router_component_kind();
-// "router east chip 0 eth 2"
+// "router east chip 0 eth 2"; a 2D router: "router M0D5 E plane 0 (chip 5 eth 8)"
 std::string router_component_name(const RouterPlacement& r);
+// Which side of its chip a router serves: "east" / "west", or its mesh port "M0D5 E plane 0".
+std::string router_side_name(const RouterPlacement& r);
 // The mux (protocol/fabric_mux.h) publishes the router's status and wait values in the same first
 // five words: the router's kind, named "mux". Watch one with runner.watch({mux.core,
 // "mux chip 0 core 1-1", mux.layout.status, mux_component_kind(), launch method}).
@@ -73,7 +78,8 @@ struct RouterSnapshot {
     ChipId chip = 0;
     uint32_t eth_channel = 0;
     CoreLocation core;
-    FabricDir dir = FabricDir::East;
+    FabricDir dir = FabricDir::East;  // 1D routers only
+    std::optional<MeshPort> mesh;     // 2D routers: the mesh port (then `dir` is meaningless)
     protocol::fabric::RouterStatusBlock block{};
     CoreStatus run;              // what the core is doing
     bool core_finished = false;  // exited, trapped, or returned to the base firmware
@@ -83,7 +89,7 @@ struct RouterSnapshot {
     std::string stage_name() const { return router_status_name(block.stage); }
     std::string stuck_at_name() const { return router_wait_name(block.stuck_at); }
     // "chip 0 eth 2 (core 8-0, east): status timeout, stage handshaking, stuck at handshake_reply,
-    // detail 0x00000000, core running at pc 0x00009abc"
+    // detail 0x00000000, core running at pc 0x00009abc"; a 2D router: "(core 8-0, M0D5 E plane 0)"
     std::string describe() const;
     // Totals over channels.
     uint64_t sent() const;

@@ -78,7 +78,8 @@ struct MeshFabricOptions {
 
 // Where a worker on `src` sends a packet for `dst` on `plane`: the router of src's chip to connect
 // to (its ch0) and the header route (dst_node set). Inside a mesh: X then Y
-// (protocol::fabric::mesh_route_xy; on a torus too: no wrap links). To another mesh: to src's exit
+// (protocol::fabric::mesh_route_xy; on a torus each dimension the shorter way round, over the wrap
+// links: mesh_path_torus_xy). To another mesh: to src's exit
 // node (RoutingTables::l1_exit) and out through its inter-mesh port (mesh_route_path with
 // write_last = false: the last hop command is 0); the entry routers do the rest.
 struct MeshSend {

@@ -1,0 +1,461 @@
+#include "fabric/mesh_plan.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+#include <tuple>
+#include <utility>
+
+#include "fabric/error.h"
+#include "router_plan_common.h"
+
+namespace fabric {
+
+namespace pf = protocol::fabric;
+using namespace plan_detail;
+
+namespace {
+
+constexpr std::string_view kWho = "mesh plan";
+
+uint32_t dir_index(MeshDir d) {
+    return static_cast<uint32_t>(d);
+}
+
+std::string number_list(const std::vector<uint32_t>& v) {
+    std::string s;
+    for (size_t i = 0; i < v.size(); ++i) s += fmt::format("{}{}", i ? "," : "", v[i]);
+    return s;
+}
+
+// Mesh m's devices are the chips first[m] + device; first.back() is the graph's device count.
+struct ChipMap {
+    std::vector<ChipId> first{0};
+    explicit ChipMap(const MeshGraph& g) {
+        for (const MeshSpec& m : g.meshes()) first.push_back(first.back() + m.device_count());
+    }
+    ChipId chip(MeshNode n) const { return first[n.mesh] + n.device; }  // n exists
+    uint32_t chip_count() const { return first.back(); }
+};
+
+// The direction of the port through which `exit` leaves for `next_mesh` on `plane` (the first in
+// N, E, S, W order, as RoutingTables::source_route picks it); nullopt if it has none there.
+std::optional<MeshDir> exit_port(const RoutingTables& t, MeshNode exit, MeshId next_mesh,
+                                 uint32_t plane) {
+    for (MeshDir d : kMeshDirs) {
+        const InterMeshLink* l = t.link_from(exit, d, plane);
+        if (l && l->to.node.mesh == next_mesh) return d;
+    }
+    return std::nullopt;
+}
+
+void check_plane_up(const std::vector<uint32_t>& planes, uint32_t plane) {
+    if (std::find(planes.begin(), planes.end(), plane) == planes.end()) {
+        fail(ErrorCategory::BadInput, "mesh plan: routing plane {} is not brought up (planes {})",
+             plane, number_list(planes));
+    }
+}
+
+// The device on the far side of the wrap-around link of a torus mesh leaving `d` in `dir`.
+MeshDeviceId wrap_neighbor(const MeshSpec& m, MeshDeviceId d, MeshDir dir) {
+    const uint32_t r = m.row_of(d), c = m.col_of(d);
+    switch (dir) {
+        case MeshDir::N:
+            return (m.rows - 1) * m.cols + c;
+        case MeshDir::S:
+            return c;
+        case MeshDir::E:
+            return r * m.cols;
+        case MeshDir::W:
+            return r * m.cols + m.cols - 1;
+        default:
+            fail(ErrorCategory::Internal, "mesh plan: direction {}", static_cast<uint32_t>(dir));
+    }
+}
+
+// What is at the other end of a port, and why.
+struct PortPeer {
+    MeshPort peer;
+    std::string how;  // "mesh neighbour", "torus wrap", "inter-mesh connection (... line N)"
+};
+
+void check_options(const MeshGraph& graph, const ClusterDescriptor& cluster,
+                   const SocDescriptor& soc, const MeshFabricOptions& o) {
+    if (o.topology != pf::Topology::Mesh && o.topology != pf::Topology::Torus) {
+        fail(ErrorCategory::BadInput, "mesh plan: unknown topology {} (mesh = 2, torus = 3)",
+             static_cast<uint32_t>(o.topology));
+    }
+    const hal::Arch arch = graph.chip_spec().arch;
+    if (cluster.arch() != arch) {
+        fail(ErrorCategory::BadInput,
+             "mesh plan: mesh graph {} is {} but cluster descriptor {} is {}", graph.source(),
+             arch_name(arch), cluster.source(), arch_name(cluster.arch()));
+    }
+    if (soc.arch() != arch) {
+        fail(ErrorCategory::BadInput, "mesh plan: mesh graph {} is {} but SoC descriptor {} is {}",
+             graph.source(), arch_name(arch), soc.source(), arch_name(soc.arch()));
+    }
+    const uint32_t ports = graph.chip_spec().ports_per_direction;
+    if (o.planes.empty()) fail(ErrorCategory::BadInput, "mesh plan: no routing plane selected");
+    std::set<uint32_t> seen;
+    for (uint32_t p : o.planes) {
+        if (p >= ports) {
+            fail(ErrorCategory::BadInput,
+                 "mesh plan: routing plane {} does not exist ({} has planes 0..{})", p,
+                 graph.source(), ports - 1);
+        }
+        if (!seen.insert(p).second) {
+            fail(ErrorCategory::BadInput, "mesh plan: routing plane {} is listed twice ({})", p,
+                 number_list(o.planes));
+        }
+    }
+    check_tuning(kWho, tuning_of(o), soc);
+    if (graph.mesh_count() > pf::kMeshExitEntries) {
+        fail(ErrorCategory::BadInput,
+             "mesh plan: {} has {} meshes; a router's exit table holds at most {}", graph.source(),
+             graph.mesh_count(), pf::kMeshExitEntries);
+    }
+    const uint32_t devices = ChipMap(graph).chip_count();
+    if (devices > cluster.chip_count()) {
+        std::string per_mesh;
+        for (const MeshSpec& m : graph.meshes()) {
+            per_mesh += fmt::format("{}{}", per_mesh.empty() ? "" : " + ", m.device_count());
+        }
+        fail(ErrorCategory::BadInput,
+             "mesh plan: {} has {} devices ({}), but cluster {} has only {} chip(s)",
+             graph.source(), devices, per_mesh, cluster.source(), cluster.chip_count());
+    }
+    if (o.topology == pf::Topology::Torus) {
+        for (const MeshSpec& m : graph.meshes()) {
+            if (m.rows < 3 || m.cols < 3) {
+                fail(ErrorCategory::BadInput,
+                     "mesh plan: a torus needs at least 3 rows and 3 columns per mesh (else the "
+                     "wrap joins two chips twice); mesh {} of {} is {} x {}",
+                     m.id, graph.source(), m.rows, m.cols);
+            }
+        }
+    }
+}
+
+// Every port of the selected planes that leads somewhere, with its peer port. A port with two
+// different peers (a torus wrap and an inter-mesh cable) is BadInput.
+std::map<MeshPort, PortPeer> port_peers(const MeshGraph& graph, const MeshFabricOptions& o) {
+    std::map<MeshPort, PortPeer> peers;
+    const auto connect = [&](const MeshPort& a, const MeshPort& b, const std::string& how) {
+        for (const auto& [self, other] : {std::pair{a, b}, std::pair{b, a}}) {
+            const auto [it, inserted] = peers.try_emplace(self, PortPeer{other, how});
+            if (!inserted && it->second.peer != other) {
+                fail(ErrorCategory::BadInput,
+                     "mesh plan: port {} would lead to {} ({}) and to {} ({})", self.str(),
+                     it->second.peer.str(), it->second.how, other.str(), how);
+            }
+        }
+    };
+    const std::set<uint32_t> planes(o.planes.begin(), o.planes.end());
+    for (const MeshSpec& m : graph.meshes()) {
+        for (MeshDeviceId d = 0; d < m.device_count(); ++d) {
+            for (MeshDir dir : kMeshDirs) {
+                const auto inside = m.neighbor(d, dir);
+                if (!inside && o.topology != pf::Topology::Torus) continue;
+                const MeshNode peer{m.id, inside ? *inside : wrap_neighbor(m, d, dir)};
+                for (uint32_t p : planes) {
+                    connect(MeshPort{{m.id, d}, dir, p}, MeshPort{peer, opposite(dir), p},
+                            inside ? "mesh neighbour" : "torus wrap");
+                }
+            }
+        }
+    }
+    for (const InterMeshLink& l : graph.links()) {
+        if (planes.count(l.from.plane) == 0) continue;
+        connect(l.from, l.to,
+                fmt::format("inter-mesh connection, {} line {}", graph.source(), l.line));
+    }
+    return peers;
+}
+
+// One router before its slots are chosen.
+struct PortLink {
+    MeshPort self;
+    MeshPort peer;
+    bool inter_mesh;
+    EthPortRef self_eth;
+    EthPortRef peer_eth;
+};
+
+// The link of every port: the plane-th between the two chips, by ascending channel on each
+// (both ends must agree on which link that is).
+std::vector<PortLink> port_links(const ChipMap& chips, const ClusterDescriptor& cluster,
+                                 const std::map<MeshPort, PortPeer>& peers) {
+    // A chip pair joined in two directions would need its links split between two ports.
+    std::map<std::pair<MeshNode, MeshNode>, MeshDir> pair_dir;
+    for (const auto& [self, pp] : peers) {
+        const auto [it, inserted] = pair_dir.try_emplace({self.node, pp.peer.node}, self.dir);
+        if (!inserted && it->second != self.dir) {
+            fail(ErrorCategory::BadInput,
+                 "mesh plan: {} (chip {}) and {} (chip {}) would be neighbours in two directions "
+                 "({} and {}: {} and {})",
+                 self.node.str(), chips.chip(self.node), pp.peer.node.str(),
+                 chips.chip(pp.peer.node), dir_letter(it->second), dir_letter(self.dir),
+                 MeshPort{self.node, it->second, self.plane}.str(), self.str());
+        }
+    }
+    std::vector<PortLink> out;
+    for (const auto& [self, pp] : peers) {
+        const ChipId a = chips.chip(self.node);
+        const ChipId b = chips.chip(pp.peer.node);
+        const auto ab = links_between(cluster, a, b);
+        if (self.plane >= ab.size()) {
+            fail(ErrorCategory::BadInput,
+                 "mesh plan: no link for {} (chip {} -> chip {}, {} {}): cluster {} has {} link(s) "
+                 "between chips {} and {}, plane {} needs {}",
+                 self.str(), a, b, pp.how, pp.peer.node.str(), cluster.source(), ab.size(), a, b,
+                 self.plane, self.plane + 1);
+        }
+        const auto ba = links_between(cluster, b, a);
+        const auto [ca, cb] = ab[self.plane];
+        if (ba[self.plane] != std::pair{cb, ca}) {
+            const EthPortRef near{b, ba[self.plane].first}, far{a, ba[self.plane].second};
+            fail(ErrorCategory::BadInput,
+                 "mesh plan: chips {} and {} in {} list their links in a different channel order: "
+                 "link {} by chip {}'s channels is {} <-> {}, by chip {}'s it is {} <-> {} ({} "
+                 "needs both ends on one link)",
+                 a, b, cluster.source(), self.plane, a, EthPortRef{a, ca}.str(),
+                 EthPortRef{b, cb}.str(), b, near.str(), far.str(), self.str());
+        }
+        out.push_back(
+            PortLink{self, pp.peer, self.node.mesh != pp.peer.node.mesh, {a, ca}, {b, cb}});
+    }
+    return out;
+}
+
+// ch0, the VC0 channel fed by each other router of the chip on the plane, rx0; a torus also
+// ch5 (VC1 from the opposite router) and rx1. Slot count 1 marks a used channel.
+pf::RouterConfig used_channels(const MeshFabricOptions& o, const MeshSpec& m, const PortLink& l,
+                               const std::map<MeshPort, size_t>& router_at) {
+    const bool torus = o.topology == pf::Topology::Torus;
+    const MeshPort& self = l.self;
+    const auto has_router = [&](MeshDir d) {
+        return router_at.count(MeshPort{self.node, d, self.plane}) != 0;
+    };
+    pf::RouterConfig c = base_router_config(o.topology, tuning_of(o));
+    c.chip_id = l.self_eth.chip;
+    c.eth_channel = l.self_eth.chan;
+    c.peer_chip_id = l.peer_eth.chip;
+    c.peer_eth_channel = l.peer_eth.chan;
+    c.is_master = l.self_eth.chip < l.peer_eth.chip ? 1 : 0;
+    c.sender_slots[pf::kWorkerChannel] = 1;
+    for (MeshDir f : kMeshDirs) {
+        if (f != self.dir && has_router(f)) c.sender_slots[1 + dir_index(f)] = 1;
+    }
+    c.sender_slots[pf::kMeshVc1Channel] = torus && has_router(opposite(self.dir)) ? 1 : 0;
+    c.receiver_slots[0] = 1;
+    c.receiver_slots[1] = torus ? 1 : 0;
+    if (torus) {
+        const uint32_t row = m.row_of(self.node.device), col = m.col_of(self.node.device);
+        // The wrap links are the datelines of their rings.
+        switch (self.dir) {
+            case MeshDir::E:
+                c.dateline = col + 1 == m.cols;
+                break;
+            case MeshDir::W:
+                c.dateline = col == 0;
+                break;
+            case MeshDir::S:
+                c.dateline = row + 1 == m.rows;
+                break;
+            case MeshDir::N:
+                c.dateline = row == 0;
+                break;
+            default:
+                break;
+        }
+        c.ring_size = self.dir == MeshDir::E || self.dir == MeshDir::W ? m.cols : m.rows;
+    }
+    return c;
+}
+
+// The mesh side of a port's router, without the neighbour words and exit_dirs (they need every
+// router of the chip placed): node, direction, plane, mesh shape, and the exit table.
+MeshRouterPlacement mesh_side(const MeshGraph& graph, const RoutingTables& tables,
+                              const PortLink& l) {
+    const MeshSpec& m = graph.mesh(l.self.node.mesh);
+    MeshRouterPlacement mp;
+    mp.node = l.self.node;
+    mp.dir = l.self.dir;
+    mp.plane = l.self.plane;
+    mp.inter_mesh = l.inter_mesh;
+    pf::MeshRouterConfig& mc = mp.config;
+    mc.magic = pf::kMeshConfigMagic;
+    mc.dir = dir_index(mp.dir);
+    mc.mesh_id = mp.node.mesh;
+    mc.device_id = mp.node.device;
+    mc.mesh_rows = m.rows;
+    mc.mesh_cols = m.cols;
+    mc.inter_mesh = mp.inter_mesh ? 1 : 0;
+    mc.exit_count = graph.mesh_count();
+    for (MeshId dst = 0; dst < graph.mesh_count(); ++dst) {
+        const auto e = tables.l1_exit(mp.node.mesh, mp.node.device, dst);
+        const auto port =
+            e ? exit_port(tables, {mp.node.mesh, e->exit}, e->next_mesh, mp.plane) : std::nullopt;
+        mp.exit_table.push_back(port ? pf::kMeshExitValid | dir_index(*port) << 8 | e->exit : 0);
+    }
+    return mp;
+}
+
+}  // namespace
+
+MeshPlan plan_mesh(const MeshGraph& graph, const ClusterDescriptor& cluster,
+                   const SocDescriptor& soc, const MeshFabricOptions& o) {
+    check_options(graph, cluster, soc, o);
+    MeshPlan plan{FabricPlan{}, RoutingTables::build(graph), o.planes};
+    const ChipMap chips(graph);
+    const std::vector<PortLink> links = port_links(chips, cluster, port_peers(graph, o));
+
+    // Routers in (mesh, device, plane as listed, direction) order.
+    std::vector<const PortLink*> order;
+    for (const PortLink& l : links) order.push_back(&l);
+    const auto plane_rank = [&](uint32_t p) {
+        return std::find(o.planes.begin(), o.planes.end(), p) - o.planes.begin();
+    };
+    std::sort(order.begin(), order.end(), [&](const PortLink* a, const PortLink* b) {
+        return std::tuple{a->self.node, plane_rank(a->self.plane), a->self.dir} <
+               std::tuple{b->self.node, plane_rank(b->self.plane), b->self.dir};
+    });
+    std::map<MeshPort, size_t> router_at;
+    for (size_t i = 0; i < order.size(); ++i) router_at[order[i]->self] = i;
+
+    FabricPlan& fp = plan.fabric;
+    fp.arch = soc.arch();
+    fp.topology = o.topology;
+    for (ChipId c = 0; c < chips.chip_count(); ++c) fp.chips.push_back(c);
+    for (const PortLink* l : order) {
+        RouterPlacement p{};
+        p.chip = l->self_eth.chip;
+        p.eth_channel = l->self_eth.chan;
+        p.core = CoreLocation{p.chip, soc.eth_core(p.eth_channel)};
+        (void)soc.eth_core(l->peer_eth.chan);  // BadInput if the SoC descriptor lacks the channel
+        p.dir = FabricDir::East;
+        p.index_in_line = p.chip;
+        p.config = used_channels(o, graph.mesh(l->self.node.mesh), *l, router_at);
+        p.mesh = mesh_side(graph, plan.tables, *l);
+        fp.routers.push_back(std::move(p));
+    }
+
+    // Slots, then what each router knows of the others of its chip and plane, then the layout.
+    std::vector<pf::RouterConfig> used;
+    for (const RouterPlacement& p : fp.routers) used.push_back(p.config);
+    const SlotChoice slots = choose_slots(kWho, topology_name(o.topology), tuning_of(o), soc, used);
+    const hal::ArchMap& am = hal::arch_map(soc.arch());
+    for (RouterPlacement& p : fp.routers) {
+        MeshRouterPlacement& mp = *p.mesh;
+        p.config = with_slots(p.config, slots);
+        for (MeshDir d : kMeshDirs) {
+            const auto it = router_at.find(MeshPort{mp.node, d, mp.plane});
+            if (it == router_at.end()) continue;
+            const RouterPlacement& q = fp.routers[it->second];
+            if (d != mp.dir) {
+                mp.config.neighbor[dir_index(d)] =
+                    pf::kMeshNeighborPresent | q.core.core.y << 8 | q.core.core.x;
+            }
+            if (q.mesh->inter_mesh) mp.config.exit_dirs |= pf::dir_bit(dir_index(d));
+        }
+        p.layout = pf::router_layout(am, p.config);
+        if (!layout_fits(soc, p.layout)) {  // checked by choose_slots; a bug if it fails here
+            fail(ErrorCategory::Internal, "mesh plan: router {} layout ends at {} past L1",
+                 p.core.str(), hex32(p.layout.end));
+        }
+    }
+    return plan;
+}
+
+ChipId MeshPlan::chip_of(MeshNode n) const {
+    tables.graph().check_node(n);
+    return ChipMap(tables.graph()).chip(n);
+}
+
+MeshNode MeshPlan::node_of(ChipId c) const {
+    const MeshGraph& g = tables.graph();
+    const std::vector<ChipId> first = ChipMap(g).first;
+    for (MeshId m = 0; m < g.mesh_count(); ++m) {
+        if (c < first[m + 1]) return MeshNode{m, c - first[m]};
+    }
+    fail(ErrorCategory::BadInput, "mesh plan: chip {} is not in the meshes of {} (chips 0..{})", c,
+         g.source(), first.back() - 1);
+}
+
+const RouterPlacement& MeshPlan::router(MeshNode node, MeshDir dir, uint32_t plane) const {
+    tables.graph().check_node(node);
+    check_plane_up(planes, plane);
+    for (const RouterPlacement& r : fabric.routers) {
+        if (r.mesh && r.mesh->node == node && r.mesh->dir == dir && r.mesh->plane == plane)
+            return r;
+    }
+    fail(ErrorCategory::BadInput,
+         "mesh plan: {} has no {} router on plane {} (no neighbour or connection that way)",
+         node.str(), dir_letter(dir), plane);
+}
+
+MeshSend MeshPlan::send(MeshNode src, MeshNode dst, uint32_t plane) const {
+    const MeshGraph& g = tables.graph();
+    g.check_node(src);
+    g.check_node(dst);
+    check_plane_up(planes, plane);
+    if (src == dst) fail(ErrorCategory::BadInput, "mesh plan: send from {} to itself", src.str());
+    // The directions the packet leaves each chip in, up to dst or out of src's mesh.
+    std::vector<MeshDir> path;
+    if (src.mesh == dst.mesh) {
+        path = tables.l0_route(src.mesh, src.device, dst.device);
+    } else {
+        const auto e = tables.l1_exit(src.mesh, src.device, dst.mesh);
+        if (!e) {
+            fail(ErrorCategory::BadInput, "mesh plan: no route from mesh {} to mesh {} in {}",
+                 src.mesh, dst.mesh, g.source());
+        }
+        const auto port = exit_port(tables, {src.mesh, e->exit}, e->next_mesh, plane);
+        if (!port) {
+            fail(ErrorCategory::BadInput,
+                 "mesh plan: exit node M{}D{} has no connection to mesh {} on routing plane {} "
+                 "({})",
+                 src.mesh, e->exit, e->next_mesh, plane, g.source());
+        }
+        path = tables.l0_route(src.mesh, src.device, e->exit);
+        path.push_back(*port);
+    }
+    if (path.size() > pf::kMaxHops2D) {
+        fail(ErrorCategory::BadInput,
+             "mesh plan: the route from {} to {} is {} hops{}; a 2D route holds at most {}",
+             src.str(), dst.str(), path.size(),
+             src.mesh == dst.mesh ? "" : " to the exit of its mesh", pf::kMaxHops2D);
+    }
+    MeshSend out;
+    out.router = &router(src, path.front(), plane);
+    out.hops = static_cast<uint32_t>(path.size());
+    if (src.mesh == dst.mesh && fabric.topology == pf::Topology::Torus) {
+        // The shorter way round in each dimension, over the wrap links.
+        const MeshSpec& m = g.mesh(src.mesh);
+        uint32_t dirs[pf::kMaxHops2D] = {};
+        const uint32_t n = pf::mesh_path_torus_xy(m.row_of(src.device), m.col_of(src.device), m.row_of(dst.device),
+                                                  m.col_of(dst.device), m.rows, m.cols, dirs);
+        out.router = &router(src, static_cast<MeshDir>(dirs[0]), plane);
+        out.hops = n;
+        out.route = pf::mesh_route_path(dirs, n);
+    } else if (src.mesh == dst.mesh) {
+        const MeshSpec& m = g.mesh(src.mesh);
+        out.route = pf::mesh_route_xy(m.row_of(src.device), m.col_of(src.device),
+                                      m.row_of(dst.device), m.col_of(dst.device))
+                        .route;
+    } else {
+        uint32_t dirs[pf::kMaxHops2D] = {};
+        std::transform(path.begin(), path.end(), dirs, dir_index);
+        out.route = pf::mesh_route_path(dirs, out.hops, /*write_last=*/false);
+    }
+    out.route.dst_node = pf::mesh_node_word(dst.mesh, dst.device);
+    return out;
+}
+
+pf::WorkerChannel MeshPlan::worker_channel(const RouterPlacement& r) const {
+    return pf::worker_channel(hal::arch_map(fabric.arch), r.config, r.core.core.x, r.core.core.y);
+}
+
+}  // namespace fabric
