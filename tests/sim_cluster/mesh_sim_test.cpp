@@ -18,6 +18,7 @@
 #include <optional>
 #include <set>
 
+#include "cluster.h"
 #include "expect_error.h"
 #include "hal/stream.h"
 #include "fabric/cluster_descriptor.h"
@@ -248,6 +249,11 @@ std::vector<fabric::RouterSnapshot> terminate_clean(Mesh& m) {
         for (uint32_t c = 0; c < pf::kMaxSenderChannels; ++c) CHECK(s.block.sent[c] == s.block.completed[c]);
         const auto* peer = by_port.at({r.config.peer_chip_id, r.config.peer_eth_channel});
         CHECK(s.sent() == peer->received());
+    }
+    // No NoC request went anywhere the model has nothing (or refused it).
+    for (fabric::ChipId c = 0; c < m.dev.chip_count(); ++c) {
+        INFO("chip " << c);
+        CHECK(m.dev.cluster().chip(c).network().errors().empty());
     }
     return fin;
 }
