@@ -42,6 +42,7 @@
 #include <string>
 #include <vector>
 
+#include "common/fabric_link.h"
 #include "fabric/cluster_descriptor.h"
 #include "fabric/elf.h"
 #include "fabric/error.h"
@@ -62,24 +63,16 @@ using fabric::ChipId;
 using fabric::CoreLocation;
 using fabric::FabricDir;
 
-constexpr double kLinkBytesPerCycle = 12.5;
-constexpr uint32_t kFrameOverhead = 50;
-constexpr uint32_t kMaxFramePayload = 1488;
-constexpr uint32_t kCreditWireBytes = 16 + kFrameOverhead;  // the "packets sent" register write
+using bench::kFrameOverhead;
+using bench::kLinkBytesPerCycle;
 constexpr uint32_t kLinkLatency = 500;
 
 // Payload capacity of the link for packets of `payload` bytes (see the top of the file).
-double capacity(uint32_t payload) {
-    const uint32_t packet = payload + static_cast<uint32_t>(sizeof(pf::PacketHeader));
-    const uint32_t frames = (packet + kMaxFramePayload - 1) / kMaxFramePayload;
-    const double wire = packet + frames * kFrameOverhead + kCreditWireBytes;
-    return kLinkBytesPerCycle * payload / wire;
-}
+double capacity(uint32_t payload) { return bench::fabric_link_capacity(payload); }
 // One hop of the bare link for a packet: wire latency plus serialisation.
 double link_hop(uint32_t payload) {
     const uint32_t packet = payload + static_cast<uint32_t>(sizeof(pf::PacketHeader));
-    const uint32_t frames = (packet + kMaxFramePayload - 1) / kMaxFramePayload;
-    return kLinkLatency + (packet + frames * kFrameOverhead) / kLinkBytesPerCycle;
+    return kLinkLatency + (packet + bench::fabric_packet_frames(payload) * kFrameOverhead) / kLinkBytesPerCycle;
 }
 
 // The T3000 chips as one chain (tests/sim/fabric_test.cpp uses the same one).

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "fabric/error.h"
+#include "fabric/kmd_port.h"
+#include "fabric/pcie_device.h"
 #include "fabric/soc_descriptor.h"
 
 namespace fabricctl {
@@ -113,6 +115,42 @@ std::optional<std::string> find_firmware(hal::Arch arch, const std::string& name
         }
     }
     return std::nullopt;
+}
+
+fabric::SocDescriptor load_soc_for(hal::Arch arch, const std::string& given) {
+    auto soc =
+        fabric::SocDescriptor::load_file(given.empty() ? find_default_descriptor(arch) : given);
+    if (soc.arch() != arch) {
+        fabric::fail(ErrorCategory::BadInput, "{}: descriptor is for {} but the target is {}",
+                     soc.source(), fabric::arch_name(soc.arch()), fabric::arch_name(arch));
+    }
+    return soc;
+}
+
+std::unique_ptr<fabric::Device> open_pcie_device(const std::string& dir, const std::string& soc) {
+    auto port = std::make_shared<fabric::LinuxKmdPort>(dir);
+    const auto found = fabric::discover_devices(*port);
+    if (found.empty()) {
+        fabric::fail(ErrorCategory::Device,
+                     "--target pcie: no Tenstorrent device found under {} (is the tt-kmd driver "
+                     "loaded and a card present?)",
+                     port->description());
+    }
+    if (!found.front().arch) {
+        fabric::fail(ErrorCategory::Device, "{}: not a Wormhole or Blackhole device",
+                     found.front().path);
+    }
+    return std::make_unique<fabric::PcieDevice>(port, load_soc_for(*found.front().arch, soc));
+}
+
+std::string firmware_path(const std::string& given, hal::Arch arch, const std::string& name,
+                          const std::string& option) {
+    if (!given.empty()) return given;
+    std::string looked;
+    if (auto p = find_firmware(arch, name, &looked)) return *p;
+    fabric::fail(ErrorCategory::BadInput,
+                 "no {}.elf for {} found (looked in: {}); build the firmware or pass {}", name,
+                 fabric::arch_name(arch), looked, option);
 }
 
 std::optional<BaseFirmware> choose_base_firmware(const std::string& given, bool wanted,

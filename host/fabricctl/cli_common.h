@@ -2,14 +2,17 @@
 // JSON), and where default SoC descriptors and firmware images are found.
 #pragma once
 
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "fabric/device.h"
 #include "fabric/elf.h"
 #include "fabric/error.h"
+#include "fabric/soc_descriptor.h"
 #include "hal/arch_map.h"
 
 namespace fabricctl {
@@ -59,6 +62,19 @@ std::string find_default_descriptor(hal::Arch arch);
 // writes it. nullopt if none exists; `looked` (if given) lists the places tried.
 std::optional<std::string> find_firmware(hal::Arch arch, const std::string& name,
                                          std::string* looked = nullptr);
+// `given` if not empty, else this build's <name>.elf for `arch`; Error(BadInput) naming the
+// places looked in and the option that overrides them.
+std::string firmware_path(const std::string& given, hal::Arch arch, const std::string& name,
+                          const std::string& option);
+
+// The SoC descriptor `given` (or the arch's default) for a target of `arch`; Error(BadInput) if
+// it describes another arch.
+fabric::SocDescriptor load_soc_for(hal::Arch arch, const std::string& given);
+
+// `--target pcie`: the first Tenstorrent device under `dir` (tt-kmd) as a PcieDevice, with the
+// SoC descriptor of its arch (`soc`, or the default). Error(Device) "--target pcie: no
+// Tenstorrent device found under <dir> ..." when there is none.
+std::unique_ptr<fabric::Device> open_pcie_device(const std::string& dir, const std::string& soc);
 
 // The Wormhole base firmware the eth cores boot in the model, as the --base-fw / --no-base-fw
 // options ask: `given` if not empty; else, when `wanted` (the command's default applies) and

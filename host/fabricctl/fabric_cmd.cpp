@@ -6,7 +6,6 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <cstring>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -22,7 +21,7 @@
 #include "fabric/soc_descriptor.h"
 #include "protocol/fabric.h"
 #include "protocol/test_kernels.h"
-#include "protocol/test_mailbox.h"
+#include "traffic.h"
 #ifdef FABRIC_HAVE_SIM
 #include "fabric/sim_device.h"
 #endif
@@ -35,12 +34,6 @@ using fabric::FabricDir;
 using nlohmann::json;
 
 namespace {
-
-// Default cycle budget of a fabric command: bring-up, traffic and termination together.
-constexpr uint64_t kDefaultFabricMaxCycles = 50'000'000;
-// Per-send positions a worker cycles through (each destination region holds this many packets).
-constexpr uint32_t kMaxDestSlots = 8;
-constexpr uint32_t kMaxPackets = 1'000'000;
 
 std::vector<fabric::ChipId> parse_chips(const std::string& text, uint32_t chip_count) {
     if (text.empty()) {
@@ -83,16 +76,6 @@ std::optional<StallFault> parse_stall_router(const std::string& text) {
     return f;
 }
 
-std::string load_image_path(const std::string& given, hal::Arch arch, const std::string& name,
-                            const std::string& option) {
-    if (!given.empty()) return given;
-    std::string looked;
-    if (auto p = find_firmware(arch, name, &looked)) return *p;
-    fabric::fail(ErrorCategory::BadInput,
-                 "no {}.elf for {} found (looked in: {}); build the firmware or pass {}", name,
-                 fabric::arch_name(arch), looked, option);
-}
-
 // One worker kernel: its core, direction, route and where its packets land.
 struct WorkerPlan {
     fabric::CoreLocation core;
@@ -101,42 +84,8 @@ struct WorkerPlan {
     std::vector<fabric::ChipId> dests;  // chips its route writes, nearest first
     uint32_t route;
     uint32_t seed;
-    protocol::FabricTrafficArgs args{};
-    protocol::FabricDest dest{};
+    TrafficKernel kernel;  // one destination: the route's chips
 };
-
-// `cycles`: the send phase the B/cycle figures are over.
-json snapshot_json(const fabric::RouterSnapshot& s, const fabric::RouterPlacement& p,
-                   uint32_t payload, uint64_t cycles) {
-    const pf::RouterStatusBlock& b = s.block;
-    json j{{"chip", s.chip},
-           {"eth_channel", s.eth_channel},
-           {"core", s.core.core.str()},
-           {"dir", fabric::dir_name(s.dir)},
-           {"peer_chip", p.config.peer_chip_id},
-           {"peer_eth_channel", p.config.peer_eth_channel},
-           {"is_master", p.config.is_master != 0},
-           {"dateline", p.config.dateline != 0},
-           {"status", s.status_name()},
-           {"stage", s.stage_name()},
-           {"stuck_at", s.stuck_at_name()},
-           {"detail", b.detail},
-           {"core_state", fabric::run_state_name(s.run.state)},
-           {"sent", {b.sent[0], b.sent[1], b.sent[2]}},
-           {"completed", {b.completed[0], b.completed[1], b.completed[2]}},
-           {"received", {b.received[0], b.received[1]}},
-           {"delivered", b.delivered},
-           {"forwarded", b.forwarded},
-           {"bad_packets", b.bad_packets},
-           {"undrained", b.undrained},
-           {"heartbeat", b.heartbeat},
-           {"packets_sent", s.sent()},
-           {"packets_received", s.received()},
-           {"bytes_sent", s.sent() * payload},
-           {"bytes_received", s.received() * payload}};
-    j["bytes_per_cycle"] = cycles ? static_cast<double>(s.sent() * payload) / cycles : 0.0;
-    return j;
-}
 
 void print_router_table(const std::vector<fabric::RouterSnapshot>& snaps,
                         const fabric::FabricPlan& plan, uint32_t payload, uint64_t cycles,
@@ -288,7 +237,7 @@ int fabric_main(const FabricArgs& a, bool traffic) {
 
     // ---- images ----
     const std::string router_path =
-        load_image_path(a.router_elf, arch, "fabric_router", "--router-elf");
+        firmware_path(a.router_elf, arch, "fabric_router", "--router-elf");
     auto router_elf = fabric::ElfImage::load_file(router_path);
     for (const auto& r : plan.routers) {  // before the model is built: fail fast
         router_elf.check_placement(fabric::router_placement(r, am, soc.eth_l1_size()));
@@ -296,13 +245,14 @@ int fabric_main(const FabricArgs& a, bool traffic) {
     std::optional<fabric::ElfImage> worker_elf;
     std::string worker_path;
     if (traffic) {
-        worker_path = load_image_path(a.worker_elf, arch, "fabric_traffic", "--worker-elf");
+        worker_path = firmware_path(a.worker_elf, arch, "fabric_traffic", "--worker-elf");
         worker_elf = fabric::ElfImage::load_file(worker_path);
     }
     auto worker_rules = fabric::erisc_placement(am, soc.worker_l1_size());
     worker_rules.target = fmt::format("{} worker core", fabric::arch_name(arch));
     if (worker_elf) worker_elf->check_placement(worker_rules);
-    const std::optional<BaseFirmware> base_fw = choose_base_firmware(a.base_fw, !a.no_base_fw, arch);
+    const std::optional<BaseFirmware> base_fw =
+        choose_base_firmware(a.base_fw, !a.no_base_fw, arch);
 
     // ---- the workers: core, route, where the data lands ----
     const auto& workers_on_chip = soc.cores(fabric::CoreType::Worker);
@@ -316,9 +266,7 @@ int fabric_main(const FabricArgs& a, bool traffic) {
     std::vector<WorkerPlan> wplans;
     const uint32_t dest_slots = std::min(a.packets, kMaxDestSlots);
     const uint32_t region_bytes = dest_slots * a.size;
-    const uint32_t sink_base = pf::align_up(
-        protocol::test_mailbox_addr(arch) + static_cast<uint32_t>(sizeof(protocol::TestMailbox)),
-        4096);
+    const uint32_t sink_base = traffic_sink_base(arch);
     if (traffic) {
         const auto add = [&](size_t i, FabricDir dir, uint32_t count) {
             WorkerPlan w;
@@ -355,28 +303,31 @@ int fabric_main(const FabricArgs& a, bool traffic) {
                          a.size, dest_slots, wplans.size(), soc.worker_l1_size(),
                          fabric::hex32(sink_base));
         }
-        const uint32_t l1 = protocol::test_l1_base(arch);
+        const TrafficL1 l1 = traffic_l1(arch);
         const fabric::CoreCoord sink = workers_on_chip[2];
-        const uint32_t timeout_us =
-            static_cast<uint32_t>(std::clamp<uint64_t>(budget / am.aiclk_mhz / 2, 1, 20'000));
         for (auto& w : wplans) {
-            w.dest = protocol::FabricDest{
-                w.route, sink.x, sink.y, static_cast<uint32_t>(sink_base + w.index * region_bytes),
-                w.seed,  0,      0,      0, 0, 0, 0, 0};
-            auto& g = w.args;
+            TrafficKernel& k = w.kernel;
+            k.core = w.core;
+            k.name = fmt::format("worker {} ({})", w.core.str(), fabric::dir_name(w.dir));
+            protocol::FabricDest d{};
+            d.route = w.route;
+            d.x = sink.x;
+            d.y = sink.y;
+            d.addr = static_cast<uint32_t>(sink_base + w.index * region_bytes);
+            d.seed = w.seed;
+            k.dests = {d};
+            auto& g = k.args;
             g.channel = plan.worker_channel(w.core.chip, w.dir);
             g.send_type = static_cast<uint32_t>(pf::NocSendType::UnicastWrite);
             g.packet_bytes = a.size;
             g.packet_count = a.packets;
             g.num_dests = 1;
             g.dest_slots = dest_slots;
-            g.dests_addr = l1;
-            g.conn_l1 = l1 + 0x100;
-            g.src_addr = l1 + 0x400;
-            g.timeout_us = timeout_us;
-            g.flags = 0;
-            g.start_addr = 0;
-            if (g.src_addr + region_bytes > protocol::test_mailbox_addr(arch)) {
+            g.dests_addr = l1.dests;
+            g.conn_l1 = l1.conn;
+            g.src_addr = l1.src;
+            g.timeout_us = traffic_timeout_us(budget, arch);
+            if (uint64_t{g.src_addr} + region_bytes > l1.src_end) {
                 fabric::fail(ErrorCategory::BadInput,
                              "--size {} x {} positions do not fit the sending worker's L1 below "
                              "the mailbox",
@@ -431,9 +382,7 @@ int fabric_main(const FabricArgs& a, bool traffic) {
     }
 
     // ---- traffic ----
-    std::vector<fabric::LaunchResult> wres;
-    std::vector<protocol::FabricTrafficResults> wout(wplans.size());
-    std::vector<uint32_t> wstatus(wplans.size());
+    std::vector<TrafficOutcome> wout;
     uint64_t traffic_cycles = 0;  // workers' launch .. the last one's exit (host poll granularity)
     uint64_t send_cycles = 0;     // the longest worker's open .. last send (its own clock)
     std::vector<std::string> problems;
@@ -450,50 +399,15 @@ int fabric_main(const FabricArgs& a, bool traffic) {
         lo.poll_cycles = 1'000;
         size_t k = 0;
         inject_stall();  // the workers start now
-        wres = runner.run_workers(targets, lo, [&](const fabric::LaunchTarget& t) {
-            const WorkerPlan& w = wplans[k++];
-            (void)t;
-            std::vector<uint8_t> d(sizeof(w.dest));
-            std::memcpy(d.data(), &w.dest, sizeof(w.dest));
-            dev.write(w.core, w.args.dests_addr, d);
-            protocol::TestMailbox m{};
-            m.magic = protocol::kTestMailboxMagic;
-            m.role = static_cast<uint32_t>(protocol::KernelRole::Master);
-            m.num_args = sizeof(w.args) / 4;
-            std::memcpy(m.args, &w.args, sizeof(w.args));
-            std::vector<uint8_t> mb(sizeof(m));
-            std::memcpy(mb.data(), &m, sizeof(m));
-            dev.write(w.core, protocol::test_mailbox_addr(arch), mb);
+        const auto wres = runner.run_workers(targets, lo, [&](const fabric::LaunchTarget&) {
+            load_traffic_kernel(dev, arch, wplans[k++].kernel);
         });
         for (size_t i = 0; i < wplans.size(); ++i) {
+            wout.push_back(read_traffic_outcome(dev, arch, wplans[i].kernel, wres[i]));
             traffic_cycles = std::max(traffic_cycles, wres[i].cycles);
-            protocol::TestMailbox m{};
-            std::vector<uint8_t> mb(sizeof(m));
-            dev.read(wplans[i].core, protocol::test_mailbox_addr(arch), mb);
-            std::memcpy(&m, mb.data(), sizeof(m));
-            std::memcpy(&wout[i], m.results, sizeof(wout[i]));
-            send_cycles = std::max<uint64_t>(send_cycles, wout[i].cycles);
-            wstatus[i] = m.status;
-            const auto& r = wres[i];
-            const std::string where = fmt::format("worker {} ({})", wplans[i].core.str(),
-                                                  fabric::dir_name(wplans[i].dir));
-            if (r.outcome == fabric::LaunchOutcome::Trapped) {
-                problems.push_back(fmt::format("{} trapped: {} at pc {}", where, r.status.trap_name,
-                                               fabric::hex32(r.status.trap_pc)));
-            } else if (r.outcome == fabric::LaunchOutcome::Timeout) {
-                problems.push_back(
-                    fmt::format("{} still running after {} cycles", where, r.cycles));
-            } else if (r.status.exit_status != 0 ||
-                       m.status != static_cast<uint32_t>(protocol::TestStatus::Done)) {
-                problems.push_back(fmt::format(
-                    "{} failed: exit {}, code {}, step {}, detail {}, hal status {}, stuck at {}, "
-                    "packets sent {}",
-                    where, r.status.exit_status, wout[i].failure.code, wout[i].failure.step,
-                    wout[i].failure.detail, wout[i].failure.hal_status, fabric::hex32(m.stuck_at),
-                    wout[i].packets_sent));
-            } else if (wout[i].packets_sent != a.packets) {
-                problems.push_back(fmt::format("{} sent {} packets, expected {}", where,
-                                               wout[i].packets_sent, a.packets));
+            send_cycles = std::max<uint64_t>(send_cycles, wout[i].results.cycles);
+            if (auto p = traffic_problem(wplans[i].kernel.name, wout[i], a.packets)) {
+                problems.push_back(std::move(*p));
             }
         }
         if (problems.empty()) {
@@ -503,17 +417,8 @@ int fabric_main(const FabricArgs& a, bool traffic) {
     }
 
     // ---- terminate ----
-    std::vector<fabric::RouterSnapshot> final_snaps;
-    if (problems.empty()) {
-        final_snaps = runner.terminate(pf::Termination::Graceful, left());
-    } else {
-        final_snaps = runner.status();
-        try {
-            (void)runner.terminate(pf::Termination::Immediate, left());
-        } catch (const fabric::Error& e) {
-            problems.push_back(e.what());
-        }
-    }
+    const std::vector<fabric::RouterSnapshot> final_snaps =
+        terminate_fabric(runner, left(), problems);
 
     // ---- check what landed, and the router counters ----
     uint64_t data_mismatch_words = 0;
@@ -522,60 +427,25 @@ int fabric_main(const FabricArgs& a, bool traffic) {
         for (const auto& w : wplans) {
             expect_deliveries += uint64_t{a.packets} * w.dests.size();
             for (fabric::ChipId c : w.dests) {
+                const protocol::FabricDest& d = w.kernel.dests.front();
                 std::vector<uint8_t> got(region_bytes);
-                dev.read({c, workers_on_chip[2]}, w.dest.addr, got);
-                uint32_t bad = 0;
-                uint32_t first = 0;
-                for (uint32_t p = 0; p < dest_slots; ++p) {
-                    for (uint32_t i = 0; i < a.size / 4; ++i) {
-                        uint32_t v;
-                        std::memcpy(&v, got.data() + p * a.size + i * 4, 4);
-                        if (v != protocol::pattern_word(w.seed + p, i)) {
-                            if (bad++ == 0) first = p * a.size + i * 4;
-                        }
-                    }
-                }
-                if (bad) {
-                    data_mismatch_words += bad;
+                dev.read({c, workers_on_chip[2]}, d.addr, got);
+                const PatternCheck check = check_pattern(got, a.size, dest_slots, d.seed);
+                if (check.bad_words) {
+                    data_mismatch_words += check.bad_words;
                     problems.push_back(fmt::format(
                         "data from {} on chip {} (core {} at {}): {} words differ, first at +{}",
-                        w.core.str(), c, workers_on_chip[2].str(), fabric::hex32(w.dest.addr), bad,
-                        first));
+                        w.core.str(), c, workers_on_chip[2].str(), fabric::hex32(d.addr),
+                        check.bad_words, check.first_bad));
                 }
             }
         }
-        uint64_t sent = 0, received = 0, delivered = 0;
-        for (const auto& s : final_snaps) {
-            sent += s.sent();
-            received += s.received();
-            delivered += s.block.delivered;
-            if (s.block.bad_packets) {
-                problems.push_back(fmt::format("chip {} eth {} rejected {} packets", s.chip,
-                                               s.eth_channel, s.block.bad_packets));
-            }
-        }
-        if (sent != received) {
-            problems.push_back(
-                fmt::format("routers sent {} packets but received {}", sent, received));
-        }
-        if (delivered != expect_deliveries) {
-            problems.push_back(fmt::format("routers delivered {} packets, expected {}", delivered,
-                                           expect_deliveries));
-        }
+        check_router_counters(final_snaps, expect_deliveries, problems);
     }
 
     // ---- report ----
     const bool ok = problems.empty();
-    int code = kOk;
-    if (!ok) {
-        code = kFabric;
-        for (const auto& r : wres) {
-            if (r.outcome == fabric::LaunchOutcome::Timeout) code = kTimeout;
-        }
-        for (const auto& r : wres) {
-            if (r.outcome == fabric::LaunchOutcome::Trapped) code = kTrap;
-        }
-    }
+    const int code = ok ? kOk : traffic_failure_code(wout);
     const uint32_t fig_bytes = traffic ? a.size : payload_cap;
     uint64_t total_bytes = 0;
     for (const auto& s : final_snaps) total_bytes += s.sent() * fig_bytes;
@@ -588,7 +458,7 @@ int fabric_main(const FabricArgs& a, bool traffic) {
             fabric::topology_name(plan.topology), fmt::join(plan.chips, ","), n,
             plan.routers.size(), wplans.size(), a.packets, a.size, a.pattern, expect_deliveries,
             runner.ready_cycles(), traffic_cycles, send_cycles,
-            send_cycles ? static_cast<double>(total_bytes) / send_cycles : 0.0);
+            bytes_per_cycle(total_bytes, send_cycles));
     } else if (ok) {
         verdict = fmt::format(
             "fabric up: {} {} ({} routers): handshake {} cycles, ready {} cycles, terminated",
@@ -603,8 +473,7 @@ int fabric_main(const FabricArgs& a, bool traffic) {
     if (a.json) {
         json routers = json::array();
         for (size_t i = 0; i < final_snaps.size(); ++i) {
-            routers.push_back(
-                snapshot_json(final_snaps[i], plan.routers[i], fig_bytes, send_cycles));
+            routers.push_back(router_json(final_snaps[i], plan.routers[i], fig_bytes, send_cycles));
         }
         json j{{"ok", ok},
                {"command", traffic ? "run" : "up"},
@@ -637,12 +506,12 @@ int fabric_main(const FabricArgs& a, bool traffic) {
                         {"dir", fabric::dir_name(w.dir)},
                         {"dests", w.dests},
                         {"route", w.route},
-                        {"outcome", fabric::outcome_name(wres[i].outcome)},
-                        {"exit_status", wres[i].status.exit_status},
-                        {"packets_sent", wout[i].packets_sent},
-                        {"send_cycles", wout[i].cycles},
-                        {"close_cycles", wout[i].close_cycles},
-                        {"cycles", wres[i].cycles}};
+                        {"outcome", fabric::outcome_name(wout[i].launch.outcome)},
+                        {"exit_status", wout[i].launch.status.exit_status},
+                        {"packets_sent", wout[i].results.packets_sent},
+                        {"send_cycles", wout[i].results.cycles},
+                        {"close_cycles", wout[i].results.close_cycles},
+                        {"cycles", wout[i].launch.cycles}};
                 workers.push_back(std::move(wj));
             }
             j["worker_firmware"] = worker_path;
@@ -654,8 +523,7 @@ int fabric_main(const FabricArgs& a, bool traffic) {
             j["send_cycles"] = send_cycles;
             j["deliveries"] = expect_deliveries;
             j["data_mismatch_words"] = data_mismatch_words;
-            j["bytes_per_cycle"] =
-                send_cycles ? static_cast<double>(total_bytes) / send_cycles : 0.0;
+            j["bytes_per_cycle"] = bytes_per_cycle(total_bytes, send_cycles);
         }
         std::cout << j.dump(2) << std::endl;
     } else {
@@ -665,8 +533,8 @@ int fabric_main(const FabricArgs& a, bool traffic) {
                 const auto& w = wplans[i];
                 fmt::print("worker {} {} -> chips {}: {} packets, {} cycles (send {}), {}\n",
                            w.core.str(), fabric::dir_name(w.dir), fmt::join(w.dests, ","),
-                           wout[i].packets_sent, wres[i].cycles, wout[i].cycles,
-                           fabric::outcome_name(wres[i].outcome));
+                           wout[i].results.packets_sent, wout[i].launch.cycles,
+                           wout[i].results.cycles, fabric::outcome_name(wout[i].launch.outcome));
             }
         }
         std::fflush(stdout);

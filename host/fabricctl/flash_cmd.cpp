@@ -13,9 +13,7 @@
 #include "fabric/elf.h"
 #include "fabric/error.h"
 #include "fabric/kmd_abi.h"
-#include "fabric/kmd_port.h"
 #include "fabric/launch.h"
-#include "fabric/pcie_device.h"
 #include "fabric/soc_descriptor.h"
 #ifdef FABRIC_HAVE_SIM
 #include "fabric/sim_device.h"
@@ -102,18 +100,7 @@ class Command final : public FlashCommand {
             if (!cluster_.empty() || !base_fw_.empty() || no_base_fw_) {
                 fabric::fail(ErrorCategory::BadInput, "--cluster / --base-fw / --no-base-fw describe the model: use them with --target sim");
             }
-            auto port = std::make_shared<fabric::LinuxKmdPort>(dir_);
-            const auto found = fabric::discover_devices(*port);
-            if (found.empty()) {
-                fabric::fail(ErrorCategory::Device,
-                             "--target pcie: no Tenstorrent device found under {} (is the tt-kmd driver loaded and a "
-                             "card present?)",
-                             port->description());
-            }
-            if (!found.front().arch) {
-                fabric::fail(ErrorCategory::Device, "{}: not a Wormhole or Blackhole device", found.front().path);
-            }
-            return std::make_unique<fabric::PcieDevice>(port, load_soc(*found.front().arch));
+            return open_pcie_device(dir_, soc_);
         }
 #ifndef FABRIC_HAVE_SIM
         fabric::fail(ErrorCategory::Unsupported, "this fabricctl was built without the simulator: --target sim is unavailable");
@@ -124,17 +111,8 @@ class Command final : public FlashCommand {
         fabric::SimDeviceOptions o;
         o.cluster = std::move(cluster);
         if (auto base = choose_base_firmware(base_fw_, !no_base_fw_, arch)) o.wh_base_firmware = std::move(base->image);
-        return std::make_unique<fabric::SimDevice>(load_soc(arch), arch, std::move(o));
+        return std::make_unique<fabric::SimDevice>(load_soc_for(arch, soc_), arch, std::move(o));
 #endif
-    }
-
-    fabric::SocDescriptor load_soc(hal::Arch arch) const {
-        auto soc = fabric::SocDescriptor::load_file(soc_.empty() ? find_default_descriptor(arch) : soc_);
-        if (soc.arch() != arch) {
-            fabric::fail(ErrorCategory::BadInput, "{}: descriptor is for {} but the target is {}", soc.source(),
-                         fabric::arch_name(soc.arch()), fabric::arch_name(arch));
-        }
-        return soc;
     }
 
     // One line (or JSON entry) per core; the exit code of the first core that did not exit 0.

@@ -5,6 +5,8 @@
 //                     (--core C firmware.elf | --load [chip:]core=fw.elf ...)
 //                     [--max-cycles N] [--trace f.fst] [--json] [--quiet]
 //   fabricctl fabric up|run --cluster yaml [--topology line|ring] [--chips 0,1,..] ... (fabric_cmd.h)
+//   fabricctl mesh routes --mesh-graph yaml ... (mesh_cmd.h)
+//   fabricctl mesh up|status|down|run --mesh-graph yaml --cluster yaml ... (mesh_fabric_cmd.h)
 //   fabricctl devices [--links] [--json] | fabricctl pcie run --target pcie|sim ... (pcie_cmd.h)
 //   fabricctl flash [--target sim|pcie] [--chips ..] --eth ..|all firmware.elf [--wait] (flash_cmd.h)
 //
@@ -31,6 +33,7 @@
 #include "fabric_cmd.h"
 #include "flash_cmd.h"
 #include "mesh_cmd.h"
+#include "mesh_fabric_cmd.h"
 #include "pcie_cmd.h"
 #ifdef FABRIC_HAVE_SIM
 #include "fabric/sim_device.h"
@@ -481,6 +484,8 @@ int main(int argc, char** argv) {
     FabricArgs fa;
     const FabricCommands fabric_cmds = add_fabric_commands(app, fa);
     const auto mesh_cmd = fabricctl::add_mesh_command(app, as_json);  // mesh routes
+    const auto mesh_fabric_cmd =  // mesh up | status | down | run
+        fabricctl::add_mesh_fabric_commands(*app.get_subcommand("mesh"), as_json);
     const auto pcie_cmds = fabricctl::add_pcie_commands(app, as_json);  // devices, pcie run
     const auto flash_cmd = fabricctl::add_flash_command(app, as_json);
 
@@ -503,6 +508,7 @@ int main(int argc, char** argv) {
     try {
         if (soc_show_cmd->parsed()) return soc_show(soc_path, as_json);
         if (mesh_cmd->parsed()) return mesh_cmd->run();
+        if (mesh_fabric_cmd->parsed()) return mesh_fabric_cmd->run();
         if (pcie_cmds->parsed()) return pcie_cmds->run();
         if (flash_cmd->parsed()) return flash_cmd->run();
         if (run->parsed()) {

@@ -81,7 +81,8 @@ std::string planes_str(const std::vector<uint32_t>& planes) {
 class MeshRoutes final : public MeshCommand {
   public:
     MeshRoutes(CLI::App& app, bool& as_json) : as_json_(as_json) {
-        auto* mesh = app.add_subcommand("mesh", "Mesh graph descriptors and routing tables");
+        auto* mesh = app.add_subcommand(
+            "mesh", "Mesh graph descriptors, routing tables and the 2D fabric");
         mesh->require_subcommand(1);
         cmd_ = mesh->add_subcommand(
             "routes",

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <span>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -396,62 +397,147 @@ const RouterPlacement& MeshPlan::router(MeshNode node, MeshDir dir, uint32_t pla
          node.str(), dir_letter(dir), plane);
 }
 
+// The directions a packet at `node` for `dst` leaves each chip in, as far as the routers of
+// node's mesh take it: to dst (X then Y; on a torus each dimension the shorter way round), or to
+// the exit node and out of its inter-mesh port (`leaves`). The entry router of the next mesh does
+// the same from its own device (firmware: mesh_entry_route).
+std::vector<MeshDir> MeshPlan::segment(MeshNode node, MeshNode dst, uint32_t plane, bool& leaves) const {
+    const MeshGraph& g = tables.graph();
+    std::vector<MeshDir> path;
+    leaves = node.mesh != dst.mesh;
+    if (!leaves && fabric.topology == pf::Topology::Torus) {
+        const MeshSpec& m = g.mesh(node.mesh);
+        uint32_t dirs[pf::kMaxHops2D] = {};
+        const uint32_t n = pf::mesh_path_torus_xy(m.row_of(node.device), m.col_of(node.device), m.row_of(dst.device),
+                                                  m.col_of(dst.device), m.rows, m.cols, dirs);
+        for (uint32_t i = 0; i < n; ++i) path.push_back(static_cast<MeshDir>(dirs[i]));
+    } else if (!leaves) {
+        path = tables.l0_route(node.mesh, node.device, dst.device);
+    } else {
+        const auto e = tables.l1_exit(node.mesh, node.device, dst.mesh);
+        if (!e) {
+            fail(ErrorCategory::BadInput, "mesh plan: no route from mesh {} to mesh {} in {}", node.mesh, dst.mesh,
+                 g.source());
+        }
+        const auto port = exit_port(tables, {node.mesh, e->exit}, e->next_mesh, plane);
+        if (!port) {
+            fail(ErrorCategory::BadInput,
+                 "mesh plan: exit node M{}D{} has no connection to mesh {} on routing plane {} "
+                 "({})",
+                 node.mesh, e->exit, e->next_mesh, plane, g.source());
+        }
+        path = tables.l0_route(node.mesh, node.device, e->exit);
+        path.push_back(*port);
+    }
+    if (path.size() > pf::kMaxHops2D) {
+        fail(ErrorCategory::BadInput,
+             "mesh plan: the route from {} to {} is {} hops{}; a 2D route holds at most {}", node.str(),
+             dst.str(), path.size(), leaves ? " to the exit of its mesh" : "", pf::kMaxHops2D);
+    }
+    return path;
+}
+
 MeshSend MeshPlan::send(MeshNode src, MeshNode dst, uint32_t plane) const {
     const MeshGraph& g = tables.graph();
     g.check_node(src);
     g.check_node(dst);
     check_plane_up(planes, plane);
     if (src == dst) fail(ErrorCategory::BadInput, "mesh plan: send from {} to itself", src.str());
-    // The directions the packet leaves each chip in, up to dst or out of src's mesh.
-    std::vector<MeshDir> path;
-    if (src.mesh == dst.mesh) {
-        path = tables.l0_route(src.mesh, src.device, dst.device);
-    } else {
-        const auto e = tables.l1_exit(src.mesh, src.device, dst.mesh);
-        if (!e) {
-            fail(ErrorCategory::BadInput, "mesh plan: no route from mesh {} to mesh {} in {}",
-                 src.mesh, dst.mesh, g.source());
-        }
-        const auto port = exit_port(tables, {src.mesh, e->exit}, e->next_mesh, plane);
-        if (!port) {
-            fail(ErrorCategory::BadInput,
-                 "mesh plan: exit node M{}D{} has no connection to mesh {} on routing plane {} "
-                 "({})",
-                 src.mesh, e->exit, e->next_mesh, plane, g.source());
-        }
-        path = tables.l0_route(src.mesh, src.device, e->exit);
-        path.push_back(*port);
-    }
-    if (path.size() > pf::kMaxHops2D) {
-        fail(ErrorCategory::BadInput,
-             "mesh plan: the route from {} to {} is {} hops{}; a 2D route holds at most {}",
-             src.str(), dst.str(), path.size(),
-             src.mesh == dst.mesh ? "" : " to the exit of its mesh", pf::kMaxHops2D);
-    }
+    bool leaves = false;
+    const std::vector<MeshDir> path = segment(src, dst, plane, leaves);
     MeshSend out;
     out.router = &router(src, path.front(), plane);
     out.hops = static_cast<uint32_t>(path.size());
-    if (src.mesh == dst.mesh && fabric.topology == pf::Topology::Torus) {
-        // The shorter way round in each dimension, over the wrap links.
-        const MeshSpec& m = g.mesh(src.mesh);
-        uint32_t dirs[pf::kMaxHops2D] = {};
-        const uint32_t n = pf::mesh_path_torus_xy(m.row_of(src.device), m.col_of(src.device), m.row_of(dst.device),
-                                                  m.col_of(dst.device), m.rows, m.cols, dirs);
-        out.router = &router(src, static_cast<MeshDir>(dirs[0]), plane);
-        out.hops = n;
-        out.route = pf::mesh_route_path(dirs, n);
-    } else if (src.mesh == dst.mesh) {
-        const MeshSpec& m = g.mesh(src.mesh);
-        out.route = pf::mesh_route_xy(m.row_of(src.device), m.col_of(src.device),
-                                      m.row_of(dst.device), m.col_of(dst.device))
-                        .route;
-    } else {
-        uint32_t dirs[pf::kMaxHops2D] = {};
-        std::transform(path.begin(), path.end(), dirs, dir_index);
-        out.route = pf::mesh_route_path(dirs, out.hops, /*write_last=*/false);
-    }
+    uint32_t dirs[pf::kMaxHops2D] = {};
+    std::transform(path.begin(), path.end(), dirs, dir_index);
+    out.route = pf::mesh_route_path(dirs, out.hops, /*write_last=*/!leaves);
     out.route.dst_node = pf::mesh_node_word(dst.mesh, dst.device);
     return out;
+}
+
+std::vector<MeshHop> MeshPlan::links(MeshNode src, MeshNode dst, uint32_t plane) const {
+    tables.graph().check_node(src);
+    tables.graph().check_node(dst);
+    check_plane_up(planes, plane);
+    std::vector<MeshHop> out;
+    MeshNode node = src;
+    uint32_t vc = 0;  // of the sender channel the packet takes next (a worker's ch0: VC0)
+    const RouterPlacement* last = nullptr;
+    while (!(node == dst)) {
+        bool leaves = false;
+        for (const MeshDir d : segment(node, dst, plane, leaves)) {
+            const RouterPlacement& r = router(node, d, plane);
+            // Straight on from rx1 stays on VC1 (torus ch5); a turn, or a new segment, is VC0.
+            if (last == nullptr || last->mesh->dir != d) vc = 0;
+            out.push_back({&r, vc});
+            // What it lands in at the next chip: rx1 after a dateline link or on VC1.
+            vc = (vc == 1 || r.config.dateline != 0) ? 1 : 0;
+            last = &r;
+            node = node_of(r.config.peer_chip_id);
+        }
+        last = nullptr;  // the entry router starts a new route (VC0)
+        if (out.size() > 4 * fabric.routers.size()) {
+            fail(ErrorCategory::BadInput, "mesh plan: the route from {} to {} does not end", src.str(), dst.str());
+        }
+    }
+    return out;
+}
+
+std::optional<std::string> MeshPlan::wait_cycle(std::span<const std::pair<MeshNode, MeshNode>> flows,
+                                                uint32_t plane) const {
+    // Nodes: (router, VC) sender buffers; an edge where some flow holds one while it waits for the
+    // next. Every buffer of a link is one node: coarser than the firmware's channels, so a cycle
+    // here may be harmless, but none here means none there.
+    const auto index = [&](const MeshHop& h) {
+        return static_cast<size_t>(h.router - fabric.routers.data()) * 2 + h.vc;
+    };
+    const size_t n = fabric.routers.size() * 2;
+    std::vector<std::vector<size_t>> next(n);
+    for (const auto& [src, dst] : flows) {
+        if (src == dst) continue;
+        const auto hops = links(src, dst, plane);
+        for (size_t i = 0; i + 1 < hops.size(); ++i) next[index(hops[i])].push_back(index(hops[i + 1]));
+    }
+    for (auto& v : next) {
+        std::sort(v.begin(), v.end());
+        v.erase(std::unique(v.begin(), v.end()), v.end());
+    }
+    // Depth-first search with an explicit stack; a grey node met again closes a cycle.
+    enum : uint8_t { White, Grey, Black };
+    std::vector<uint8_t> colour(n, White);
+    std::vector<size_t> parent(n, n);
+    for (size_t root = 0; root < n; ++root) {
+        if (colour[root] != White) continue;
+        std::vector<std::pair<size_t, size_t>> stack{{root, 0}};
+        colour[root] = Grey;
+        while (!stack.empty()) {
+            auto& [u, k] = stack.back();
+            if (k == next[u].size()) {
+                colour[u] = Black;
+                stack.pop_back();
+                continue;
+            }
+            const size_t v = next[u][k++];
+            if (colour[v] == White) {
+                colour[v] = Grey;
+                parent[v] = u;
+                stack.push_back({v, 0});
+            } else if (colour[v] == Grey) {
+                std::vector<size_t> cycle{v};
+                for (size_t w = u; w != v; w = parent[w]) cycle.push_back(w);
+                std::reverse(cycle.begin() + 1, cycle.end());
+                std::string text;
+                for (const size_t w : cycle) {
+                    const RouterPlacement& r = fabric.routers[w / 2];
+                    text += fmt::format("{} {}{} -> ", r.mesh->node.str(), dir_letter(r.mesh->dir),
+                                        w % 2 == 1 ? " (VC1)" : "");
+                }
+                const RouterPlacement& first = fabric.routers[v / 2];
+                return text + fmt::format("{} {}", first.mesh->node.str(), dir_letter(first.mesh->dir));
+            }
+        }
+    }
+    return std::nullopt;
 }
 
 pf::WorkerChannel MeshPlan::worker_channel(const RouterPlacement& r) const {

@@ -25,6 +25,7 @@
 #include "fabric/fabric_runner.h"
 #include "fabric/mesh_graph.h"
 #include "fabric/mesh_plan.h"
+#include "fabric/mesh_traffic.h"
 #include "fabric/sim_device.h"
 #include "protocol/test_kernels.h"
 #include "protocol/test_mailbox.h"
@@ -40,8 +41,8 @@ const std::string kSocDir = FABRIC_SOC_DESCRIPTOR_DIR;
 const std::string kFwDir = FABRIC_FIRMWARE_DIR;
 constexpr auto kArch = hal::Arch::WormholeB0;
 
-std::optional<fabric::ElfImage> firmware(const std::string& name) {
-    const std::string path = kFwDir + "/wormhole_b0/" + name + ".elf";
+std::optional<fabric::ElfImage> firmware(const std::string& name, hal::Arch arch = kArch) {
+    const std::string path = kFwDir + "/" + std::string(fabric::arch_name(arch)) + "/" + name + ".elf";
     if (!std::filesystem::exists(path)) return std::nullopt;
     return fabric::ElfImage::load_file(path);
 }
@@ -58,6 +59,10 @@ const fabric::SocDescriptor& wh_soc() {
     static const auto s = fabric::SocDescriptor::load_file(kSocDir + "/wormhole_b0_80_arch.yaml");
     return s;
 }
+const fabric::SocDescriptor& bh_soc() {
+    static const auto s = fabric::SocDescriptor::load_file(kSocDir + "/blackhole_140_arch.yaml");
+    return s;
+}
 
 // A cluster in the model with the mesh plan of a graph over it, the runner not yet started.
 struct Mesh {
@@ -67,10 +72,10 @@ struct Mesh {
     fabric::FabricRunner runner;
 
     Mesh(const std::string& graph_file, const std::string& cluster_file, const fabric::MeshFabricOptions& o,
-         const fabric::ElfImage& router)
+         const fabric::ElfImage& router, const fabric::SocDescriptor& soc = wh_soc())
         : cluster(fabric::ClusterDescriptor::load_file(kSocDir + "/" + cluster_file)),
-          plan(fabric::plan_mesh(fabric::MeshGraph::load_file(kSocDir + "/" + graph_file), cluster, wh_soc(), o)),
-          dev(wh_soc(), kArch, fabric::SimDeviceOptions{cluster, std::nullopt}),
+          plan(fabric::plan_mesh(fabric::MeshGraph::load_file(kSocDir + "/" + graph_file), cluster, soc, o)),
+          dev(soc, soc.arch(), fabric::SimDeviceOptions{cluster, std::nullopt}),
           runner(dev, plan.fabric, router) {}
 };
 
@@ -81,155 +86,46 @@ fabric::MeshFabricOptions options(pf::Topology t = pf::Topology::Mesh, std::vect
     return o;
 }
 
-// One flow: `packets` unicast writes of `bytes` from a worker on src to a region on dst.
-struct Flow {
-    MeshNode src, dst;
-    uint32_t plane = 0;
-};
+using Flow = fabric::MeshFlow;
+using Traffic = fabric::MeshTraffic;
+constexpr uint32_t kSinkCoreIndex = fabric::kMeshSinkCoreIndex;
 
-// The traffic of one run: a fabric_traffic worker per (source chip, router it sends through),
-// sending round-robin to its flows' regions; flow k lands on dst's sink core in region k.
-struct Traffic {
-    struct Worker {
-        fabric::LaunchTarget target;
-        protocol::FabricTrafficArgs args{};
-        std::vector<protocol::FabricDest> dests;
-        std::vector<size_t> flows;
-    };
-    std::vector<Flow> flows;
-    std::vector<Worker> workers;
-    uint32_t packets = 0, bytes = 0, slots = 0;
-};
-
-constexpr uint32_t kSinkCoreIndex = 40;  // the sink: this worker core of every chip
-
-uint32_t sink_base() {
-    return pf::align_up(protocol::test_mailbox_addr(kArch) + static_cast<uint32_t>(sizeof(protocol::TestMailbox)),
-                        4096);
-}
-
+// The traffic of one run (fabric/mesh_traffic.h): `packets` unicast writes of `bytes` per flow.
 Traffic plan_traffic(const fabric::MeshPlan& plan, const fabric::ElfImage& image, std::vector<Flow> flows,
-                     uint32_t packets, uint32_t bytes) {
-    Traffic t;
-    t.flows = std::move(flows);
-    t.packets = packets;
-    t.bytes = bytes;
-    t.slots = std::min<uint32_t>(packets, 4);
-    const auto& cores = wh_soc().cores(fabric::CoreType::Worker);
-    std::map<const fabric::RouterPlacement*, size_t> by_router;
-    std::map<fabric::ChipId, uint32_t> workers_on_chip;
-    const uint32_t l1 = protocol::test_l1_base(kArch);
-    for (size_t k = 0; k < t.flows.size(); ++k) {
-        const Flow& f = t.flows[k];
-        const fabric::MeshSend s = plan.send(f.src, f.dst, f.plane);
-        auto [it, added] = by_router.try_emplace(s.router, t.workers.size());
-        if (added) {
-            Traffic::Worker w;
-            const fabric::ChipId chip = s.router->chip;
-            w.target.core = {chip, cores[workers_on_chip[chip]++]};
-            w.target.image = &image;
-            w.target.placement = fabric::erisc_placement(hal::kWormholeB0, wh_soc().worker_l1_size());
-            auto& g = w.args;
-            g.channel = plan.worker_channel(*s.router);
-            g.send_type = static_cast<uint32_t>(pf::NocSendType::UnicastWrite);
-            g.packet_bytes = bytes;
-            g.dest_slots = t.slots;
-            g.dests_addr = l1;
-            g.conn_l1 = l1 + 0x400;
-            g.src_addr = l1 + 0x800;
-            g.timeout_us = 20'000;
-            t.workers.push_back(w);
-        }
-        Traffic::Worker& w = t.workers[it->second];
-        REQUIRE(w.dests.size() < protocol::kFabricMaxDests);
-        const fabric::CoreCoord sink = cores[kSinkCoreIndex];
-        protocol::FabricDest d{};
-        d.route = s.route.hops;
-        d.route_ext = s.route.ext;
-        d.flags_word = s.route.flags_word;
-        d.dst_node = s.route.dst_node;
-        d.x = sink.x;
-        d.y = sink.y;
-        d.addr = sink_base() + static_cast<uint32_t>(k) * t.slots * bytes;
-        d.seed = 0x1000u * static_cast<uint32_t>(k + 1);
-        w.dests.push_back(d);
-        w.flows.push_back(k);
-    }
-    for (auto& w : t.workers) {
-        w.args.num_dests = static_cast<uint32_t>(w.dests.size());
-        w.args.packet_count = packets * w.args.num_dests;
-        REQUIRE(w.args.src_addr + w.args.num_dests * t.slots * bytes <= protocol::test_mailbox_addr(kArch));
-    }
-    return t;
-}
-
-void load_worker(fabric::SimDevice& dev, const Traffic::Worker& w) {
-    std::vector<uint8_t> d(w.dests.size() * sizeof(protocol::FabricDest));
-    std::memcpy(d.data(), w.dests.data(), d.size());
-    dev.write(w.target.core, w.args.dests_addr, d);
-    protocol::TestMailbox m{};
-    m.magic = protocol::kTestMailboxMagic;
-    m.role = static_cast<uint32_t>(protocol::KernelRole::Master);
-    m.num_args = sizeof(w.args) / 4;
-    std::memcpy(m.args, &w.args, sizeof(w.args));
-    std::vector<uint8_t> mb(sizeof(m));
-    std::memcpy(mb.data(), &m, sizeof(m));
-    dev.write(w.target.core, protocol::test_mailbox_addr(kArch), mb);
+                     uint32_t packets, uint32_t bytes, const fabric::SocDescriptor& soc = wh_soc()) {
+    fabric::MeshTrafficOptions o;
+    o.packets = packets;
+    o.packet_bytes = bytes;
+    return fabric::plan_mesh_traffic(plan, soc, image, std::move(flows), o);
 }
 
 // Run the workers to the end; every one must exit having sent everything. The regions are
 // zeroed first, so nothing stale can pass the check.
 void run(Mesh& m, const Traffic& t, uint64_t max_cycles = 60'000'000) {
-    const auto& cores = wh_soc().cores(fabric::CoreType::Worker);
-    for (const auto& w : t.workers) {
-        for (size_t i = 0; i < w.flows.size(); ++i) {
-            const std::vector<uint8_t> zeros(static_cast<size_t>(t.slots) * t.bytes, 0);
-            m.dev.write({m.plan.chip_of(t.flows[w.flows[i]].dst), cores[kSinkCoreIndex]}, w.dests[i].addr, zeros);
-        }
-    }
-    std::vector<fabric::LaunchTarget> targets;
-    for (const auto& w : t.workers) targets.push_back(w.target);
     fabric::LaunchOptions lo;
     lo.poll_cycles = 2'000;
     lo.max_cycles = max_cycles;
-    size_t k = 0;
-    const auto res = m.runner.run_workers(targets, lo, [&](const fabric::LaunchTarget&) { load_worker(m.dev, t.workers[k++]); });
-    for (size_t i = 0; i < res.size(); ++i) {
+    const auto res = fabric::run_mesh_traffic(m.runner, t, lo);
+    REQUIRE(res.workers.size() == t.workers.size());
+    for (size_t i = 0; i < res.workers.size(); ++i) {
         const auto& w = t.workers[i];
+        const auto& o = res.workers[i];
         INFO("worker chip " << w.target.core.chip << " core " << w.target.core.core.str());
-        REQUIRE(res[i].outcome == fabric::LaunchOutcome::Exited);
-        protocol::TestMailbox mb{};
-        std::vector<uint8_t> raw(sizeof(mb));
-        m.dev.read(w.target.core, protocol::test_mailbox_addr(kArch), raw);
-        std::memcpy(&mb, raw.data(), sizeof(mb));
-        protocol::FabricTrafficResults r{};
-        std::memcpy(&r, mb.results, sizeof(r));
-        INFO("status 0x" << std::hex << mb.status << " stuck_at 0x" << mb.stuck_at << std::dec);
-        CHECK(mb.status == static_cast<uint32_t>(protocol::TestStatus::Done));
-        CHECK(r.packets_sent == w.args.packet_count);
+        REQUIRE(o.launch.outcome == fabric::LaunchOutcome::Exited);
+        INFO("status 0x" << std::hex << o.status << " stuck_at 0x" << o.stuck_at << std::dec);
+        CHECK(o.status == static_cast<uint32_t>(protocol::TestStatus::Done));
+        CHECK(o.results.packets_sent == w.args.packet_count);
     }
 }
 
 // Every flow's region on its destination holds its last `slots` packets, byte for byte.
 void check_landed(Mesh& m, const Traffic& t) {
-    const auto& cores = wh_soc().cores(fabric::CoreType::Worker);
-    for (const auto& w : t.workers) {
-        for (size_t i = 0; i < w.flows.size(); ++i) {
-            const Flow& f = t.flows[w.flows[i]];
-            const protocol::FabricDest& d = w.dests[i];
-            std::vector<uint8_t> got(static_cast<size_t>(t.slots) * t.bytes);
-            m.dev.read({m.plan.chip_of(f.dst), cores[kSinkCoreIndex]}, d.addr, got);
-            uint32_t bad = 0;
-            for (uint32_t p = 0; p < t.slots; ++p) {
-                for (uint32_t wd = 0; wd < t.bytes / 4; ++wd) {
-                    uint32_t v;
-                    std::memcpy(&v, got.data() + p * t.bytes + 4 * wd, 4);
-                    if (v != protocol::pattern_word(d.seed + p, wd)) ++bad;
-                }
-            }
-            INFO(f.src.str() << " -> " << f.dst.str() << " plane " << f.plane);
-            CHECK(bad == 0);
-        }
+    const auto bad = fabric::check_mesh_landed(m.dev, t);
+    REQUIRE(bad.size() == t.flows.size());
+    for (size_t k = 0; k < bad.size(); ++k) {
+        const Flow& f = t.flows[k];
+        INFO(f.src.str() << " -> " << f.dst.str() << " plane " << f.plane);
+        CHECK(bad[k] == 0);
     }
 }
 
@@ -313,6 +209,24 @@ TEST_CASE("mesh (sim): all-to-all unicast on a t3k 2x4 mesh", "[mesh][sim]") {
 }
 
 
+TEST_CASE("mesh (sim): all-to-all unicast on a Blackhole 2x2 mesh (the compact 2D image)", "[mesh][sim]") {
+    const auto router = firmware("fabric_router_2d", hal::Arch::Blackhole);
+    const auto traffic = firmware("fabric_traffic", hal::Arch::Blackhole);
+    if (!router || !traffic) {
+        WARN("skipped: the Blackhole firmware is not built");
+        return;
+    }
+    Mesh m("bh_2x2_mesh_graph.yaml", "bh_2x2_cluster.yaml", options(), *router, bh_soc());
+    m.runner.bring_up(5'000'000);
+    CHECK(m.plan.fabric.routers.size() == 8);
+    const Traffic t = plan_traffic(m.plan, *traffic, all_to_all(m.plan), 8, 2048, bh_soc());
+    run(m, t);
+    m.runner.monitor(300'000);
+    check_landed(m, t);
+    const auto fin = terminate_clean(m);
+    CHECK(delivered(fin) == 12 * 8);
+}
+
 TEST_CASE("mesh (sim): all-to-all unicast on a 4x4 mesh, every turn X then Y", "[mesh][sim]") {
     REQUIRE_FIRMWARE();
     Mesh m("mesh_4x4_mesh_graph.yaml", "mesh_4x4_cluster.yaml", options(), *router);
@@ -362,27 +276,18 @@ TEST_CASE("mesh (sim): 2D multicast, a trunk along a row with branches up and do
     d.flags_word = mc.flags_word;
     // Every chip's sink region zeroed (also those that must stay empty).
     const auto& cores = wh_soc().cores(fabric::CoreType::Worker);
-    const std::vector<uint8_t> zeros(static_cast<size_t>(t.slots) * t.bytes, 0);
+    const std::vector<uint8_t> zeros(t.region_bytes(), 0);
     for (fabric::ChipId c = 0; c < 16; ++c) m.dev.write({c, cores[kSinkCoreIndex]}, d.addr, zeros);
     run(m, t);
     m.runner.monitor(300'000);
     for (uint32_t dev = 0; dev < 16; ++dev) {
         std::vector<uint8_t> got(zeros.size());
         m.dev.read({m.plan.chip_of({0, dev}), cores[kSinkCoreIndex]}, d.addr, got);
-        uint32_t bad = 0, nonzero = 0;
-        for (uint32_t p = 0; p < t.slots; ++p) {
-            for (uint32_t w = 0; w < t.bytes / 4; ++w) {
-                uint32_t v;
-                std::memcpy(&v, got.data() + p * t.bytes + 4 * w, 4);
-                bad += v != protocol::pattern_word(d.seed + p, w);
-                nonzero += v != 0;
-            }
-        }
         INFO("device " << dev);
         if (dev % 4 == 0) {
-            CHECK(nonzero == 0);
+            CHECK(got == zeros);
         } else {
-            CHECK(bad == 0);
+            CHECK(fabric::pattern_mismatches(got, t.packet_bytes, t.slots, d.seed) == 0);
         }
     }
     const auto fin = terminate_clean(m);
@@ -419,15 +324,22 @@ TEST_CASE("mesh (sim): inter-mesh unicast across the spec's 4-mesh cluster", "[m
     m.runner.bring_up(10'000'000);
     // Every mesh's corner devices 0 and 8 send to devices 0, 4 and 8 of every other mesh: mesh 0
     // <-> mesh 3 (no direct link: through mesh 1) and demand around the cycle of meshes at once.
+    // This demand has no cycle of waits (MeshPlan::wait_cycle); all-to-all between all 36 devices
+    // has one and is refused by `fabricctl mesh run` (firmware/router/README.md, "2D").
     std::vector<Flow> flows;
+    std::vector<std::pair<MeshNode, MeshNode>> pairs;
     for (uint32_t a = 0; a < 4; ++a) {
         for (uint32_t b = 0; b < 4; ++b) {
             if (a == b) continue;
             for (uint32_t sd : {0u, 8u}) {
-                for (uint32_t dd : {0u, 4u, 8u}) flows.push_back({{a, sd}, {b, dd}, 0});
+                for (uint32_t dd : {0u, 4u, 8u}) {
+                    flows.push_back({{a, sd}, {b, dd}, 0});
+                    pairs.push_back({{a, sd}, {b, dd}});
+                }
             }
         }
     }
+    REQUIRE_FALSE(m.plan.wait_cycle(pairs, 0).has_value());
     const Traffic t = plan_traffic(m.plan, *traffic, flows, 8, 512);
     run(m, t, 100'000'000);
     m.runner.monitor(500'000);
@@ -486,7 +398,7 @@ TEST_CASE("mesh (sim): bad 2D headers are refused, counted and their credits ret
     h.magic = pf::kHeaderMagic;
     h.payload_bytes = 64;
     h.send_type = static_cast<uint8_t>(pf::NocSendType::UnicastWrite);
-    h.cmd.write.dst = {sink_base(), static_cast<uint8_t>(cores[kSinkCoreIndex].x),
+    h.cmd.write.dst = {fabric::mesh_sink_base(kArch), static_cast<uint8_t>(cores[kSinkCoreIndex].x),
                        static_cast<uint8_t>(cores[kSinkCoreIndex].y), 0};
     struct Case {
         const char* what;
@@ -530,7 +442,7 @@ TEST_CASE("mesh (sim): bad 2D headers are refused, counted and their credits ret
     }
 }
 
-TEST_CASE("mesh (sim): a bad mesh config is refused with the reason; a 1D config on the 2D image too",
+TEST_CASE("mesh (sim): a bad mesh config is refused with the reason, and a 1D config on the 2D image too",
           "[mesh][sim]") {
     REQUIRE_FIRMWARE();
     auto graph = fabric::MeshGraph::load_file(kSocDir + "/t3k_mesh_graph.yaml");

@@ -42,6 +42,9 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "fabric/cluster_descriptor.h"
@@ -88,6 +91,13 @@ struct MeshSend {
     uint32_t hops = 0;  // hops this route covers (to the destination, or to the first entry node)
 };
 
+// One link a packet crosses: the router that sends it, and the virtual channel (0, or 1 on a
+// torus past a dateline) of the buffer it waits in there.
+struct MeshHop {
+    const RouterPlacement* router = nullptr;
+    uint32_t vc = 0;
+};
+
 struct MeshPlan {
     FabricPlan fabric;  // topology Mesh/Torus; every router has `mesh` set
     RoutingTables tables;
@@ -100,6 +110,19 @@ struct MeshPlan {
     // Error(BadInput) for src == dst, unknown nodes, a plane not brought up, no route.
     MeshSend send(MeshNode src, MeshNode dst, uint32_t plane) const;
     protocol::fabric::WorkerChannel worker_channel(const RouterPlacement& r) const;
+
+    // Every link a packet from src to dst crosses on `plane`, in order, as the routers route it
+    // (entry routers included). Errors as send().
+    std::vector<MeshHop> links(MeshNode src, MeshNode dst, uint32_t plane) const;
+    // Whether this traffic can deadlock: a cycle of buffers in which each flow holds one while it
+    // waits for the next ("M2D8 E -> M3D6 E -> ... -> M2D8 E"), or nullopt. Conservative (one
+    // buffer per link and VC). The 2D routers are deadlock-free inside a mesh or torus; between
+    // meshes, traffic that entered a mesh shares its channels with the mesh's outbound traffic
+    // (firmware/router/README.md), which this finds before anything runs.
+    std::optional<std::string> wait_cycle(std::span<const std::pair<MeshNode, MeshNode>> flows, uint32_t plane) const;
+
+  private:
+    std::vector<MeshDir> segment(MeshNode node, MeshNode dst, uint32_t plane, bool& leaves) const;
 };
 
 MeshPlan plan_mesh(const MeshGraph& graph, const ClusterDescriptor& cluster,

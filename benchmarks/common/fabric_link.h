@@ -1,0 +1,30 @@
+// The modelled Ethernet link as a fabric router uses it (sim/model/eth/README.md, seeds/002):
+// the capacity fabric_bench and mesh_bench compare their rates with.
+#pragma once
+
+#include <cstdint>
+
+#include "protocol/fabric.h"
+
+namespace bench {
+
+inline constexpr double kLinkBytesPerCycle = 12.5;  // 100 Gb/s per direction at the WH 1 GHz
+inline constexpr uint32_t kFrameOverhead = 50;      // wire bytes per frame beside its payload
+inline constexpr uint32_t kMaxFramePayload = 1488;  // MAX_PKT_SIZE_BYTES 1500 in whole 16-B words
+inline constexpr uint32_t kCreditWireBytes = 16 + kFrameOverhead;  // the "packets sent" register write
+
+// Frames a packet of `payload` bytes and its header take on the wire.
+constexpr uint32_t fabric_packet_frames(uint32_t payload) {
+    const uint32_t packet = payload + static_cast<uint32_t>(sizeof(protocol::fabric::PacketHeader));
+    return (packet + kMaxFramePayload - 1) / kMaxFramePayload;
+}
+
+// Payload bytes per cycle one link direction carries for fabric packets of `payload` bytes:
+// P / (P + 64-B header + 50 B per frame + the 16-B credit write and its frame) x 12.5.
+constexpr double fabric_link_capacity(uint32_t payload) {
+    const double wire = payload + static_cast<double>(sizeof(protocol::fabric::PacketHeader)) +
+                        fabric_packet_frames(payload) * kFrameOverhead + kCreditWireBytes;
+    return kLinkBytesPerCycle * payload / wire;
+}
+
+}  // namespace bench

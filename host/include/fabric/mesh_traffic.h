@@ -1,0 +1,131 @@
+// Unicast traffic on a 2D fabric (mesh_plan.h) that is up: flows (source node -> destination
+// node on a plane) become fabric_traffic worker kernels (firmware/tests/fabric_traffic.cpp,
+// protocol::FabricTrafficArgs), which run through FabricRunner::run_workers; then each worker's
+// outcome is read and every byte that should have landed is compared with its pattern. What the
+// mesh sim tests, `fabricctl mesh run` and benchmarks/mesh_bench share. Over any Device; no
+// assertions, no output.
+//
+//   workers  one kernel per (source chip, router it sends through: MeshPlan::send), on the
+//            source chip's worker cores in order (worker cores 0, 1, ...). It sends `packets`
+//            UnicastWrites of `packet_bytes` per flow, round-robin over its flows (at most
+//            protocol::kFabricMaxDests); position p of flow k carries word w =
+//            pattern_word(0x1000 * (k + 1) + p, w).
+//   sinks    every flow lands on the sink core (worker core `sink_core_index`) of its
+//            destination chip, in a region of its own: `slots` positions of packet_bytes (packet
+//            i goes to position i % slots), the flows into one chip numbered in flow order,
+//            regions from mesh_sink_base() up.
+//   worker L1  dests at test_l1_base, the start word (start_together) 768 B above it, the
+//            connection 1 KiB above it, the source buffer (flows x slots x packet_bytes) 2 KiB
+//            above it, up to the test mailbox.
+//   start    run_mesh_traffic starts the workers through FabricRunner::run_workers; each begins
+//            sending once it has filled its source buffer, which takes longer the more flows it
+//            has. With start_together every worker waits (bounded by timeout_us) for its start
+//            word after the fill, and the host writes all of them once every worker has filled:
+//            a benchmark's all-to-all then starts at once, not the light workers first.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "fabric/elf.h"
+#include "fabric/fabric_runner.h"
+#include "fabric/launch.h"
+#include "fabric/mesh_plan.h"
+#include "fabric/soc_descriptor.h"
+#include "protocol/test_kernels.h"
+
+namespace fabric {
+
+// One flow: packets from a worker on `src` to a region on `dst`, through routers of `plane`.
+struct MeshFlow {
+    MeshNode src, dst;
+    uint32_t plane = 0;
+};
+
+inline constexpr uint32_t kMeshSinkCoreIndex = 40;  // clear of the workers a chip can need
+
+struct MeshTrafficOptions {
+    uint32_t packets = 1;           // per flow
+    uint32_t packet_bytes = 1024;   // a multiple of 16
+    uint32_t slots = 0;             // positions per flow region; 0: min(packets, 4)
+    uint32_t sink_core_index = kMeshSinkCoreIndex;
+    uint32_t timeout_us = 20'000;   // every wait of a kernel (slot credit, open, close, start)
+    bool start_together = false;    // see "start" at the top of the file
+};
+
+struct MeshTrafficWorker {
+    LaunchTarget target;
+    protocol::FabricTrafficArgs args{};
+    std::vector<protocol::FabricDest> dests;  // one per flow it sends
+    std::vector<size_t> flows;                // MeshTraffic::flows index of each dest
+    std::vector<CoreLocation> sinks;          // the sink core of each dest
+};
+
+struct MeshTraffic {
+    std::vector<MeshFlow> flows;
+    std::vector<MeshTrafficWorker> workers;
+    hal::Arch arch = hal::Arch::WormholeB0;
+    uint32_t packets = 0, packet_bytes = 0, slots = 0;
+    bool start_together = false;
+
+    uint32_t region_bytes() const { return slots * packet_bytes; }
+    uint64_t total_packets() const { return uint64_t(packets) * flows.size(); }
+    uint64_t total_bytes() const { return total_packets() * packet_bytes; }
+};
+
+// First byte of the sink regions: past the test mailbox, 4 KiB aligned.
+uint32_t mesh_sink_base(hal::Arch arch);
+
+// The workers for `flows` (see the top of the file). Pure. Error(BadInput) for a flow MeshPlan::send
+// refuses, a worker with more than kFabricMaxDests flows or whose source buffer does not fit below
+// the mailbox, a chip needing so many workers that they reach the sink core, sink regions beyond
+// the worker L1, a packet size that is 0 or not a multiple of 16.
+MeshTraffic plan_mesh_traffic(const MeshPlan& plan, const SocDescriptor& soc, const ElfImage& traffic_elf,
+                              std::vector<MeshFlow> flows, const MeshTrafficOptions& options = {});
+
+// Write a worker's destinations and mailbox, clear its start word and spoil the last word of its
+// source buffer (the fill is seen there); what run_mesh_traffic does to each worker before any is
+// started.
+void load_mesh_worker(Device& device, hal::Arch arch, const MeshTrafficWorker& worker);
+// Zero every flow's region, so nothing stale can pass check_mesh_landed.
+void zero_mesh_sinks(Device& device, const MeshTraffic& traffic);
+
+struct MeshWorkerOutcome {
+    LaunchResult launch;
+    uint32_t status = 0;    // TestMailbox::status
+    uint32_t stuck_at = 0;  // TestMailbox::stuck_at
+    protocol::FabricTrafficResults results{};
+
+    // Exited, status Done and every packet sent.
+    bool passed(const MeshTrafficWorker& w) const;
+};
+
+// Each worker's outcome from its mailbox, after the launch that gave `launches` (in workers order).
+std::vector<MeshWorkerOutcome> read_mesh_outcomes(Device& device, const MeshTraffic& traffic,
+                                                  std::span<const LaunchResult> launches);
+
+struct MeshTrafficRun {
+    std::vector<MeshWorkerOutcome> workers;  // in MeshTraffic::workers order
+    // Device cycles until the last worker exited, from the start of run_workers (load included),
+    // or with start_together from the moment the start words were written.
+    uint64_t cycles = 0;
+    bool passed(const MeshTraffic& t) const;
+};
+
+// Zero the sinks, run the workers to their end on the fabric and read each one's outcome. A worker
+// that fails is reported in its outcome, not thrown; the runner's Error(Fabric) (a router failing
+// while they run) passes through. With start_together the workers are loaded, started and waited
+// for with load_many / start_many / wait_many (the routers' health checked at every poll), since
+// run_workers gives no moment to write the start words; Error(BadInput) if the fabric is not up.
+MeshTrafficRun run_mesh_traffic(FabricRunner& runner, const MeshTraffic& traffic, const LaunchOptions& options);
+
+// Words of `got` (slots positions of packet_bytes) that differ from pattern_word(seed + position,
+// word); Error(BadInput) if `got` is shorter than that.
+uint32_t pattern_mismatches(std::span<const uint8_t> got, uint32_t packet_bytes, uint32_t slots, uint32_t seed);
+
+// Per flow (MeshTraffic::flows order): the words of its region that differ from the pattern of its
+// last `slots` packets. All zero: everything landed, byte for byte.
+std::vector<uint32_t> check_mesh_landed(Device& device, const MeshTraffic& traffic);
+
+}  // namespace fabric

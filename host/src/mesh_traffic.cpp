@@ -1,0 +1,264 @@
+#include "fabric/mesh_traffic.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+#include "fabric/error.h"
+#include "protocol/test_mailbox.h"
+
+namespace fabric {
+
+namespace pf = protocol::fabric;
+
+namespace {
+
+// The worker's L1 (the top of mesh_traffic.h): the start word just past the largest dests table.
+constexpr uint32_t kStartOffset = protocol::kFabricMaxDests * sizeof(protocol::FabricDest);
+constexpr uint32_t kConnOffset = 0x400;
+constexpr uint32_t kSrcOffset = 0x800;
+static_assert(kStartOffset + 4 <= kConnOffset && kConnOffset + protocol::kFabricConnL1Bytes <= kSrcOffset);
+
+// The last word the kernel fills before it waits for its start word, and its value then.
+uint32_t last_src_word(const MeshTrafficWorker& w) {
+    return w.args.src_addr + w.args.num_dests * w.args.dest_slots * w.args.packet_bytes - 4;
+}
+uint32_t last_src_value(const MeshTrafficWorker& w) {
+    return protocol::pattern_word(w.dests.back().seed + w.args.dest_slots - 1, w.args.packet_bytes / 4 - 1);
+}
+
+template <typename T>
+std::vector<uint8_t> bytes_of(const T* data, size_t count) {
+    std::vector<uint8_t> out(count * sizeof(T));
+    std::memcpy(out.data(), data, out.size());
+    return out;
+}
+
+}  // namespace
+
+uint32_t mesh_sink_base(hal::Arch arch) {
+    return pf::align_up(protocol::test_mailbox_addr(arch) + static_cast<uint32_t>(sizeof(protocol::TestMailbox)),
+                        4096);
+}
+
+MeshTraffic plan_mesh_traffic(const MeshPlan& plan, const SocDescriptor& soc, const ElfImage& traffic_elf,
+                              std::vector<MeshFlow> flows, const MeshTrafficOptions& o) {
+    MeshTraffic t;
+    t.arch = plan.fabric.arch;
+    t.flows = std::move(flows);
+    t.packets = o.packets;
+    t.packet_bytes = o.packet_bytes;
+    t.slots = o.slots != 0 ? o.slots : std::min<uint32_t>(o.packets, 4);
+    t.start_together = o.start_together;
+    if (o.packets == 0) fail(ErrorCategory::BadInput, "mesh traffic: packets must be at least 1");
+    if (o.packet_bytes == 0 || o.packet_bytes % 16 != 0) {
+        fail(ErrorCategory::BadInput, "mesh traffic: packet size {} is not a positive multiple of 16", o.packet_bytes);
+    }
+    // A position no packet reaches would hold zeros and fail the check.
+    if (t.slots > o.packets) {
+        fail(ErrorCategory::BadInput, "mesh traffic: {} slots for {} packets per flow", t.slots, o.packets);
+    }
+    const auto& cores = soc.cores(CoreType::Worker);
+    if (o.sink_core_index >= cores.size()) {
+        fail(ErrorCategory::BadInput, "mesh traffic: sink core index {} (the SoC has {} worker cores)",
+             o.sink_core_index, cores.size());
+    }
+    const CoreCoord sink = cores[o.sink_core_index];
+    const uint32_t l1 = protocol::test_l1_base(t.arch);
+    const uint32_t mailbox = protocol::test_mailbox_addr(t.arch);
+    const uint32_t sink_base = mesh_sink_base(t.arch);
+    const PlacementRules placement = erisc_placement(hal::arch_map(t.arch), soc.worker_l1_size());
+
+    std::map<const RouterPlacement*, size_t> by_router;
+    std::map<ChipId, uint32_t> workers_on_chip, flows_into_chip;
+    for (size_t k = 0; k < t.flows.size(); ++k) {
+        const MeshFlow& f = t.flows[k];
+        const MeshSend s = plan.send(f.src, f.dst, f.plane);
+        auto [it, added] = by_router.try_emplace(s.router, t.workers.size());
+        if (added) {
+            const ChipId chip = s.router->chip;
+            const uint32_t index = workers_on_chip[chip]++;
+            if (index >= o.sink_core_index) {
+                fail(ErrorCategory::BadInput, "mesh traffic: chip {} needs worker core {}, the sink core", chip, index);
+            }
+            MeshTrafficWorker w;
+            w.target = {{chip, cores[index]}, &traffic_elf, placement};
+            auto& a = w.args;
+            a.channel = plan.worker_channel(*s.router);
+            a.send_type = static_cast<uint32_t>(pf::NocSendType::UnicastWrite);
+            a.packet_bytes = o.packet_bytes;
+            a.dest_slots = t.slots;
+            a.dests_addr = l1;
+            a.conn_l1 = l1 + kConnOffset;
+            a.src_addr = l1 + kSrcOffset;
+            a.timeout_us = o.timeout_us;
+            a.start_addr = o.start_together ? l1 + kStartOffset : 0;
+            t.workers.push_back(std::move(w));
+        }
+        MeshTrafficWorker& w = t.workers[it->second];
+        if (w.dests.size() == protocol::kFabricMaxDests) {
+            fail(ErrorCategory::BadInput, "mesh traffic: more than {} flows through {}", protocol::kFabricMaxDests,
+                 router_component_name(*s.router));
+        }
+        const ChipId dst_chip = plan.chip_of(f.dst);
+        const uint64_t addr = sink_base + uint64_t(flows_into_chip[dst_chip]++) * t.region_bytes();
+        if (addr + t.region_bytes() > soc.worker_l1_size()) {
+            fail(ErrorCategory::BadInput, "mesh traffic: the sink regions of chip {} ({} B each) pass the end of L1",
+                 dst_chip, t.region_bytes());
+        }
+        protocol::FabricDest d{};
+        d.route = s.route.hops;
+        d.route_ext = s.route.ext;
+        d.flags_word = s.route.flags_word;
+        d.dst_node = s.route.dst_node;
+        d.x = sink.x;
+        d.y = sink.y;
+        d.addr = static_cast<uint32_t>(addr);
+        d.seed = 0x1000u * static_cast<uint32_t>(k + 1);
+        w.dests.push_back(d);
+        w.flows.push_back(k);
+        w.sinks.push_back({dst_chip, sink});
+    }
+    for (auto& w : t.workers) {
+        w.args.num_dests = static_cast<uint32_t>(w.dests.size());
+        w.args.packet_count = o.packets * w.args.num_dests;
+        if (w.args.src_addr + uint64_t(w.args.num_dests) * t.region_bytes() > mailbox) {
+            fail(ErrorCategory::BadInput, "mesh traffic: {} flows x {} slots x {} B do not fit below the mailbox of {}",
+                 w.args.num_dests, t.slots, t.packet_bytes, w.target.core.str());
+        }
+    }
+    return t;
+}
+
+void load_mesh_worker(Device& device, hal::Arch arch, const MeshTrafficWorker& w) {
+    device.write(w.target.core, w.args.dests_addr, bytes_of(w.dests.data(), w.dests.size()));
+    protocol::TestMailbox m{};
+    m.magic = protocol::kTestMailboxMagic;
+    m.role = static_cast<uint32_t>(protocol::KernelRole::Master);
+    m.num_args = sizeof(w.args) / 4;
+    std::memcpy(m.args, &w.args, sizeof(w.args));
+    device.write(w.target.core, protocol::test_mailbox_addr(arch), bytes_of(&m, 1));
+    // A previous run on this core may have left the same pattern: the fill must be seen anew.
+    device.write32(w.target.core, last_src_word(w), ~last_src_value(w));
+    if (w.args.start_addr != 0) device.write32(w.target.core, w.args.start_addr, 0);
+}
+
+void zero_mesh_sinks(Device& device, const MeshTraffic& t) {
+    const std::vector<uint8_t> zeros(t.region_bytes(), 0);
+    for (const auto& w : t.workers) {
+        for (size_t j = 0; j < w.dests.size(); ++j) device.write(w.sinks[j], w.dests[j].addr, zeros);
+    }
+}
+
+std::vector<MeshWorkerOutcome> read_mesh_outcomes(Device& device, const MeshTraffic& t,
+                                                  std::span<const LaunchResult> launches) {
+    std::vector<MeshWorkerOutcome> out;
+    for (size_t i = 0; i < launches.size() && i < t.workers.size(); ++i) {
+        MeshWorkerOutcome o;
+        o.launch = launches[i];
+        protocol::TestMailbox mb{};
+        std::vector<uint8_t> raw(sizeof(mb));
+        device.read(t.workers[i].target.core, protocol::test_mailbox_addr(t.arch), raw);
+        std::memcpy(&mb, raw.data(), sizeof(mb));
+        o.status = mb.status;
+        o.stuck_at = mb.stuck_at;
+        std::memcpy(&o.results, mb.results, sizeof(o.results));
+        out.push_back(o);
+    }
+    return out;
+}
+
+bool MeshWorkerOutcome::passed(const MeshTrafficWorker& w) const {
+    return launch.outcome == LaunchOutcome::Exited && status == static_cast<uint32_t>(protocol::TestStatus::Done) &&
+           results.packets_sent == w.args.packet_count;
+}
+
+bool MeshTrafficRun::passed(const MeshTraffic& t) const {
+    if (workers.size() != t.workers.size()) return false;
+    for (size_t i = 0; i < workers.size(); ++i) {
+        if (!workers[i].passed(t.workers[i])) return false;
+    }
+    return true;
+}
+
+namespace {
+
+// start_together: launch, write every start word once every worker has filled its source (or
+// stopped), wait for all of them.
+std::vector<LaunchResult> run_together(FabricRunner& runner, const MeshTraffic& t, std::span<const LaunchTarget> targets,
+                                       const LaunchOptions& options, uint64_t& released_at) {
+    if (!runner.up()) fail(ErrorCategory::BadInput, "mesh traffic: the fabric is not up");
+    Device& dev = runner.device();
+    const auto methods = load_many(dev, targets);
+    for (const auto& w : t.workers) load_mesh_worker(dev, t.arch, w);
+    start_many(dev, targets, methods);
+    bool released = false;
+    return wait_many(dev, targets, methods, options, [&] {
+        runner.check_health();
+        if (released) return;
+        for (const auto& w : t.workers) {
+            if (dev.read32(w.target.core, last_src_word(w)) != last_src_value(w) &&
+                dev.core_status(w.target.core).state == CoreRunState::Running) {
+                return;
+            }
+        }
+        for (const auto& w : t.workers) dev.write32(w.target.core, w.args.start_addr, 1);
+        released = true;
+        released_at = dev.cycles();
+    });
+}
+
+}  // namespace
+
+MeshTrafficRun run_mesh_traffic(FabricRunner& runner, const MeshTraffic& t, const LaunchOptions& options) {
+    Device& dev = runner.device();
+    zero_mesh_sinks(dev, t);
+    std::vector<LaunchTarget> targets;
+    std::map<CoreLocation, size_t> by_core;
+    for (size_t i = 0; i < t.workers.size(); ++i) {
+        targets.push_back(t.workers[i].target);
+        by_core[t.workers[i].target.core] = i;
+    }
+    MeshTrafficRun run;
+    uint64_t start = dev.cycles();
+    std::vector<LaunchResult> res;
+    if (t.start_together) {
+        res = run_together(runner, t, targets, options, start);
+    } else {
+        res = runner.run_workers(targets, options, [&](const LaunchTarget& target) {
+            load_mesh_worker(dev, t.arch, t.workers.at(by_core.at(target.core)));
+        });
+    }
+    run.cycles = dev.cycles() - start;
+    run.workers = read_mesh_outcomes(dev, t, res);
+    return run;
+}
+
+uint32_t pattern_mismatches(std::span<const uint8_t> got, uint32_t packet_bytes, uint32_t slots, uint32_t seed) {
+    if (got.size() < size_t(slots) * packet_bytes) {
+        fail(ErrorCategory::BadInput, "pattern check: {} B for {} positions of {} B", got.size(), slots, packet_bytes);
+    }
+    uint32_t bad = 0;
+    for (uint32_t p = 0; p < slots; ++p) {
+        for (uint32_t wd = 0; wd < packet_bytes / 4; ++wd) {
+            uint32_t v;
+            std::memcpy(&v, got.data() + size_t(p) * packet_bytes + 4 * wd, 4);
+            if (v != protocol::pattern_word(seed + p, wd)) ++bad;
+        }
+    }
+    return bad;
+}
+
+std::vector<uint32_t> check_mesh_landed(Device& device, const MeshTraffic& t) {
+    std::vector<uint32_t> bad(t.flows.size(), 0);
+    std::vector<uint8_t> got(t.region_bytes());
+    for (const auto& w : t.workers) {
+        for (size_t i = 0; i < w.dests.size(); ++i) {
+            device.read(w.sinks[i], w.dests[i].addr, got);
+            bad[w.flows[i]] = pattern_mismatches(got, t.packet_bytes, t.slots, w.dests[i].seed);
+        }
+    }
+    return bad;
+}
+
+}  // namespace fabric
