@@ -7,15 +7,25 @@
 //   HAL_TRY(conn.unicast_write(pf::route_unicast(3), {dst_addr, x, y}, src_l1, bytes, deadline, term));
 //   HAL_TRY(conn.close(deadline, term));
 //
+// Many packets of one shape (a kernel's send loop): a stream, its header prepared once per
+// destination in the caller's L1 (see "streams" below), ~3x cheaper a packet:
+//   fabric::FabricConnection::Template t;
+//   const fabric::FabricConnection::Bound b{timeout_us, term};
+//   HAL_TRY(conn.prepare_unicast_write(t, header_l1, route, {dst_addr, x, y}, bytes, b));
+//   for (...) HAL_TRY(conn.send(t, src_l1, dst_addr + i * bytes, seq, b));
+//   HAL_TRY(conn.wait_sent(deadline, term));  // before changing the last sources
+//
 // Multicast: every send takes a route; pass pf::route_multicast(start, range) to deliver on
 // `range` consecutive chips starting `start` hops away (each chip writes the same NocTarget).
 //
 // Pushing a packet (one ch0 slot): NoC-write the payload to slot + 64, the header to the slot,
 // then an inline write of +1 to the router's pushed stream, all on the same NoC and VC so the
 // increment lands after the data. A slot may be used while pushed - freed < num_slots; the router
-// writes its free-running `freed` count into our credit word. Every call returns once the NoC
-// has read the caller's source buffer (it may be reused at once). Nothing spins without a
-// deadline: every wait takes one and escapes on the termination word.
+// writes its free-running `freed` count into our credit word. Every call but a stream's send()
+// returns once the NoC has read the caller's source buffer (it may be reused at once); a stream
+// send() returns once the previous one's has been read. Nothing spins without a deadline: every
+// wait takes one (streams: a timeout, made a deadline when a wait begins) and escapes on the
+// termination word.
 // A push is short on purpose: the credit word is read only when the last value seen says the
 // channel is full, the staging header in L1 is rewritten only in the words that changed, and the
 // slot position is a cursor (no division).
@@ -57,7 +67,7 @@ class FabricConnection {
     };
     static constexpr uint32_t kStagingBytes = 64 + 6 * 16;
     // The NoC transaction ID of everything this connection writes (to know when its sources have
-    // been read).
+    // been read); streams also use kOddTrid and kHeaderTrid (below).
     static constexpr uint32_t kTrid = 1;
     // The Noc a connection runs on must be made with this config: command buffers 2 and 3 are
     // reserved for the pushes' prepared writes (slot data, pushed-stream +1), so a push writes
@@ -279,6 +289,103 @@ class FabricConnection {
         return push(u, kHdrWords, src_l1, d, term);
     }
 
+    // ---- streams: many packets of one shape (a kernel's send loop) ----
+    //
+    // The sends above build, compare and stage a whole header per packet and return only once the
+    // NoC has read the payload: ~440 worker cycles a packet, more than a router needs. A stream
+    // does the header work once per destination: prepare_*() writes the header into a Template,
+    // 64 B of L1 the caller owns (one per destination, so round-robin sends rewrite nothing when
+    // they switch; a kernel's .bss is in L1). send() then only
+    //   - checks the cached credit (the credit word is read only when it says full, the clock
+    //     only when it really has to wait),
+    //   - rewrites the template words that moved (destination address, seq; an inline write's
+    //     value), after the NoC has read the template's previous header,
+    //   - writes header, then payload into the slot and +1 on the pushed stream,
+    //   - returns once the *previous* stream packet's payload has been read (lag one), so the
+    //     NoC reads this one's payload while the kernel prepares the next packet.
+    // A stream packet's source may be reused once the next send() has returned, or after
+    // wait_sent(). Streams and the sends above may be mixed on one connection. No ScatterWrite
+    // (its chunk targets all move per packet: use scatter_write()).
+    //
+    // Transaction IDs: headers kHeaderTrid; payload and +1 alternate kTrid / kOddTrid by push, so
+    // send() can wait for the previous packet alone.
+    static constexpr uint32_t kOddTrid = 3;
+    static constexpr uint32_t kHeaderTrid = 4;
+
+    struct Template {
+        uint32_t l1 = 0;        // the header in L1, 16-B aligned (0: not prepared)
+        uint32_t payload = 0;   // payload bytes per packet (0: inline write, atomic)
+        uint32_t dst_addr = 0;  // what the L1 header holds now: word 0 (the first target's
+        uint32_t value = 0;     // address), word 2 (an inline write's value) and seq
+        uint32_t seq = 0;
+    };
+    // How long one stream call may wait (for a slot, for the NoC to read a header or payload),
+    // and the word that ends a wait early. A deadline is computed only when a wait begins.
+    struct Bound {
+        uint32_t timeout_us;
+        const uint32_t* term;
+    };
+
+    // Headers for a stream, arguments as in the sends above; `bytes` <= payload_bytes() (a
+    // stream packet is never split). `l1`: 64 B, 16-B aligned, for this template only. Re-preparing
+    // a template waits (bounded) until the NoC has read it.
+    [[nodiscard]] hal::Status prepare_unicast_write(Template& t, uint32_t l1, const pf::Route& route,
+                                                    const pf::NocTarget& dst, uint32_t bytes, const Bound& b) {
+        if (bytes == 0) return hal::Status::BadArg;
+        Header u = header(pf::NocSendType::UnicastWrite, route, bytes, 0);
+        u.h.cmd.write.dst = dst;
+        return prepare(t, l1, u, b);
+    }
+    [[nodiscard]] hal::Status prepare_inline_write(Template& t, uint32_t l1, const pf::Route& route,
+                                                   const pf::NocTarget& dst, uint32_t value, const Bound& b) {
+        Header u = header(pf::NocSendType::InlineWrite, route, 0, 0);
+        u.h.cmd.inline_write.dst = dst;
+        u.h.cmd.inline_write.value = value;
+        return prepare(t, l1, u, b);
+    }
+    [[nodiscard]] hal::Status prepare_atomic_inc(Template& t, uint32_t l1, const pf::Route& route,
+                                                 const pf::NocTarget& dst, uint32_t value, bool flush,
+                                                 const Bound& b) {
+        Header u = header(pf::NocSendType::AtomicInc, route, 0, 0);
+        u.h.cmd.atomic.dst = dst;
+        u.h.cmd.atomic.value = value;
+        u.h.cmd.atomic.flush = flush ? 1 : 0;
+        return prepare(t, l1, u, b);
+    }
+    [[nodiscard]] hal::Status prepare_fused_write_atomic_inc(Template& t, uint32_t l1, const pf::Route& route,
+                                                             const pf::NocTarget& dst, const pf::NocTarget& sem,
+                                                             uint32_t value, bool flush, uint32_t bytes,
+                                                             const Bound& b) {
+        if (bytes == 0 || sem.addr % 4 != 0) return hal::Status::BadArg;
+        Header u = header(pf::NocSendType::FusedWriteAtomicInc, route, bytes, 0);
+        u.h.cmd.fused.dst = dst;
+        u.h.cmd.fused.sem = sem;
+        u.h.cmd.fused.value = value;
+        u.h.cmd.fused.flush = flush ? 1 : 0;
+        return prepare(t, l1, u, b);
+    }
+
+    // One packet of `t` to `dst_addr` (its first target's address; aligned as the send type
+    // needs) carrying `seq`, with t.payload bytes from `src_l1` (16-B aligned; 0 without a
+    // payload). send_inline(): an inline write's value too.
+    [[nodiscard, gnu::always_inline]] hal::Status send(Template& t, uint32_t src_l1, uint32_t dst_addr, uint32_t seq,
+                                                       const Bound& b) {
+        // The source fits L1 (t.payload <= payload_bytes < L1 size: the subtraction cannot wrap).
+        if ((src_l1 & 15) != 0 || src_l1 > hal::kArch.eth_l1_size - t.payload) return hal::Status::BadArg;
+        return send_packet<false>(t, src_l1, dst_addr, 0, seq, b);
+    }
+    [[nodiscard, gnu::always_inline]] hal::Status send_inline(Template& t, uint32_t dst_addr, uint32_t value,
+                                                              uint32_t seq, const Bound& b) {
+        if (t.payload != 0) return hal::Status::BadArg;
+        return send_packet<true>(t, 0, dst_addr, value, seq, b);
+    }
+
+    // Wait (bounded) until every write of this connection, streams included, has been read out
+    // of our L1: every source and template may then be changed.
+    [[nodiscard]] hal::Status wait_sent(hal::Deadline d, const uint32_t* term) const {
+        return hal::wait_until([this] { return all_sent(); }, d, term);
+    }
+
   private:
     // The connection block's fields, each a 16-B line (staging line i + 4 mirrors field i).
     enum Field : uint32_t { kState = 0, kWorkerXy, kCreditAddr, kTeardownAddr, kPushed, kFreed };
@@ -418,6 +525,90 @@ class FabricConnection {
         advance_slot();
         return sources_read(d, term);
     }
+    bool all_sent() const {
+        return noc_.trid_writes_sent(kTrid) && noc_.trid_writes_sent(kOddTrid) && noc_.trid_writes_sent(kHeaderTrid);
+    }
+
+    // A stream template: the whole header written once (the slot ring and payload size are
+    // checked here, so send() issues its writes prechecked).
+    hal::Status prepare(Template& t, uint32_t l1, const Header& u, const Bound& b) {
+        const uint32_t payload = u.h.payload_bytes;
+        const uint32_t align = payload != 0 ? 15 : 3;
+        if (l1 == 0 || l1 % 16 != 0 || payload > ch_.payload_bytes || (u.w[0] & align) != 0) {
+            return hal::Status::BadArg;
+        }
+        HAL_TRY(noc_.check_region(l1, ch_.slots_base, sizeof(pf::PacketHeader)));
+        if (!noc_.trid_writes_sent(kHeaderTrid)) HAL_TRY(wait_trid_sent(kHeaderTrid, b));
+        for (uint32_t i = 0; i < kHdrWords; ++i) st(l1 + 4 * i, u.w[i]);
+        t = Template{.l1 = l1,
+                     .payload = payload,
+                     .dst_addr = u.w[0],
+                     .value = u.w[2],
+                     .seq = u.w[kSeqWord]};
+        return hal::Status::Ok;
+    }
+
+    // A stream packet (see Template). Everything here is inline in the caller's loop; the waits
+    // (rare) are calls. What it needs of `this` and `t` is read into locals first: a register
+    // write may alias any word whose address escaped, so fields would be loaded again after each.
+    template <bool kValue>
+    [[gnu::always_inline]] hal::Status send_packet(Template& t, uint32_t src_l1, uint32_t dst_addr, uint32_t value,
+                                                   uint32_t seq, const Bound& b) {
+        const uint32_t hdr = t.l1, payload = t.payload;
+        if (!open_ || hdr == 0 || (dst_addr & (payload != 0 ? 15 : 3)) != 0) return hal::Status::BadArg;
+        if (pushed_ - freed_ >= ch_.num_slots) HAL_TRY(wait_slot(b));
+        // Only the words that moved, once the NoC has read this template's last header (long
+        // since: each header is written before its payload).
+        if (dst_addr != t.dst_addr || seq != t.seq || (kValue && value != t.value)) {
+            if (!noc_.trid_writes_sent(kHeaderTrid)) HAL_TRY(wait_trid_sent(kHeaderTrid, b));
+            if (dst_addr != t.dst_addr) {
+                t.dst_addr = dst_addr;
+                st(hdr, dst_addr);
+            }
+            if (kValue && value != t.value) {
+                t.value = value;
+                st(hdr + 8, value);
+            }
+            if (seq != t.seq) {
+                t.seq = seq;
+                st(hdr + 4 * kSeqWord, seq);
+            }
+        }
+        const uint32_t pushed = pushed_, slot = slot_addr_;
+        const uint32_t trid = (pushed & 1) != 0 ? kOddTrid : kTrid;
+        uint32_t next_idx = slot_idx_ + 1, next_slot = slot + ch_.slot_bytes;  // advance_slot()
+        if (next_idx == ch_.num_slots) {
+            next_idx = 0;
+            next_slot = ch_.slots_base;
+        }
+        // Header first: the payload's write waits (command buffer) only for these 64 B, and the
+        // +1 goes on the other buffer at once; all three on one VC, so they land in this order.
+        HAL_TRY(noc_.write_prepared_prechecked(to_slot_, hdr, slot, sizeof(pf::PacketHeader), kHeaderTrid));
+        if (payload != 0) {
+            HAL_TRY(noc_.write_prepared_prechecked(to_slot_, src_l1, slot + sizeof(pf::PacketHeader), payload, trid));
+        }
+        HAL_TRY(noc_.write_inline_prepared_prechecked(to_pushed_, kIncOne, trid));
+        pushed_ = pushed + 1;
+        slot_idx_ = next_idx;
+        slot_addr_ = next_slot;
+        // Lag one: the previous packet (the other ID) has been read, so its source is free.
+        const uint32_t prev = trid ^ (kTrid ^ kOddTrid);
+        if (noc_.trid_writes_sent(prev)) return hal::Status::Ok;
+        return wait_trid_sent(prev, b);
+    }
+    // The slow paths of send(): calls, so the loop keeps few registers live.
+    [[gnu::noinline]] hal::Status wait_slot(const Bound& b) {
+        freed_ = ld(l1_.credit);
+        if (pushed_ - freed_ < ch_.num_slots) return hal::Status::Ok;
+        HAL_TRY(wait_for_free_slot(hal::Deadline::after_us(hal::kArch, b.timeout_us), b.term));
+        freed_ = ld(l1_.credit);
+        return hal::Status::Ok;
+    }
+    [[gnu::noinline]] hal::Status wait_trid_sent(uint32_t trid, const Bound& b) const {
+        return hal::wait_until([this, trid] { return noc_.trid_writes_sent(trid); },
+                               hal::Deadline::after_us(hal::kArch, b.timeout_us), b.term);
+    }
+
     void advance_slot() {
         ++pushed_;
         if (++slot_idx_ == ch_.num_slots) {
