@@ -819,24 +819,26 @@ int Command::run() const {
         return report(s, as_json_, quiet_, nullptr);
     }
     if (s.pcie && s.verb == Verb::Down) {
-        fabric::fail(ErrorCategory::Unsupported,
-                     "mesh down --target pcie: the runner cannot yet take over routers an earlier "
-                     "command started (FabricRunner has no attach); nothing was written");
+        // The routers an earlier `mesh up` left running: take them over (checked against this
+        // plan), then terminate them below.
+        runner.attach();
+        s.brought_up = true;
+        s.live = runner.status();
+    } else {
+        // ---- bring up ----
+        const auto t0 = std::chrono::steady_clock::now();
+        runner.bring_up(s.budget);
+        s.bring_up_wall_seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        s.brought_up = true;
+        runner.check_health();
+        // Let the routers turn their main loops under the health monitor first, so the heartbeats
+        // `status` shows have moved.
+        if (s.verb == Verb::Status) runner.monitor(std::min(kStatusWatchCycles, left()));
+        s.live = runner.status();
+        if (s.verb == Verb::Run) run_traffic(s, runner);
+        if (s.pcie && s.verb == Verb::Up) return report(s, as_json_, quiet_, &runner);
     }
-
-    // ---- bring up ----
-    const auto t0 = std::chrono::steady_clock::now();
-    runner.bring_up(s.budget);
-    s.bring_up_wall_seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    s.brought_up = true;
-    runner.check_health();
-    // Let the routers turn their main loops under the health monitor first, so the heartbeats
-    // `status` shows have moved.
-    if (s.verb == Verb::Status) runner.monitor(std::min(kStatusWatchCycles, left()));
-    s.live = runner.status();
-    if (s.verb == Verb::Run) run_traffic(s, runner);
-    if (s.pcie && s.verb == Verb::Up) return report(s, as_json_, quiet_, &runner);
 
     // ---- terminate (the model ends with the command; on silicon `run` stops what it started) ----
     s.final = terminate_fabric(runner, left(), s.problems);

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <set>
 
+#include <fmt/ranges.h>
+
 #include "fabric/error.h"
 #include "fabric/soc_descriptor.h"
 #include "hal/arch_map.h"
@@ -385,6 +387,48 @@ void FabricRunner::bring_up(uint64_t timeout_cycles) {
     }
     wait_for(pf::RouterStatus::ReadyForTraffic, "ready");
     ready_cycles_ = device_.cycles() - start_cycle_;
+    up_ = true;
+}
+
+void FabricRunner::attach() {
+    if (started_) fail(ErrorCategory::BadInput, "fabric: attach after bring_up or attach");
+    methods_.clear();
+    for (const LaunchTarget& t : targets_) methods_.push_back(device_.launch_method(t.core));
+    started_ = true;  // snapshot() reads through the methods
+    std::vector<std::string> wrong;
+    for (size_t i = 0; i < plan_.routers.size(); ++i) {
+        const RouterPlacement& r = plan_.routers[i];
+        // The configuration it runs must be the plan's: another fabric's routers are not ours.
+        std::vector<uint8_t> cfg(sizeof(r.config));
+        device_.read(r.core, r.layout.config, cfg);
+        bool same = std::memcmp(cfg.data(), &r.config, sizeof(r.config)) == 0;
+        if (same && r.mesh) {
+            std::vector<uint8_t> mc(sizeof(r.mesh->config));
+            device_.read(r.core, r.layout.mesh_config, mc);
+            same = std::memcmp(mc.data(), &r.mesh->config, sizeof(r.mesh->config)) == 0;
+        }
+        const RouterSnapshot s = snapshot(i);
+        if (!same) {
+            wrong.push_back(fmt::format("{}: its config is not the plan's", router_component_name(r)));
+        } else if (s.block.status != static_cast<uint32_t>(pf::RouterStatus::ReadyForTraffic) || core_failed(s) ||
+                   s.core_finished) {
+            wrong.push_back(s.describe());
+        }
+    }
+    if (!wrong.empty()) {
+        started_ = false;
+        fail(ErrorCategory::Fabric, "fabric attach: {} of {} routers are not this plan's running fabric: {}",
+             wrong.size(), plan_.routers.size(), fmt::join(wrong, "; "));
+    }
+    std::vector<WatchedComponent> watched;
+    for (size_t i = 0; i < plan_.routers.size(); ++i) {
+        const RouterPlacement& r = plan_.routers[i];
+        watched.push_back({r.core, router_component_name(r), r.layout.status, router_component_kind(), methods_[i]});
+    }
+    for (auto& c : extra_) watched.push_back(std::move(c));
+    extra_.clear();
+    monitor_.emplace(device_, std::move(watched), stall_cycles_);
+    start_cycle_ = device_.cycles();
     up_ = true;
 }
 

@@ -464,3 +464,37 @@ TEST_CASE("mesh (sim): a bad mesh config is refused with the reason, and a 1D co
         runner.terminate(pf::Termination::Immediate, 1'000'000);
     }
 }
+
+TEST_CASE("mesh (sim): a second runner attaches to a running fabric and terminates it", "[mesh][sim]") {
+    REQUIRE_FIRMWARE();
+    // As on silicon: `mesh up` leaves the routers running, a later `mesh down` takes them over.
+    Mesh m("t3k_mesh_graph.yaml", "t3k_cluster.yaml", options(), *router);
+    {
+        fabric::FabricRunner other(m.dev, m.plan.fabric, *router);
+        // Nothing runs yet: every router is named, nothing is taken over.
+        const auto msg = fabric::test::expect_error(fabric::ErrorCategory::Fabric, [&] { other.attach(); });
+        CHECK_THAT(msg, Contains("fabric attach: 20 of 20 routers are not this plan's running fabric"));
+        CHECK_FALSE(other.up());
+    }
+    m.runner.bring_up(5'000'000);
+    // A plan with another payload is not the fabric that runs.
+    auto o = options();
+    o.payload_bytes = 1024;
+    const auto other_plan = fabric::plan_mesh(fabric::MeshGraph::load_file(kSocDir + "/t3k_mesh_graph.yaml"),
+                                              m.cluster, wh_soc(), o);
+    fabric::FabricRunner wrong(m.dev, other_plan.fabric, *router);
+    const auto msg = fabric::test::expect_error(fabric::ErrorCategory::Fabric, [&] { wrong.attach(); });
+    CHECK_THAT(msg, Contains("its config is not the plan's"));
+    // The same plan: attached, it watches and terminates the fabric.
+    fabric::FabricRunner later(m.dev, m.plan.fabric, *router);
+    later.attach();
+    CHECK(later.up());
+    later.monitor(50'000);
+    const auto fin = later.terminate(pf::Termination::Graceful, 5'000'000);
+    for (const auto& s : fin) {
+        INFO(s.describe());
+        CHECK(s.status_name() == "terminated");
+        CHECK(s.core_finished);
+        CHECK(s.block.undrained == 0);
+    }
+}

@@ -113,6 +113,13 @@ class FabricRunner {
     // device cycles in total. Error(Fabric) naming every router that is not there in time or
     // reports an error; Error(BadInput) if called twice.
     void bring_up(uint64_t timeout_cycles);
+    // Take over a fabric an earlier runner (e.g. an earlier `fabricctl mesh up` on silicon) brought
+    // up and left running, instead of bring_up: nothing is loaded or started. Every router of the
+    // plan must hold the plan's RouterConfig (and MeshRouterConfig) and be ReadyForTraffic with its
+    // core running; else Error(Fabric) naming each one that is not (nothing is written).
+    // Error(BadInput) after bring_up or attach. Then status, monitor and terminate work as after
+    // bring_up (handshake_cycles / ready_cycles stay 0: not seen).
+    void attach();
     bool started() const { return started_; }
     bool up() const { return up_; }
     // Device cycles from the start of the routers to all HandshakeComplete / all ReadyForTraffic.
