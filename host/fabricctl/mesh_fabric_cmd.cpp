@@ -324,23 +324,6 @@ void plan_traffic(Session& s, const fabric::SocDescriptor& soc) {
     if (flows.empty()) {
         fabric::fail(ErrorCategory::BadInput, "{}: one device, nothing to send to", s.graph_path);
     }
-    // Refuse traffic that could deadlock (a cycle of waits between meshes) rather than hang in it.
-    for (const auto& round : flows) {
-        for (uint32_t plane : plan.planes) {
-            std::vector<std::pair<MeshNode, MeshNode>> pairs;
-            for (const fabric::MeshFlow& f : round) {
-                if (f.plane == plane) pairs.push_back({f.src, f.dst});
-            }
-            if (const auto cycle = plan.wait_cycle(pairs, plane)) {
-                fabric::fail(ErrorCategory::Fabric,
-                             "mesh run: all-to-all on {} can deadlock on plane {}, so it is not started: "
-                             "traffic that entered a mesh shares its channels with the mesh's outbound "
-                             "traffic (firmware/router/README.md), and these links wait on each other in a "
-                             "cycle: {}",
-                             s.graph_path, plane, *cycle);
-            }
-        }
-    }
     // Positions per flow: the kernel's source buffer (mesh_traffic.h: from 2 KiB above
     // test_l1_base up to the mailbox) holds them for each of its flows.
     const hal::Arch arch = plan.fabric.arch;

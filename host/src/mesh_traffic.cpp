@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <utility>
 
 #include "fabric/error.h"
 #include "protocol/test_mailbox.h"
@@ -57,6 +58,18 @@ MeshTraffic plan_mesh_traffic(const MeshPlan& plan, const SocDescriptor& soc, co
     // A position no packet reaches would hold zeros and fail the check.
     if (t.slots > o.packets) {
         fail(ErrorCategory::BadInput, "mesh traffic: {} slots for {} packets per flow", t.slots, o.packets);
+    }
+    // Traffic that could deadlock is refused before anything runs: a hang is worse than no run.
+    std::map<uint32_t, std::vector<std::pair<MeshNode, MeshNode>>> by_plane;
+    for (const MeshFlow& f : t.flows) by_plane[f.plane].push_back({f.src, f.dst});
+    for (const auto& [plane, pairs] : by_plane) {
+        if (const auto cycle = plan.wait_cycle(pairs, plane)) {
+            fail(ErrorCategory::Fabric,
+                 "mesh traffic: these flows can deadlock on plane {}, so they are not started: traffic that "
+                 "entered a mesh shares its channels with the mesh's outbound traffic (firmware/router/README.md), "
+                 "and these links wait on each other in a cycle: {}",
+                 plane, *cycle);
+        }
     }
     const auto& cores = soc.cores(CoreType::Worker);
     if (o.sink_core_index >= cores.size()) {

@@ -77,7 +77,8 @@ struct MeshTraffic {
 // First byte of the sink regions: past the test mailbox, 4 KiB aligned.
 uint32_t mesh_sink_base(hal::Arch arch);
 
-// The workers for `flows` (see the top of the file). Pure. Error(BadInput) for a flow MeshPlan::send
+// The workers for `flows` (see the top of the file). Pure. Error(Fabric) naming the cycle if the
+// flows could deadlock (MeshPlan::wait_cycle). Error(BadInput) for a flow MeshPlan::send
 // refuses, a worker with more than kFabricMaxDests flows or whose source buffer does not fit below
 // the mailbox, a chip needing so many workers that they reach the sink core, sink regions beyond
 // the worker L1, a packet size that is 0 or not a multiple of 16.
