@@ -47,9 +47,10 @@ constexpr bool kUnfair = FABRIC_MUX_UNFAIR != 0;
 constexpr pf::MuxLayout kFixed = pf::mux_layout(kA, pf::MuxConfig{});
 static_assert(kFixed.scratch % 16 == 0 && kFixed.client % 16 == 0);
 // Transaction ID of the credit / teardown words to clients (the router connection uses
-// FabricConnection::kTrid).
+// FabricConnection::kTrid and its streams' kOddTrid / kHeaderTrid).
 constexpr uint32_t kWordsTrid = 2;
-static_assert(kWordsTrid != fabric::FabricConnection::kTrid);
+static_assert(kWordsTrid != fabric::FabricConnection::kTrid && kWordsTrid != fabric::FabricConnection::kOddTrid &&
+              kWordsTrid != fabric::FabricConnection::kHeaderTrid);
 // No full-size packet for this long: header-only channels are served freely (2 us, several router
 // packet times at any size: a saturated full-size client never leaves its channel empty that long).
 constexpr uint64_t kFullIdleCycles = 2'000;
