@@ -197,6 +197,34 @@ TEST_CASE("fabricctl mesh up: t3k 2x4, one and two planes", "[cli][mesh][sim]") 
     for (const auto& l : j["links"]) CHECK(l["state"] == "terminated");
 }
 
+TEST_CASE("fabricctl mesh up/status/down on the 8x4 galaxy and on the spec's 4-mesh cluster",
+          "[cli][mesh][sim]") {
+    if (!have_mesh_firmware()) return;
+    const auto graph = [](const char* name) { return kSoc + "/" + name; };
+    // The galaxy, plane 0: 52 edges, a router at each end.
+    const json up = parse_ok(fabricctl({"mesh", "up", "--mesh-graph", graph("galaxy_8x4_mesh_graph.yaml"), "--cluster",
+                                        graph("galaxy_8x4_cluster.yaml"), "--json"}));
+    CHECK(up["routers"].size() == 104);
+    CHECK(up["brought_up"] == true);
+    CHECK(up["terminated"] == true);
+    // The spec's 4 meshes (36 chips), plane 0: 48 intra-mesh edges and 5 cables, a router at each
+    // end; every link up, then every router terminated.
+    const std::vector<std::string> spec{"--mesh-graph", graph("spec_4mesh_3x3_mesh_graph.yaml"), "--cluster",
+                                        graph("spec_4mesh_3x3_cluster.yaml"), "--json"};
+    std::vector<std::string> status{"mesh", "status"};
+    status.insert(status.end(), spec.begin(), spec.end());
+    const json st = parse_ok(fabricctl(status));
+    CHECK(st["routers"].size() == 106);
+    REQUIRE(st["links"].size() == 53);
+    for (const auto& l : st["links"]) CHECK(l["state"] == "up");
+    for (const auto& r : st["routers"]) CHECK(r["status"] == "ready_for_traffic");
+    std::vector<std::string> down{"mesh", "down"};
+    down.insert(down.end(), spec.begin(), spec.end());
+    const json dn = parse_ok(fabricctl(down));
+    CHECK(dn["terminated"] == true);
+    for (const auto& r : dn["routers"]) CHECK(r["final_status"] == "terminated");
+}
+
 TEST_CASE("fabricctl mesh status: every router ready, every link up", "[cli][mesh][sim]") {
     if (!have_mesh_firmware()) return;
     const auto text = fabricctl(t3k("status", {"-q"}));
