@@ -18,6 +18,7 @@
 #include "fabric/fabric_plan.h"
 #include "fabric/fabric_runner.h"
 #include "fabric/launch.h"
+#include "fabric/mesh_traffic.h"
 #include "fabric/soc_descriptor.h"
 #include "protocol/fabric.h"
 #include "protocol/test_kernels.h"
@@ -430,7 +431,7 @@ int fabric_main(const FabricArgs& a, bool traffic) {
                 const protocol::FabricDest& d = w.kernel.dests.front();
                 std::vector<uint8_t> got(region_bytes);
                 dev.read({c, workers_on_chip[2]}, d.addr, got);
-                const PatternCheck check = check_pattern(got, a.size, dest_slots, d.seed);
+                const fabric::PatternCheck check = fabric::check_pattern(got, a.size, dest_slots, d.seed);
                 if (check.bad_words) {
                     data_mismatch_words += check.bad_words;
                     problems.push_back(fmt::format(

@@ -324,11 +324,9 @@ void plan_traffic(Session& s, const fabric::SocDescriptor& soc) {
     if (flows.empty()) {
         fabric::fail(ErrorCategory::BadInput, "{}: one device, nothing to send to", s.graph_path);
     }
-    // Positions per flow: the kernel's source buffer (mesh_traffic.h: from 2 KiB above
-    // test_l1_base up to the mailbox) holds them for each of its flows.
+    // Positions per flow: the kernel's source buffer holds them for each of its flows.
     const hal::Arch arch = plan.fabric.arch;
-    const uint64_t src_bytes =
-        protocol::test_mailbox_addr(arch) - protocol::test_l1_base(arch) - 0x800;
+    const uint64_t src_bytes = fabric::mesh_worker_source_bytes(arch);
     s.slots = static_cast<uint32_t>(
         std::min<uint64_t>({s.packets, kMeshRunSlots, src_bytes / (uint64_t{most} * s.bytes)}));
     if (s.slots == 0) {

@@ -117,22 +117,6 @@ int traffic_failure_code(std::span<const TrafficOutcome> outcomes) {
     return kFabric;
 }
 
-PatternCheck check_pattern(std::span<const uint8_t> got, uint32_t packet_bytes, uint32_t slots,
-                           uint32_t seed) {
-    PatternCheck c;
-    for (uint32_t p = 0; p < slots; ++p) {
-        for (uint32_t i = 0; i < packet_bytes / 4; ++i) {
-            const size_t at = size_t{p} * packet_bytes + i * 4;
-            uint32_t v = 0;
-            if (at + 4 <= got.size()) std::memcpy(&v, got.data() + at, 4);
-            if (at + 4 > got.size() || v != protocol::pattern_word(seed + p, i)) {
-                if (c.bad_words++ == 0) c.first_bad = static_cast<uint32_t>(at);
-            }
-        }
-    }
-    return c;
-}
-
 void check_router_counters(std::span<const fabric::RouterSnapshot> snaps,
                            uint64_t expect_deliveries, std::vector<std::string>& problems) {
     uint64_t sent = 0, received = 0, delivered = 0;

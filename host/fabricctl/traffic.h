@@ -70,13 +70,6 @@ std::optional<std::string> traffic_problem(std::string_view name, const TrafficO
 // running at the budget, else 108.
 int traffic_failure_code(std::span<const TrafficOutcome> outcomes);
 
-// `got` holds `slots` positions of `packet_bytes`; position p must be pattern(seed + p).
-struct PatternCheck {
-    uint32_t bad_words = 0;
-    uint32_t first_bad = 0;  // byte offset of the first differing word
-};
-PatternCheck check_pattern(std::span<const uint8_t> got, uint32_t packet_bytes, uint32_t slots,
-                           uint32_t seed);
 
 // After a graceful termination: every router's packets taken by its peer (sent = received over
 // all routers), `expect_deliveries` local deliveries, no rejected packets. Appends to `problems`.

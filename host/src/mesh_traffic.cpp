@@ -37,6 +37,10 @@ std::vector<uint8_t> bytes_of(const T* data, size_t count) {
 
 }  // namespace
 
+uint32_t mesh_worker_source_bytes(hal::Arch arch) {
+    return protocol::test_mailbox_addr(arch) - protocol::test_l1_base(arch) - kSrcOffset;
+}
+
 uint32_t mesh_sink_base(hal::Arch arch) {
     return pf::align_up(protocol::test_mailbox_addr(arch) + static_cast<uint32_t>(sizeof(protocol::TestMailbox)),
                         4096);
@@ -247,19 +251,22 @@ MeshTrafficRun run_mesh_traffic(FabricRunner& runner, const MeshTraffic& t, cons
     return run;
 }
 
-uint32_t pattern_mismatches(std::span<const uint8_t> got, uint32_t packet_bytes, uint32_t slots, uint32_t seed) {
+PatternCheck check_pattern(std::span<const uint8_t> got, uint32_t packet_bytes, uint32_t slots, uint32_t seed) {
     if (got.size() < size_t(slots) * packet_bytes) {
         fail(ErrorCategory::BadInput, "pattern check: {} B for {} positions of {} B", got.size(), slots, packet_bytes);
     }
-    uint32_t bad = 0;
+    PatternCheck c;
     for (uint32_t p = 0; p < slots; ++p) {
         for (uint32_t wd = 0; wd < packet_bytes / 4; ++wd) {
+            const size_t at = size_t(p) * packet_bytes + 4 * wd;
             uint32_t v;
-            std::memcpy(&v, got.data() + size_t(p) * packet_bytes + 4 * wd, 4);
-            if (v != protocol::pattern_word(seed + p, wd)) ++bad;
+            std::memcpy(&v, got.data() + at, 4);
+            if (v == protocol::pattern_word(seed + p, wd)) continue;
+            if (c.bad_words == 0) c.first_bad = static_cast<uint32_t>(at);
+            ++c.bad_words;
         }
     }
-    return bad;
+    return c;
 }
 
 std::vector<uint32_t> check_mesh_landed(Device& device, const MeshTraffic& t) {
@@ -268,7 +275,7 @@ std::vector<uint32_t> check_mesh_landed(Device& device, const MeshTraffic& t) {
     for (const auto& w : t.workers) {
         for (size_t i = 0; i < w.dests.size(); ++i) {
             device.read(w.sinks[i], w.dests[i].addr, got);
-            bad[w.flows[i]] = pattern_mismatches(got, t.packet_bytes, t.slots, w.dests[i].seed);
+            bad[w.flows[i]] = check_pattern(got, t.packet_bytes, t.slots, w.dests[i].seed).bad_words;
         }
     }
     return bad;

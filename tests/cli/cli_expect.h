@@ -1,14 +1,33 @@
-// What every fabricctl end-to-end test expects of a failure: the exit code, one line on stderr
-// starting "fabricctl: ", and nothing on stdout (unless the command was asked for --json, whose
-// error document goes to stdout).
+// What the fabricctl end-to-end tests share: running this build's fabricctl in the test's
+// temporary directory (FABRICCTL, FABRIC_TEST_TMP_DIR), writing input files there, and what every
+// failure must look like: the exit code, one line on stderr starting "fabricctl: ", and nothing on
+// stdout (unless the command was asked for --json, whose error document goes to stdout).
 #pragma once
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cstdint>
+#include <fstream>
+#include <string>
+#include <vector>
 
 #include "run_process.h"
 
 namespace fabric::test {
+
+inline Run fabricctl(const std::vector<std::string>& args) {
+    return run_process(FABRICCTL, args, FABRIC_TEST_TMP_DIR);
+}
+
+// `text` in a new file of the temporary directory; returns its path.
+inline std::string write_file(const std::string& name, const std::string& text) {
+    const std::string path = unique_path(FABRIC_TEST_TMP_DIR, name);
+    std::ofstream(path, std::ios::binary) << text;
+    return path;
+}
+inline std::string write_file(const std::string& name, const std::vector<uint8_t>& bytes) {
+    return write_file(name, std::string(bytes.begin(), bytes.end()));
+}
 
 inline void expect_failure(const Run& r, int code, bool json = false) {
     INFO("stdout: " << r.out);

@@ -20,6 +20,9 @@ using Catch::Matchers::StartsWith;
 namespace t = fabric::test;
 using fabric::test::expect_failure;
 
+using fabric::test::fabricctl;
+using fabric::test::write_file;
+
 namespace {
 
 const std::string kTmp = FABRIC_TEST_TMP_DIR;
@@ -31,20 +34,6 @@ using t::Run;
 
 std::string unique_path(const std::string& stem) {
     return t::unique_path(kTmp, stem);
-}
-
-Run fabricctl(const std::vector<std::string>& args) {
-    return t::run_process(FABRICCTL, args, kTmp);
-}
-
-std::string write_file(const std::string& name, const std::string& text) {
-    const std::string path = unique_path(name);
-    std::ofstream(path, std::ios::binary) << text;
-    return path;
-}
-
-std::string write_file(const std::string& name, const std::vector<uint8_t>& bytes) {
-    return write_file(name, std::string(bytes.begin(), bytes.end()));
 }
 
 // An image that fits a Wormhole ERISC: prints `text`, exits with `status`.

@@ -22,6 +22,9 @@ using nlohmann::json;
 namespace t = fabric::test;
 using fabric::test::expect_failure;
 
+using fabric::test::fabricctl;
+using fabric::test::write_file;
+
 namespace {
 
 const std::string kTmp = FABRIC_TEST_TMP_DIR;
@@ -30,15 +33,6 @@ const std::string kFw = FABRIC_FIRMWARE_DIR;
 const std::string kN300 = kSoc + "/n300_cluster.yaml";
 const std::string kT3k = kSoc + "/t3k_cluster.yaml";
 
-t::Run fabricctl(const std::vector<std::string>& args) {
-    return t::run_process(FABRICCTL, args, kTmp);
-}
-
-std::string write_file(const std::string& name, const std::string& text) {
-    const std::string path = t::unique_path(kTmp, name);
-    std::ofstream(path, std::ios::binary) << text;
-    return path;
-}
 
 // The firmware this build makes for the fabric exists (a failed check otherwise, never a skip).
 bool have_fabric_firmware(const std::string& arch = "wormhole_b0") {

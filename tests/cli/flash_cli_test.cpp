@@ -15,13 +15,14 @@ using Catch::Matchers::Contains;
 namespace t = fabric::test;
 using fabric::test::expect_failure;
 
+using fabric::test::fabricctl;
+
 namespace {
 
 const std::string kTmp = FABRIC_TEST_TMP_DIR;
 const std::string kN300 = std::string(FABRIC_SOC_DESCRIPTOR_DIR) + "/n300_cluster.yaml";
 const std::string kHello = std::string(FABRIC_FIRMWARE_DIR) + "/wormhole_b0/hello.elf";
 
-t::Run fabricctl(const std::vector<std::string>& args) { return t::run_process(FABRICCTL, args, kTmp); }
 
 }  // namespace
 

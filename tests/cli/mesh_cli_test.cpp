@@ -15,6 +15,8 @@ using Catch::Matchers::StartsWith;
 namespace t = fabric::test;
 using fabric::test::expect_failure;
 
+using fabric::test::fabricctl;
+
 namespace {
 
 const std::string kTmp = FABRIC_TEST_TMP_DIR;
@@ -22,9 +24,6 @@ const std::string kSpec =
     std::string(FABRIC_SOC_DESCRIPTOR_DIR) + "/spec_4mesh_3x3_mesh_graph.yaml";
 const std::string kT3k = std::string(FABRIC_SOC_DESCRIPTOR_DIR) + "/t3k_mesh_graph.yaml";
 
-t::Run fabricctl(const std::vector<std::string>& args) {
-    return t::run_process(FABRICCTL, args, kTmp);
-}
 
 }  // namespace
 

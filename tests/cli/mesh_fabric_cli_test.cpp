@@ -22,6 +22,9 @@ using nlohmann::json;
 namespace t = fabric::test;
 using fabric::test::expect_failure;
 
+using fabric::test::fabricctl;
+using fabric::test::write_file;
+
 namespace {
 
 const std::string kTmp = FABRIC_TEST_TMP_DIR;
@@ -30,21 +33,11 @@ const std::string kFw = FABRIC_FIRMWARE_DIR;
 const std::string kGraph = kSoc + "/t3k_mesh_graph.yaml";
 const std::string kCluster = kSoc + "/t3k_cluster.yaml";
 
-t::Run fabricctl(const std::vector<std::string>& args) {
-    return t::run_process(FABRICCTL, args, kTmp);
-}
-
 // `mesh <verb> --mesh-graph t3k --cluster t3k` and `extra`.
 std::vector<std::string> t3k(const std::string& verb, std::vector<std::string> extra = {}) {
     std::vector<std::string> a{"mesh", verb, "--mesh-graph", kGraph, "--cluster", kCluster};
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
-}
-
-std::string write_file(const std::string& name, const std::string& text) {
-    const std::string path = t::unique_path(kTmp, name);
-    std::ofstream(path, std::ios::binary) << text;
-    return path;
 }
 
 bool have_mesh_firmware() {

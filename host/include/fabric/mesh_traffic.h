@@ -76,6 +76,8 @@ struct MeshTraffic {
 
 // First byte of the sink regions: past the test mailbox, 4 KiB aligned.
 uint32_t mesh_sink_base(hal::Arch arch);
+// Bytes of a worker's source buffer (worker L1 above): flows x slots x packet_bytes must fit.
+uint32_t mesh_worker_source_bytes(hal::Arch arch);
 
 // The workers for `flows` (see the top of the file). Pure. Error(Fabric) naming the cycle if the
 // flows could deadlock (MeshPlan::wait_cycle). Error(BadInput) for a flow MeshPlan::send
@@ -121,9 +123,13 @@ struct MeshTrafficRun {
 // run_workers gives no moment to write the start words; Error(BadInput) if the fabric is not up.
 MeshTrafficRun run_mesh_traffic(FabricRunner& runner, const MeshTraffic& traffic, const LaunchOptions& options);
 
-// Words of `got` (slots positions of packet_bytes) that differ from pattern_word(seed + position,
-// word); Error(BadInput) if `got` is shorter than that.
-uint32_t pattern_mismatches(std::span<const uint8_t> got, uint32_t packet_bytes, uint32_t slots, uint32_t seed);
+// The words of `got` (slots positions of packet_bytes) that differ from pattern_word(seed +
+// position, word), and the byte offset of the first; Error(BadInput) if `got` is shorter than that.
+struct PatternCheck {
+    uint32_t bad_words = 0;
+    uint32_t first_bad = 0;
+};
+PatternCheck check_pattern(std::span<const uint8_t> got, uint32_t packet_bytes, uint32_t slots, uint32_t seed);
 
 // Per flow (MeshTraffic::flows order): the words of its region that differ from the pattern of its
 // last `slots` packets. All zero: everything landed, byte for byte.
