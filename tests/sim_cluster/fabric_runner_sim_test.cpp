@@ -9,6 +9,7 @@
 
 #include "cluster.h"
 #include "eth/link.h"
+#include "descriptors.h"
 #include "expect_error.h"
 #include "fabric/cluster_descriptor.h"
 #include "fabric/fabric_plan.h"
@@ -28,7 +29,6 @@ namespace pf = protocol::fabric;
 
 namespace {
 
-const std::string kSocDir = FABRIC_SOC_DESCRIPTOR_DIR;
 const std::string kFwDir = FABRIC_FIRMWARE_DIR;
 
 std::optional<fabric::ElfImage> firmware(const std::string& name) {
@@ -44,14 +44,8 @@ std::optional<fabric::ElfImage> firmware(const std::string& name) {
         return;                                                                   \
     }
 
-const fabric::SocDescriptor& wh_soc() {
-    static const auto s = fabric::SocDescriptor::load_file(kSocDir + "/wormhole_b0_80_arch.yaml");
-    return s;
-}
-const fabric::ClusterDescriptor& t3k() {
-    static const auto c = fabric::ClusterDescriptor::load_file(kSocDir + "/t3k_cluster.yaml");
-    return c;
-}
+using fabric::test::wh_soc;
+const fabric::ClusterDescriptor& t3k() { return fabric::test::cluster("t3k_cluster.yaml"); }
 
 fabric::SimDevice device(std::optional<fabric::ElfImage> base_fw = std::nullopt) {
     fabric::SimDeviceOptions o;

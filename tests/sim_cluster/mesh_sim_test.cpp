@@ -19,6 +19,7 @@
 #include <set>
 
 #include "cluster.h"
+#include "descriptors.h"
 #include "expect_error.h"
 #include "hal/stream.h"
 #include "fabric/cluster_descriptor.h"
@@ -55,14 +56,8 @@ std::optional<fabric::ElfImage> firmware(const std::string& name, hal::Arch arch
         return;                                                                              \
     }
 
-const fabric::SocDescriptor& wh_soc() {
-    static const auto s = fabric::SocDescriptor::load_file(kSocDir + "/wormhole_b0_80_arch.yaml");
-    return s;
-}
-const fabric::SocDescriptor& bh_soc() {
-    static const auto s = fabric::SocDescriptor::load_file(kSocDir + "/blackhole_140_arch.yaml");
-    return s;
-}
+using fabric::test::bh_soc;
+using fabric::test::wh_soc;
 
 // A cluster in the model with the mesh plan of a graph over it, the runner not yet started.
 struct Mesh {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "descriptors.h"
 #include "expect_error.h"
 #include "fabric/cluster_descriptor.h"
 #include "fabric/fabric_plan.h"
@@ -29,24 +30,10 @@ namespace pf = protocol::fabric;
 
 namespace {
 
-const std::string kDir = FABRIC_SOC_DESCRIPTOR_DIR;
-
-const SocDescriptor& wh_soc() {
-    static const SocDescriptor s = SocDescriptor::load_file(kDir + "/wormhole_b0_80_arch.yaml");
-    return s;
-}
-const SocDescriptor& bh_soc() {
-    static const SocDescriptor s = SocDescriptor::load_file(kDir + "/blackhole_140_arch.yaml");
-    return s;
-}
-const ClusterDescriptor& t3k() {
-    static const ClusterDescriptor c = ClusterDescriptor::load_file(kDir + "/t3k_cluster.yaml");
-    return c;
-}
-const ClusterDescriptor& n300() {
-    static const ClusterDescriptor c = ClusterDescriptor::load_file(kDir + "/n300_cluster.yaml");
-    return c;
-}
+using fabric::test::bh_soc;
+using fabric::test::wh_soc;
+const ClusterDescriptor& t3k() { return fabric::test::cluster("t3k_cluster.yaml"); }
+const ClusterDescriptor& n300() { return fabric::test::cluster("n300_cluster.yaml"); }
 
 FabricOptions opts(pf::Topology t, std::vector<ChipId> chips) {
     FabricOptions o;
@@ -409,7 +396,7 @@ TEST_CASE("fabric plan: every bad option is a one-line BadInput", "[fabric_plan]
                Contains("is wormhole_b0 but SoC descriptor") && Contains("is blackhole"));
     // Longer than the 1D route allows.
     {
-        const auto galaxy = ClusterDescriptor::load_file(kDir + "/galaxy_8x4_cluster.yaml");
+        const auto& galaxy = fabric::test::cluster("galaxy_8x4_cluster.yaml");
         std::vector<ChipId> chips(18);
         std::iota(chips.begin(), chips.end(), 0u);
         CHECK_THAT(bad_plan(galaxy, wh_soc(), line(chips)),

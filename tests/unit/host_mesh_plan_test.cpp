@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "descriptors.h"
 #include "expect_error.h"
 #include "fabric/cluster_descriptor.h"
 #include "fabric/mesh_graph.h"
@@ -31,31 +32,10 @@ namespace pf = protocol::fabric;
 
 namespace {
 
-const std::string kDir = FABRIC_SOC_DESCRIPTOR_DIR;
-
-const SocDescriptor& wh_soc() {
-    static const SocDescriptor s = SocDescriptor::load_file(kDir + "/wormhole_b0_80_arch.yaml");
-    return s;
-}
-const SocDescriptor& bh_soc() {
-    static const SocDescriptor s = SocDescriptor::load_file(kDir + "/blackhole_140_arch.yaml");
-    return s;
-}
-const ClusterDescriptor& cluster(const std::string& name) {
-    static std::map<std::string, ClusterDescriptor> loaded;
-    auto it = loaded.find(name);
-    if (it == loaded.end()) {
-        it = loaded.emplace(name, ClusterDescriptor::load_file(kDir + "/" + name)).first;
-    }
-    return it->second;
-}
-const MeshGraph& graph(const std::string& name) {
-    static std::map<std::string, MeshGraph> loaded;
-    auto it = loaded.find(name);
-    if (it == loaded.end())
-        it = loaded.emplace(name, MeshGraph::load_file(kDir + "/" + name)).first;
-    return it->second;
-}
+using fabric::test::bh_soc;
+using fabric::test::cluster;
+using fabric::test::wh_soc;
+const MeshGraph& graph(const std::string& file) { return fabric::test::mesh_graph(file); }
 
 MeshFabricOptions opts(pf::Topology t, std::vector<uint32_t> planes = {0}) {
     MeshFabricOptions o;
