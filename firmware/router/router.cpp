@@ -49,10 +49,14 @@ constexpr bool kMesh = true;
 #else
 constexpr bool kMesh = false;
 #endif
-// Sender channels: 1D ch0 worker, ch1 VC0, ch2 VC1; 2D ch0 worker, ch1 + F from the router facing
-// F, ch5 VC1 (protocol/fabric.h).
+// Sender channels: 1D ch0 worker, ch1 VC0, ch2 VC1; 2D ch0 worker, ch1 + F VC0 and ch5 + F VC1
+// from the router facing F (protocol/fabric.h). A VC1 channel sends into the peer's rx1.
 constexpr uint32_t kSenders = kMesh ? pf::kMaxSenderChannels : pf::kNumSenderChannels;
-constexpr uint32_t kVc1Channel = kMesh ? pf::kMeshVc1Channel : 2;
+constexpr bool is_vc1(uint32_t c) {
+    return kMesh ? c >= pf::kMeshVc1Channel0 : c == 2;
+}
+// Other routers of the chip this one forwards into: 1D the downstream, 2D one per direction.
+constexpr uint32_t kNeighbours = kMesh ? pf::kMeshDirections : 1;
 
 // The per-packet steps are flattened (the HAL calls inline, their checks of constant options
 // fold away, no call saves and restores registers: ~20% fewer cycles), except in the 2D image
@@ -234,15 +238,13 @@ bool target_ok(const pf::NocTarget& t, uint32_t bytes, uint32_t align) {
            static_cast<uint64_t>(t.addr) + bytes <= hal::noc::kMmioStart;
 }
 
-struct PendingAtomic {  // an atomic issued once the slot's writes are flushed
-    pf::NocTarget dst;
-    uint32_t value;
-};
-
-// Atomics armed per receiver slot (only flush atomics use them), in L1 (.bss); the Router
-// itself, read on every iteration, lives on the stack in the local data RAM (2-cycle loads
-// instead of L1's 7), with the per-slot words every packet touches (Receiver::src, armed).
-PendingAtomic g_pending[pf::kNumReceiverChannels][kMaxSlots];
+// The config as read at start-up and the layout computed from it, in L1 (.bss): the Router itself,
+// read on every iteration, lives on the stack in the local data RAM (2-cycle loads instead of
+// L1's 7; 2,560 B on Wormhole), with the per-slot words every packet touches (Receiver::src) and
+// copies of the few config fields a packet needs (payload_bytes_, slot_bytes_, ...).
+pf::RouterConfig c_;
+pf::RouterLayout l_;
+pf::MeshRouterConfig m_;  // 2D only
 
 // s % 7 for a slot index without a division (DIVU takes 16 cycles): (s * 37) >> 8 == s / 7 for
 // every s < 42.
@@ -315,7 +317,7 @@ class Router {
         uint32_t done = 0;   // completions sent
         SlotCursor take;     // slot of packet `taken`
         SlotCursor complete; // slot of packet `done`
-        uint32_t armed = 0;  // bit per slot: an atomic waits in g_pending
+        uint32_t armed = 0;  // bit per slot: its header's atomic waits for the slot's writes
         // The next packet is a forward that found its port full: 0 no, kRetake look at the whole
         // packet again (a 2D multicast waits on several ports), else the port it waits on.
         uint32_t blocked = 0;
@@ -325,17 +327,16 @@ class Router {
     };
     // A sender channel of another router on this chip that this one forwards into. Port p's
     // freed count comes back in our upstream_credit[p]. 1D: port 1 = the downstream's ch1 (from
-    // rx0), port 2 its ch2 (rx1). 2D: port 1 + F = ch(1 + our dir) of the router facing F, port 5
-    // = ch5 of the opposite router (VC1, straight on from rx1).
+    // rx0), port 2 its ch2 (rx1). 2D: port 1 + F / 5 + F = ch(1 + our dir) / ch(5 + our dir) of
+    // the router facing F (VC0 / VC1).
     struct Port {
-        uint32_t x = 0, y = 0;
         uint32_t base = 0;
         uint32_t slots = 0;   // 0: no such port (a forward there is a bad packet)
         uint32_t pushed = 0;  // packets written into it
         uint32_t credit = 0;  // its freed count as last read (L1 word)
         SlotCursor next;      // slot of packet `pushed`
-        hal::NocPrepared data{};    // the forward's header + payload (NoC buffer kFwdDataBuf)
-        hal::NocPrepared pushed_inc{};  // +1 on its Pushed stream (kFwdPushedBuf)
+        hal::NocPrepared* data = nullptr;  // the forward's header + payload: its router's fwd_data_
+        hal::NocPrepared pushed_inc{};     // +1 on its Pushed stream (kFwdPushedBuf)
     };
     // Where our sender channel c's freed count goes (c >= 1: the router that feeds it).
     struct CreditTarget {
@@ -350,7 +351,7 @@ class Router {
     pf::LinkParams my_params() const;
     int wait_ready();
     uint32_t setup_ports();
-    uint32_t setup_port(uint32_t p, uint32_t xy_word, uint32_t channel);
+    uint32_t setup_neighbour(uint32_t n, uint32_t xy_word, const uint32_t (&ports)[2], const uint32_t (&channels)[2]);
     uint32_t check_mesh_config() const;
 
     // ---- main loop steps ----
@@ -375,8 +376,8 @@ class Router {
     template <uint32_t R>
     Status complete_flushed();
     Status issue_armed(uint32_t r, uint32_t idx, uint32_t id);
-    Status deliver(const pf::PacketHeader& h, uint32_t slot, uint32_t trid, PendingAtomic& pend, bool& armed);
-    Status deliver_other(const pf::PacketHeader& h, uint32_t slot, uint32_t trid, PendingAtomic& pend, bool& armed);
+    Status deliver(const pf::PacketHeader& h, uint32_t slot, uint32_t trid, bool& armed);
+    Status deliver_other(const pf::PacketHeader& h, uint32_t slot, uint32_t trid, bool& armed);
     uint32_t validate(const pf::PacketHeader& h, bool write, uint32_t ports) const;
     uint32_t validate_route(const pf::PacketHeader& h, uint32_t action, uint32_t ports) const;
     Status credit_step();
@@ -400,18 +401,26 @@ class Router {
     }
     uint32_t trid(uint32_t r, uint32_t slot) const { return r * kTridsPerRx + mod7(slot); }
 
-    pf::RouterConfig c_{};
-    pf::RouterLayout l_{};
+    Port& port(uint32_t p) { return ports_[p - 1]; }  // p >= 1: ch0 takes no forwards
+    const Port& port(uint32_t p) const { return ports_[p - 1]; }
+
+    // Copied from c_, l_ and m_ once checked (the per-packet steps read them).
+    uint32_t payload_bytes_ = 0;
+    uint32_t slot_bytes_ = 0;
+    uint32_t dir_ = 0;         // 2D: the direction our link leaves in
+    bool inter_mesh_ = false;  // 2D: our peer is in another mesh (we are an entry router)
+    bool torus_ = false;
     Noc noc_{hal::NocId::Noc0, kNocConfig};
     // Prepared NoC writes (checked and programmed once at start-up, then only what varies per
-    // packet): the forwards (Port::data, Port::pushed_inc) and the delivery writes (any core).
+    // packet): the forwards (fwd_data_ per neighbouring router, Port::pushed_inc) and the
+    // delivery writes (any core).
     hal::NocPrepared deliver_{};
+    hal::NocPrepared fwd_data_[kNeighbours];
     Sender tx_[kSenders];
     PeerRx peer_rx_[pf::kNumReceiverChannels];
     Receiver rx_[pf::kNumReceiverChannels];
-    Port ports_[kSenders];
+    Port ports_[kSenders - 1];
     CreditTarget credit_to_[kSenders];
-    pf::MeshRouterConfig m_{};  // 2D only
     // The ch0 connection block and the words we write into producers' L1 (credits, teardown).
     fabric::WorkerPort port_;
     fabric::RemoteWords<kCreditTrid> words_{noc_, kFixed.scratch};
@@ -485,10 +494,10 @@ uint32_t Router::check_config() const {
         c_.receiver_slots[1] > kMaxSlots) {
         return bad(ConfigCheck::ReceiverSlots);
     }
-    // Traffic into rx1 (a dateline link, or the VC1 channel) needs an rx1.
-    if ((c_.dateline != 0 || c_.sender_slots[kVc1Channel] != 0) && c_.receiver_slots[1] == 0) {
-        return bad(ConfigCheck::Dateline);
-    }
+    // Traffic into rx1 (a dateline link, or a VC1 channel) needs an rx1.
+    bool into_rx1 = c_.dateline != 0;
+    for (uint32_t c = 0; c < kSenders; ++c) into_rx1 = into_rx1 || (is_vc1(c) && c_.sender_slots[c] != 0);
+    if (into_rx1 && c_.receiver_slots[1] == 0) return bad(ConfigCheck::Dateline);
     if (c_.dateline > 1) return bad(ConfigCheck::Dateline);
     if (c_.has_downstream > 1 || (c_.has_downstream != 0 && (!hal::noc::coord_ok(c_.downstream_x) ||
                                                             !hal::noc::coord_ok(c_.downstream_y)))) {
@@ -513,10 +522,13 @@ uint32_t Router::check_mesh_config() const {
         m_.inter_mesh > 1 || m_.exit_dirs > 15) {
         return bad;
     }
-    // No channel from our own direction (a packet never comes back), VC1 only on a torus.
-    if (c_.sender_slots[1 + m_.dir] != 0) return bad;
+    // No channel from our own direction (a packet never comes back); datelines only on a torus,
+    // and a torus has no other meshes (its VC1 is the dateline's).
+    if (c_.sender_slots[pf::kMeshVc0Channel0 + m_.dir] != 0 || c_.sender_slots[pf::kMeshVc1Channel0 + m_.dir] != 0) {
+        return bad;
+    }
     const bool torus = c_.topology == static_cast<uint32_t>(pf::Topology::Torus);
-    if (!torus && (c_.sender_slots[kVc1Channel] != 0 || c_.dateline != 0)) return bad;
+    if (torus ? (m_.inter_mesh != 0 || m_.exit_dirs != 0) : c_.dateline != 0) return bad;
     for (uint32_t d = 0; d < pf::kMeshDirections; ++d) {
         const uint32_t n = m_.neighbor[d];
         if (n == 0) continue;
@@ -626,7 +638,7 @@ int Router::handshake() {
         return stop(RouterStatus::HandshakeMismatch, RouterWait::None, static_cast<uint32_t>(field));
     }
     // Where our packets land in the peer (its sender slot counts may differ from ours).
-    const uint32_t slot_bytes = l_.slot_bytes;
+    const uint32_t slot_bytes = slot_bytes_;
     peer_rx_[0].base = in.rx_base;
     peer_rx_[1].base = in.rx_base + c_.receiver_slots[0] * slot_bytes;
     for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
@@ -645,18 +657,18 @@ int Router::wait_ready() {
     return -1;
 }
 
-// Port p: channel `channel` of the router at xy_word (y << 8 | x), its slot layout read from its
-// config (written by the host before any router started). Returns a ConfigCheck code, 0 if fine.
-uint32_t Router::setup_port(uint32_t p, uint32_t xy_word, uint32_t channel) {
-    Port& port = ports_[p];
-    port.x = xy_word & 0xFF;
-    port.y = (xy_word >> 8) & 0xFF;
+// Neighbour n, the router at xy_word (y << 8 | x): ports[i] is its channel channels[i] (VC0, VC1),
+// their slot layouts read from its config (written by the host before any router started).
+// Returns a ConfigCheck code, 0 if fine.
+uint32_t Router::setup_neighbour(uint32_t n, uint32_t xy_word, const uint32_t (&ports)[2],
+                                 const uint32_t (&channels)[2]) {
+    const uint32_t x = xy_word & 0xFF, y = (xy_word >> 8) & 0xFF;
     // Its config's payload_bytes, sender_slots and receiver_slots (48 B from +32) into our (now
     // idle) handshake_out.
     constexpr uint32_t kFrom = offsetof(pf::RouterConfig, payload_bytes);
     static_assert(kFrom % 16 == 0 && offsetof(pf::RouterConfig, receiver_slots) + 8 <= kFrom + 48);
     const uint32_t bad = static_cast<uint32_t>(ConfigCheck::DownstreamConfig);
-    Status s = noc_.read({port.x, port.y, kFixed.config + kFrom}, l_.handshake_out, 48);
+    Status s = noc_.read({x, y, kFixed.config + kFrom}, l_.handshake_out, 48);
     if (s == Status::Ok) s = noc_.read_barrier(progress_deadline(), term());
     if (s != Status::Ok) return bad;
     pf::RouterConfig dc{};
@@ -665,23 +677,28 @@ uint32_t Router::setup_port(uint32_t p, uint32_t xy_word, uint32_t channel) {
     for (uint32_t i = 0; i < pf::kNumReceiverChannels; ++i) {
         dc.receiver_slots[i] = ld(l_.handshake_out + 4 + 4 * pf::kMaxSenderChannels + 4 * i);
     }
-    if (dc.payload_bytes != c_.payload_bytes) return bad;
+    if (dc.payload_bytes != payload_bytes_) return bad;
     const pf::RouterLayout dl = pf::router_layout(kA, dc);
     // Its slots take our forwards unchecked per packet (take()): its layout must fit its L1.
-    if (!dl.fits || dc.sender_slots[channel] > kMaxSlots) return bad;
-    port.base = dl.sender_base[channel];
-    port.slots = dc.sender_slots[channel];
-    port.next.addr = port.base;
-    if (port.slots == 0) return 0;  // nothing may be forwarded there (NoDownstream)
-    s = noc_.prepare_write_inline(kFwdPushedBuf, {port.x, port.y, Streams::update_reg_addr(pushed_id(channel))}, {},
-                                  port.pushed_inc, true);
-    if (s != Status::Ok) return bad;
-    // 1D: both ports are the same core: share one data preparation (no reprogramming between).
-    if (!kMesh && p == 2 && ports_[1].slots != 0) {
-        port.data = ports_[1].data;
-        return 0;
+    if (!dl.fits) return bad;
+    bool any = false;
+    for (uint32_t i = 0; i < 2; ++i) {
+        Port& q = port(ports[i]);
+        const uint32_t ch = channels[i];
+        if (dc.sender_slots[ch] > kMaxSlots) return bad;
+        q.base = dl.sender_base[ch];
+        q.slots = dc.sender_slots[ch];
+        q.next.addr = q.base;
+        q.data = &fwd_data_[n];
+        if (q.slots == 0) continue;  // nothing may be forwarded there (NoDownstream)
+        any = true;
+        s = noc_.prepare_write_inline(kFwdPushedBuf, {x, y, Streams::update_reg_addr(pushed_id(ch))}, {}, q.pushed_inc,
+                                      true);
+        if (s != Status::Ok) return bad;
     }
-    return noc_.prepare_write(kFwdDataBuf, {port.x, port.y}, {}, port.data, true) == Status::Ok ? 0 : bad;
+    // One data preparation for both channels (the same core: no reprogramming between them).
+    if (!any) return 0;
+    return noc_.prepare_write(kFwdDataBuf, {x, y}, {}, fwd_data_[n], true) == Status::Ok ? 0 : bad;
 }
 
 // The ports (other routers' channels we forward into) and where our channels' credits go.
@@ -689,8 +706,8 @@ uint32_t Router::setup_ports() {
     if constexpr (!kMesh) {
         if (c_.has_downstream == 0) return 0;
         const uint32_t xy = c_.downstream_y << 8 | c_.downstream_x;
+        if (const uint32_t bad = setup_neighbour(0, xy, {1, 2}, {1, 2}); bad != 0) return bad;
         for (uint32_t ch = 1; ch < kSenders; ++ch) {
-            if (const uint32_t bad = setup_port(ch, xy, ch); bad != 0) return bad;
             credit_to_[ch] = {true, {c_.downstream_x, c_.downstream_y, kFixed.upstream_credit[ch]}};
         }
         return 0;
@@ -699,15 +716,14 @@ uint32_t Router::setup_ports() {
         for (uint32_t f = 0; f < pf::kMeshDirections; ++f) {
             const uint32_t n = m_.neighbor[f];
             if (n == 0) continue;
-            if (const uint32_t bad = setup_port(1 + f, n, 1 + me); bad != 0) return bad;
-            // Our ch(1 + f) is fed by the router facing f; it reads our freed count in its
-            // upstream_credit[1 + me].
-            credit_to_[1 + f] = {true, {n & 0xFF, (n >> 8) & 0xFF, kFixed.upstream_credit[1 + me]}};
-        }
-        const uint32_t opp = m_.neighbor[pf::opposite_dir(me)];
-        if (c_.topology == static_cast<uint32_t>(pf::Topology::Torus) && opp != 0) {
-            if (const uint32_t bad = setup_port(kVc1Channel, opp, kVc1Channel); bad != 0) return bad;
-            credit_to_[kVc1Channel] = {true, {opp & 0xFF, (opp >> 8) & 0xFF, kFixed.upstream_credit[kVc1Channel]}};
+            const uint32_t vc0 = pf::kMeshVc0Channel0, vc1 = pf::kMeshVc1Channel0;
+            if (const uint32_t bad = setup_neighbour(f, n, {vc0 + f, vc1 + f}, {vc0 + me, vc1 + me}); bad != 0) {
+                return bad;
+            }
+            // Our ch(1 + f) and ch(5 + f) are fed by the router facing f; it reads their freed
+            // counts in its upstream_credit[1 + me] and [5 + me].
+            credit_to_[vc0 + f] = {true, {n & 0xFF, (n >> 8) & 0xFF, kFixed.upstream_credit[vc0 + me]}};
+            credit_to_[vc1 + f] = {true, {n & 0xFF, (n >> 8) & 0xFF, kFixed.upstream_credit[vc1 + me]}};
         }
         return 0;
     }
@@ -743,18 +759,18 @@ ROUTER_HOT Status Router::sender_step(uint32_t c) {
     if (!ready) return Status::Ok;
     const uint32_t slot = s.next.addr;
     // 2D: a multicast copy that turned into our direction becomes a line multicast along it.
-    if (kMesh && c >= 1 && c <= pf::kMeshDirections && pf::perpendicular(c - 1, m_.dir)) mesh_branch_rewrite(slot);
+    if (kMesh && c >= 1 && c <= pf::kMeshDirections && pf::perpendicular(c - 1, dir_)) mesh_branch_rewrite(slot);
     const uint32_t meta_addr = slot + 4 * kHdrMetaWord;
     const uint32_t meta = ld(meta_addr);
     uint32_t bytes = meta & 0xFFFF;
-    if (bytes > c_.payload_bytes) bytes = c_.payload_bytes;  // the receiver drops it as bad
+    if (bytes > payload_bytes_) bytes = payload_bytes_;  // the receiver drops it as bad
     st(meta_addr, (meta & 0x00FFFFFF) | (c << 24));           // src_channel
     HAL_TRY(Eth::try_send(kTxq, slot, p.next.addr, sizeof(pf::PacketHeader) + align16(bytes)));
     stream_add(pushed_id(c), -1);
     activity_ = true;
     ++s.sent;
-    s.next.advance(s.base, s.slots, l_.slot_bytes);
-    p.next.advance(p.base, p.slots, l_.slot_bytes);
+    s.next.advance(s.base, s.slots, slot_bytes_);
+    p.next.advance(p.base, p.slots, slot_bytes_);
     ++p.inflight;
     ++p.unannounced;
     return Status::Ok;
@@ -778,9 +794,9 @@ uint32_t Router::validate(const pf::PacketHeader& h, bool write, uint32_t ports)
     if (h.magic != pf::kHeaderMagic) return bad(BadPacket::Magic);
     if (h.src_channel >= kSenders) return bad(BadPacket::SrcChannel);
     if (h.send_type >= static_cast<uint8_t>(pf::NocSendType::kCount)) return bad(BadPacket::SendType);
-    if (h.payload_bytes > c_.payload_bytes) return bad(BadPacket::PayloadBytes);
+    if (h.payload_bytes > payload_bytes_) return bad(BadPacket::PayloadBytes);
     for (uint32_t p = 1; p < kSenders; ++p) {
-        if ((ports >> p & 1) != 0 && ports_[p].slots == 0) return bad(BadPacket::NoDownstream);
+        if ((ports >> p & 1) != 0 && port(p).slots == 0) return bad(BadPacket::NoDownstream);
     }
     if (!write) return 0;
     const uint32_t bytes = h.payload_bytes;
@@ -829,12 +845,12 @@ uint32_t Router::validate_route(const pf::PacketHeader& h, uint32_t action, uint
         // Forwarded with nothing left to do, unless the next router leaves the mesh (the entry
         // router on the other side computes the rest) or it is a multicast turning into its
         // branches (their routers write the branch routes).
-        const uint32_t fwd_dirs = action & ~pf::dir_bit(m_.dir);
+        const uint32_t fwd_dirs = action & ~pf::dir_bit(dir_);
         if (fwd_dirs != 0 && (h.route >> 4) == 0 && h.route_ext == 0 && (fwd_dirs & ~m_.exit_dirs) != 0 &&
             (h.mesh_flags & pf::kMeshMulticast) == 0) {
             return bad(BadPacket::Route);
         }
-        if (h.src_channel != 0 || c_.topology != static_cast<uint32_t>(pf::Topology::Torus)) return 0;
+        if (h.src_channel != 0 || !torus_) return 0;
         // Torus, a worker's packet with its whole route: at most ring - 1 hops per dimension
         // (counting the one that brought it here) along the trunk, and branches shorter than
         // the column rings, so it crosses each dateline at most once.
@@ -858,10 +874,11 @@ uint32_t Router::validate_route(const pf::PacketHeader& h, uint32_t action, uint
 }
 
 // Execute the packet's NoC command on this chip. Atomics that must follow flushed writes are
-// armed in `pend` and issued by completion_step once the slot is the oldest and flushed.
+// `armed`: issued by completion_step (from the header, still in the slot) once the slot is
+// flushed.
 // The common send type inline; the others out of line (code size: the receive path is inlined
 // once per receiver channel).
-Status Router::deliver(const pf::PacketHeader& h, uint32_t slot, uint32_t id, PendingAtomic& pend, bool& armed) {
+Status Router::deliver(const pf::PacketHeader& h, uint32_t slot, uint32_t id, bool& armed) {
     if (static_cast<pf::NocSendType>(h.send_type) == pf::NocSendType::UnicastWrite) [[likely]] {
         // Prechecked: validate() checked the target as write() would (core, 16-B alignment, so
         // congruent with the slot's payload, range) and a non-zero size.
@@ -869,7 +886,7 @@ Status Router::deliver(const pf::PacketHeader& h, uint32_t slot, uint32_t id, Pe
         return noc_.write_prepared_to_prechecked(deliver_, slot + sizeof(pf::PacketHeader), {d.x, d.y}, d.addr,
                                                  h.payload_bytes, id);
     }
-    return deliver_other(h, slot, id, pend, armed);
+    return deliver_other(h, slot, id, armed);
 }
 
 // The writes are prechecked: validate() checked every target as write() would (core, range,
@@ -877,7 +894,7 @@ Status Router::deliver(const pf::PacketHeader& h, uint32_t slot, uint32_t id, Pe
 // payload; an inline write's staging word sits at its destination's offset mod 16) and sizes
 // (non-zero, within payload_bytes: one burst).
 [[gnu::noinline]] Status Router::deliver_other(const pf::PacketHeader& h, uint32_t slot, uint32_t id,
-                                               PendingAtomic& pend, bool& armed) {
+                                               bool& armed) {
     const uint32_t payload = slot + sizeof(pf::PacketHeader);
     const uint32_t bytes = h.payload_bytes;
     const hal::NocAtomicOpts ao{.trid = id};
@@ -894,7 +911,6 @@ Status Router::deliver(const pf::PacketHeader& h, uint32_t slot, uint32_t id, Pe
         }
         case pf::NocSendType::AtomicInc:
             if (h.cmd.atomic.flush != 0) {
-                pend = {h.cmd.atomic.dst, h.cmd.atomic.value};
                 armed = true;
                 return Status::Ok;
             }
@@ -902,7 +918,6 @@ Status Router::deliver(const pf::PacketHeader& h, uint32_t slot, uint32_t id, Pe
         case pf::NocSendType::FusedWriteAtomicInc:
             HAL_TRY(noc_.write_prepared_to_prechecked(deliver_, payload, xy(h.cmd.fused.dst), h.cmd.fused.dst.addr, bytes, id));
             if (h.cmd.fused.flush != 0) {
-                pend = {h.cmd.fused.sem, h.cmd.fused.value};
                 armed = true;
                 return Status::Ok;
             }
@@ -942,7 +957,7 @@ ROUTER_HOT Status Router::receiver_step(uint32_t r) {
 
 // Port p has no free slot (its credit word re-read from L1 only when the cached count says full).
 bool Router::port_full(uint32_t p) {
-    Port& q = ports_[p];
+    Port& q = port(p);
     if (q.pushed - q.credit < q.slots) return false;
     q.credit = ld(kFixed.upstream_credit[p]);
     return q.pushed - q.credit >= q.slots;
@@ -953,19 +968,23 @@ bool Router::port_full(uint32_t p) {
 // of layouts that fit (ours checked at start-up, the port's in setup_port), the size at most a
 // slot (payload_bytes validated; a slot is one NoC burst), the handles prepared with checks.
 [[gnu::always_inline]] inline Status Router::forward(uint32_t p, uint32_t slot, uint32_t bytes, uint32_t id) {
-    Port& q = ports_[p];
-    HAL_TRY(noc_.write_prepared_prechecked(q.data, slot, q.next.addr, sizeof(pf::PacketHeader) + align16(bytes), id));
+    Port& q = port(p);
+    HAL_TRY(noc_.write_prepared_prechecked(*q.data, slot, q.next.addr, sizeof(pf::PacketHeader) + align16(bytes), id));
     HAL_TRY(noc_.write_inline_prepared_prechecked(q.pushed_inc, kIncOne, id));
     ++q.pushed;
-    q.next.advance(q.base, q.slots, l_.slot_bytes);
+    q.next.advance(q.base, q.slots, slot_bytes_);
     ++forwarded_;
     return Status::Ok;
 }
 
-// 2D: the port a packet taken from rx r leaves by towards direction `dir`: VC1 straight on from
-// rx1 (torus), else the VC0 channel of the router facing `dir`.
+// 2D: the port a packet taken from rx r leaves by towards direction `dir`, the VC1 or VC0 channel
+// of the router facing `dir`. VC1: a packet that entered this mesh from another (taken by an entry
+// router, or from rx1 of a mesh), so that it never waits behind the mesh's own traffic to other
+// meshes; on a torus, straight on from rx1 (past the dateline; a turn starts the next dimension's
+// ring on VC0).
 uint32_t Router::mesh_port(uint32_t r, uint32_t dir) const {
-    return (r == 1 && dir == pf::opposite_dir(m_.dir)) ? kVc1Channel : 1 + dir;
+    const bool vc1 = inter_mesh_ || (r == 1 && (!torus_ || dir == pf::opposite_dir(dir_)));
+    return (vc1 ? pf::kMeshVc1Channel0 : pf::kMeshVc0Channel0) + dir;
 }
 uint32_t Router::mesh_ports(uint32_t r, uint32_t fwd_dirs) const {
     uint32_t ports = 0;
@@ -1014,8 +1033,8 @@ uint32_t Router::mesh_entry_route(uint32_t dst_word, pf::Route& out) const {
 [[gnu::noinline]] void Router::mesh_branch_rewrite(uint32_t slot) const {
     const uint32_t w = ld(slot + 4 * kHdrMagicWord);
     if ((w >> 8 & pf::kMeshMulticast) == 0) return;
-    const uint32_t chips = (w >> (16 + 4 * m_.dir)) & 15;
-    const pf::Route r = pf::mesh_route_line_multicast(m_.dir, chips);
+    const uint32_t chips = (w >> (16 + 4 * dir_)) & 15;
+    const pf::Route r = pf::mesh_route_line_multicast(dir_, chips);
     st(slot + 4 * kHdrRouteWord, r.hops);
     st(slot + 4 * kHdrRouteExtWord, r.ext);
     st(slot + 4 * kHdrMagicWord, w & ~(static_cast<uint32_t>(pf::kMeshMulticast) << 8));
@@ -1048,30 +1067,30 @@ Status Router::take(uint32_t r, bool& taken) {
     const uint32_t type = (meta >> 16) & 0xFF;  // send_type
     const uint32_t bytes = meta & 0xFFFF;       // payload_bytes
     bool head_ok = (magic & 0xFF) == pf::kHeaderMagic && src < kSenders &&
-                   type < static_cast<uint32_t>(pf::NocSendType::kCount) && bytes <= c_.payload_bytes;
-    uint32_t port = 0;  // the one port a plain forward goes to
+                   type < static_cast<uint32_t>(pf::NocSendType::kCount) && bytes <= payload_bytes_;
+    uint32_t out = 0;  // the one port a plain forward goes to
     bool write = false;
     if constexpr (!kMesh) {
         const uint32_t action = route & 3;
         head_ok = head_ok && (src != 0 || (route & ~route_mask_) == 0);
-        if (action == static_cast<uint32_t>(pf::HopAction::Forward) && (route >> 2) != 0) port = 1 + r;
+        if (action == static_cast<uint32_t>(pf::HopAction::Forward) && (route >> 2) != 0) out = 1 + r;
         write = action == static_cast<uint32_t>(pf::HopAction::Write);
     } else {
         // Entry routers compute routes, torus workers' routes get counted: take_general.
-        head_ok = head_ok && m_.inter_mesh == 0 && (src != 0 || c_.topology != static_cast<uint32_t>(pf::Topology::Torus));
+        head_ok = head_ok && !inter_mesh_ && (src != 0 || !torus_);
         const uint32_t cmd = route & 15;
-        if (cmd == pf::dir_bit(m_.dir)) {
+        if (cmd == pf::dir_bit(dir_)) {
             write = true;
         } else if (cmd != 0 && (cmd & (cmd - 1)) == 0 && (route >> 4) != 0) {
-            port = mesh_port(r, static_cast<uint32_t>(__builtin_ctz(cmd)));
+            out = mesh_port(r, static_cast<uint32_t>(__builtin_ctz(cmd)));
         }
     }
     if (!head_ok) return take_general(r, taken);
     const uint32_t id = rx.trid[idx];
-    if (port != 0) {
-        if (ports_[port].slots == 0) return take_general(r, taken);
-        if (port_full(port)) {  // try again later
-            rx.blocked = port;
+    if (out != 0) {
+        if (port(out).slots == 0) return take_general(r, taken);
+        if (port_full(out)) {  // try again later
+            rx.blocked = out;
             return Status::Ok;
         }
         if constexpr (!kMesh) {
@@ -1081,7 +1100,7 @@ Status Router::take(uint32_t r, bool& taken) {
             st(slot + 4 * kHdrRouteWord, route >> 4 | ext << 28);
             st(slot + 4 * kHdrRouteExtWord, ext >> 4);
         }
-        HAL_TRY(forward(port, slot, bytes, id));
+        HAL_TRY(forward(out, slot, bytes, id));
     } else if (write && type == static_cast<uint32_t>(pf::NocSendType::UnicastWrite)) {
         static_assert(offsetof(pf::PacketHeader, cmd.write.dst.addr) == 0 &&
                       offsetof(pf::PacketHeader, cmd.write.dst.x) == 4 && offsetof(pf::PacketHeader, cmd.write.dst.y) == 5);
@@ -1103,7 +1122,7 @@ Status Router::take(uint32_t r, bool& taken) {
     rx.armed &= ~(1u << idx);
     rx.src[idx] = static_cast<uint8_t>(src);
     ++rx.taken;
-    rx.take.advance(rx.base, rx.slots, l_.slot_bytes);
+    rx.take.advance(rx.base, rx.slots, slot_bytes_);
     taken = true;
     return Status::Ok;
 }
@@ -1131,7 +1150,7 @@ Status Router::take(uint32_t r, bool& taken) {
         ports = fwd ? 1u << (1 + r) : 0;
     } else {
         hw.w[kHdrRouteExtWord] = ld(slot + 4 * kHdrRouteExtWord);
-        if (m_.inter_mesh != 0) {
+        if (inter_mesh_) {
             // Entered this mesh here: the route on comes from the destination node. Computed
             // again if the packet has to wait (it depends on nothing else).
             pf::Route on{};
@@ -1140,8 +1159,8 @@ Status Router::take(uint32_t r, bool& taken) {
             hw.w[kHdrRouteExtWord] = on.ext;
         }
         action = hw.w[kHdrRouteWord] & 15;
-        write = (action & pf::dir_bit(m_.dir)) != 0;
-        ports = mesh_ports(r, action & ~pf::dir_bit(m_.dir));
+        write = (action & pf::dir_bit(dir_)) != 0;
+        ports = mesh_ports(r, action & ~pf::dir_bit(dir_));
     }
     const pf::PacketHeader& h = hw.s;
     // The command, for a packet delivered here (validate() reads it only then).
@@ -1167,9 +1186,8 @@ Status Router::take(uint32_t r, bool& taken) {
             }
         }
         if (write) {
-            PendingAtomic& pend = g_pending[r][idx];
             bool armed = false;
-            HAL_TRY(deliver(h, slot, id, pend, armed));
+            HAL_TRY(deliver(h, slot, id, armed));
             if (armed) rx.armed |= bit;
             ++delivered_;
         }
@@ -1187,7 +1205,7 @@ Status Router::take(uint32_t r, bool& taken) {
         rx.src[idx] = h.src_channel;
     }
     ++rx.taken;
-    rx.take.advance(rx.base, rx.slots, l_.slot_bytes);
+    rx.take.advance(rx.base, rx.slots, slot_bytes_);
     taken = true;
     return Status::Ok;
 }
@@ -1201,9 +1219,17 @@ constexpr uint32_t kCompletionLookahead = 16;
 
 // The armed atomic of slot `idx` of rx r, out of line: inlined, its registers would make every
 // completion_step call save and restore a dozen more.
+// Its target and value are read again from the header (the slot is ours until it completes):
+// AtomicInc's dst and value, or FusedWriteAtomicInc's sem and value, 8 B further on.
 [[gnu::noinline, gnu::flatten]] Status Router::issue_armed(uint32_t r, uint32_t idx, uint32_t id) {
-    const PendingAtomic& pend = g_pending[r][idx];
-    return noc_.atomic_inc({pend.dst.x, pend.dst.y, pend.dst.addr}, pend.value, {.trid = id});
+    static_assert(offsetof(pf::AtomicIncCmd, value) == 8 && offsetof(pf::FusedWriteAtomicIncCmd, sem) == 8 &&
+                  offsetof(pf::FusedWriteAtomicIncCmd, value) == 16 && offsetof(pf::NocTarget, x) == 4 &&
+                  offsetof(pf::NocTarget, y) == 5);
+    const uint32_t slot = rx_[r].base + idx * slot_bytes_;
+    const uint32_t type = (ld(slot + 4 * kHdrMetaWord) >> 16) & 0xFF;
+    const uint32_t at = slot + (type == static_cast<uint32_t>(pf::NocSendType::AtomicInc) ? 0 : 8);
+    const uint32_t addr = ld(at), xy = ld(at + 4), value = ld(at + 8);
+    return noc_.atomic_inc({xy & 0xFF, (xy >> 8) & 0xFF, addr}, value, {.trid = id});
 }
 
 Status Router::completion_step(uint32_t r) {
@@ -1245,7 +1271,7 @@ ROUTER_HOT Status Router::completion_step_rx() {
     uint32_t run_src = 0;
     SlotCursor at = rx.complete;
     for (uint32_t n = rx.done, walked = 0; n != rx.taken && walked < kCompletionLookahead;
-         ++n, ++walked, at.advance(rx.base, rx.slots, l_.slot_bytes)) {
+         ++n, ++walked, at.advance(rx.base, rx.slots, slot_bytes_)) {
         const uint32_t idx = at.idx;
         const uint32_t id = rx.trid[idx];
         if (!noc_.trid_flushed(id)) break;
@@ -1288,7 +1314,7 @@ void Router::complete(Receiver& rx, uint32_t n) {
     uint32_t idx = rx.complete.idx + n;
     if (idx >= rx.slots) idx -= rx.slots;
     rx.complete.idx = idx;
-    rx.complete.addr = rx.base + idx * l_.slot_bytes;
+    rx.complete.addr = rx.base + idx * slot_bytes_;
     activity_ = true;
 }
 
@@ -1297,7 +1323,13 @@ void Router::complete(Receiver& rx, uint32_t n) {
 // upstream_credit word (credit_to_). A write that cannot go now (Blackhole: its staging line still
 // being read) is retried on a later iteration.
 ROUTER_HOT Status Router::credit_step() {
-#pragma GCC unroll 6
+    // 1D: unrolled (constant offsets per channel); 2D: a loop (nine copies would not fit its
+    // code window).
+#ifdef FABRIC_ROUTER_2D
+#pragma GCC unroll 1
+#else
+#pragma GCC unroll 3
+#endif
     for (uint32_t c = 0; c < kSenders; ++c) {
         Sender& s = tx_[c];
         if (!s.credit_dirty) continue;
@@ -1383,6 +1415,11 @@ int Router::run() {
     load_struct(c_, kFixed.config);
     if constexpr (kMesh) load_struct(m_, kFixed.mesh_config);
     l_ = pf::router_layout(kA, c_);
+    payload_bytes_ = c_.payload_bytes;
+    slot_bytes_ = l_.slot_bytes;
+    dir_ = m_.dir;
+    inter_mesh_ = m_.inter_mesh != 0;
+    torus_ = c_.topology == static_cast<uint32_t>(pf::Topology::Torus);
     for (uint32_t off = 0; off < sizeof(pf::RouterStatusBlock); off += 4) sb_store(off, 0);
     set_stage(RouterStatus::Started);
     if (const uint32_t bad = check_config(); bad != 0) {
@@ -1408,7 +1445,7 @@ int Router::run() {
     for (uint32_t c = 0; c < kSenders; ++c) {
         tx_[c].base = l_.sender_base[c];
         tx_[c].slots = c_.sender_slots[c];
-        tx_[c].rx = (c == kVc1Channel || c_.dateline != 0) ? 1 : 0;
+        tx_[c].rx = (is_vc1(c) || c_.dateline != 0) ? 1 : 0;
         tx_[c].next.addr = tx_[c].base;
     }
     for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
@@ -1466,7 +1503,7 @@ int Router::run() {
         // Each step is called only when its cheap test (a stream register, a field on the stack)
         // says it has work: an idle pass is a few register reads, not a few function calls
         // saving and restoring registers.
-#pragma GCC unroll 6
+#pragma GCC unroll 9
         for (uint32_t c = 0; c < kSenders; ++c) {
             if ((senders & (1u << c)) == 0) continue;
             if (Streams::read(completed_id(c)) != 0) sender_completions(c);
@@ -1491,7 +1528,7 @@ int Router::run() {
         }
         s = Status::Ok;
         bool credits = false;
-#pragma GCC unroll 6
+#pragma GCC unroll 9
         for (uint32_t c = 0; c < kSenders; ++c) credits = credits || tx_[c].credit_dirty;
         if (credits) s = credit_step();
         if (s == Status::Ok && worker_channel && poll) s = connection_step();

@@ -128,6 +128,13 @@ void check_options(const MeshGraph& graph, const ClusterDescriptor& cluster,
              graph.source(), devices, per_mesh, cluster.source(), cluster.chip_count());
     }
     if (o.topology == pf::Topology::Torus) {
+        // A torus's VC1 is its datelines': traffic entering from another mesh would need a third.
+        if (graph.mesh_count() > 1) {
+            fail(ErrorCategory::BadInput,
+                 "mesh plan: {} has {} meshes; a torus is one mesh (its second virtual channel is "
+                 "the datelines', none is left for traffic between meshes)",
+                 graph.source(), graph.mesh_count());
+        }
         for (const MeshSpec& m : graph.meshes()) {
             if (m.rows < 3 || m.cols < 3) {
                 fail(ErrorCategory::BadInput,
@@ -230,11 +237,14 @@ std::vector<PortLink> port_links(const ChipMap& chips, const ClusterDescriptor& 
     return out;
 }
 
-// ch0, the VC0 channel fed by each other router of the chip on the plane, rx0; a torus also
-// ch5 (VC1 from the opposite router) and rx1. Slot count 1 marks a used channel.
-pf::RouterConfig used_channels(const MeshFabricOptions& o, const MeshSpec& m, const PortLink& l,
-                               const std::map<MeshPort, size_t>& router_at) {
+// ch0, the VC0 channel fed by each other router of the chip on the plane, rx0; a torus also the
+// VC1 channel fed by the opposite router (straight on past the dateline), a mesh of several the
+// VC1 channel fed by each other router (traffic that entered the mesh), and rx1. Slot count 1
+// marks a used channel.
+pf::RouterConfig used_channels(const MeshFabricOptions& o, const MeshGraph& graph, const MeshSpec& m,
+                               const PortLink& l, const std::map<MeshPort, size_t>& router_at) {
     const bool torus = o.topology == pf::Topology::Torus;
+    const bool multi_mesh = graph.mesh_count() > 1;
     const MeshPort& self = l.self;
     const auto has_router = [&](MeshDir d) {
         return router_at.count(MeshPort{self.node, d, self.plane}) != 0;
@@ -247,11 +257,12 @@ pf::RouterConfig used_channels(const MeshFabricOptions& o, const MeshSpec& m, co
     c.is_master = l.self_eth.chip < l.peer_eth.chip ? 1 : 0;
     c.sender_slots[pf::kWorkerChannel] = 1;
     for (MeshDir f : kMeshDirs) {
-        if (f != self.dir && has_router(f)) c.sender_slots[1 + dir_index(f)] = 1;
+        if (f == self.dir || !has_router(f)) continue;
+        c.sender_slots[pf::kMeshVc0Channel0 + dir_index(f)] = 1;
+        if (multi_mesh || (torus && f == opposite(self.dir))) c.sender_slots[pf::kMeshVc1Channel0 + dir_index(f)] = 1;
     }
-    c.sender_slots[pf::kMeshVc1Channel] = torus && has_router(opposite(self.dir)) ? 1 : 0;
     c.receiver_slots[0] = 1;
-    c.receiver_slots[1] = torus ? 1 : 0;
+    c.receiver_slots[1] = torus || multi_mesh ? 1 : 0;
     if (torus) {
         const uint32_t row = m.row_of(self.node.device), col = m.col_of(self.node.device);
         // The wrap links are the datelines of their rings.
@@ -338,7 +349,7 @@ MeshPlan plan_mesh(const MeshGraph& graph, const ClusterDescriptor& cluster,
         (void)soc.eth_core(l->peer_eth.chan);  // BadInput if the SoC descriptor lacks the channel
         p.dir = FabricDir::East;
         p.index_in_line = p.chip;
-        p.config = used_channels(o, graph.mesh(l->self.node.mesh), *l, router_at);
+        p.config = used_channels(o, graph, graph.mesh(l->self.node.mesh), *l, router_at);
         p.mesh = mesh_side(graph, plan.tables, *l);
         fp.routers.push_back(std::move(p));
     }
@@ -463,19 +474,23 @@ std::vector<MeshHop> MeshPlan::links(MeshNode src, MeshNode dst, uint32_t plane)
     MeshNode node = src;
     uint32_t vc = 0;  // of the sender channel the packet takes next (a worker's ch0: VC0)
     const RouterPlacement* last = nullptr;
+    const bool torus = fabric.topology == pf::Topology::Torus;
+    bool entered = false;  // it has left its source mesh: VC1 from the entry router on
     while (!(node == dst)) {
         bool leaves = false;
         for (const MeshDir d : segment(node, dst, plane, leaves)) {
             const RouterPlacement& r = router(node, d, plane);
-            // Straight on from rx1 stays on VC1 (torus ch5); a turn, or a new segment, is VC0.
-            if (last == nullptr || last->mesh->dir != d) vc = 0;
+            // Torus: straight on from rx1 stays on VC1, a turn is VC0. Mesh: VC1 once entered.
+            if (torus ? (last == nullptr || last->mesh->dir != d) : !entered) vc = 0;
             out.push_back({&r, vc});
             // What it lands in at the next chip: rx1 after a dateline link or on VC1.
             vc = (vc == 1 || r.config.dateline != 0) ? 1 : 0;
             last = &r;
             node = node_of(r.config.peer_chip_id);
         }
-        last = nullptr;  // the entry router starts a new route (VC0)
+        last = nullptr;
+        entered = true;
+        vc = 1;
         if (out.size() > 4 * fabric.routers.size()) {
             fail(ErrorCategory::BadInput, "mesh plan: the route from {} to {} does not end", src.str(), dst.str());
         }

@@ -44,7 +44,7 @@
 
 namespace protocol::fabric {
 
-inline constexpr uint32_t kProtocolVersion = 1;
+inline constexpr uint32_t kProtocolVersion = 2;
 
 // ---- packet header ----------------------------------------------------------------------------
 
@@ -184,19 +184,22 @@ inline constexpr uint32_t kDefaultPayloadBytes = 4 * kTileBytes;
 
 // ---- channels and streams ---------------------------------------------------------------------
 
-// 1D: ch0 worker, ch1 forwarded VC0, ch2 forwarded VC1. 2D: ch0 worker, ch1 + F forwarded from
-// this chip's router facing F (VC0), ch5 forwarded VC1 (torus). Arrays are sized for 2D.
+// 1D: ch0 worker, ch1 forwarded VC0, ch2 forwarded VC1. 2D: ch0 worker, ch1 + F forwarded on VC0
+// from this chip's router facing F, ch5 + F forwarded on VC1 from the router facing F (a torus:
+// straight on past a dateline; a mesh of a multi-mesh graph: traffic that entered it from another
+// mesh). Arrays are sized for 2D.
 inline constexpr uint32_t kNumSenderChannels = 3;    // 1D
-inline constexpr uint32_t kMaxSenderChannels = 6;    // 2D
+inline constexpr uint32_t kMaxSenderChannels = 9;    // 2D
 inline constexpr uint32_t kNumReceiverChannels = 2;  // rx0 VC0, rx1 VC1
 inline constexpr uint32_t kWorkerChannel = 0;
-inline constexpr uint32_t kMeshVc1Channel = 5;
+inline constexpr uint32_t kMeshVc0Channel0 = 1;  // + F
+inline constexpr uint32_t kMeshVc1Channel0 = 5;  // + F
 
 // Stream register IDs on the router's Ethernet core.
 inline constexpr uint32_t kStreamRxSent0 = 0;        // + rx: packets landed in rx (peer writes)
 inline constexpr uint32_t kStreamCompleted0 = 2;     // + ch: completions for sender ch (peer writes)
-inline constexpr uint32_t kStreamPushed0 = 8;        // + ch: packets pushed into sender ch (producer)
-inline constexpr uint32_t kStreamPeerDrained = 14;   // peer says it drained (graceful termination)
+inline constexpr uint32_t kStreamPushed0 = 11;       // + ch: packets pushed into sender ch (producer)
+inline constexpr uint32_t kStreamPeerDrained = 20;   // peer says it drained (graceful termination)
 static_assert(kStreamCompleted0 >= kStreamRxSent0 + kNumReceiverChannels);
 static_assert(kStreamPushed0 >= kStreamCompleted0 + kMaxSenderChannels);
 static_assert(kStreamPeerDrained >= kStreamPushed0 + kMaxSenderChannels);
@@ -230,11 +233,11 @@ struct RouterConfig {
     uint32_t drain_timeout_us;      // graceful termination drain bound
     uint32_t progress_timeout_us;   // a single blocked wait inside the main loop (e.g. NoC cmd buf)
     uint32_t ring_size;             // ring: chips in the ring (routes are at most ring_size - 1 hops)
-    uint32_t reserved[6];
+    uint32_t reserved[3];
 };
 inline constexpr uint32_t kRouterConfigMagic = 0xFAB1C0F9;
 static_assert(sizeof(RouterConfig) == 128);
-static_assert(offsetof(RouterConfig, payload_bytes) == 32 && offsetof(RouterConfig, receiver_slots) == 60,
+static_assert(offsetof(RouterConfig, payload_bytes) == 32 && offsetof(RouterConfig, receiver_slots) == 72,
               "a router reads its neighbours' payload and slot counts as one 48-B block from +32");
 
 // The fields both ends of a link must agree on; exchanged in the handshake.
@@ -312,7 +315,6 @@ struct RouterStatusBlock {
     uint32_t forwarded;    // packet copies forwarded to other routers of this chip
     uint32_t undrained;    // packets left when graceful drain timed out / immediate exit
     uint32_t main_loop_iterations;
-    uint32_t reserved[6];
 };
 static_assert(sizeof(RouterStatusBlock) == 128);
 
@@ -354,8 +356,8 @@ struct RouterLayout {
     uint32_t upstream_credit[kMaxSenderChannels];  // freed counters of the channels this router
                                                    // feeds in its neighbours (they write here;
                                                    // 16 B each). 1D: [1] ch1, [2] ch2 of the
-                                                   // downstream. 2D: [1 + F] the VC0 channel of
-                                                   // the router facing F, [5] the opposite's ch5
+                                                   // downstream. 2D: [1 + F] / [5 + F] the VC0 /
+                                                   // VC1 channel of the router facing F
     uint32_t scratch;      // 64 B router-private words (NoC staging, atomic return)
     uint32_t mesh_config;  // 2D: MeshRouterConfig (host writes)
     uint32_t exit_table;   // 2D: kMeshExitEntries words (host writes; MeshRouterConfig::exit_count)
