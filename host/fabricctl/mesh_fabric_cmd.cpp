@@ -305,21 +305,22 @@ struct Session {
 void plan_traffic(Session& s, const fabric::SocDescriptor& soc) {
     const fabric::MeshPlan& plan = *s.plan;
     const std::vector<MeshNode> nodes = all_nodes(plan.tables.graph());
-    std::vector<std::vector<fabric::MeshFlow>> flows;  // per round
-    std::map<const RouterPlacement*, uint32_t> through;
-    uint32_t most = 0;  // flows of the busiest kernel
+    std::vector<fabric::MeshFlow> all;
     for (const MeshNode& src : nodes) {
         for (uint32_t plane : plan.planes) {
             for (const MeshNode& dst : nodes) {
                 if (dst == src) continue;
-                const uint32_t n = through[plan.send(src, dst, plane).router]++;
-                const size_t round = n / protocol::kFabricMaxDests;
-                if (flows.size() <= round) flows.resize(round + 1);
-                flows[round].push_back({src, dst, plane});
-                most = std::max(most, std::min(n + 1, protocol::kFabricMaxDests));
+                all.push_back({src, dst, plane});
                 s.deliveries += s.packets;
             }
         }
+    }
+    const std::vector<std::vector<fabric::MeshFlow>> flows = fabric::mesh_traffic_rounds(plan, all);
+    // Flows of the busiest kernel: the first round has the most through every router.
+    std::map<const RouterPlacement*, uint32_t> through;
+    uint32_t most = 0;
+    if (!flows.empty()) {
+        for (const fabric::MeshFlow& f : flows[0]) most = std::max(most, ++through[plan.send(f.src, f.dst, f.plane).router]);
     }
     if (flows.empty()) {
         fabric::fail(ErrorCategory::BadInput, "{}: one device, nothing to send to", s.graph_path);

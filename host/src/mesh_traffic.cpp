@@ -46,6 +46,17 @@ uint32_t mesh_sink_base(hal::Arch arch) {
                         4096);
 }
 
+std::vector<std::vector<MeshFlow>> mesh_traffic_rounds(const MeshPlan& plan, std::span<const MeshFlow> flows) {
+    std::vector<std::vector<MeshFlow>> rounds;
+    std::map<const RouterPlacement*, uint32_t> through;
+    for (const MeshFlow& f : flows) {
+        const size_t round = through[plan.send(f.src, f.dst, f.plane).router]++ / protocol::kFabricMaxDests;
+        if (rounds.size() <= round) rounds.resize(round + 1);
+        rounds[round].push_back(f);
+    }
+    return rounds;
+}
+
 MeshTraffic plan_mesh_traffic(const MeshPlan& plan, const SocDescriptor& soc, const ElfImage& traffic_elf,
                               std::vector<MeshFlow> flows, const MeshTrafficOptions& o) {
     MeshTraffic t;

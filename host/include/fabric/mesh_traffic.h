@@ -79,6 +79,12 @@ uint32_t mesh_sink_base(hal::Arch arch);
 // Bytes of a worker's source buffer (worker L1 above): flows x slots x packet_bytes must fit.
 uint32_t mesh_worker_source_bytes(hal::Arch arch);
 
+// `flows` in rounds a worker kernel each can take: a flow goes in the first round in which the
+// router it is sent through (MeshPlan::send) has fewer than protocol::kFabricMaxDests flows, so a
+// round has at most that many per router (one kernel sends through a router's ch0 at a time). In
+// flow order within each round. Error(BadInput) as MeshPlan::send.
+std::vector<std::vector<MeshFlow>> mesh_traffic_rounds(const MeshPlan& plan, std::span<const MeshFlow> flows);
+
 // The workers for `flows` (see the top of the file). Pure. Error(Fabric) naming the cycle if the
 // flows could deadlock (MeshPlan::wait_cycle). Error(BadInput) for a flow MeshPlan::send
 // refuses, a worker with more than kFabricMaxDests flows or whose source buffer does not fit below
