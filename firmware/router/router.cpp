@@ -112,7 +112,7 @@ static_assert(sizeof(pf::PacketHeader) + pf::max_payload_bytes(kA) <= kA.noc_max
 constexpr uint32_t kScratchCreditLine = 0;  // + 16 * channel
 constexpr uint32_t kScratchTeardownLine = 48;
 constexpr uint32_t kScratchAtomicReturn = 16 + 8;
-// 2D has more channels than lines: ch3..ch5 share ch2's. Safe, as a staged write waits until every
+// 2D has more channels than lines: ch3..ch8 share ch2's. Safe, as a staged write waits until every
 // earlier one has been read out (fabric::RemoteWords::ready); the lines only keep words apart.
 constexpr uint32_t credit_line(uint32_t c) { return c < 3 ? c : 2; }
 

@@ -80,9 +80,8 @@ MeshTraffic plan_mesh_traffic(const MeshPlan& plan, const SocDescriptor& soc, co
     for (const auto& [plane, pairs] : by_plane) {
         if (const auto cycle = plan.wait_cycle(pairs, plane)) {
             fail(ErrorCategory::Fabric,
-                 "mesh traffic: these flows can deadlock on plane {}, so they are not started: traffic that "
-                 "entered a mesh shares its channels with the mesh's outbound traffic (firmware/router/README.md), "
-                 "and these links wait on each other in a cycle: {}",
+                 "mesh traffic: these flows can deadlock on plane {}, so they are not started: these links "
+                 "wait on each other in a cycle (firmware/router/README.md, \"Deadlock freedom\"): {}",
                  plane, *cycle);
         }
     }

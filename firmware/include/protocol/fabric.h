@@ -222,7 +222,7 @@ struct RouterConfig {
     uint32_t peer_eth_channel;
     uint32_t is_master;           // 1: lower chip id; drives the handshake
     uint32_t payload_bytes;       // slot payload capacity (multiple of 16, <= max_payload_bytes)
-    uint32_t sender_slots[kMaxSenderChannels];      // 0 = channel unused (1D: ch3..ch5 always)
+    uint32_t sender_slots[kMaxSenderChannels];      // 0 = channel unused (1D: ch3..ch8 always)
     uint32_t receiver_slots[kNumReceiverChannels];  // 0 = channel unused (line, mesh: rx1)
     uint32_t dateline;            // 1: VC0 channels send into the peer's rx1 (ring/torus dateline link)
     uint32_t has_downstream;      // 1D: 1 if a router on this chip continues the line past this one

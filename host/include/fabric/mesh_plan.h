@@ -22,7 +22,9 @@
 // Each router (fabric.routers, in (mesh, device, plane as listed in the options, N E S W) order):
 //   RouterConfig   topology Mesh/Torus; is_master = lower chip id (also across meshes); sender
 //                  channels ch0 (workers), ch1 + F for each other router of the chip facing F on
-//                  the plane, ch5 (torus: VC1 from the opposite router); rx0, and rx1 on a torus;
+//                  the plane (VC0), ch5 + F on VC1 (torus: from the opposite router only; a graph
+//                  of several meshes: from each, for traffic that entered the mesh); rx0, and rx1
+//                  on a torus or a graph of several meshes (a torus must be the only mesh);
 //                  torus: the wrap links are datelines (E in the last column, W in column 0, S in
 //                  the last row, N in row 0), ring_size = cols (E/W) or rows (N/S); no downstream.
 //   MeshRouterConfig  neighbor[d] = kMeshNeighborPresent | y << 8 | x of the router facing d (0:
@@ -91,8 +93,9 @@ struct MeshSend {
     uint32_t hops = 0;  // hops this route covers (to the destination, or to the first entry node)
 };
 
-// One link a packet crosses: the router that sends it, and the virtual channel (0, or 1 on a
-// torus past a dateline) of the buffer it waits in there.
+// One link a packet crosses: the router that sends it, and the virtual channel of the buffer it
+// waits in there (1: on a torus past a dateline and straight on, between meshes from the first
+// entry router on).
 struct MeshHop {
     const RouterPlacement* router = nullptr;
     uint32_t vc = 0;
@@ -117,8 +120,8 @@ struct MeshPlan {
     // Whether this traffic can deadlock: a cycle of buffers in which each flow holds one while it
     // waits for the next ("M2D8 E -> M3D6 E -> ... -> M2D8 E"), or nullopt. Conservative (one
     // buffer per link and VC). The 2D routers are deadlock-free inside a mesh or torus; between
-    // meshes, traffic that entered a mesh shares its channels with the mesh's outbound traffic
-    // (firmware/router/README.md), which this finds before anything runs.
+    // meshes VC1 keeps entered traffic apart from each mesh's own, and what is left (transit
+    // traffic around a cycle of meshes) is checked here (firmware/router/README.md).
     std::optional<std::string> wait_cycle(std::span<const std::pair<MeshNode, MeshNode>> flows, uint32_t plane) const;
 
   private:
