@@ -159,6 +159,7 @@ enum class BadPacket : uint32_t {
     SrcChannel = 0x107,  // src_channel is not a sender channel (its credit cannot be returned)
     RouteTooLong = 0x108,  // ring/torus: a worker's (ch0) route of more than ring_size - 1 hops (per dimension)
     DstNode = 0x109,     // 2D entry router: the destination mesh/device has no route from here
+    Turn = 0x10A,        // 2D: a Y -> X turn (dimension order), other than out of the mesh
 };
 
 // The route bits a worker's packet may use: on a ring of n chips at most n - 1 hops (2 bits each),
@@ -410,6 +411,10 @@ class Router {
     uint32_t dir_ = 0;         // 2D: the direction our link leaves in
     bool inter_mesh_ = false;  // 2D: our peer is in another mesh (we are an entry router)
     bool torus_ = false;
+    // 2D: the forward directions a packet must not take here: on a N/S link it travels in Y, and
+    // dimension order (X, then Y) forbids a turn into X, except into a port leaving the mesh.
+    // None for an entry router (the route starts here).
+    uint32_t no_turn_ = 0;
     Noc noc_{hal::NocId::Noc0, kNocConfig};
     // Prepared NoC writes (checked and programmed once at start-up, then only what varies per
     // packet): the forwards (fwd_data_ per neighbouring router, Port::pushed_inc) and the
@@ -846,6 +851,7 @@ uint32_t Router::validate_route(const pf::PacketHeader& h, uint32_t action, uint
         // router on the other side computes the rest) or it is a multicast turning into its
         // branches (their routers write the branch routes).
         const uint32_t fwd_dirs = action & ~pf::dir_bit(dir_);
+        if ((fwd_dirs & no_turn_) != 0) return bad(BadPacket::Turn);
         if (fwd_dirs != 0 && (h.route >> 4) == 0 && h.route_ext == 0 && (fwd_dirs & ~m_.exit_dirs) != 0 &&
             (h.mesh_flags & pf::kMeshMulticast) == 0) {
             return bad(BadPacket::Route);
@@ -1081,7 +1087,7 @@ Status Router::take(uint32_t r, bool& taken) {
         const uint32_t cmd = route & 15;
         if (cmd == pf::dir_bit(dir_)) {
             write = true;
-        } else if (cmd != 0 && (cmd & (cmd - 1)) == 0 && (route >> 4) != 0) {
+        } else if (cmd != 0 && (cmd & (cmd - 1)) == 0 && (route >> 4) != 0 && (cmd & no_turn_) == 0) {
             out = mesh_port(r, static_cast<uint32_t>(__builtin_ctz(cmd)));
         }
     }
@@ -1420,6 +1426,11 @@ int Router::run() {
     dir_ = m_.dir;
     inter_mesh_ = m_.inter_mesh != 0;
     torus_ = c_.topology == static_cast<uint32_t>(pf::Topology::Torus);
+    if (kMesh && !inter_mesh_ && pf::is_y(m_.dir)) {
+        no_turn_ = (pf::dir_bit(static_cast<uint32_t>(pf::MeshDirection::E)) |
+                    pf::dir_bit(static_cast<uint32_t>(pf::MeshDirection::W))) &
+                   ~m_.exit_dirs;
+    }
     for (uint32_t off = 0; off < sizeof(pf::RouterStatusBlock); off += 4) sb_store(off, 0);
     set_stage(RouterStatus::Started);
     if (const uint32_t bad = check_config(); bad != 0) {

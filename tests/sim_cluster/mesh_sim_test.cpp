@@ -451,6 +451,23 @@ TEST_CASE("mesh (sim): bad 2D headers are refused, counted and their credits ret
     CHECK(st[rx_index].block.delivered == 0);
     // As a worker closing after them would: the next opener continues after our 3 packets.
     m.dev.write32(tx.core, tx.layout.connection + offsetof(pf::WorkerConnectionInfo, pushed), 3);
+    {
+        // A Y -> X turn: M0D0 sends south, M0D4's N router is told to go east (X after Y breaks
+        // dimension order, and M0D4 has no port out of the mesh).
+        const auto& down = m.plan.router({0, 0}, MeshDir::S, 0);
+        const auto& below = m.plan.router({0, 4}, MeshDir::N, 0);
+        size_t below_index = 0;
+        while (&m.plan.fabric.routers[below_index] != &below) ++below_index;
+        pf::PacketHeader b = h;
+        b.route = E | pf::dir_bit(3) << 4;  // E, then the W router of M0D5 writes
+        push_raw(m, down, 0, b);
+        m.runner.monitor(50'000);
+        const auto turned = m.runner.status()[below_index];
+        CHECK(turned.block.detail == 0x10A);  // Turn
+        CHECK(turned.block.bad_packets == 1);
+        CHECK(turned.block.forwarded == 0);
+        m.dev.write32(down.core, down.layout.connection + offsetof(pf::WorkerConnectionInfo, pushed), 1);
+    }
     // The fabric still works: a good packet after them lands.
     const Traffic t = plan_traffic(m.plan, *traffic, {{{0, 0}, {0, 1}, 0}}, 4, 256);
     run(m, t);

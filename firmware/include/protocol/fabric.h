@@ -454,6 +454,7 @@ inline constexpr uint32_t kMeshDirections = 4;
 constexpr uint32_t dir_bit(uint32_t d) { return 1u << d; }
 constexpr uint32_t opposite_dir(uint32_t d) { return d ^ 2; }
 constexpr bool perpendicular(uint32_t a, uint32_t b) { return ((a ^ b) & 1) != 0; }
+constexpr bool is_y(uint32_t d) { return (d & 1) == 0; }  // N or S
 static_assert(opposite_dir(0) == 2 && opposite_dir(1) == 3 && perpendicular(0, 1) && !perpendicular(1, 3));
 
 inline constexpr uint32_t kMaxHops2D = 16;
