@@ -302,7 +302,6 @@ class Router {
         uint32_t sent = 0;   // free-running
         uint32_t completed = 0;  // free-running; also the producer's "freed"
         SlotCursor next;     // the slot of packet `sent`
-        bool credit_dirty = false;
     };
     struct PeerRx {  // a receiver channel of the peer, as our senders see it
         uint32_t base = 0;
@@ -415,6 +414,16 @@ class Router {
     // dimension order (X, then Y) forbids a turn into X, except into a port leaving the mesh.
     // None for an entry router (the route starts here).
     uint32_t no_turn_ = 0;
+    // 2D fast path (take()): the hop command that is a plain write here (kNoFast on an entry
+    // router, which computes the route itself), the lowest src_channel taken without a look at
+    // the whole route (1 on a torus: a worker's is counted), and per receiver channel and
+    // command the one port a plain forward goes to (0: not a plain forward, a forbidden turn, or
+    // no such port: take_general sorts it out).
+    static constexpr uint32_t kNoFast = 0xFF;
+    uint32_t fast_write_ = kNoFast;
+    uint32_t fast_src_min_ = 0;
+    uint8_t fast_port_[pf::kNumReceiverChannels][16] = {};
+    void setup_fast_path();
     Noc noc_{hal::NocId::Noc0, kNocConfig};
     // Prepared NoC writes (checked and programmed once at start-up, then only what varies per
     // packet): the forwards (fwd_data_ per neighbouring router, Port::pushed_inc) and the
@@ -434,6 +443,7 @@ class Router {
     uint32_t delivered_ = 0;
     uint32_t forwarded_ = 0;
     uint32_t iterations_ = 0;
+    uint32_t credit_dirty_ = 0;  // bit c: sender channel c's freed count has not been sent yet
     bool activity_ = false;  // a step moved a packet or a credit in this iteration
 };
 
@@ -745,7 +755,7 @@ uint32_t Router::setup_ports() {
     activity_ = true;
     s.completed += n;
     peer_rx_[s.rx].inflight -= n;
-    s.credit_dirty = true;
+    credit_dirty_ |= 1u << c;
 }
 
 // Send the oldest pushed packet of channel c if the peer's receiver has a free slot and TXQ0 is
@@ -1000,6 +1010,21 @@ uint32_t Router::mesh_ports(uint32_t r, uint32_t fwd_dirs) const {
     return ports;
 }
 
+// 2D: the fast path's tables (above), once the ports are set up.
+void Router::setup_fast_path() {
+    if (inter_mesh_) return;  // everything through take_general
+    fast_write_ = pf::dir_bit(dir_);
+    fast_src_min_ = torus_ ? 1 : 0;
+    for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
+        for (uint32_t d = 0; d < pf::kMeshDirections; ++d) {
+            const uint32_t cmd = pf::dir_bit(d);
+            if (d == dir_ || (cmd & no_turn_) != 0) continue;
+            const uint32_t p = mesh_port(r, d);
+            if (port(p).slots != 0) fast_port_[r][cmd] = static_cast<uint8_t>(p);
+        }
+    }
+}
+
 // 2D entry router (its link comes from another mesh): the route on from here for the packet's
 // destination node, our own hop command first. Returns a BadPacket code, 0 if fine.
 uint32_t Router::mesh_entry_route(uint32_t dst_word, pf::Route& out) const {
@@ -1080,21 +1105,22 @@ Status Router::take(uint32_t r, bool& taken) {
         const uint32_t action = route & 3;
         head_ok = head_ok && (src != 0 || (route & ~route_mask_) == 0);
         if (action == static_cast<uint32_t>(pf::HopAction::Forward) && (route >> 2) != 0) out = 1 + r;
+        if (out != 0 && port(out).slots == 0) return take_general(r, taken);
         write = action == static_cast<uint32_t>(pf::HopAction::Write);
     } else {
-        // Entry routers compute routes, torus workers' routes get counted: take_general.
-        head_ok = head_ok && !inter_mesh_ && (src != 0 || !torus_);
+        // Torus workers' routes get counted: take_general (and everything on an entry router:
+        // fast_write_ and fast_port_ are never met there).
+        head_ok = head_ok && src >= fast_src_min_;
         const uint32_t cmd = route & 15;
-        if (cmd == pf::dir_bit(dir_)) {
+        if (cmd == fast_write_) {
             write = true;
-        } else if (cmd != 0 && (cmd & (cmd - 1)) == 0 && (route >> 4) != 0 && (cmd & no_turn_) == 0) {
-            out = mesh_port(r, static_cast<uint32_t>(__builtin_ctz(cmd)));
+        } else if ((route >> 4) != 0) {
+            out = fast_port_[r][cmd];
         }
     }
     if (!head_ok) return take_general(r, taken);
     const uint32_t id = rx.trid[idx];
     if (out != 0) {
-        if (port(out).slots == 0) return take_general(r, taken);
         if (port_full(out)) {  // try again later
             rx.blocked = out;
             return Status::Ok;
@@ -1329,26 +1355,28 @@ void Router::complete(Receiver& rx, uint32_t n) {
 // upstream_credit word (credit_to_). A write that cannot go now (Blackhole: its staging line still
 // being read) is retried on a later iteration.
 ROUTER_HOT Status Router::credit_step() {
-    // 1D: unrolled (constant offsets per channel); 2D: a loop (nine copies would not fit its
-    // code window).
+    // 1D: unrolled (constant offsets per channel); 2D: a loop up to the last dirty channel (nine
+    // copies would not fit its code window).
 #ifdef FABRIC_ROUTER_2D
 #pragma GCC unroll 1
 #else
 #pragma GCC unroll 3
 #endif
     for (uint32_t c = 0; c < kSenders; ++c) {
-        Sender& s = tx_[c];
-        if (!s.credit_dirty) continue;
+        if ((credit_dirty_ >> c) == 0) break;
+        const uint32_t bit = 1u << c;
+        if ((credit_dirty_ & bit) == 0) continue;
+        const Sender& s = tx_[c];
         if (c == pf::kWorkerChannel ? !port_.connected() : !credit_to_[c].present) {
             if (c == pf::kWorkerChannel) port_.record_freed(s.completed);
-            s.credit_dirty = false;
+            credit_dirty_ &= ~bit;
             continue;
         }
         const fabric::NocWord to = c == pf::kWorkerChannel ? port_.credit_word() : credit_to_[c].word;
         const Status st_ = words_.write(to.x, to.y, to.addr, s.completed, kScratchCreditLine + 16 * credit_line(c));
         if (st_ == Status::Busy) continue;
         HAL_TRY(st_);
-        s.credit_dirty = false;
+        credit_dirty_ &= ~bit;
     }
     return Status::Ok;
 }
@@ -1356,7 +1384,11 @@ ROUTER_HOT Status Router::credit_step() {
 // The ch0 connection block (fabric::WorkerPort): opens accepted, closes answered.
 Status Router::connection_step() {
     fabric::WorkerPort::Event e;
-    return port_.poll(words_, tx_[pf::kWorkerChannel].completed, tx_[pf::kWorkerChannel].credit_dirty, e);
+    constexpr uint32_t kBit = 1u << pf::kWorkerChannel;
+    bool dirty = (credit_dirty_ & kBit) != 0;
+    const Status s = port_.poll(words_, tx_[pf::kWorkerChannel].completed, dirty, e);
+    credit_dirty_ = dirty ? credit_dirty_ | kBit : credit_dirty_ & ~kBit;
+    return s;
 }
 
 // Nothing pushed and unsent, everything sent completed, nothing landed and untaken, every taken
@@ -1473,6 +1505,7 @@ int Router::run() {
     if (const uint32_t bad = setup_ports(); bad != 0) {
         return stop(RouterStatus::ConfigInvalid, RouterWait::None, bad);
     }
+    if constexpr (kMesh) setup_fast_path();
     s = noc_.prepare_write_any(kDeliverBuf, {}, deliver_, true);
     if (s != Status::Ok) return stop_hal(s, RouterWait::None);
     set_stage(RouterStatus::ReadyForTraffic);
@@ -1537,11 +1570,7 @@ int Router::run() {
             if (s == Status::Ok) s = r == 0 ? complete_flushed<0>() : complete_flushed<1>();
             if (s != Status::Ok) return stop_hal(s, RouterWait::NocCmdBuf);
         }
-        s = Status::Ok;
-        bool credits = false;
-#pragma GCC unroll 9
-        for (uint32_t c = 0; c < kSenders; ++c) credits = credits || tx_[c].credit_dirty;
-        if (credits) s = credit_step();
+        s = credit_dirty_ != 0 ? credit_step() : Status::Ok;
         if (s == Status::Ok && worker_channel && poll) s = connection_step();
         if (s != Status::Ok) return stop_hal(s, RouterWait::NocCmdBuf);
         // Counters: every kPublishEvery iterations under load, and once kPublishIdle iterations
