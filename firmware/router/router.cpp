@@ -89,6 +89,8 @@ constexpr uint32_t kPollEvery = 16;
 // announcement per packet would cost its own Ethernet frame and leave the wire idle while the
 // loop comes round to queue the next packet behind it; more than a few delays the receiver.
 constexpr uint32_t kAnnounceBatch = 2;
+// TXQ0 commands (sends, announcements) one sender step issues at most while the queue takes them.
+constexpr uint32_t kSendBurst = 4;
 // Packets one receiver channel takes per pass (one stream update for all of them).
 constexpr uint32_t kTakeBatch = 4;
 
@@ -557,6 +559,9 @@ int mismatch(const pf::LinkParams& mine, const pf::LinkParams& peer, uint32_t pe
 
 // HandshakeMismatch detail beyond the LinkParams fields: both ends were configured as master.
 constexpr uint32_t kMismatchBothMasters = 8;
+// ... the peer's receive area (its rx_base, our receiver slot counts, which LinkParams makes the
+// peer's too) is misaligned or not inside L1: sender_step sends there without per-packet checks.
+constexpr uint32_t kMismatchRxArea = 9;
 
 uint32_t msg_check(const pf::HandshakeMsg& m) {
     return m.magic ^ m.params.chip_id ^ m.params.payload_bytes;
@@ -569,6 +574,13 @@ bool Router::peer_msg(pf::HandshakeMsg& m, uint32_t is_reply) const {
     }
     load_struct(m, l_.handshake_in);
     return m.is_reply == is_reply && m.check == msg_check(m) && m.rx_base != 0;
+}
+
+// The peer's receiver slots (from rx_base, counts as ours) are 16-B aligned and inside L1, so
+// every send into one of them passes Eth::check_send.
+bool rx_area_ok(const pf::RouterConfig& c, const pf::RouterLayout& l, uint32_t rx_base) {
+    const uint32_t bytes = (c.receiver_slots[0] + c.receiver_slots[1]) * l.slot_bytes;
+    return Eth::check_send(kTxq, l.handshake_out, rx_base, bytes) == Status::Ok;
 }
 
 // Master: repeat our message into the peer's handshake_in until its reply lands in ours.
@@ -607,6 +619,7 @@ int Router::handshake() {
             }
         }
         field = mismatch(mine, in.params, c_.peer_eth_channel);
+        if (field < 0 && !rx_area_ok(c_, l_, in.rx_base)) field = static_cast<int>(kMismatchRxArea);
         if (field < 0 && in.agree != 1) {
             field = static_cast<int>(in.mismatch);  // the field the subordinate objected to
         }
@@ -614,6 +627,7 @@ int Router::handshake() {
         const Status s = hal::wait_until([&] { return peer_msg(in, 0); }, deadline, term());
         if (s != Status::Ok) return stop_hal(s, RouterWait::HandshakeSend);
         field = mismatch(mine, in.params, c_.peer_eth_channel);
+        if (field < 0 && !rx_area_ok(c_, l_, in.rx_base)) field = static_cast<int>(kMismatchRxArea);
         out.agree = field < 0 ? 1 : 0;
         out.mismatch = field < 0 ? 0 : static_cast<uint32_t>(field);
         store_struct(l_.handshake_out, out);
@@ -727,36 +741,48 @@ uint32_t Router::setup_ports() {
     s.credit_dirty = true;
 }
 
-// Send the oldest pushed packet of channel c if the peer's receiver has a free slot and TXQ0 is
-// free. Its +1 on the peer's rx_sent stream follows on the same queue (so it lands after the
-// data), for up to kAnnounceBatch packets at once: as soon as nothing more can go now, or when
-// the batch is full.
+// Send the oldest pushed packets of channel c while the peer's receiver has a free slot and TXQ0
+// is free. Their +n on the peer's rx_sent stream follows on the same queue (so it lands after the
+// data), for up to kAnnounceBatch packets at once: as soon as nothing more can go now, or when the
+// batch is full. Up to kSendBurst commands per call while the queue takes each at once (a small
+// packet's one frame goes on the wire at once and frees the queue a cycle later), so its
+// announcement or the next packet does not wait for the next pass.
 ROUTER_HOT Status Router::sender_step(uint32_t c) {
     Sender& s = tx_[c];
-    if (Eth::is_busy(kTxq)) return Status::Ok;
     PeerRx& p = peer_rx_[s.rx];
-    const bool ready = p.inflight < p.slots && Streams::read(pushed_id(c)) != 0;
-    if (p.unannounced != 0 && (!ready || p.unannounced >= kAnnounceBatch)) {
-        const Status a = announce(s.rx);
-        return a == Status::Busy ? Status::Ok : a;
+    for (uint32_t k = 0; k < kSendBurst; ++k) {
+        if (Eth::is_busy(kTxq)) return Status::Ok;
+        // From here the queue is free and nothing goes on it but the one command below, whose
+        // arguments are checked ahead: the stream register is a constant's, our slots fit L1
+        // (config), the peer's were checked at the handshake (rx_area_ok), and a send is at most
+        // one slot. Hence the prechecked calls.
+        const bool ready = p.inflight < p.slots && Streams::read(pushed_id(c)) != 0;
+        if (p.unannounced != 0 && (!ready || p.unannounced >= kAnnounceBatch)) {
+            Eth::write_remote_reg_prechecked(kTxq, Streams::update_reg_addr(rx_sent_id(s.rx)),
+                                             Streams::encode_delta(static_cast<int32_t>(p.unannounced)).value);
+            p.unannounced = 0;
+            activity_ = true;
+            if (!ready) return Status::Ok;
+            continue;
+        }
+        if (!ready) return Status::Ok;
+        const uint32_t slot = s.next.addr;
+        // 2D: a multicast copy that turned into our direction becomes a line multicast along it.
+        if (kMesh && c >= 1 && c <= pf::kMeshDirections && pf::perpendicular(c - 1, m_.dir)) mesh_branch_rewrite(slot);
+        const uint32_t meta_addr = slot + 4 * kHdrMetaWord;
+        const uint32_t meta = ld(meta_addr);
+        uint32_t bytes = meta & 0xFFFF;
+        if (bytes > c_.payload_bytes) bytes = c_.payload_bytes;  // the receiver drops it as bad
+        st(meta_addr, (meta & 0x00FFFFFF) | (c << 24));           // src_channel
+        Eth::send_prechecked(kTxq, slot, p.next.addr, sizeof(pf::PacketHeader) + align16(bytes));
+        stream_add(pushed_id(c), -1);
+        activity_ = true;
+        ++s.sent;
+        s.next.advance(s.base, s.slots, l_.slot_bytes);
+        p.next.advance(p.base, p.slots, l_.slot_bytes);
+        ++p.inflight;
+        ++p.unannounced;
     }
-    if (!ready) return Status::Ok;
-    const uint32_t slot = s.next.addr;
-    // 2D: a multicast copy that turned into our direction becomes a line multicast along it.
-    if (kMesh && c >= 1 && c <= pf::kMeshDirections && pf::perpendicular(c - 1, m_.dir)) mesh_branch_rewrite(slot);
-    const uint32_t meta_addr = slot + 4 * kHdrMetaWord;
-    const uint32_t meta = ld(meta_addr);
-    uint32_t bytes = meta & 0xFFFF;
-    if (bytes > c_.payload_bytes) bytes = c_.payload_bytes;  // the receiver drops it as bad
-    st(meta_addr, (meta & 0x00FFFFFF) | (c << 24));           // src_channel
-    HAL_TRY(Eth::try_send(kTxq, slot, p.next.addr, sizeof(pf::PacketHeader) + align16(bytes)));
-    stream_add(pushed_id(c), -1);
-    activity_ = true;
-    ++s.sent;
-    s.next.advance(s.base, s.slots, l_.slot_bytes);
-    p.next.advance(p.base, p.slots, l_.slot_bytes);
-    ++p.inflight;
-    ++p.unannounced;
     return Status::Ok;
 }
 
