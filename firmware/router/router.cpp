@@ -60,8 +60,10 @@ constexpr uint32_t kVc1Channel = kMesh ? pf::kMeshVc1Channel : 2;
 // function, called from the (unrolled) main loop.
 #if defined(FABRIC_ROUTER_2D) && defined(FABRIC_ARCH_BLACKHOLE)
 #define ROUTER_HOT [[gnu::noinline]]
+constexpr bool kSmallImage = true;  // also leaves out optional refinements (complete_flushed)
 #else
 #define ROUTER_HOT [[gnu::flatten]]
+constexpr bool kSmallImage = false;
 #endif
 
 // TXQ0: the only queue that carries remote register writes (credits), so data goes there too and
@@ -1236,6 +1238,14 @@ Status Router::completion_step(uint32_t r) {
     return r == 0 ? completion_step_rx<0>() : completion_step_rx<1>();
 }
 
+// A packet pushed into one of our sender channels waits to be sent.
+[[gnu::always_inline]] inline bool data_to_send() {
+    for (uint32_t c = 0; c < kSenders; ++c) {
+        if (Streams::read(pushed_id(c)) != 0) return true;
+    }
+    return false;
+}
+
 // The common case, inline in the main loop (the call alone would cost more than the work): no
 // armed atomic in rx R, and a run of flushed slots of one src_channel from the oldest goes back
 // as one +n; further runs go on the next passes. Armed atomics take completion_step_rx.
@@ -1255,6 +1265,11 @@ template <uint32_t R>
         if (rx.src[idx] != src || !noc_.trid_flushed(rx.trid[idx])) break;
         ++n;
     }
+    // While we have data of our own to send, a lone packet waits for the one behind it of the
+    // same channel (taken, so its writes flush within the NoC's latency): one +2 instead of two +1
+    // halves the completion frames competing with our data for TXQ0, and the peer's completion
+    // and credit work. Otherwise at once: nothing to gain, and the producer waits for the slot.
+    if (!kSmallImage && n == 1 && pending > 1 && rx.src[idx] == src && data_to_send()) return Status::Ok;
     if (send_completions(src, n)) complete(rx, n);
     return Status::Ok;
 }
