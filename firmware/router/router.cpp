@@ -91,6 +91,9 @@ constexpr uint32_t kPollEvery = 16;
 // announcement per packet would cost its own Ethernet frame and leave the wire idle while the
 // loop comes round to queue the next packet behind it; more than a few delays the receiver.
 constexpr uint32_t kAnnounceBatch = 2;
+// Polls of TXQ0 (a few cycles each) a sender step makes at most after an announcement, with the
+// next packet ready, for the queue to free again: longer than the largest frame takes.
+constexpr uint32_t kAnnounceSpin = 48;
 // TXQ0 commands (sends, announcements) one sender step issues at most while the queue takes them.
 constexpr uint32_t kSendBurst = 4;
 // Packets one receiver channel takes per pass (one stream update for all of them).
@@ -765,6 +768,11 @@ ROUTER_HOT Status Router::sender_step(uint32_t c) {
             p.unannounced = 0;
             activity_ = true;
             if (!ready) return Status::Ok;
+            // The next packet is ready, and the queue frees once the announcement's frame starts,
+            // right after the data still on the wire (at most one frame, ~120 cycles): wait for
+            // that here (bounded) rather than a pass, so the wire does not idle between them.
+            for (uint32_t i = 0; i < kAnnounceSpin && Eth::is_busy(kTxq); ++i) {
+            }
             continue;
         }
         if (!ready) return Status::Ok;
