@@ -3,7 +3,7 @@
 // fabric_traffic worker kernels sending through the worker adapter. Prints figures; not a test.
 //
 //   fabric_bench [bandwidth|latency|router|all] [--quick]
-//   fabric_bench profile|profile-bi16|profile-bi2k|trace   (development aids, below)
+//   fabric_bench profile|profile-bi16|profile-bi2k|profile-uni{16,2k,4k}|trace   (development aids, below)
 //
 //   bandwidth  one worker per direction sends N packets of P bytes (UnicastWrite) one hop, on a
 //              line of 2 chips; unidirectional (one worker) and bidirectional (one each way).
@@ -28,7 +28,8 @@
 //   profile    PC histograms (every cycle, 400 k cycles at saturation) of the four routers on
 //              the router-mode path and the worker, to /tmp/fabric_profile-<core>.txt ("pc
 //              count"; map with riscv64-unknown-elf-addr2line -f -i on the ELF);
-//              profile-bi16 / profile-bi2k: the same for the bidirectional one-hop run.
+//              profile-bi16 / profile-bi2k: the same for the bidirectional one-hop run,
+//              profile-uni16 / -uni2k / -uni4k for the unidirectional one (chip 0 -> chip 1).
 //   trace      PC of every router of a 4-chip line, every cycle, while one packet goes 3 hops:
 //              /tmp/fabric_trace.txt ("<router> <cycle> <pc>"), for per-hop latency breakdowns.
 //
@@ -395,18 +396,19 @@ void sample_profile(Line& line, std::vector<Line::Worker>& ws, std::vector<Probe
     }
 }
 
-// Both routers of a two-chip line and chip 0's worker, traffic both ways.
-void profile_bidir(Bench& b, const std::string& prefix, uint32_t bytes) {
+// Both routers of a two-chip line and chip 0's worker, traffic both ways (or only East).
+void profile_bidir(Bench& b, const std::string& prefix, uint32_t bytes, bool bidir = true) {
     Line line(b, 2);
     const auto& plan = line.runner.plan();
     std::vector<Probe> probes{{"c0_east", &line.tile(plan.chips[0], FabricDir::East)},
                               {"c1_west", &line.tile(plan.chips[1], FabricDir::West)}};
-    std::vector<Line::Worker> ws{line.make_worker(0, 0, FabricDir::East, 1, pf::NocSendType::UnicastWrite, bytes, 1500),
-                                 line.make_worker(1, 1, FabricDir::West, 1, pf::NocSendType::UnicastWrite, bytes, 1500)};
+    std::vector<Line::Worker> ws{line.make_worker(0, 0, FabricDir::East, 1, pf::NocSendType::UnicastWrite, bytes, 1500)};
+    if (bidir) ws.push_back(line.make_worker(1, 1, FabricDir::West, 1, pf::NocSendType::UnicastWrite, bytes, 1500));
     line.start(ws);
     probes.push_back({"worker", &line.dev.tile(ws[0].core)});
     sample_profile(line, ws, probes, prefix);
-    std::printf("\n== profile (bidirectional, %u B): histograms in %s-*.txt\n", bytes, prefix.c_str());
+    std::printf("\n== profile (%s, %u B): histograms in %s-*.txt\n", bidir ? "bidirectional" : "unidirectional", bytes,
+                prefix.c_str());
 }
 
 // The four routers on the forwarding path (chip 0 East sends the worker's packets, chip 1 West
@@ -478,6 +480,9 @@ int main(int argc, char** argv) {
         if (what == "profile") profile(b, "/tmp/fabric_profile");
         if (what == "profile-bi16") profile_bidir(b, "/tmp/fabric_profile", 16);
         if (what == "profile-bi2k") profile_bidir(b, "/tmp/fabric_profile", 2048);
+        if (what == "profile-uni16") profile_bidir(b, "/tmp/fabric_profile", 16, false);
+        if (what == "profile-uni2k") profile_bidir(b, "/tmp/fabric_profile", 2048, false);
+        if (what == "profile-uni4k") profile_bidir(b, "/tmp/fabric_profile", 4096, false);
         if (what == "trace") trace(b, "/tmp/fabric_trace");
         std::printf("\n(%.1f M simulated cycles in %.1f s)\n", double(b.sim_cycles) / 1e6, timer.secs());
     } catch (const std::exception& e) {

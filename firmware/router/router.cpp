@@ -5,8 +5,8 @@
 //
 //   start-up   read + check RouterConfig, zero the streams and the router's L1 words, handshake
 //              with the peer (LinkParams must agree), wait for the host's ready word
-//   main loop  non-blocking steps, each iteration: every sender channel (completions, then one
-//              Ethernet send; rx_sent announced for up to kAnnounceBatch packets at once), every
+//   main loop  non-blocking steps, each iteration: every sender channel (completions, then
+//              Ethernet sends; rx_sent announced for up to kAnnounceBatch packets at once), every
 //              receiver channel (take up to kTakeBatch packets: deliver and/or forward; then
 //              in-order completions, one +n per run), producer credits, graceful-drain
 //              bookkeeping; every kPollEvery iterations the heartbeat, the termination word and
@@ -64,8 +64,10 @@ constexpr uint32_t kNeighbours = kMesh ? pf::kMeshDirections : 1;
 // function, called from the (unrolled) main loop.
 #if defined(FABRIC_ROUTER_2D) && defined(FABRIC_ARCH_BLACKHOLE)
 #define ROUTER_HOT [[gnu::noinline]]
+constexpr bool kSmallImage = true;  // also leaves out optional refinements (complete_flushed)
 #else
 #define ROUTER_HOT [[gnu::flatten]]
+constexpr bool kSmallImage = false;
 #endif
 
 // TXQ0: the only queue that carries remote register writes (credits), so data goes there too and
@@ -92,7 +94,13 @@ constexpr uint32_t kPollEvery = 16;
 // Data packets sent into one peer receiver channel before their +n on its rx_sent stream. One
 // announcement per packet would cost its own Ethernet frame and leave the wire idle while the
 // loop comes round to queue the next packet behind it; more than a few delays the receiver.
-constexpr uint32_t kAnnounceBatch = 2;
+// (fabric_bench: 4 beats 2 on every bandwidth row; 8 helps 4 KiB packets but costs 2 KiB ones.)
+constexpr uint32_t kAnnounceBatch = 4;
+// Polls of TXQ0 (a few cycles each) a sender step makes at most after an announcement, with the
+// next packet ready, for the queue to free again: longer than the largest frame takes.
+constexpr uint32_t kAnnounceSpin = 48;
+// TXQ0 commands (sends, announcements) one sender step issues at most while the queue takes them.
+constexpr uint32_t kSendBurst = 4;
 // Packets one receiver channel takes per pass (one stream update for all of them).
 constexpr uint32_t kTakeBatch = 4;
 
@@ -584,6 +592,9 @@ int mismatch(const pf::LinkParams& mine, const pf::LinkParams& peer, uint32_t pe
 
 // HandshakeMismatch detail beyond the LinkParams fields: both ends were configured as master.
 constexpr uint32_t kMismatchBothMasters = 8;
+// ... the peer's receive area (its rx_base, our receiver slot counts, which LinkParams makes the
+// peer's too) is misaligned or not inside L1: sender_step sends there without per-packet checks.
+constexpr uint32_t kMismatchRxArea = 9;
 
 uint32_t msg_check(const pf::HandshakeMsg& m) {
     return m.magic ^ m.params.chip_id ^ m.params.payload_bytes;
@@ -596,6 +607,13 @@ bool Router::peer_msg(pf::HandshakeMsg& m, uint32_t is_reply) const {
     }
     load_struct(m, l_.handshake_in);
     return m.is_reply == is_reply && m.check == msg_check(m) && m.rx_base != 0;
+}
+
+// The peer's receiver slots (from rx_base, counts as ours) are 16-B aligned and inside L1, so
+// every send into one of them passes Eth::check_send.
+bool rx_area_ok(const pf::RouterConfig& c, const pf::RouterLayout& l, uint32_t rx_base) {
+    const uint32_t bytes = (c.receiver_slots[0] + c.receiver_slots[1]) * l.slot_bytes;
+    return Eth::check_send(kTxq, l.handshake_out, rx_base, bytes) == Status::Ok;
 }
 
 // Master: repeat our message into the peer's handshake_in until its reply lands in ours.
@@ -634,6 +652,7 @@ int Router::handshake() {
             }
         }
         field = mismatch(mine, in.params, c_.peer_eth_channel);
+        if (field < 0 && !rx_area_ok(c_, l_, in.rx_base)) field = static_cast<int>(kMismatchRxArea);
         if (field < 0 && in.agree != 1) {
             field = static_cast<int>(in.mismatch);  // the field the subordinate objected to
         }
@@ -641,6 +660,7 @@ int Router::handshake() {
         const Status s = hal::wait_until([&] { return peer_msg(in, 0); }, deadline, term());
         if (s != Status::Ok) return stop_hal(s, RouterWait::HandshakeSend);
         field = mismatch(mine, in.params, c_.peer_eth_channel);
+        if (field < 0 && !rx_area_ok(c_, l_, in.rx_base)) field = static_cast<int>(kMismatchRxArea);
         out.agree = field < 0 ? 1 : 0;
         out.mismatch = field < 0 ? 0 : static_cast<uint32_t>(field);
         store_struct(l_.handshake_out, out);
@@ -758,36 +778,53 @@ uint32_t Router::setup_ports() {
     credit_dirty_ |= 1u << c;
 }
 
-// Send the oldest pushed packet of channel c if the peer's receiver has a free slot and TXQ0 is
-// free. Its +1 on the peer's rx_sent stream follows on the same queue (so it lands after the
-// data), for up to kAnnounceBatch packets at once: as soon as nothing more can go now, or when
-// the batch is full.
+// Send the oldest pushed packets of channel c while the peer's receiver has a free slot and TXQ0
+// is free. Their +n on the peer's rx_sent stream follows on the same queue (so it lands after the
+// data), for up to kAnnounceBatch packets at once: as soon as nothing more can go now, or when the
+// batch is full. Up to kSendBurst commands per call while the queue takes each at once (a small
+// packet's one frame goes on the wire at once and frees the queue a cycle later), so its
+// announcement or the next packet does not wait for the next pass.
 ROUTER_HOT Status Router::sender_step(uint32_t c) {
     Sender& s = tx_[c];
-    if (Eth::is_busy(kTxq)) return Status::Ok;
     PeerRx& p = peer_rx_[s.rx];
-    const bool ready = p.inflight < p.slots && Streams::read(pushed_id(c)) != 0;
-    if (p.unannounced != 0 && (!ready || p.unannounced >= kAnnounceBatch)) {
-        const Status a = announce(s.rx);
-        return a == Status::Busy ? Status::Ok : a;
+    for (uint32_t k = 0; k < kSendBurst; ++k) {
+        if (Eth::is_busy(kTxq)) return Status::Ok;
+        // From here the queue is free and nothing goes on it but the one command below, whose
+        // arguments are checked ahead: the stream register is a constant's, our slots fit L1
+        // (config), the peer's were checked at the handshake (rx_area_ok), and a send is at most
+        // one slot. Hence the prechecked calls.
+        const bool ready = p.inflight < p.slots && Streams::read(pushed_id(c)) != 0;
+        if (p.unannounced != 0 && (!ready || p.unannounced >= kAnnounceBatch)) {
+            Eth::write_remote_reg_prechecked(kTxq, Streams::update_reg_addr(rx_sent_id(s.rx)),
+                                             Streams::encode_delta(static_cast<int32_t>(p.unannounced)).value);
+            p.unannounced = 0;
+            activity_ = true;
+            if (!ready) return Status::Ok;
+            // The next packet is ready, and the queue frees once the announcement's frame starts,
+            // right after the data still on the wire (at most one frame, ~120 cycles): wait for
+            // that here (bounded) rather than a pass, so the wire does not idle between them.
+            for (uint32_t i = 0; i < kAnnounceSpin && Eth::is_busy(kTxq); ++i) {
+            }
+            continue;
+        }
+        if (!ready) return Status::Ok;
+        const uint32_t slot = s.next.addr;
+        // 2D: a multicast copy that turned into our direction becomes a line multicast along it.
+        if (kMesh && c >= 1 && c <= pf::kMeshDirections && pf::perpendicular(c - 1, dir_)) mesh_branch_rewrite(slot);
+        const uint32_t meta_addr = slot + 4 * kHdrMetaWord;
+        const uint32_t meta = ld(meta_addr);
+        uint32_t bytes = meta & 0xFFFF;
+        if (bytes > payload_bytes_) bytes = payload_bytes_;  // the receiver drops it as bad
+        st(meta_addr, (meta & 0x00FFFFFF) | (c << 24));           // src_channel
+        Eth::send_prechecked(kTxq, slot, p.next.addr, sizeof(pf::PacketHeader) + align16(bytes));
+        stream_add(pushed_id(c), -1);
+        activity_ = true;
+        ++s.sent;
+        s.next.advance(s.base, s.slots, slot_bytes_);
+        p.next.advance(p.base, p.slots, slot_bytes_);
+        ++p.inflight;
+        ++p.unannounced;
     }
-    if (!ready) return Status::Ok;
-    const uint32_t slot = s.next.addr;
-    // 2D: a multicast copy that turned into our direction becomes a line multicast along it.
-    if (kMesh && c >= 1 && c <= pf::kMeshDirections && pf::perpendicular(c - 1, dir_)) mesh_branch_rewrite(slot);
-    const uint32_t meta_addr = slot + 4 * kHdrMetaWord;
-    const uint32_t meta = ld(meta_addr);
-    uint32_t bytes = meta & 0xFFFF;
-    if (bytes > payload_bytes_) bytes = payload_bytes_;  // the receiver drops it as bad
-    st(meta_addr, (meta & 0x00FFFFFF) | (c << 24));           // src_channel
-    HAL_TRY(Eth::try_send(kTxq, slot, p.next.addr, sizeof(pf::PacketHeader) + align16(bytes)));
-    stream_add(pushed_id(c), -1);
-    activity_ = true;
-    ++s.sent;
-    s.next.advance(s.base, s.slots, slot_bytes_);
-    p.next.advance(p.base, p.slots, slot_bytes_);
-    ++p.inflight;
-    ++p.unannounced;
     return Status::Ok;
 }
 
@@ -1268,6 +1305,14 @@ Status Router::completion_step(uint32_t r) {
     return r == 0 ? completion_step_rx<0>() : completion_step_rx<1>();
 }
 
+// A packet pushed into one of our sender channels waits to be sent.
+[[gnu::always_inline]] inline bool data_to_send() {
+    for (uint32_t c = 0; c < kSenders; ++c) {
+        if (Streams::read(pushed_id(c)) != 0) return true;
+    }
+    return false;
+}
+
 // The common case, inline in the main loop (the call alone would cost more than the work): no
 // armed atomic in rx R, and a run of flushed slots of one src_channel from the oldest goes back
 // as one +n; further runs go on the next passes. Armed atomics take completion_step_rx.
@@ -1287,6 +1332,11 @@ template <uint32_t R>
         if (rx.src[idx] != src || !noc_.trid_flushed(rx.trid[idx])) break;
         ++n;
     }
+    // While we have data of our own to send, a lone packet waits for the one behind it of the
+    // same channel (taken, so its writes flush within the NoC's latency): one +2 instead of two +1
+    // halves the completion frames competing with our data for TXQ0, and the peer's completion
+    // and credit work. Otherwise at once: nothing to gain, and the producer waits for the slot.
+    if (!kSmallImage && n == 1 && pending > 1 && rx.src[idx] == src && data_to_send()) return Status::Ok;
     if (send_completions(src, n)) complete(rx, n);
     return Status::Ok;
 }

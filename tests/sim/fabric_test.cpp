@@ -249,7 +249,7 @@ TEST_CASE("fabric: payload sizes up to the arch maximum, split at the slot size"
     INFO("bytes " << bytes << " payload_bytes " << payload);
     FabricSim f("n300_cluster.yaml", line_options({0, 1}, payload));
     // The largest slots fit WH's router block only with fewer of them (plan: 4 sender / 8 rx).
-    CHECK(f.router(0, FabricDir::East).config.sender_slots[0] == (payload > pf::kDefaultPayloadBytes ? 4u : 8u));
+    CHECK(f.router(0, FabricDir::East).config.sender_slots[1] == (payload > pf::kDefaultPayloadBytes ? 4u : 8u));
     f.start();
     const uint32_t count = 6, slots = 3;
     const Core w = on(f.chip(0), kWorkerEast), s = on(f.chip(1), kSink);

@@ -268,7 +268,9 @@ TEST_CASE("fabric runner (sim): a router frozen mid-traffic is named by the heal
     lo.poll_cycles = 1'000;
     lo.max_cycles = 20'000'000;
     const uint64_t start = dev.cycles();
-    dev.freeze_core(victim->core, start + 40'000);  // packets are flowing by then
+    // Packets are flowing by then, and the router has published counters (every 256 busy passes).
+    constexpr uint64_t kFreezeAt = 100'000;
+    dev.freeze_core(victim->core, start + kFreezeAt);
     CHECK_FALSE(dev.core_frozen(victim->core));
     const std::vector<fabric::LaunchTarget> targets{w0.target};
     try {
@@ -294,7 +296,7 @@ TEST_CASE("fabric runner (sim): a router frozen mid-traffic is named by the heal
         CHECK(r.run.state == fabric::CoreRunState::Running);
         REQUIRE(r.run.pc.has_value());
         // Found within a stall window (and a poll or two) of the freeze, not at a worker timeout.
-        CHECK(dev.cycles() - start < 40'000 + 100'000 + 2 * lo.poll_cycles + 2'000);
+        CHECK(dev.cycles() - start < kFreezeAt + 100'000 + 2 * lo.poll_cycles + 2'000);
         CHECK_THAT(msg, StartsWith("fabric: no progress while workers ran ("));
         CHECK_THAT(msg, Contains("stall window 100000 cycles): 1 of 4 components stuck: " +
                                  r.component + " (chip 1 core " + victim->core.core.str() +

@@ -120,6 +120,17 @@ struct Eth {
         return Status::Ok;
     }
 
+    // try_send / try_write_remote_reg for a hot loop that has done their work ahead: the
+    // arguments passed check_send / check_remote_reg (for every value the caller can pass, e.g. a
+    // ring of slots checked once at start-up) and the caller has just seen is_busy(q) false with
+    // nothing issued on q since. No checks, no second busy read: the command registers only.
+    static void send_prechecked(EthTxq q, uint32_t src_l1, uint32_t dst_l1, uint32_t size) {
+        program_send(q, src_l1, dst_l1, size);
+    }
+    static void write_remote_reg_prechecked(EthTxq q, uint32_t reg_addr, uint32_t value) {
+        program_remote_reg(q, reg_addr, value);
+    }
+
     // Wait (bounded) until the queue can take a command.
     [[nodiscard]] static Status wait_idle(EthTxq q, Deadline deadline,
                                           const uint32_t* termination_word = nullptr) {

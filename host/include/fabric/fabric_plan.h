@@ -51,7 +51,8 @@ struct FabricOptions {
         protocol::fabric::kDefaultPayloadBytes;  // multiple of 16, <= max_payload_bytes(arch)
     uint32_t link_index = 0;  // which of the (ascending-channel) links between two neighbours
     // slot counts; 0 = choose automatically: the first of {sender 8, rx 16}, {4, 8}, {2, 4}, {1, 2}
-    // that fits L1. Either both 0 or both set (1..kMaxRouterSlots each).
+    // that fits L1, then ch0 (the workers') doubled if that still fits. Either both 0 or both set
+    // (1..kMaxRouterSlots each).
     uint32_t sender_slots = 0;    // ch0 and ch1 (and ch2 on a ring) each
     uint32_t receiver_slots = 0;  // rx0 (and rx1 on a ring) each
     // 1..kMaxRouterTimeoutUs each
