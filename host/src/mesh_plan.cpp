@@ -357,7 +357,7 @@ MeshPlan plan_mesh(const MeshGraph& graph, const ClusterDescriptor& cluster,
     // Slots, then what each router knows of the others of its chip and plane, then the layout.
     std::vector<pf::RouterConfig> used;
     for (const RouterPlacement& p : fp.routers) used.push_back(p.config);
-    const SlotChoice slots = choose_slots(kWho, topology_name(o.topology), tuning_of(o), soc, used);
+    const SlotChoice slots = choose_slots(kWho, topology_name(o.topology), tuning_of(o), soc, used, SlotSteps::Every);
     const hal::ArchMap& am = hal::arch_map(soc.arch());
     for (RouterPlacement& p : fp.routers) {
         MeshRouterPlacement& mp = *p.mesh;

@@ -47,12 +47,17 @@ struct SlotChoice {
 // `used` marks a router's channels with slot count 1 (0 = unused); the result has `slots` on them.
 protocol::fabric::RouterConfig with_slots(protocol::fabric::RouterConfig used, SlotChoice slots);
 
+// The automatic choices, most first: {S, 2S} for S = 8, 4, 2, 1 (a line or ring, whose planner
+// then doubles ch0 where that fits) or for every S = 8 .. 1 (a mesh: a middle router with many
+// channels takes the largest S its L1 holds, not the next power of 2 down).
+enum class SlotSteps { Halving, Every };
+
 // The explicit slots of `t` (1..kMaxRouterSlots, checked to fit) or the first automatic choice
-// ({8, 16}, {4, 8}, {2, 4}, {1, 2}) whose layout fits the router block and the eth L1 for every
-// router shape in `used` (configs as for with_slots). `what` names the topology in messages.
+// whose layout fits the router block and the eth L1 for every router shape in `used` (configs as
+// for with_slots). `what` names the topology in messages.
 SlotChoice choose_slots(std::string_view who, std::string_view what, const RouterTuning& t,
                         const SocDescriptor& soc,
-                        std::span<const protocol::fabric::RouterConfig> used);
+                        std::span<const protocol::fabric::RouterConfig> used, SlotSteps steps);
 
 // The layout fits the router block and the core's L1.
 bool layout_fits(const SocDescriptor& soc, const protocol::fabric::RouterLayout& l);

@@ -36,7 +36,7 @@
 //                  this plane (what an entry router needs to route on); 0 for the own mesh and an
 //                  unreachable one.
 // RouterPlacement::dir is East (meaningless) and index_in_line the chip id; fabric.chips are all
-// the mapped chips. Slots: chosen (first of {8, 16}, {4, 8}, {2, 4}, {1, 2}) so that every router
+// the mapped chips. Slots: chosen (first of {S, 2S}, S = 8 .. 1) so that every router
 // fits, or given and checked as for plan_fabric.
 //
 // Every problem is Error(BadInput) naming the option, the mesh node, the chips or the missing link.
@@ -74,7 +74,7 @@ struct MeshFabricOptions {
     protocol::fabric::Topology topology = protocol::fabric::Topology::Mesh;
     std::vector<uint32_t> planes = {0};  // routing planes to bring up (each < ports_per_direction)
     uint32_t payload_bytes = protocol::fabric::kDefaultPayloadBytes;
-    // 0 = choose: the first of {sender 8, rx 16}, {4, 8}, {2, 4}, {1, 2} that fits L1.
+    // 0 = choose: the first of {sender S, rx 2S}, S = 8 .. 1, that fits L1.
     uint32_t sender_slots = 0;
     uint32_t receiver_slots = 0;
     uint32_t handshake_timeout_us = 20'000, ready_timeout_us = 200'000, drain_timeout_us = 20'000,
