@@ -14,8 +14,9 @@
 //   exit       Terminated (immediate or graceful, `undrained` says what was left) or an error
 //              status with `stage`, `stuck_at` and `detail`
 //
-// Nothing waits without a deadline: the main loop only polls, and the few inner waits (NoC flush
-// and the last rx_sent announcement at exit) are bounded by the config's progress_timeout_us and
+// Nothing waits without a deadline: the main loop only polls (the sender step's wait for TXQ0
+// after an announcement is at most kAnnounceSpin reads), and the few inner waits (NoC flush and
+// the last rx_sent announcement at exit) are bounded by the config's progress_timeout_us and
 // record where they gave up.
 #include <stddef.h>
 #include <stdint.h>
