@@ -1022,8 +1022,12 @@ bool Router::port_full(uint32_t p) {
 // slot (payload_bytes validated; a slot is one NoC burst), the handles prepared with checks.
 [[gnu::always_inline]] inline Status Router::forward(uint32_t p, uint32_t slot, uint32_t bytes, uint32_t id) {
     Port& q = port(p);
-    HAL_TRY(noc_.write_prepared_prechecked(*q.data, slot, q.next.addr, sizeof(pf::PacketHeader) + align16(bytes), id));
-    HAL_TRY(noc_.write_inline_prepared_prechecked(q.pushed_inc, kIncOne, id));
+    {
+        // Both non-posted, counted once (no count check runs in between).
+        Noc::Burst<false> burst(noc_);
+        HAL_TRY(burst.write(*q.data, slot, q.next.addr, sizeof(pf::PacketHeader) + align16(bytes), id));
+        HAL_TRY(burst.write_inline(q.pushed_inc, kIncOne, id));
+    }
     ++q.pushed;
     q.next.advance(q.base, q.slots, slot_bytes_);
     ++forwarded_;
