@@ -1187,7 +1187,10 @@ Status Router::take(uint32_t r, bool& taken) {
         }
         // Prechecked: the target as write() checks it (above), 16-B aligned like the slot's
         // payload, so congruent; the slot is ours.
-        HAL_TRY(noc_.write_prepared_to_prechecked(deliver_, slot + sizeof(pf::PacketHeader), {x, y}, addr, bytes, id));
+        {
+            Noc::Burst<false> burst(noc_);  // non-posted: its kind known here, counted once
+            HAL_TRY(burst.write_to(deliver_, slot + sizeof(pf::PacketHeader), {x, y}, addr, bytes, id));
+        }
         ++delivered_;
     } else {
         return take_general(r, taken);

@@ -654,6 +654,12 @@ class Noc {
             ++n_;
             return Status::Ok;
         }
+        [[nodiscard, gnu::always_inline]] Status write_to(const NocPrepared& p, uint32_t src_l1, const NocXY& dst,
+                                                          uint32_t dst_addr, uint32_t size, uint32_t trid) {
+            HAL_TRY((noc_.template write_prepared_core<true, false, true, true>(p, src_l1, dst, dst_addr, size, trid)));
+            ++n_;
+            return Status::Ok;
+        }
         [[nodiscard, gnu::always_inline]] Status write_inline(const NocPrepared& p, uint32_t value, uint32_t trid) {
             HAL_TRY((noc_.template write_inline_prepared_impl<true, false, true>(p, value, trid)));
             ++n_;
@@ -665,9 +671,6 @@ class Noc {
         uint32_t n_ = 0;
     };
 
-  private:
-
-  public:
     // ---- completion checks (each reads NIU counters; none waits) ----
 
     // Every non-posted write request has left the NIU.
