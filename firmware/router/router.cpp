@@ -1023,8 +1023,12 @@ bool Router::port_full(uint32_t p) {
 // slot (payload_bytes validated; a slot is one NoC burst), the handles prepared with checks.
 [[gnu::always_inline]] inline Status Router::forward(uint32_t p, uint32_t slot, uint32_t bytes, uint32_t id) {
     Port& q = port(p);
-    HAL_TRY(noc_.write_prepared_prechecked(*q.data, slot, q.next.addr, sizeof(pf::PacketHeader) + align16(bytes), id));
-    HAL_TRY(noc_.write_inline_prepared_prechecked(q.pushed_inc, kIncOne, id));
+    {
+        // Both non-posted, counted once (no count check runs in between).
+        Noc::Burst<false> burst(noc_);
+        HAL_TRY(burst.write(*q.data, slot, q.next.addr, sizeof(pf::PacketHeader) + align16(bytes), id));
+        HAL_TRY(burst.write_inline(q.pushed_inc, kIncOne, id));
+    }
     ++q.pushed;
     q.next.advance(q.base, q.slots, slot_bytes_);
     ++forwarded_;
@@ -1184,7 +1188,10 @@ Status Router::take(uint32_t r, bool& taken) {
         }
         // Prechecked: the target as write() checks it (above), 16-B aligned like the slot's
         // payload, so congruent; the slot is ours.
-        HAL_TRY(noc_.write_prepared_to_prechecked(deliver_, slot + sizeof(pf::PacketHeader), {x, y}, addr, bytes, id));
+        {
+            Noc::Burst<false> burst(noc_);  // non-posted: its kind known here, counted once
+            HAL_TRY(burst.write_to(deliver_, slot + sizeof(pf::PacketHeader), {x, y}, addr, bytes, id));
+        }
         ++delivered_;
     } else {
         return take_general(r, taken);

@@ -581,6 +581,32 @@ TEMPLATE_TEST_CASE("noc prepared write and inline write: constants once, then on
         CHECK(noc.counters().nonposted_wr_req_issued == 2 * counts.nonposted_wr_req_issued);
         CHECK(noc.counters().wr_ack_expected == 2 * counts.wr_ack_expected);
     }
+    SECTION("burst: the prechecked requests' registers, counted once when it ends") {
+        hal::NocPrepared w, a, i;
+        REQUIRE(noc.prepare_write(2, {9, 10}, {}, w, true) == Status::Ok);
+        REQUIRE(noc.prepare_write_any(2, {}, a, true) == Status::Ok);  // shares w's buffer
+        REQUIRE(noc.prepare_write_inline(3, {.x = 9, .y = 10, .addr = 0xFFB40030}, {}, i, true) == Status::Ok);
+        const hal::NocCounters before = noc.counters();
+        core.fake.clear_log();
+        REQUIRE(noc.write_prepared_prechecked(w, 0x11000, 0x2000, 64, 7) == Status::Ok);
+        REQUIRE(noc.write_prepared_prechecked(w, 0x11040, 0x2040, 128, 3) == Status::Ok);
+        REQUIRE(noc.write_prepared_to_prechecked(a, 0x11080, {1, 2}, 0x2080, 16, 2) == Status::Ok);
+        REQUIRE(noc.write_inline_prepared_prechecked(i, 5, 4) == Status::Ok);
+        const std::vector<RegWrite> single = core.fake.writes();
+        core.fake.clear_log();
+        {
+            typename hal::Noc<F::map>::template Burst<false> b(noc);
+            REQUIRE(b.write(w, 0x11000, 0x2000, 64, 7) == Status::Ok);
+            REQUIRE(b.write(w, 0x11040, 0x2040, 128, 3) == Status::Ok);
+            REQUIRE(b.write_to(a, 0x11080, {1, 2}, 0x2080, 16, 2) == Status::Ok);
+            REQUIRE(b.write_inline(i, 5, 4) == Status::Ok);
+            CHECK(noc.counters().nonposted_wr_req_issued == before.nonposted_wr_req_issued + 4);  // not yet
+        }
+        CHECK(core.fake.writes() == single);
+        CHECK(noc.counters().nonposted_wr_req_issued == before.nonposted_wr_req_issued + 8);
+        CHECK(noc.counters().wr_ack_expected == before.wr_ack_expected + 8);
+        CHECK(noc.counters().posted_wr_req_issued == before.posted_wr_req_issued);
+    }
     SECTION("posted") {
         hal::NocPrepared q;
         REQUIRE(noc.prepare_write(2, {9, 10}, {.posted = true}, q) == Status::Ok);

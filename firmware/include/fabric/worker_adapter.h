@@ -583,11 +583,15 @@ class FabricConnection {
         }
         // Header first: the payload's write waits (command buffer) only for these 64 B, and the
         // +1 goes on the other buffer at once; all three on one VC, so they land in this order.
-        HAL_TRY(noc_.write_prepared_prechecked(to_slot_, hdr, slot, sizeof(pf::PacketHeader), kHeaderTrid));
-        if (payload != 0) {
-            HAL_TRY(noc_.write_prepared_prechecked(to_slot_, src_l1, slot + sizeof(pf::PacketHeader), payload, trid));
+        // One burst: non-posted, counted once for the three.
+        {
+            Noc::Burst<false> burst(noc_);
+            HAL_TRY(burst.write(to_slot_, hdr, slot, sizeof(pf::PacketHeader), kHeaderTrid));
+            if (payload != 0) {
+                HAL_TRY(burst.write(to_slot_, src_l1, slot + sizeof(pf::PacketHeader), payload, trid));
+            }
+            HAL_TRY(burst.write_inline(to_pushed_, kIncOne, trid));
         }
-        HAL_TRY(noc_.write_inline_prepared_prechecked(to_pushed_, kIncOne, trid));
         pushed_ = pushed + 1;
         slot_idx_ = next_idx;
         slot_addr_ = next_slot;

@@ -552,7 +552,8 @@ class Noc {
     }
     // Both prepared writes: kAnyDst, the handle came from prepare_write_any and each request also
     // writes the destination coordinate `dst_arg` (ignored otherwise).
-    template <bool kTrid, bool kChecked, bool kAnyDst>
+    // kUncounted (bursts): the caller counts the request.
+    template <bool kTrid, bool kChecked, bool kAnyDst, bool kUncounted = false>
     [[gnu::always_inline]] Status write_prepared_core(const NocPrepared& p, uint32_t src_l1,
                                                       const NocXY& dst_arg, uint32_t dst_addr,
                                                       uint32_t size, uint32_t trid) {
@@ -592,6 +593,10 @@ class Noc {
                 mmio::write32(base + noc::kPacketTag, noc::packet_tag(trid));
             }
             mmio::write32(base + noc::kAtLenBe, len);
+            if (kUncounted) {
+                fire(base);
+                return Status::Ok;
+            }
             return launch(base, kind, 1);
         };
         if (!kChecked) {
@@ -599,7 +604,7 @@ class Noc {
         }
         return for_each_chunk(size, one);
     }
-    template <bool kTrid, bool kChecked = true>
+    template <bool kTrid, bool kChecked = true, bool kUncounted = false>
     [[gnu::always_inline]] Status write_inline_prepared_impl(const NocPrepared& p, uint32_t value,
                                                              uint32_t trid) {
         const uint32_t buf = p.buf, base = p.base, token = p.token;
@@ -616,10 +621,56 @@ class Noc {
         if (kTrid) {
             mmio::write32(base + noc::kPacketTag, noc::packet_tag(trid));
         }
+        if (kUncounted) {
+            fire(base);
+            return Status::Ok;
+        }
         return launch(base, kind, 1);
     }
 
   public:
+    // ---- bursts: prechecked prepared writes issued back to back ----
+    //
+    // A stream packet is several requests in a row (header, payload, +1 on a stream register).
+    // A Burst issues each as write_prepared_prechecked / write_inline_prepared_prechecked do, but
+    // knows their kind at compile time and adds them to the counts once, when it ends (its
+    // destructor, so an early return counts exactly the requests launched), instead of a
+    // load-add-store of two counters after each. The prechecked contract holds, plus: every handle
+    // used was prepared with posted == kPosted and trid_each, and no completion check or barrier
+    // of the counts (writes_sent/flushed, write_barrier, ...) runs on this Noc while the Burst
+    // lives (trid_writes_sent reads hardware only: fine).
+    template <bool kPosted>
+    class Burst {
+      public:
+        explicit Burst(Noc& noc) : noc_(noc) {}
+        ~Burst() { static_cast<void>(noc_.count(kPosted ? Kind::PostedWrite : Kind::NonpostedWrite, n_, n_)); }
+        Burst(const Burst&) = delete;
+        Burst& operator=(const Burst&) = delete;
+
+        [[nodiscard, gnu::always_inline]] Status write(const NocPrepared& p, uint32_t src_l1, uint32_t dst_addr,
+                                                       uint32_t size, uint32_t trid) {
+            HAL_TRY((noc_.template write_prepared_core<true, false, false, true>(p, src_l1, NocXY{}, dst_addr, size,
+                                                                                trid)));
+            ++n_;
+            return Status::Ok;
+        }
+        [[nodiscard, gnu::always_inline]] Status write_to(const NocPrepared& p, uint32_t src_l1, const NocXY& dst,
+                                                          uint32_t dst_addr, uint32_t size, uint32_t trid) {
+            HAL_TRY((noc_.template write_prepared_core<true, false, true, true>(p, src_l1, dst, dst_addr, size, trid)));
+            ++n_;
+            return Status::Ok;
+        }
+        [[nodiscard, gnu::always_inline]] Status write_inline(const NocPrepared& p, uint32_t value, uint32_t trid) {
+            HAL_TRY((noc_.template write_inline_prepared_impl<true, false, true>(p, value, trid)));
+            ++n_;
+            return Status::Ok;
+        }
+
+      private:
+        Noc& noc_;
+        uint32_t n_ = 0;
+    };
+
     // ---- completion checks (each reads NIU counters; none waits) ----
 
     // Every non-posted write request has left the NIU.
@@ -871,28 +922,35 @@ class Noc {
         return launch(base, kind, acks);
     }
 
-    // The only place that writes NOC_CMD_CTRL (launches a request) and the only place that counts
-    // one, for full (issue) and prepared requests alike, so counts and hardware cannot drift apart.
-    // The caller has waited for the buffer and written its registers.
+    // Launch a request (fire: write NOC_CMD_CTRL) and count it, for full (issue) and prepared
+    // requests alike, so counts and hardware cannot drift apart; only a Burst fires and counts
+    // apart (its requests all at once, when it ends). The caller has waited for the buffer and
+    // written its registers.
     [[gnu::always_inline]] Status launch(uint32_t base, Kind kind, uint32_t acks) {
+        fire(base);
+        return count(kind, 1, acks);
+    }
+    [[gnu::always_inline]] void fire(uint32_t base) {
         mmio::write32(base + A.noc.cmd_ctrl, noc::kCmdCtrlSend);
         last_base_ = base;
+    }
+    [[gnu::always_inline]] Status count(Kind kind, uint32_t n, uint32_t acks) {
         switch (kind) {
             case Kind::Read:
-                counters_.rd_req_issued += 1;
+                counters_.rd_req_issued += n;
                 break;
             case Kind::NonpostedWrite:
-                counters_.nonposted_wr_req_issued += 1;
+                counters_.nonposted_wr_req_issued += n;
                 counters_.wr_ack_expected += acks;
                 break;
             case Kind::PostedWrite:
-                counters_.posted_wr_req_issued += 1;
+                counters_.posted_wr_req_issued += n;
                 break;
             case Kind::NonpostedAtomic:
-                counters_.atomic_resp_expected += 1;
+                counters_.atomic_resp_expected += n;
                 break;
             case Kind::PostedAtomic:
-                counters_.posted_atomic_issued += 1;
+                counters_.posted_atomic_issued += n;
                 break;
             default:
                 return Status::BadArg;  // unreachable: every Kind is handled above
