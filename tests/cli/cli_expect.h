@@ -21,7 +21,7 @@ inline Run fabricctl(const std::vector<std::string>& args) {
 
 // `text` in a new file of the temporary directory; returns its path.
 inline std::string write_file(const std::string& name, const std::string& text) {
-    const std::string path = unique_path(FABRIC_TEST_TMP_DIR, name);
+    const std::string path = temp_path(FABRIC_TEST_TMP_DIR, name);
     std::ofstream(path, std::ios::binary) << text;
     return path;
 }

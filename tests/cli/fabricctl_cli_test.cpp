@@ -32,10 +32,6 @@ const std::string kBhSoc = kSoc + "/blackhole_140_arch.yaml";
 
 using t::Run;
 
-std::string unique_path(const std::string& stem) {
-    return t::unique_path(kTmp, stem);
-}
-
 // An image that fits a Wormhole ERISC: prints `text`, exits with `status`.
 std::string wh_program(const std::string& text, uint32_t status) {
     return write_file("prog.elf", t::program_elf(t::console_exit_program(text, status),
@@ -330,7 +326,7 @@ TEST_CASE("fabricctl sim run --json on Blackhole", "[cli][sim]") {
 }
 
 TEST_CASE("fabricctl sim run --trace writes an FST file", "[cli][sim]") {
-    const std::string fst = unique_path("run") + ".fst";
+    const std::string fst = t::temp_path(kTmp, "run", ".fst");
     const auto r = fabricctl({"sim", "run", "--arch", "wormhole_b0", "--core", "0", "--trace", fst,
                               "-q", wh_program("t\n", 0)});
     if (r.code == 107) {

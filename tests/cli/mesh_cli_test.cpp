@@ -88,7 +88,7 @@ TEST_CASE("fabricctl mesh routes: a single mesh has no L1 table", "[cli][mesh]")
 }
 
 TEST_CASE("fabricctl mesh routes: bad descriptors are 102 naming file and line", "[cli][mesh]") {
-    const std::string path = t::unique_path(kTmp, "bad_mesh.yaml");
+    const std::string path = t::temp_path(kTmp, "bad_mesh", ".yaml");
     std::ofstream(path)
         << "ChipSpec: {arch: wormhole_b0, ethernet_ports: {N: 2, E: 2, S: 2, W: 2}}\n"
            "Board: [{name: A, type: Mesh, topology: [1, 2]}]\n"

@@ -22,8 +22,8 @@ const std::string kN300 = kSoc + "/n300_cluster.yaml";
 
 using ft::Run;
 
-std::string unique_path(const std::string& stem) {
-    return ft::unique_path(kTmp, stem);
+std::string temp_path(const std::string& stem, const std::string& ext) {
+    return ft::temp_path(kTmp, stem, ext);
 }
 
 Run fabricctl(const std::vector<std::string>& args) {
@@ -31,7 +31,7 @@ Run fabricctl(const std::vector<std::string>& args) {
 }
 
 std::string program(const std::string& text, uint32_t status) {
-    const std::string path = unique_path("prog") + ".elf";
+    const std::string path = temp_path("prog", ".elf");
     const auto bytes =
         ft::program_elf(ft::console_exit_program(text, status), hal::kWormholeB0.app_fw_base);
     std::ofstream(path, std::ios::binary)
@@ -41,7 +41,7 @@ std::string program(const std::string& text, uint32_t status) {
 }
 
 std::string write_text(const std::string& text) {
-    const std::string path = unique_path("cluster") + ".yaml";
+    const std::string path = temp_path("cluster", ".yaml");
     std::ofstream(path) << text;
     return path;
 }
@@ -82,7 +82,7 @@ TEST_CASE("fabricctl sim run --cluster: a failing core makes the run fail", "[cl
     CHECK_THAT(r.err, Contains("chip 1 core 9-0 (eth 0) exited with status 5") &&
                           !Contains("chip 0 core"));
     // A trap anywhere wins over a firmware status.
-    const std::string trap = unique_path("trap") + ".elf";
+    const std::string trap = temp_path("trap", ".elf");
     const auto bytes =
         ft::program_elf({ft::rv::addi(1, 0, 1), ft::rv::kEbreak}, hal::kWormholeB0.app_fw_base);
     std::ofstream(trap, std::ios::binary)

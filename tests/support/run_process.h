@@ -37,6 +37,29 @@ inline std::string unique_path(const std::string& dir, const std::string& stem) 
     return dir + "/" + stem + "_" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
 }
 
+// A fresh file name in `dir` (stem, unique suffix, `ext`) for a file a test writes: descriptors,
+// ELFs. Removed when the test binary exits, so repeated runs leave nothing in the build tree.
+class TempFiles {
+  public:
+    TempFiles() = default;
+    TempFiles(const TempFiles&) = delete;
+    TempFiles& operator=(const TempFiles&) = delete;
+    ~TempFiles() {
+        for (const std::string& p : paths_) {
+            std::error_code ec;
+            std::filesystem::remove(p, ec);
+        }
+    }
+    const std::string& add(std::string path) { return paths_.emplace_back(std::move(path)); }
+
+  private:
+    std::vector<std::string> paths_;
+};
+inline std::string temp_path(const std::string& dir, const std::string& stem, const std::string& ext = "") {
+    static TempFiles files;
+    return files.add(unique_path(dir, stem) + ext);
+}
+
 // Run `program` with `args`; throws std::runtime_error if it cannot be started.
 inline Run run_process(const std::string& program, const std::vector<std::string>& args,
                        const std::string& tmp_dir) {
