@@ -474,14 +474,18 @@ std::vector<MeshHop> MeshPlan::links(MeshNode src, MeshNode dst, uint32_t plane)
     MeshNode node = src;
     uint32_t vc = 0;  // of the sender channel the packet takes next (a worker's ch0: VC0)
     const RouterPlacement* last = nullptr;
-    const bool torus = fabric.topology == pf::Topology::Torus;
-    bool entered = false;  // it has left its source mesh: VC1 from the entry router on
+    bool entered = false;  // it has left its source mesh (a torus is one mesh, so never there)
     while (!(node == dst)) {
         bool leaves = false;
         for (const MeshDir d : segment(node, dst, plane, leaves)) {
             const RouterPlacement& r = router(node, d, plane);
-            // Torus: straight on from rx1 stays on VC1, a turn is VC0. Mesh: VC1 once entered.
-            if (torus ? (last == nullptr || last->mesh->dir != d) : !entered) vc = 0;
+            // VC1 from the first entry router on; else a turn (or the start) is VC0, and straight
+            // on stays on the VC it came in on (a torus: VC1 past a dateline).
+            if (entered) {
+                vc = 1;
+            } else if (last == nullptr || last->mesh->dir != d) {
+                vc = 0;
+            }
             out.push_back({&r, vc});
             // What it lands in at the next chip: rx1 after a dateline link or on VC1.
             vc = (vc == 1 || r.config.dateline != 0) ? 1 : 0;
@@ -490,7 +494,6 @@ std::vector<MeshHop> MeshPlan::links(MeshNode src, MeshNode dst, uint32_t plane)
         }
         last = nullptr;
         entered = true;
-        vc = 1;
         if (out.size() > 4 * fabric.routers.size()) {
             fail(ErrorCategory::BadInput, "mesh plan: the route from {} to {} does not end", src.str(), dst.str());
         }
