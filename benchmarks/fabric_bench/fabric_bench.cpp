@@ -89,14 +89,15 @@ constexpr uint32_t kSinkSem = 0x50000;
 std::string path(const char* dir, const std::string& f) { return std::string(dir) + "/" + f; }
 
 struct Bench {
+    explicit Bench(const std::string& firmware_dir)
+        : router(fabric::ElfImage::load_file(firmware_dir + "/wormhole_b0/fabric_router.elf")),
+          worker(fabric::ElfImage::load_file(firmware_dir + "/wormhole_b0/fabric_traffic.elf")) {}
     fabric::SocDescriptor soc = fabric::SocDescriptor::load_file(
         path(FABRIC_SOC_DESCRIPTOR_DIR, "wormhole_b0_80_arch.yaml"));
     fabric::ClusterDescriptor cluster = fabric::ClusterDescriptor::load_file(
         path(FABRIC_SOC_DESCRIPTOR_DIR, "t3k_cluster.yaml"));
-    fabric::ElfImage router = fabric::ElfImage::load_file(
-        path(FABRIC_FIRMWARE_DIR, "wormhole_b0/fabric_router.elf"));
-    fabric::ElfImage worker = fabric::ElfImage::load_file(
-        path(FABRIC_FIRMWARE_DIR, "wormhole_b0/fabric_traffic.elf"));
+    fabric::ElfImage router;
+    fabric::ElfImage worker;
     uint64_t sim_cycles = 0;
 };
 
@@ -376,6 +377,9 @@ struct Probe {
     std::map<uint32_t, uint64_t> hist = {};
 };
 constexpr uint64_t kProfileWindow = 400'000;
+// Enough packets to keep the one-hop line saturated through the window at any size (~240 cycles a
+// packet at 16 B and 2 KiB, ~400 at 4 KiB).
+constexpr uint32_t kProfilePackets = 4000;
 
 // Let the workers reach saturation, sample the probes, let the workers finish, stop the fabric,
 // write the histograms.
@@ -402,8 +406,8 @@ void profile_bidir(Bench& b, const std::string& prefix, uint32_t bytes, bool bid
     const auto& plan = line.runner.plan();
     std::vector<Probe> probes{{"c0_east", &line.tile(plan.chips[0], FabricDir::East)},
                               {"c1_west", &line.tile(plan.chips[1], FabricDir::West)}};
-    std::vector<Line::Worker> ws{line.make_worker(0, 0, FabricDir::East, 1, pf::NocSendType::UnicastWrite, bytes, 1500)};
-    if (bidir) ws.push_back(line.make_worker(1, 1, FabricDir::West, 1, pf::NocSendType::UnicastWrite, bytes, 1500));
+    std::vector<Line::Worker> ws{line.make_worker(0, 0, FabricDir::East, 1, pf::NocSendType::UnicastWrite, bytes, kProfilePackets)};
+    if (bidir) ws.push_back(line.make_worker(1, 1, FabricDir::West, 1, pf::NocSendType::UnicastWrite, bytes, kProfilePackets));
     line.start(ws);
     probes.push_back({"worker", &line.dev.tile(ws[0].core)});
     sample_profile(line, ws, probes, prefix);
@@ -464,16 +468,18 @@ void trace(Bench& b, const std::string& prefix) {
 int main(int argc, char** argv) {
     std::string what = "all";
     bool quick = false;
+    std::string firmware_dir = FABRIC_FIRMWARE_DIR;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--quick") quick = true;
+        else if (a == "--firmware" && i + 1 < argc) firmware_dir = argv[++i];
         else what = a;
     }
     try {
-        Bench b;
+        Bench b(firmware_dir);
         Timer timer;
         std::printf("fabric_bench: Wormhole B0 model, T3000 cluster, payload slots %u B, router %s\n",
-                    pf::kDefaultPayloadBytes, FABRIC_FIRMWARE_DIR "/wormhole_b0/fabric_router.elf");
+                    pf::kDefaultPayloadBytes, (firmware_dir + "/wormhole_b0/fabric_router.elf").c_str());
         if (what == "all" || what == "bandwidth") bandwidth(b, quick);
         if (what == "all" || what == "latency") latency(b);
         if (what == "all" || what == "router") router_cost(b, quick);
