@@ -248,8 +248,9 @@ TEST_CASE("fabric: payload sizes up to the arch maximum, split at the slot size"
                                                               : pf::kDefaultPayloadBytes;
     INFO("bytes " << bytes << " payload_bytes " << payload);
     FabricSim f("n300_cluster.yaml", line_options({0, 1}, payload));
-    // The largest slots fit WH's router block only with fewer of them (plan: 4 sender / 8 rx).
-    CHECK(f.router(0, FabricDir::East).config.sender_slots[1] == (payload > pf::kDefaultPayloadBytes ? 4u : 8u));
+    // The largest slots fit WH's router block only with fewer of them (plan: 4 sender / 8 rx, then
+    // ch0 doubled and the rest of L1 to ch1).
+    CHECK(f.router(0, FabricDir::East).config.receiver_slots[0] == (payload > pf::kDefaultPayloadBytes ? 8u : 16u));
     f.start();
     const uint32_t count = 6, slots = 3;
     const Core w = on(f.chip(0), kWorkerEast), s = on(f.chip(1), kSink);

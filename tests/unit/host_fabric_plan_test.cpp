@@ -114,10 +114,18 @@ void check_common(const FabricPlan& p, const FabricOptions& o, const SocDescript
         CHECK(c.drain_timeout_us == o.drain_timeout_us);
         CHECK(c.progress_timeout_us == o.progress_timeout_us);
         CHECK(c.ring_size == (ring ? n : 0));
-        // Automatic slots give the worker channel twice the others' where that fits L1.
-        const bool auto_slots = o.sender_slots == 0;
-        CHECK((c.sender_slots[0] == c.sender_slots[1] ||
-               (auto_slots && c.sender_slots[0] == std::min(2 * c.sender_slots[1], fabric::kMaxRouterSlots))));
+        // Automatic slots give the worker channel twice the others' where that fits L1, then what
+        // L1 still holds to the forwarded channels: one more slot each would not fit.
+        if (o.sender_slots != 0) {
+            CHECK(c.sender_slots[0] == c.sender_slots[1]);
+        } else {
+            CHECK(c.sender_slots[0] <= 2 * c.sender_slots[1]);
+            pf::RouterConfig more = c;
+            ++more.sender_slots[1];
+            if (ring) ++more.sender_slots[2];
+            const pf::RouterLayout bigger = pf::router_layout(hal::arch_map(soc.arch()), more);
+            CHECK((c.sender_slots[1] == fabric::kMaxRouterSlots || !bigger.fits || bigger.end > soc.eth_l1_size()));
+        }
         CHECK(c.sender_slots[2] == (ring ? c.sender_slots[1] : 0));
         CHECK(c.receiver_slots[1] == (ring ? c.receiver_slots[0] : 0));
         CHECK(std::all_of(std::begin(c.reserved), std::end(c.reserved),
@@ -172,8 +180,8 @@ TEST_CASE("fabric plan: line over t3k row 0", "[fabric_plan]") {
     CHECK(w3.index_in_line == 3);
     for (const auto& r : p.routers) {
         CHECK(r.config.dateline == 0);
-        CHECK(r.config.sender_slots[0] == 16);  // auto: {8, 16} fits a line on WH, and ch0 16
-        CHECK(r.config.sender_slots[1] == 8);
+        CHECK(r.config.sender_slots[0] == 16);  // auto: {8, 16} fits a line on WH, and ch0 16,
+        CHECK(r.config.sender_slots[1] == 11);  // and the rest of L1 gives ch1 3 more
         CHECK(r.config.receiver_slots[0] == 16);
     }
     CHECK_THAT(expect_error(ErrorCategory::BadInput, [&] { (void)p.router(0, FabricDir::West); }),
@@ -249,7 +257,7 @@ TEST_CASE("fabric plan: ring over the t3k perimeter", "[fabric_plan]") {
         CHECK(r.config.downstream_y == other.core.core.y);
         CHECK(r.config.ring_size == 8);
         // auto: {8, 16} does not fit a ring (5 channels) on WH, {4, 8} does, and ch0 8
-        CHECK(r.config.sender_slots[2] == 4);
+        CHECK(r.config.sender_slots[2] == 9);  // and the rest of L1: 5 more each for ch1 and ch2
         CHECK(r.config.sender_slots[0] == 8);
         CHECK(r.config.receiver_slots[1] == 8);
     }
@@ -317,14 +325,15 @@ TEST_CASE("fabric plan: Blackhole line and ring with the largest payload", "[fab
     o.payload_bytes = pf::max_payload_bytes(hal::kBlackhole);
     const FabricPlan line = plan_fabric(bh, bh_soc(), o);
     check_common(line, o, bh_soc());
-    CHECK(line.router(0, FabricDir::East).config.sender_slots[1] == 4);  // {8, 16} does not fit
-    CHECK(line.router(0, FabricDir::East).config.sender_slots[0] == 8);  // ch0 doubled does
+    CHECK(line.router(0, FabricDir::East).config.receiver_slots[0] == 8);  // {8, 16} does not fit
+    CHECK(line.router(0, FabricDir::East).config.sender_slots[0] == 8);    // ch0 doubled does
+    CHECK(line.router(0, FabricDir::East).config.sender_slots[1] == 7);    // and 3 more for ch1
     CHECK(line.router(0, FabricDir::East).core.core == CoreCoord{1, 1});
     CHECK(line.router(1, FabricDir::West).core.core == CoreCoord{16, 1});
     o.topology = pf::Topology::Ring;
     const FabricPlan ring = plan_fabric(bh, bh_soc(), o);
     check_common(ring, o, bh_soc());
-    CHECK(ring.router(0, FabricDir::East).config.sender_slots[1] == 2);
+    CHECK(ring.router(0, FabricDir::East).config.sender_slots[1] == 5);  // {2, 4} and 3 more
     CHECK(ring.router(0, FabricDir::East).config.receiver_slots[0] == 4);
     CHECK(ring.router(2, FabricDir::East).config.dateline == 1);
     CHECK(ring.router(0, FabricDir::West).config.dateline == 1);
