@@ -3,7 +3,8 @@
 // fabric_traffic worker kernels sending through the worker adapter. Prints figures; not a test.
 //
 //   fabric_bench [bandwidth|latency|router|all] [--quick]
-//   fabric_bench profile|profile-bi16|profile-bi2k|profile-uni{16,2k,4k}|trace   (development aids, below)
+//   fabric_bench profile|profile-bi16|profile-bi2k|profile-uni{16,2k,4k}|trace|stages{16,2k,4k}
+//                (development aids, below)
 //
 //   bandwidth  one worker per direction sends N packets of P bytes (UnicastWrite) one hop, on a
 //              line of 2 chips; unidirectional (one worker) and bidirectional (one each way).
@@ -32,6 +33,11 @@
 //              profile-uni16 / -uni2k / -uni4k for the unidirectional one (chip 0 -> chip 1).
 //   trace      PC of every router of a 4-chip line, every cycle, while one packet goes 3 hops:
 //              /tmp/fabric_trace.txt ("<router> <cycle> <pc>"), for per-hop latency breakdowns.
+//   stages     where a ch0 slot's round trip goes, one hop at saturation (16 B, 2 KiB, 4 KiB):
+//              mean cycles from push to send, to announcement, to take, to the completion back
+//              and processed, to the slot's next push, from the stream counters' running sums.
+//              A queue in front of a stage (e.g. landed packets waiting to be taken) shows which
+//              router limits the rate.
 //
 // Cycles are core clock cycles (WH: 1 GHz, so 1 B/cycle = 1 GB/s and 1 packet/cycle = 1e9/s).
 #include <algorithm>
@@ -52,6 +58,7 @@
 #include "fabric/launch.h"
 #include "fabric/sim_device.h"
 #include "fabric/soc_descriptor.h"
+#include "cluster.h"
 #include "protocol/fabric.h"
 #include "protocol/test_kernels.h"
 #include "protocol/test_mailbox.h"
@@ -116,6 +123,9 @@ struct Line {
     static fabric::FabricPlan plan(const Bench& b, size_t chips) {
         fabric::FabricOptions o;
         o.chips.assign(kChain.begin(), kChain.begin() + static_cast<long>(chips));
+        if (getenv("FB_PAYLOAD")) o.payload_bytes = atoi(getenv("FB_PAYLOAD"));
+        if (getenv("FB_SS")) o.sender_slots = atoi(getenv("FB_SS"));
+        if (getenv("FB_RS")) o.receiver_slots = atoi(getenv("FB_RS"));
         return fabric::plan_fabric(b.cluster, b.soc, o);
     }
     Line(Bench& bench, size_t chips)
@@ -463,6 +473,68 @@ void trace(Bench& b, const std::string& prefix) {
     std::printf("\n== trace in %s\n", f.c_str());
 }
 
+// Where a packet's round trip goes, one hop, unidirectional, at saturation: the stream counters
+// along the path, read every cycle from the model (sim::StreamRegs' running sums of what was added
+// and subtracted; nothing in the firmware). Their increments are events in packet order: the
+// worker's push (chip 0 East's Pushed0 +1), the router's send (Pushed0 -1), the announcement
+// landing (chip 1 West's RxSent0 +n), the take (RxSent0 -n), the completion landing back (chip 0
+// East's Completed0 +n) and its processing (Completed0 -n); a ch0 slot is pushed again `slots`
+// packets later. Prints the mean time between the stages over the packets of the window.
+void stages(Bench& b, uint32_t bytes) {
+    Line line(b, 2);
+    const auto& plan = line.runner.plan();
+    const fabric::RouterPlacement& tx = plan.router(plan.chips[0], FabricDir::East);
+    const fabric::RouterPlacement& rx = plan.router(plan.chips[1], FabricDir::West);
+    sim::StreamRegs& txs = line.dev.cluster().chip(tx.chip).streams(tx.core.core.x, tx.core.core.y);
+    sim::StreamRegs& rxs = line.dev.cluster().chip(rx.chip).streams(rx.core.core.x, rx.core.core.y);
+    std::vector<Line::Worker> ws{line.make_worker(0, 0, FabricDir::East, 1, pf::NocSendType::UnicastWrite, bytes, kProfilePackets)};
+    line.start(ws);
+    struct Counter {  // the cycles at which a running sum reached 1, 2, 3, ...
+        std::vector<uint64_t> at;
+        void sample(uint64_t sum, uint64_t t) {
+            while (at.size() < sum) at.push_back(t);
+        }
+    };
+    Counter pushed, sent, landed, taken, completed, processed;
+    const uint64_t end = line.dev.cycles() + 100'000 + kProfileWindow;
+    for (uint64_t t = line.dev.cycles(); t < end; ++t) {
+        line.dev.step(1);
+        pushed.sample(txs.added(pf::kStreamPushed0), t);
+        sent.sample(txs.subtracted(pf::kStreamPushed0), t);
+        landed.sample(rxs.added(pf::kStreamRxSent0), t);
+        taken.sample(rxs.subtracted(pf::kStreamRxSent0), t);
+        completed.sample(txs.added(pf::kStreamCompleted0), t);
+        processed.sample(txs.subtracted(pf::kStreamCompleted0), t);
+    }
+    (void)line.wait(ws);
+    (void)line.runner.terminate(pf::Termination::Graceful, 20'000'000);
+    const uint32_t slots = tx.config.sender_slots[0];
+    const std::vector<std::pair<const char*, const std::vector<uint64_t>*>> path{
+        {"pushed by the worker", &pushed.at},         {"sent by chip 0 East", &sent.at},
+        {"announced to chip 1 West", &landed.at},      {"taken (delivered)", &taken.at},
+        {"completion back at chip 0 East", &completed.at}, {"completion processed", &processed.at}};
+    size_t n = pushed.at.size();
+    for (const auto& [name, v] : path) n = std::min(n, v->size());
+    // Packets past the warm-up whose slot was pushed again within the window.
+    const size_t first = n / 4, last = n > slots ? n - slots : 0;
+    if (last <= first) fabric::fail(fabric::ErrorCategory::Fabric, "stages: too few packets ({})", n);
+    std::printf("\n== stages: one hop, %u B, UnicastWrite, packets %zu..%zu of the window, %u ch0 slots\n", bytes,
+                first, last, slots);
+    double total = 0;
+    for (size_t i = 0; i < path.size(); ++i) {
+        const auto& next = i + 1 < path.size() ? *path[i + 1].second : pushed.at;
+        const size_t shift = i + 1 < path.size() ? 0 : slots;  // the slot's next push
+        double sum = 0;
+        for (size_t k = first; k < last; ++k) sum += double(next[k + shift]) - double((*path[i].second)[k]);
+        const double mean = sum / double(last - first);
+        total += mean;
+        std::printf("  %-32s -> %-32s %8.1f cycles\n", path[i].first,
+                    i + 1 < path.size() ? path[i + 1].first : "the slot pushed again", mean);
+    }
+    const double interval = double(pushed.at[last] - pushed.at[first]) / double(last - first);
+    std::printf("  round trip of a ch0 slot %.0f cycles = %u slots x %.1f cycles a packet\n", total, slots, interval);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -488,6 +560,9 @@ int main(int argc, char** argv) {
         if (what == "profile-bi2k") profile_bidir(b, "/tmp/fabric_profile", 2048);
         if (what == "profile-uni16") profile_bidir(b, "/tmp/fabric_profile", 16, false);
         if (what == "profile-uni2k") profile_bidir(b, "/tmp/fabric_profile", 2048, false);
+        if (what == "stages16") stages(b, 16);
+        if (what == "stages2k") stages(b, 2048);
+        if (what == "stages4k") stages(b, 4096);
         if (what == "profile-uni4k") profile_bidir(b, "/tmp/fabric_profile", 4096, false);
         if (what == "trace") trace(b, "/tmp/fabric_trace");
         std::printf("\n(%.1f M simulated cycles in %.1f s)\n", double(b.sim_cycles) / 1e6, timer.secs());

@@ -11,7 +11,8 @@ constexpr uint32_t kRegsPerStream = hal::common::kStreamRegSpace / 4;
 }  // namespace
 
 StreamRegs::StreamRegs(const hal::ArchMap& arch, uint32_t num_streams)
-    : arch_(arch), num_streams_(num_streams), words_free_(num_streams, 0) {}
+    : arch_(arch), num_streams_(num_streams), words_free_(num_streams, 0), added_(num_streams, 0),
+      subtracted_(num_streams, 0) {}
 
 bool StreamRegs::decode(uint64_t addr, uint32_t& stream, uint32_t& index) const {
     if (!contains(addr) || addr % 4 != 0) {
@@ -31,8 +32,15 @@ bool StreamRegs::mmio_write(uint32_t addr, uint32_t value) {
     }
     const hal::StreamRegIndex& idx = arch_.stream;
     if (r == idx.remote_dest_buf_space_available_update) {
-        words_free_[s] = (words_free_[s] + hal::stream::words_free_delta_of(value)) & hal::stream::kWordsFreeMask;
+        const uint32_t delta = hal::stream::words_free_delta_of(value);
+        words_free_[s] = (words_free_[s] + delta) & hal::stream::kWordsFreeMask;
         ++update_writes_;
+        // The delta is a 17-bit two's-complement number.
+        if ((delta & (1u << (hal::stream::kWordsFreeBits - 1))) == 0) {
+            added_[s] += delta;
+        } else {
+            subtracted_[s] += (hal::stream::kWordsFreeMask + 1) - delta;
+        }
         return true;
     }
     if (r == idx.remote_dest_buf_space_available) {

@@ -48,6 +48,10 @@ public:
     uint32_t words_free(uint32_t s) const { return s < num_streams_ ? words_free_[s] : 0; }
     // Number of increments applied through *_UPDATE since construction (all streams).
     uint64_t update_writes() const { return update_writes_; }
+    // What the *_UPDATE writes to stream `s` added and subtracted in all (debug view: event
+    // counts, e.g. packets pushed and sent, for benchmarks that trace a path).
+    uint64_t added(uint32_t s) const { return s < num_streams_ ? added_[s] : 0; }
+    uint64_t subtracted(uint32_t s) const { return s < num_streams_ ? subtracted_[s] : 0; }
 
 private:
     bool decode(uint64_t addr, uint32_t& stream, uint32_t& index) const;
@@ -55,6 +59,7 @@ private:
     const hal::ArchMap& arch_;
     uint32_t num_streams_;
     std::vector<uint32_t> words_free_;
+    std::vector<uint64_t> added_, subtracted_;
     std::unordered_map<uint32_t, uint32_t> plain_;  // key: stream * 1024 + index
     uint64_t update_writes_ = 0;
 };
