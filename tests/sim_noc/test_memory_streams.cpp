@@ -111,6 +111,11 @@ TEST_CASE("StreamRegs: inc-on-write words-free counter, per arch indices", "[sim
         CHECK_FALSE(s.mmio_read(upd + 1).has_value());
         CHECK_FALSE(s.mmio_write(hal::common::kStreamRegsBase - 4, 0));
         CHECK(s.update_writes() == 5);
+        // The running sums of the updates (+3 +4 +1, -2 -7; the DEST_BUF_SIZE reload is no update).
+        CHECK(s.added(5) == 8u);
+        CHECK(s.subtracted(5) == 9u);
+        CHECK(s.added(4) == 0u);
+        CHECK(s.subtracted(40) == 0u);  // no such stream
     }
 }
 
