@@ -367,10 +367,10 @@ class Router {
     Status sender_step(uint32_t c);
     void sender_completions(uint32_t c);
     Status announce(uint32_t rx);
-    Status receiver_step(uint32_t r);
-    Status take(uint32_t r, bool& taken);
+    Status receiver_step(uint32_t r, uint32_t landed);
+    Status take(uint32_t r, bool& taken, Noc::Burst<false>& burst);
     Status take_general(uint32_t r, bool& taken);
-    Status forward(uint32_t p, uint32_t slot, uint32_t bytes, uint32_t id);
+    Status forward(uint32_t p, uint32_t slot, uint32_t bytes, uint32_t id, Noc::Burst<false>& burst);
     bool port_full(uint32_t p);
     // 2D
     uint32_t mesh_port(uint32_t r, uint32_t dir) const;
@@ -991,17 +991,18 @@ Status Router::deliver(const pf::PacketHeader& h, uint32_t slot, uint32_t id, bo
     }
 }
 
-// Take the packets that have landed in rx r, up to kTakeBatch, in order; one stream update for
-// all of them.
-ROUTER_HOT Status Router::receiver_step(uint32_t r) {
-    const uint32_t landed = Streams::read(rx_sent_id(r));
-    if (landed == 0) return Status::Ok;
+// Take the `landed` packets of rx r, up to kTakeBatch, in order; one stream update for all of
+// them, and their fast-path NoC requests counted once (a Burst).
+ROUTER_HOT Status Router::receiver_step(uint32_t r, uint32_t landed) {
     uint32_t n = 0;
-    while (n < landed && n < kTakeBatch) {
-        bool taken = false;
-        HAL_TRY(take(r, taken));
-        if (!taken) break;
-        ++n;
+    {
+        Noc::Burst<false> burst(noc_);  // non-posted: the fast path's deliveries and forwards
+        while (n < landed && n < kTakeBatch) {
+            bool taken = false;
+            HAL_TRY(take(r, taken, burst));
+            if (!taken) break;
+            ++n;
+        }
     }
     if (n == 0) return Status::Ok;
     stream_add(rx_sent_id(r), -static_cast<int32_t>(n));
@@ -1021,14 +1022,12 @@ bool Router::port_full(uint32_t p) {
 // and VC, so it lands after the data). Prechecked: our slot and the port's are 16-B aligned slots
 // of layouts that fit (ours checked at start-up, the port's in setup_port), the size at most a
 // slot (payload_bytes validated; a slot is one NoC burst), the handles prepared with checks.
-[[gnu::always_inline]] inline Status Router::forward(uint32_t p, uint32_t slot, uint32_t bytes, uint32_t id) {
+// Both requests non-posted, counted with the caller's burst.
+[[gnu::always_inline]] inline Status Router::forward(uint32_t p, uint32_t slot, uint32_t bytes, uint32_t id,
+                                                     Noc::Burst<false>& burst) {
     Port& q = port(p);
-    {
-        // Both non-posted, counted once (no count check runs in between).
-        Noc::Burst<false> burst(noc_);
-        HAL_TRY(burst.write(*q.data, slot, q.next.addr, sizeof(pf::PacketHeader) + align16(bytes), id));
-        HAL_TRY(burst.write_inline(q.pushed_inc, kIncOne, id));
-    }
+    HAL_TRY(burst.write(*q.data, slot, q.next.addr, sizeof(pf::PacketHeader) + align16(bytes), id));
+    HAL_TRY(burst.write_inline(q.pushed_inc, kIncOne, id));
     ++q.pushed;
     q.next.advance(q.base, q.slots, slot_bytes_);
     ++forwarded_;
@@ -1121,7 +1120,7 @@ uint32_t Router::mesh_entry_route(uint32_t dst_word, pf::Route& out) const {
 // port) and a UnicastWrite delivered here, each passing every check validate() makes (the same
 // checks, on the words); anything else, including a packet failing a check, goes to
 // take_general(), which loads the header again and runs validate_route() and validate().
-Status Router::take(uint32_t r, bool& taken) {
+Status Router::take(uint32_t r, bool& taken, Noc::Burst<false>& burst) {
     Receiver& rx = rx_[r];
     if (rx.blocked != 0) {
         // The packet waits for a port: look at its credit word only, not at the header again
@@ -1174,7 +1173,7 @@ Status Router::take(uint32_t r, bool& taken) {
             st(slot + 4 * kHdrRouteWord, route >> 4 | ext << 28);
             st(slot + 4 * kHdrRouteExtWord, ext >> 4);
         }
-        HAL_TRY(forward(out, slot, bytes, id));
+        HAL_TRY(forward(out, slot, bytes, id, burst));
     } else if (write && type == static_cast<uint32_t>(pf::NocSendType::UnicastWrite)) {
         static_assert(offsetof(pf::PacketHeader, cmd.write.dst.addr) == 0 &&
                       offsetof(pf::PacketHeader, cmd.write.dst.x) == 4 && offsetof(pf::PacketHeader, cmd.write.dst.y) == 5);
@@ -1187,16 +1186,14 @@ Status Router::take(uint32_t r, bool& taken) {
             return take_general(r, taken);
         }
         // Prechecked: the target as write() checks it (above), 16-B aligned like the slot's
-        // payload, so congruent; the slot is ours.
-        {
-            Noc::Burst<false> burst(noc_);  // non-posted: its kind known here, counted once
-            HAL_TRY(burst.write_to(deliver_, slot + sizeof(pf::PacketHeader), {x, y}, addr, bytes, id));
-        }
+        // payload, so congruent; the slot is ours. deliver_ is alone on kDeliverBuf.
+        HAL_TRY(burst.write_to_sole(deliver_, slot + sizeof(pf::PacketHeader), {x, y}, addr, bytes, id));
         ++delivered_;
     } else {
         return take_general(r, taken);
     }
-    rx.armed &= ~(1u << idx);
+    // (No armed bit to clear: a slot's bit is cleared when its atomic is issued, before the slot
+    // completes, so it is clear whenever the slot is taken again.)
     rx.src[idx] = static_cast<uint8_t>(src);
     ++rx.taken;
     rx.take.advance(rx.base, rx.slots, slot_bytes_);
@@ -1275,8 +1272,9 @@ Status Router::take(uint32_t r, bool& taken) {
                 st(slot + 4 * kHdrRouteWord, h.route >> 4 | h.route_ext << 28);
                 st(slot + 4 * kHdrRouteExtWord, h.route_ext >> 4);
             }
+            Noc::Burst<false> burst(noc_);
             for (uint32_t p = 1; p < kSenders; ++p) {
-                if ((ports >> p & 1) != 0) HAL_TRY(forward(p, slot, h.payload_bytes, id));
+                if ((ports >> p & 1) != 0) HAL_TRY(forward(p, slot, h.payload_bytes, id, burst));
             }
         }
         rx.src[idx] = h.src_channel;
@@ -1624,7 +1622,8 @@ int Router::run() {
 #pragma GCC unroll 2
         for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
             if ((receivers & (1u << r)) == 0) continue;
-            s = Streams::read(rx_sent_id(r)) != 0 ? receiver_step(r) : Status::Ok;
+            const uint32_t landed = Streams::read(rx_sent_id(r));
+            s = landed != 0 ? receiver_step(r, landed) : Status::Ok;
             if (s == Status::Ok) s = r == 0 ? complete_flushed<0>() : complete_flushed<1>();
             if (s != Status::Ok) return stop_hal(s, RouterWait::NocCmdBuf);
         }

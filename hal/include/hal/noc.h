@@ -552,8 +552,10 @@ class Noc {
     }
     // Both prepared writes: kAnyDst, the handle came from prepare_write_any and each request also
     // writes the destination coordinate `dst_arg` (ignored otherwise).
-    // kUncounted (bursts): the caller counts the request.
-    template <bool kTrid, bool kChecked, bool kAnyDst, bool kUncounted = false>
+    // kUncounted (bursts): the caller counts the request. kSole: `p` is the only handle ever
+    // prepared on its command buffer, so the buffer still holds its constants (programmed when it
+    // was prepared) and the check for another handle's is left out.
+    template <bool kTrid, bool kChecked, bool kAnyDst, bool kUncounted = false, bool kSole = false>
     [[gnu::always_inline]] Status write_prepared_core(const NocPrepared& p, uint32_t src_l1,
                                                       const NocXY& dst_arg, uint32_t dst_addr,
                                                       uint32_t size, uint32_t trid) {
@@ -581,7 +583,7 @@ class Noc {
         }
         const auto one = [ =, this, &p ](uint32_t off, uint32_t len) __attribute__((always_inline)) {
             HAL_TRY(wait_cmd_buf_ready(base));
-            if (programmed_[buf] != token) [[unlikely]] {
+            if (!kSole && programmed_[buf] != token) [[unlikely]] {
                 program_constants(p);
             }
             mmio::write32(base + noc::kTargAddrLo, src_l1 + off);
@@ -657,6 +659,15 @@ class Noc {
         [[nodiscard, gnu::always_inline]] Status write_to(const NocPrepared& p, uint32_t src_l1, const NocXY& dst,
                                                           uint32_t dst_addr, uint32_t size, uint32_t trid) {
             HAL_TRY((noc_.template write_prepared_core<true, false, true, true>(p, src_l1, dst, dst_addr, size, trid)));
+            ++n_;
+            return Status::Ok;
+        }
+        // The same for a handle that is the only one ever prepared on its command buffer (see
+        // write_prepared_core's kSole).
+        [[nodiscard, gnu::always_inline]] Status write_to_sole(const NocPrepared& p, uint32_t src_l1, const NocXY& dst,
+                                                               uint32_t dst_addr, uint32_t size, uint32_t trid) {
+            HAL_TRY((noc_.template write_prepared_core<true, false, true, true, true>(p, src_l1, dst, dst_addr, size,
+                                                                                     trid)));
             ++n_;
             return Status::Ok;
         }
