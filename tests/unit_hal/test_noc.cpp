@@ -607,6 +607,34 @@ TEMPLATE_TEST_CASE("noc prepared write and inline write: constants once, then on
         CHECK(noc.counters().wr_ack_expected == before.wr_ack_expected + 8);
         CHECK(noc.counters().posted_wr_req_issued == before.posted_wr_req_issued);
     }
+    SECTION("burst: a handle alone on its buffer (write_to_sole) skips the reprogram check") {
+        hal::NocPrepared a, w;
+        REQUIRE(noc.prepare_write_any(2, {}, a, true) == Status::Ok);
+        core.fake.clear_log();
+        REQUIRE(noc.write_prepared_to_prechecked(a, 0x11080, {1, 2}, 0x2080, 16, 2) == Status::Ok);
+        const std::vector<RegWrite> single = core.fake.writes();
+        core.fake.clear_log();
+        {
+            typename hal::Noc<F::map>::template Burst<false> b(noc);
+            REQUIRE(b.write_to_sole(a, 0x11080, {1, 2}, 0x2080, 16, 2) == Status::Ok);
+        }
+        CHECK(core.fake.writes() == single);
+        // With another handle on the buffer (the contract broken) it still writes only the
+        // per-request registers, where write_to restores the handle's constants first.
+        REQUIRE(noc.prepare_write(2, {9, 10}, {}, w, true) == Status::Ok);
+        core.fake.clear_log();
+        {
+            typename hal::Noc<F::map>::template Burst<false> b(noc);
+            REQUIRE(b.write_to_sole(a, 0x11080, {1, 2}, 0x2080, 16, 2) == Status::Ok);
+        }
+        CHECK(core.fake.writes() == single);
+        core.fake.clear_log();
+        {
+            typename hal::Noc<F::map>::template Burst<false> b(noc);
+            REQUIRE(b.write_to(a, 0x11080, {1, 2}, 0x2080, 16, 2) == Status::Ok);
+        }
+        CHECK(core.fake.writes().size() > single.size());
+    }
     SECTION("posted") {
         hal::NocPrepared q;
         REQUIRE(noc.prepare_write(2, {9, 10}, {.posted = true}, q) == Status::Ok);
