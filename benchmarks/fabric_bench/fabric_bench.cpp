@@ -2,7 +2,7 @@
 // the host control plane (FabricRunner over SimDevice) exactly as `fabricctl fabric` does, with
 // fabric_traffic worker kernels sending through the worker adapter. Prints figures; not a test.
 //
-//   fabric_bench [bandwidth|latency|router|all] [--quick]
+//   fabric_bench [bandwidth|latency|router|all] [--quick] [--firmware DIR] [--prefix P]
 //   fabric_bench profile|profile-bi16|profile-bi2k|profile-uni{16,2k,4k}|trace   (development aids, below)
 //
 //   bandwidth  one worker per direction sends N packets of P bytes (UnicastWrite) one hop, on a
@@ -32,6 +32,8 @@
 //              profile-uni16 / -uni2k / -uni4k for the unidirectional one (chip 0 -> chip 1).
 //   trace      PC of every router of a 4-chip line, every cycle, while one packet goes 3 hops:
 //              /tmp/fabric_trace.txt ("<router> <cycle> <pc>"), for per-hop latency breakdowns.
+//   --prefix P   profile and trace files go to P_profile-<core>.txt / P_trace.txt instead of
+//                /tmp/fabric_... (several people profiling on one machine).
 //
 // Cycles are core clock cycles (WH: 1 GHz, so 1 B/cycle = 1 GB/s and 1 packet/cycle = 1e9/s).
 #include <algorithm>
@@ -469,10 +471,12 @@ int main(int argc, char** argv) {
     std::string what = "all";
     bool quick = false;
     std::string firmware_dir = FABRIC_FIRMWARE_DIR;
+    std::string prefix = "/tmp/fabric";  // profile / trace output files start with this
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--quick") quick = true;
         else if (a == "--firmware" && i + 1 < argc) firmware_dir = argv[++i];
+        else if (a == "--prefix" && i + 1 < argc) prefix = argv[++i];
         else what = a;
     }
     try {
@@ -483,13 +487,13 @@ int main(int argc, char** argv) {
         if (what == "all" || what == "bandwidth") bandwidth(b, quick);
         if (what == "all" || what == "latency") latency(b);
         if (what == "all" || what == "router") router_cost(b, quick);
-        if (what == "profile") profile(b, "/tmp/fabric_profile");
-        if (what == "profile-bi16") profile_bidir(b, "/tmp/fabric_profile", 16);
-        if (what == "profile-bi2k") profile_bidir(b, "/tmp/fabric_profile", 2048);
-        if (what == "profile-uni16") profile_bidir(b, "/tmp/fabric_profile", 16, false);
-        if (what == "profile-uni2k") profile_bidir(b, "/tmp/fabric_profile", 2048, false);
-        if (what == "profile-uni4k") profile_bidir(b, "/tmp/fabric_profile", 4096, false);
-        if (what == "trace") trace(b, "/tmp/fabric_trace");
+        if (what == "profile") profile(b, prefix + "_profile");
+        if (what == "profile-bi16") profile_bidir(b, prefix + "_profile", 16);
+        if (what == "profile-bi2k") profile_bidir(b, prefix + "_profile", 2048);
+        if (what == "profile-uni16") profile_bidir(b, prefix + "_profile", 16, false);
+        if (what == "profile-uni2k") profile_bidir(b, prefix + "_profile", 2048, false);
+        if (what == "profile-uni4k") profile_bidir(b, prefix + "_profile", 4096, false);
+        if (what == "trace") trace(b, prefix + "_trace");
         std::printf("\n(%.1f M simulated cycles in %.1f s)\n", double(b.sim_cycles) / 1e6, timer.secs());
     } catch (const std::exception& e) {
         std::fprintf(stderr, "fabric_bench: %s\n", e.what());
