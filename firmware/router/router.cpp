@@ -304,20 +304,21 @@ class Router {
 
   private:
     // ---- state ----
-    struct Sender {  // one of our sender channels
-        uint32_t base = 0;
-        uint32_t slots = 0;  // 0 = unused
-        uint32_t rx = 0;     // the peer receiver channel it sends into
-        uint32_t sent = 0;   // free-running
-        uint32_t completed = 0;  // free-running; also the producer's "freed"
-        SlotCursor next;     // the slot of packet `sent`
-    };
     struct PeerRx {  // a receiver channel of the peer, as our senders see it
         uint32_t base = 0;
         uint32_t slots = 0;
         SlotCursor next;           // where the next packet lands
         uint32_t inflight = 0;     // sent and not completed
         uint32_t unannounced = 0;  // sent, its +1 on the peer's rx_sent stream not yet queued
+        uint32_t announce_reg = 0;  // that stream's update register (Streams::update_reg_addr)
+    };
+    struct Sender {  // one of our sender channels
+        uint32_t base = 0;
+        uint32_t slots = 0;  // 0 = unused
+        PeerRx* peer = nullptr;  // the peer receiver channel it sends into
+        uint32_t sent = 0;   // free-running
+        uint32_t completed = 0;  // free-running; also the producer's "freed"
+        SlotCursor next;     // the slot of packet `sent`
     };
     struct Receiver {  // one of our receiver channels
         uint32_t base = 0;
@@ -364,7 +365,7 @@ class Router {
     uint32_t check_mesh_config() const;
 
     // ---- main loop steps ----
-    Status sender_step(uint32_t c);
+    Status sender_step(uint32_t c, uint32_t pushed);
     void sender_completions(uint32_t c);
     Status announce(uint32_t rx);
     Status receiver_step(uint32_t r);
@@ -775,7 +776,7 @@ uint32_t Router::setup_ports() {
     stream_add(completed_id(c), -static_cast<int32_t>(n));
     activity_ = true;
     s.completed += n;
-    peer_rx_[s.rx].inflight -= n;
+    s.peer->inflight -= n;
     credit_dirty_ |= 1u << c;
 }
 
@@ -784,23 +785,29 @@ uint32_t Router::setup_ports() {
 // data), for up to kAnnounceBatch packets at once: as soon as nothing more can go now, or when the
 // batch is full. Up to kSendBurst commands per call while the queue takes each at once (a small
 // packet's one frame goes on the wire at once and frees the queue a cycle later), so its
-// announcement or the next packet does not wait for the next pass.
-ROUTER_HOT Status Router::sender_step(uint32_t c) {
+// announcement or the next packet does not wait for the next pass. `pushed`: the channel's
+// Pushed stream as the caller read it (> 0).
+ROUTER_HOT Status Router::sender_step(uint32_t c, uint32_t pushed) {
     Sender& s = tx_[c];
-    PeerRx& p = peer_rx_[s.rx];
+    PeerRx& p = *s.peer;
+    // Working copies, written back once: an MMIO store may alias any uint32_t, so the fields
+    // would be loaded again after every register write.
+    SlotCursor mine = s.next, theirs = p.next;
+    const uint32_t room = p.slots - p.inflight;
+    uint32_t unannounced = p.unannounced;
+    uint32_t n = 0;  // sent by this call; Pushed gets one -n at the end
     for (uint32_t k = 0; k < kSendBurst; ++k) {
-        if (Eth::is_busy(kTxq)) return Status::Ok;
+        if (Eth::is_busy(kTxq)) break;
         // From here the queue is free and nothing goes on it but the one command below, whose
         // arguments are checked ahead: the stream register is a constant's, our slots fit L1
         // (config), the peer's were checked at the handshake (rx_area_ok), and a send is at most
-        // one slot. Hence the prechecked calls.
-        const bool ready = p.inflight < p.slots && Streams::read(pushed_id(c)) != 0;
-        if (p.unannounced != 0 && (!ready || p.unannounced >= kAnnounceBatch)) {
-            Eth::write_remote_reg_prechecked(kTxq, Streams::update_reg_addr(rx_sent_id(s.rx)),
-                                             Streams::encode_delta(static_cast<int32_t>(p.unannounced)).value);
-            p.unannounced = 0;
-            activity_ = true;
-            if (!ready) return Status::Ok;
+        // one slot. Hence the prechecked calls. (`pushed` still counts the n sent here.)
+        const bool ready = n < room && (n < pushed || (pushed = Streams::read(pushed_id(c))) > n);
+        if (unannounced != 0 && (!ready || unannounced >= kAnnounceBatch)) {
+            // unannounced <= kAnnounceBatch: a valid delta.
+            Eth::write_remote_reg_prechecked(kTxq, p.announce_reg, hal::stream::encode_words_free_delta(unannounced));
+            unannounced = 0;
+            if (!ready) break;
             // The next packet is ready, and the queue frees once the announcement's frame starts,
             // right after the data still on the wire (at most one frame, ~120 cycles): wait for
             // that here (bounded) rather than a pass, so the wire does not idle between them.
@@ -808,8 +815,8 @@ ROUTER_HOT Status Router::sender_step(uint32_t c) {
             }
             continue;
         }
-        if (!ready) return Status::Ok;
-        const uint32_t slot = s.next.addr;
+        if (!ready) break;
+        const uint32_t slot = mine.addr;
         // 2D: a multicast copy that turned into our direction becomes a line multicast along it.
         if (kMesh && c >= 1 && c <= pf::kMeshDirections && pf::perpendicular(c - 1, dir_)) mesh_branch_rewrite(slot);
         const uint32_t meta_addr = slot + 4 * kHdrMetaWord;
@@ -817,15 +824,20 @@ ROUTER_HOT Status Router::sender_step(uint32_t c) {
         uint32_t bytes = meta & 0xFFFF;
         if (bytes > payload_bytes_) bytes = payload_bytes_;  // the receiver drops it as bad
         st(meta_addr, (meta & 0x00FFFFFF) | (c << 24));           // src_channel
-        Eth::send_prechecked(kTxq, slot, p.next.addr, sizeof(pf::PacketHeader) + align16(bytes));
-        stream_add(pushed_id(c), -1);
-        activity_ = true;
-        ++s.sent;
-        s.next.advance(s.base, s.slots, slot_bytes_);
-        p.next.advance(p.base, p.slots, slot_bytes_);
-        ++p.inflight;
-        ++p.unannounced;
+        Eth::send_prechecked(kTxq, slot, theirs.addr, sizeof(pf::PacketHeader) + align16(bytes));
+        ++n;
+        ++unannounced;
+        mine.advance(s.base, s.slots, slot_bytes_);
+        theirs.advance(p.base, p.slots, slot_bytes_);
     }
+    activity_ |= unannounced != p.unannounced || n != 0;
+    p.unannounced = unannounced;
+    if (n == 0) return Status::Ok;
+    stream_add(pushed_id(c), -static_cast<int32_t>(n));
+    s.sent += n;
+    s.next = mine;
+    p.next = theirs;
+    p.inflight += n;
     return Status::Ok;
 }
 
@@ -1546,10 +1558,11 @@ int Router::run() {
     for (uint32_t c = 0; c < kSenders; ++c) {
         tx_[c].base = l_.sender_base[c];
         tx_[c].slots = c_.sender_slots[c];
-        tx_[c].rx = (is_vc1(c) || c_.dateline != 0) ? 1 : 0;
+        tx_[c].peer = &peer_rx_[(is_vc1(c) || c_.dateline != 0) ? 1 : 0];
         tx_[c].next.addr = tx_[c].base;
     }
     for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
+        peer_rx_[r].announce_reg = Streams::update_reg_addr(rx_sent_id(r));
         rx_[r].base = l_.receiver_base[r];
         rx_[r].slots = c_.receiver_slots[r];
         rx_[r].take.addr = rx_[r].base;
@@ -1573,7 +1586,7 @@ int Router::run() {
     // a constant, not an index read from a stack array and multiplied on every pass.
     uint32_t senders = 0;
     for (uint32_t c = 0; c < kSenders; ++c) {
-        if (tx_[c].slots != 0 && peer_rx_[tx_[c].rx].slots != 0) senders |= 1u << c;
+        if (tx_[c].slots != 0 && tx_[c].peer->slots != 0) senders |= 1u << c;
     }
     uint32_t receivers = 0;
     for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
@@ -1610,8 +1623,9 @@ int Router::run() {
             if ((senders & (1u << c)) == 0) continue;
             if (Streams::read(completed_id(c)) != 0) sender_completions(c);
             // Nothing pushed: nothing to send (unannounced packets go in the announce loop below).
-            if (Streams::read(pushed_id(c)) == 0) continue;
-            s = sender_step(c);
+            const uint32_t pushed = Streams::read(pushed_id(c));
+            if (pushed == 0) continue;
+            s = sender_step(c, pushed);
             if (s != Status::Ok) return stop_hal(s, RouterWait::EthTxq);
         }
         // Sent packets no sender step announced (nothing more to send): announce them now.
