@@ -294,6 +294,20 @@ static_assert(kSenders < kRetake);
 constexpr uint32_t kFwdDataBuf = 1;
 constexpr uint32_t kFwdPushedBuf = 2;
 constexpr uint32_t kDeliverBuf = 3;
+// Wormhole 1D: each credit target's inline write is prepared (on kFwdPushedBuf, whose other
+// handles are inline writes too: a router forwarding one way and crediting the other reprograms
+// it only then), so a credit is the value and the command (~15 cycles, ~65 as a whole inline
+// write). Not on Blackhole (staged writes) nor in 2D (nine targets' handles do not fit its stack).
+constexpr bool kPreparedCredits = !kMesh && !fabric::RemoteWords<kCreditTrid>::kStaged;
+template <bool>
+struct MaybePrepared {
+    hal::NocPrepared p{};
+    hal::NocPrepared& get() { return p; }
+};
+template <>
+struct MaybePrepared<false> {
+    hal::NocPrepared& get();  // never defined: only named under `if constexpr (kPreparedCredits)`
+};
 constexpr hal::NocConfig kNocConfig{.cmd_bufs = {.write = 0, .read = 0, .write_reg = 0, .atomic = 0},
                                     .atomic_return_l1_addr = kFixed.scratch + kScratchAtomicReturn,
                                     .prepared_bufs = 1u << kFwdDataBuf | 1u << kFwdPushedBuf | 1u << kDeliverBuf};
@@ -352,6 +366,7 @@ class Router {
     struct CreditTarget {
         bool present = false;
         fabric::NocWord word{};
+        [[no_unique_address]] MaybePrepared<kPreparedCredits> write;  // to `word` (ch0: the connected worker's)
     };
 
     // ---- start-up ----
@@ -392,6 +407,7 @@ class Router {
     uint32_t validate_route(const pf::PacketHeader& h, uint32_t action, uint32_t ports) const;
     Status credit_step();
     Status connection_step();
+    Status prepare_credit(uint32_t c, const fabric::NocWord& to);
     bool drained() const;
     uint32_t undrained() const;
     int terminate_immediate();
@@ -745,7 +761,9 @@ uint32_t Router::setup_ports() {
         const uint32_t xy = c_.downstream_y << 8 | c_.downstream_x;
         if (const uint32_t bad = setup_neighbour(0, xy, {1, 2}, {1, 2}); bad != 0) return bad;
         for (uint32_t ch = 1; ch < kSenders; ++ch) {
-            credit_to_[ch] = {true, {c_.downstream_x, c_.downstream_y, kFixed.upstream_credit[ch]}};
+            if (prepare_credit(ch, {c_.downstream_x, c_.downstream_y, kFixed.upstream_credit[ch]}) != Status::Ok) {
+                return static_cast<uint32_t>(ConfigCheck::DownstreamConfig);
+            }
         }
         return 0;
     } else {
@@ -759,8 +777,8 @@ uint32_t Router::setup_ports() {
             }
             // Our ch(1 + f) and ch(5 + f) are fed by the router facing f; it reads their freed
             // counts in its upstream_credit[1 + me] and [5 + me].
-            credit_to_[vc0 + f] = {true, {n & 0xFF, (n >> 8) & 0xFF, kFixed.upstream_credit[vc0 + me]}};
-            credit_to_[vc1 + f] = {true, {n & 0xFF, (n >> 8) & 0xFF, kFixed.upstream_credit[vc1 + me]}};
+            credit_to_[vc0 + f] = {true, {n & 0xFF, (n >> 8) & 0xFF, kFixed.upstream_credit[vc0 + me]}, {}};
+            credit_to_[vc1 + f] = {true, {n & 0xFF, (n >> 8) & 0xFF, kFixed.upstream_credit[vc1 + me]}, {}};
         }
         return 0;
     }
@@ -1442,10 +1460,15 @@ ROUTER_HOT Status Router::credit_step() {
             credit_dirty_ &= ~bit;
             continue;
         }
-        const fabric::NocWord to = c == pf::kWorkerChannel ? port_.credit_word() : credit_to_[c].word;
-        const Status st_ = words_.write(to.x, to.y, to.addr, s.completed, kScratchCreditLine + 16 * credit_line(c));
-        if (st_ == Status::Busy) continue;
-        HAL_TRY(st_);
+        if constexpr (kPreparedCredits) {
+            // Prepared for this target: setup_ports, or connection_step when the worker connected.
+            HAL_TRY(noc_.write_inline_prepared_prechecked(credit_to_[c].write.get(), s.completed, kCreditTrid));
+        } else {
+            const fabric::NocWord to = c == pf::kWorkerChannel ? port_.credit_word() : credit_to_[c].word;
+            const Status st_ = words_.write(to.x, to.y, to.addr, s.completed, kScratchCreditLine + 16 * credit_line(c));
+            if (st_ == Status::Busy) continue;
+            HAL_TRY(st_);
+        }
         credit_dirty_ &= ~bit;
     }
     return Status::Ok;
@@ -1456,9 +1479,23 @@ Status Router::connection_step() {
     fabric::WorkerPort::Event e;
     constexpr uint32_t kBit = 1u << pf::kWorkerChannel;
     bool dirty = (credit_dirty_ & kBit) != 0;
-    const Status s = port_.poll(words_, tx_[pf::kWorkerChannel].completed, dirty, e);
+    Status s = port_.poll(words_, tx_[pf::kWorkerChannel].completed, dirty, e);
     credit_dirty_ = dirty ? credit_dirty_ | kBit : credit_dirty_ & ~kBit;
+    if (kPreparedCredits && s == Status::Ok && e == fabric::WorkerPort::Event::Opened) {
+        s = prepare_credit(pf::kWorkerChannel, port_.credit_word());
+    }
     return s;
+}
+
+// Channel c's credits go to `to` from now on.
+Status Router::prepare_credit(uint32_t c, const fabric::NocWord& to) {
+    credit_to_[c].present = true;
+    credit_to_[c].word = to;
+    if constexpr (kPreparedCredits) {
+        return noc_.prepare_write_inline(kFwdPushedBuf, {to.x, to.y, to.addr}, {.posted = true}, credit_to_[c].write.get(),
+                                         true);
+    }
+    return Status::Ok;
 }
 
 // Nothing pushed and unsent, everything sent completed, nothing landed and untaken, every taken
