@@ -102,6 +102,30 @@ constexpr uint32_t kAnnounceBatch = 4;
 constexpr uint32_t kAnnounceSpin = 48;
 // TXQ0 commands (sends, announcements) one sender step issues at most while the queue takes them.
 constexpr uint32_t kSendBurst = 4;
+// Feeding TXQ0 with packets of several frames (1D): the queue frees when a command's last frame
+// starts, and the wire idles unless the next command comes within that frame's time (~100 cycles
+// at 4 KiB), while a main-loop pass under load can take longer. So after such a send the sender
+// step estimates when the queue frees (wire: 100 Gb/s, frames of at most 1488 B plus 50 B of
+// headers) and, with the next packet ready, waits for it (bounded) from kFeedWindow cycles
+// before until kFeedLate after. (Single-frame commands free the queue within a frame's time:
+// not tracked, no wait.) Not in 2D: nine inlined copies would not fit its code window.
+constexpr bool kFeedTxq = !kMesh;
+constexpr uint32_t kFrameBytes = 1488;
+constexpr uint32_t wire_cycles(uint32_t frame_bytes) { return (frame_bytes + 50) * kA.aiclk_mhz / 12'500; }
+constexpr uint32_t kFeedWindow = 64;
+constexpr uint32_t kFeedLate = 32;  // the estimate's error: registers writes on the queue, rounding
+constexpr uint32_t kFeedSpin = 48;  // polls (a few cycles each): longer than the window
+
+// A member only some images have (no space in the others).
+template <bool, typename T>
+struct Only {
+    T v{};
+    T& get() { return v; }
+};
+template <typename T>
+struct Only<false, T> {
+    T& get();  // never defined: named only under `if constexpr` of the same condition
+};
 // Packets one receiver channel takes per pass (one stream update for all of them).
 constexpr uint32_t kTakeBatch = 4;
 
@@ -299,15 +323,6 @@ constexpr uint32_t kDeliverBuf = 3;
 // it only then), so a credit is the value and the command (~15 cycles, ~65 as a whole inline
 // write). Not on Blackhole (staged writes) nor in 2D (nine targets' handles do not fit its stack).
 constexpr bool kPreparedCredits = !kMesh && !fabric::RemoteWords<kCreditTrid>::kStaged;
-template <bool>
-struct MaybePrepared {
-    hal::NocPrepared p{};
-    hal::NocPrepared& get() { return p; }
-};
-template <>
-struct MaybePrepared<false> {
-    hal::NocPrepared& get();  // never defined: only named under `if constexpr (kPreparedCredits)`
-};
 constexpr hal::NocConfig kNocConfig{.cmd_bufs = {.write = 0, .read = 0, .write_reg = 0, .atomic = 0},
                                     .atomic_return_l1_addr = kFixed.scratch + kScratchAtomicReturn,
                                     .prepared_bufs = 1u << kFwdDataBuf | 1u << kFwdPushedBuf | 1u << kDeliverBuf};
@@ -366,7 +381,7 @@ class Router {
     struct CreditTarget {
         bool present = false;
         fabric::NocWord word{};
-        [[no_unique_address]] MaybePrepared<kPreparedCredits> write;  // to `word` (ch0: the connected worker's)
+        [[no_unique_address]] Only<kPreparedCredits, hal::NocPrepared> write;  // to `word` (ch0: the connected worker's)
     };
 
     // ---- start-up ----
@@ -383,6 +398,8 @@ class Router {
     Status sender_step(uint32_t c, uint32_t pushed);
     void sender_completions(uint32_t c);
     Status announce(uint32_t rx);
+    void sent_frames(uint32_t size);
+    bool txq_frees_soon();
     Status receiver_step(uint32_t r);
     Status take(uint32_t r, bool& taken);
     Status take_general(uint32_t r, bool& taken);
@@ -470,6 +487,13 @@ class Router {
     uint32_t forwarded_ = 0;
     uint32_t iterations_ = 0;
     uint32_t credit_dirty_ = 0;  // bit c: sender channel c's freed count has not been sent yet
+    // kFeedTxq: wall clock (low word) estimates after a send of several frames: when TXQ0 frees
+    // (its last frame starts) and when the wire is done with it.
+    struct Wire {
+        uint32_t txq_free_at = 0;
+        uint32_t end = 0;
+    };
+    [[no_unique_address]] Only<kFeedTxq, Wire> wire_;
     bool activity_ = false;  // a step moved a packet or a credit in this iteration
 };
 
@@ -815,7 +839,14 @@ ROUTER_HOT Status Router::sender_step(uint32_t c, uint32_t pushed) {
     uint32_t unannounced = p.unannounced;
     uint32_t n = 0;  // sent by this call; Pushed gets one -n at the end
     for (uint32_t k = 0; k < kSendBurst; ++k) {
-        if (Eth::is_busy(kTxq)) break;
+        if (Eth::is_busy(kTxq)) {
+            // Busy with a long data command whose last frame starts soon, and the next packet is
+            // here: wait for it (see kFeedTxq).
+            if (!kFeedTxq || n >= room || n >= pushed || !txq_frees_soon()) break;
+            for (uint32_t i = 0; i < kFeedSpin && Eth::is_busy(kTxq); ++i) {
+            }
+            if (Eth::is_busy(kTxq)) break;
+        }
         // From here the queue is free and nothing goes on it but the one command below, whose
         // arguments are checked ahead: the stream register is a constant's, our slots fit L1
         // (config), the peer's were checked at the handshake (rx_area_ok), and a send is at most
@@ -842,7 +873,9 @@ ROUTER_HOT Status Router::sender_step(uint32_t c, uint32_t pushed) {
         uint32_t bytes = meta & 0xFFFF;
         if (bytes > payload_bytes_) bytes = payload_bytes_;  // the receiver drops it as bad
         st(meta_addr, (meta & 0x00FFFFFF) | (c << 24));           // src_channel
-        Eth::send_prechecked(kTxq, slot, theirs.addr, sizeof(pf::PacketHeader) + align16(bytes));
+        const uint32_t size = sizeof(pf::PacketHeader) + align16(bytes);
+        Eth::send_prechecked(kTxq, slot, theirs.addr, size);
+        if (kFeedTxq && size > 2 * kFrameBytes) sent_frames(size);
         ++n;
         ++unannounced;
         mine.advance(s.base, s.slots, slot_bytes_);
@@ -857,6 +890,24 @@ ROUTER_HOT Status Router::sender_step(uint32_t c, uint32_t pushed) {
     p.next = theirs;
     p.inflight += n;
     return Status::Ok;
+}
+
+// kFeedTxq: a data command of `size` (> kFrameBytes) bytes just went on TXQ0. Its frames start
+// once the wire is done with the previous one's.
+[[gnu::always_inline]] inline void Router::sent_frames(uint32_t size) {
+    Wire& w = wire_.get();
+    const uint32_t now = hal::wall_clock_lo();
+    uint32_t start = static_cast<int32_t>(w.end - now) > 0 ? w.end : now;
+    for (; size > kFrameBytes; size -= kFrameBytes) start += wire_cycles(kFrameBytes);
+    w.txq_free_at = start;
+    w.end = start + wire_cycles(size);
+}
+
+// kFeedTxq: the last such command's last frame starts within kFeedWindow cycles (or did at most
+// kFeedLate ago).
+[[gnu::always_inline]] inline bool Router::txq_frees_soon() {
+    const uint32_t left = wire_.get().txq_free_at + kFeedLate - hal::wall_clock_lo();
+    return left <= kFeedWindow + kFeedLate;
 }
 
 // +unannounced on the peer's rx_sent stream of receiver channel `rx`, if TXQ0 takes it now
