@@ -396,7 +396,7 @@ class Router {
 
     // ---- main loop steps ----
     Status sender_step(uint32_t c, uint32_t pushed);
-    void sender_completions(uint32_t c);
+    Status sender_completions(uint32_t c, uint32_t n);
     Status announce(uint32_t rx);
     void sent_frames(uint32_t size);
     bool txq_frees_soon();
@@ -810,16 +810,20 @@ uint32_t Router::setup_ports() {
 
 // ---- the data path ---------------------------------------------------------------------------
 
-// Completions from the peer for channel c free our slots and the peer's receiver slots.
-[[gnu::always_inline]] inline void Router::sender_completions(uint32_t c) {
+// n > 0 completions from the peer for channel c (its Completed stream) free our slots and the
+// peer's receiver slots. The producer's credit goes at once where that is one prepared write and
+// it has somewhere to go, else in credit_step (later in the pass).
+[[gnu::always_inline]] inline Status Router::sender_completions(uint32_t c, uint32_t n) {
     Sender& s = tx_[c];
-    const uint32_t n = Streams::read(completed_id(c));
-    if (n == 0) return;
     stream_add(completed_id(c), -static_cast<int32_t>(n));
     activity_ = true;
     s.completed += n;
     s.peer->inflight -= n;
+    if (kPreparedCredits && (c == pf::kWorkerChannel ? port_.connected() : credit_to_[c].present)) {
+        return noc_.write_inline_prepared_prechecked(credit_to_[c].write.get(), s.completed, kCreditTrid);
+    }
     credit_dirty_ |= 1u << c;
+    return Status::Ok;
 }
 
 // Send the oldest pushed packets of channel c while the peer's receiver has a free slot and TXQ0
@@ -1589,7 +1593,8 @@ int Router::terminate_immediate() {
         }
     }
     for (uint32_t c = 0; c < kSenders; ++c) {
-        if (tx_[c].slots != 0) sender_completions(c);
+        if (tx_[c].slots == 0) continue;
+        if (const uint32_t n = Streams::read(completed_id(c)); n != 0) (void)sender_completions(c, n);
     }
     // Packets already sent but not yet announced: announce them (bounded), so the peer can take
     // what is in its slots rather than count it undrained.
@@ -1709,7 +1714,10 @@ int Router::run() {
 #pragma GCC unroll 9
         for (uint32_t c = 0; c < kSenders; ++c) {
             if ((senders & (1u << c)) == 0) continue;
-            if (Streams::read(completed_id(c)) != 0) sender_completions(c);
+            if (const uint32_t n = Streams::read(completed_id(c)); n != 0) {
+                s = sender_completions(c, n);
+                if (s != Status::Ok) return stop_hal(s, RouterWait::NocCmdBuf);
+            }
             // Nothing pushed: nothing to send (unannounced packets go in the announce loop below).
             const uint32_t pushed = Streams::read(pushed_id(c));
             if (pushed == 0) continue;
