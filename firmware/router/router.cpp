@@ -860,6 +860,7 @@ ROUTER_HOT Status Router::sender_step(uint32_t c, uint32_t pushed) {
             // unannounced <= kAnnounceBatch: a valid delta.
             Eth::write_remote_reg_prechecked(kTxq, p.announce_reg, hal::stream::encode_words_free_delta(unannounced));
             unannounced = 0;
+            activity_ = true;
             if (!ready) break;
             // The next packet is ready, and the queue frees once the announcement's frame starts,
             // right after the data still on the wire (at most one frame, ~120 cycles): wait for
@@ -885,9 +886,10 @@ ROUTER_HOT Status Router::sender_step(uint32_t c, uint32_t pushed) {
         mine.advance(s.base, s.slots, slot_bytes_);
         theirs.advance(p.base, p.slots, slot_bytes_);
     }
-    activity_ |= unannounced != p.unannounced || n != 0;
     p.unannounced = unannounced;
     if (n == 0) return Status::Ok;
+    activity_ = true;
+    if (n > kSendBurst) __builtin_unreachable();  // so stream_add's range check folds away
     stream_add(pushed_id(c), -static_cast<int32_t>(n));
     s.sent += n;
     s.next = mine;
