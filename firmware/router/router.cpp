@@ -307,6 +307,16 @@ struct SlotCursor {
     }
 };
 
+// The same by address only, for rings whose index nobody needs (the sender channels', the peer's
+// receive areas): one add and compare a slot.
+struct RingCursor {
+    uint32_t addr = 0;
+    void advance(uint32_t base, uint32_t end, uint32_t bytes) {
+        addr += bytes;
+        if (addr == end) addr = base;
+    }
+};
+
 // Receiver::blocked: the packet must be looked at again as a whole (it waits on several ports).
 constexpr uint32_t kRetake = 0xFF;
 static_assert(kSenders < kRetake);
@@ -335,19 +345,21 @@ class Router {
     // ---- state ----
     struct PeerRx {  // a receiver channel of the peer, as our senders see it
         uint32_t base = 0;
+        uint32_t end = 0;          // base + slots * slot_bytes_
         uint32_t slots = 0;
-        SlotCursor next;           // where the next packet lands
-        uint32_t inflight = 0;     // sent and not completed
+        RingCursor next;           // where the next packet lands
+        uint32_t room = 0;         // slots - (sent and not completed)
         uint32_t unannounced = 0;  // sent, its +1 on the peer's rx_sent stream not yet queued
         uint32_t announce_reg = 0;  // that stream's update register (Streams::update_reg_addr)
     };
     struct Sender {  // one of our sender channels
         uint32_t base = 0;
+        uint32_t end = 0;    // base + slots * slot_bytes_
         uint32_t slots = 0;  // 0 = unused
         PeerRx* peer = nullptr;  // the peer receiver channel it sends into
         uint32_t sent = 0;   // free-running
         uint32_t completed = 0;  // free-running; also the producer's "freed"
-        SlotCursor next;     // the slot of packet `sent`
+        RingCursor next;     // the slot of packet `sent`
     };
     struct Receiver {  // one of our receiver channels
         uint32_t base = 0;
@@ -720,6 +732,8 @@ int Router::handshake() {
     peer_rx_[1].base = in.rx_base + c_.receiver_slots[0] * slot_bytes;
     for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
         peer_rx_[r].slots = c_.receiver_slots[r];
+        peer_rx_[r].end = peer_rx_[r].base + peer_rx_[r].slots * slot_bytes;
+        peer_rx_[r].room = peer_rx_[r].slots;
         peer_rx_[r].next.addr = peer_rx_[r].base;
     }
     set_stage(RouterStatus::HandshakeComplete);
@@ -818,7 +832,7 @@ uint32_t Router::setup_ports() {
     stream_add(completed_id(c), -static_cast<int32_t>(n));
     activity_ = true;
     s.completed += n;
-    s.peer->inflight -= n;
+    s.peer->room += n;
     if (kPreparedCredits && (c == pf::kWorkerChannel ? port_.connected() : credit_to_[c].present)) {
         Noc::Burst<true> one(noc_);  // a posted write, counted as such without a runtime test
         return one.write_inline(credit_to_[c].write.get(), s.completed, kCreditTrid);
@@ -839,8 +853,8 @@ ROUTER_HOT Status Router::sender_step(uint32_t c, uint32_t pushed) {
     PeerRx& p = *s.peer;
     // Working copies, written back once: an MMIO store may alias any uint32_t, so the fields
     // would be loaded again after every register write.
-    SlotCursor mine = s.next, theirs = p.next;
-    const uint32_t room = p.slots - p.inflight;
+    RingCursor mine = s.next, theirs = p.next;
+    const uint32_t room = p.room;
     uint32_t unannounced = p.unannounced;
     uint32_t n = 0;  // sent by this call; Pushed gets one -n at the end
     for (uint32_t k = 0; k < kSendBurst; ++k) {
@@ -884,8 +898,8 @@ ROUTER_HOT Status Router::sender_step(uint32_t c, uint32_t pushed) {
         if (kFeedTxq && size > 2 * kFrameBytes) sent_frames(size);
         ++n;
         ++unannounced;
-        mine.advance(s.base, s.slots, slot_bytes_);
-        theirs.advance(p.base, p.slots, slot_bytes_);
+        mine.advance(s.base, s.end, slot_bytes_);
+        theirs.advance(p.base, p.end, slot_bytes_);
     }
     p.unannounced = unannounced;
     if (n == 0) return Status::Ok;
@@ -895,7 +909,7 @@ ROUTER_HOT Status Router::sender_step(uint32_t c, uint32_t pushed) {
     s.sent += n;
     s.next = mine;
     p.next = theirs;
-    p.inflight += n;
+    p.room -= n;
     return Status::Ok;
 }
 
@@ -1654,6 +1668,7 @@ int Router::run() {
     for (uint32_t c = 0; c < kSenders; ++c) {
         tx_[c].base = l_.sender_base[c];
         tx_[c].slots = c_.sender_slots[c];
+        tx_[c].end = tx_[c].base + tx_[c].slots * slot_bytes_;
         tx_[c].peer = &peer_rx_[(is_vc1(c) || c_.dateline != 0) ? 1 : 0];
         tx_[c].next.addr = tx_[c].base;
     }
