@@ -888,11 +888,10 @@ ROUTER_HOT Status Router::sender_step(uint32_t c, uint32_t pushed) {
         const uint32_t slot = mine.addr;
         // 2D: a multicast copy that turned into our direction becomes a line multicast along it.
         if (kMesh && c >= 1 && c <= pf::kMeshDirections && pf::perpendicular(c - 1, dir_)) mesh_branch_rewrite(slot);
-        const uint32_t meta_addr = slot + 4 * kHdrMetaWord;
-        const uint32_t meta = ld(meta_addr);
-        uint32_t bytes = meta & 0xFFFF;
+        uint32_t bytes = ld(slot + 4 * kHdrMetaWord) & 0xFFFF;
         if (bytes > payload_bytes_) bytes = payload_bytes_;  // the receiver drops it as bad
-        st(meta_addr, (meta & 0x00FFFFFF) | (c << 24));           // src_channel
+        hal::mmio::store_shared(hal::mmio::l1_ptr<uint8_t>(slot + offsetof(pf::PacketHeader, src_channel)),
+                                static_cast<uint8_t>(c));
         const uint32_t size = sizeof(pf::PacketHeader) + align16(bytes);
         Eth::send_prechecked(kTxq, slot, theirs.addr, size);
         if (kFeedTxq && size > 2 * kFrameBytes) sent_frames(size);
