@@ -14,10 +14,10 @@
 //   exit       Terminated (immediate or graceful, `undrained` says what was left) or an error
 //              status with `stage`, `stuck_at` and `detail`
 //
-// Nothing waits without a deadline: the main loop only polls (the sender step's wait for TXQ0
-// after an announcement is at most kAnnounceSpin reads), and the few inner waits (NoC flush and
-// the last rx_sent announcement at exit) are bounded by the config's progress_timeout_us and
-// record where they gave up.
+// Nothing waits without a deadline: the main loop only polls (the sender step's waits for TXQ0,
+// after an announcement or for a long send's last frame, are at most kAnnounceSpin / kFeedSpin
+// reads), and the few inner waits (NoC flush and the last rx_sent announcement at exit) are
+// bounded by the config's progress_timeout_us and record where they gave up.
 #include <stddef.h>
 #include <stdint.h>
 
@@ -102,32 +102,6 @@ constexpr uint32_t kAnnounceBatch = 4;
 constexpr uint32_t kAnnounceSpin = 48;
 // TXQ0 commands (sends, announcements) one sender step issues at most while the queue takes them.
 constexpr uint32_t kSendBurst = 4;
-// Feeding TXQ0 with packets of kFeedFrames or more frames (1D): the queue frees when a command's
-// last frame starts, and the wire idles unless the next command comes within that frame's time
-// (~100 cycles at 4 KiB), while a main-loop pass under load can take longer. So after such a send
-// the sender step estimates when the queue frees (wire: 100 Gb/s, frames of at most 1488 B plus
-// 50 B of headers) and, with the next packet ready, waits for it (bounded) from kFeedWindow
-// cycles before until kFeedLate after (fabric_bench 4 KiB uni 89 -> 98 %; a 64-cycle window
-// 97.7 %). Not at 2 KiB (two frames): the receiving router is the limit there, and the wait
-// cost 2-6 points. Not in 2D: nine inlined copies would not fit its code window.
-constexpr bool kFeedTxq = !kMesh;
-constexpr uint32_t kFrameBytes = 1488;
-constexpr uint32_t kFeedFrames = 3;
-constexpr uint32_t wire_cycles(uint32_t frame_bytes) { return (frame_bytes + 50) * kA.aiclk_mhz / 12'500; }
-constexpr uint32_t kFeedWindow = 96;
-constexpr uint32_t kFeedLate = 32;  // the estimate's error: register writes on the queue, rounding
-constexpr uint32_t kFeedSpin = 48;  // polls (a few cycles each): longer than the window
-
-// A member only some images have (no space in the others).
-template <bool, typename T>
-struct Only {
-    T v{};
-    T& get() { return v; }
-};
-template <typename T>
-struct Only<false, T> {
-    T& get();  // never defined: named only under `if constexpr` of the same condition
-};
 // Packets one receiver channel takes per pass (one stream update for all of them).
 constexpr uint32_t kTakeBatch = 4;
 
@@ -330,6 +304,32 @@ static_assert(kSenders < kRetake);
 constexpr uint32_t kFwdDataBuf = 1;
 constexpr uint32_t kFwdPushedBuf = 2;
 constexpr uint32_t kDeliverBuf = 3;
+// Feeding TXQ0 with packets of kFeedFrames or more frames (1D): the queue frees when a command's
+// last frame starts, and the wire idles unless the next command comes within that frame's time
+// (~100 cycles at 4 KiB), while a main-loop pass under load can take longer. So after such a send
+// the sender step estimates when the queue frees (wire: 100 Gb/s, frames of at most 1488 B plus
+// 50 B of headers) and, with the next packet ready, waits for it (bounded) from kFeedWindow
+// cycles before until kFeedLate after (fabric_bench 4 KiB uni 89 -> 98 %; a 64-cycle window
+// 97.7 %). Not at 2 KiB (two frames): the receiving router is the limit there, and the wait
+// cost 2-6 points. Not in 2D: nine inlined copies would not fit its code window.
+constexpr bool kFeedTxq = !kMesh;
+constexpr uint32_t kFrameBytes = 1488;
+constexpr uint32_t kFeedFrames = 3;
+constexpr uint32_t wire_cycles(uint32_t frame_bytes) { return (frame_bytes + 50) * kA.aiclk_mhz / 12'500; }
+constexpr uint32_t kFeedWindow = 96;
+constexpr uint32_t kFeedLate = 32;  // the estimate's error: register writes on the queue, rounding
+constexpr uint32_t kFeedSpin = 48;  // polls (a few cycles each): longer than the window
+
+// A member only some images have (no space in the others).
+template <bool, typename T>
+struct Only {
+    T v{};
+    T& get() { return v; }
+};
+template <typename T>
+struct Only<false, T> {
+    T& get();  // never defined: named only under `if constexpr` of the same condition
+};
 // Wormhole 1D: each credit target's inline write is prepared (on kFwdPushedBuf, whose other
 // handles are inline writes too: a router forwarding one way and crediting the other reprograms
 // it only then), so a credit is the value and the command (~15 cycles, ~65 as a whole inline
