@@ -2,7 +2,7 @@
 // the host control plane (FabricRunner over SimDevice) exactly as `fabricctl fabric` does, with
 // fabric_traffic worker kernels sending through the worker adapter. Prints figures; not a test.
 //
-//   fabric_bench [bandwidth|latency|router|all] [--quick]
+//   fabric_bench [bandwidth|latency|router|all] [--quick] [--firmware DIR] [--prefix P]
 //   fabric_bench profile|profile-bi16|profile-bi2k|profile-uni{16,2k,4k}|trace|stages{16,2k,4k}
 //                (development aids, below)
 //
@@ -38,6 +38,10 @@
 //              and processed, to the slot's next push, from the stream counters' running sums.
 //              A queue in front of a stage (e.g. landed packets waiting to be taken) shows which
 //              router limits the rate.
+//   --firmware DIR  the ELFs of another build (DIR/wormhole_b0/*.elf), to compare two firmwares
+//   --prefix P   profile and trace files go to P_profile-<core>.txt / P_trace.txt instead of
+//                /tmp/fabric_... (several people profiling on one machine); `router --prefix P`
+//                also writes the busy cycles' PC histograms, P_busy-<n>.txt (n: the row).
 //
 // Cycles are core clock cycles (WH: 1 GHz, so 1 B/cycle = 1 GB/s and 1 packet/cycle = 1e9/s).
 #include <algorithm>
@@ -328,7 +332,7 @@ struct BusyCost {
     double per_packet;
     double share;
 };
-std::vector<BusyCost> busy_run(Bench& b, uint32_t count, double cycles_per_packet) {
+std::vector<BusyCost> busy_run(Bench& b, uint32_t count, double cycles_per_packet, const std::string& busy_prefix) {
     Line line(b, 3);
     const auto& plan = line.runner.plan();
     struct Probe {
@@ -336,6 +340,7 @@ std::vector<BusyCost> busy_run(Bench& b, uint32_t count, double cycles_per_packe
         sim::Tile* tile;
         std::set<uint32_t> idle;
         uint64_t busy = 0;
+        std::map<uint32_t, uint64_t> hist = {};  // busy cycles per PC
     };
     std::vector<Probe> probes{{"chip 0 East (sends the worker's packets)", &line.tile(plan.chips[0], FabricDir::East), {}},
                               {"chip 1 West (receives + forwards)", &line.tile(plan.chips[1], FabricDir::West), {}},
@@ -352,7 +357,19 @@ std::vector<BusyCost> busy_run(Bench& b, uint32_t count, double cycles_per_packe
     line.dev.step(warmup);
     for (uint64_t i = 0; i < window; ++i) {
         line.dev.step(1);
-        for (auto& p : probes) p.busy += p.idle.count(p.tile->pc()) == 0 ? 1 : 0;
+        for (auto& p : probes) {
+            const uint32_t pc = p.tile->pc();
+            if (p.idle.count(pc) != 0) continue;
+            ++p.busy;
+            if (!busy_prefix.empty()) ++p.hist[pc];
+        }
+    }
+    for (size_t i = 0; i < probes.size() && !busy_prefix.empty(); ++i) {
+        const std::string f = busy_prefix + "_busy-" + std::to_string(i) + ".txt";
+        FILE* out = std::fopen(f.c_str(), "w");
+        if (out == nullptr) fabric::fail(fabric::ErrorCategory::Fabric, "router: cannot write {}", f);
+        for (const auto& [pc, n] : probes[i].hist) std::fprintf(out, "%08x %llu\n", pc, static_cast<unsigned long long>(n));
+        std::fclose(out);
     }
     (void)line.wait(ws);
     (void)line.runner.terminate(pf::Termination::Graceful, 20'000'000);
@@ -362,7 +379,7 @@ std::vector<BusyCost> busy_run(Bench& b, uint32_t count, double cycles_per_packe
     return out;
 }
 
-void router_cost(Bench& b, bool quick) {
+void router_cost(Bench& b, bool quick, const std::string& busy_prefix) {
     std::printf("\n== router cost: 16-B packets forwarded through chip 1 of a 3-chip line, at saturation\n");
     const uint32_t n2 = quick ? 800 : 4000, n1 = n2 / 4;
     const RouterCost a = forward_run(b, n1), c = forward_run(b, n2);
@@ -373,7 +390,7 @@ void router_cost(Bench& b, bool quick) {
                 "(retired in the same interval, idle polling included)\n",
                 double(c.instret_rx - a.instret_rx) / dn, double(c.instret_tx - a.instret_tx) / dn);
     std::printf("busy cycles per packet (PC outside the idle loop; the rest of the %.0f is idle polling):\n", per_packet);
-    for (const BusyCost& r : busy_run(b, quick ? 800 : 2000, per_packet)) {
+    for (const BusyCost& r : busy_run(b, quick ? 800 : 2000, per_packet, busy_prefix)) {
         std::printf("  %-42s %6.1f  (busy %4.1f%% of the time)\n", r.name, r.per_packet, 100 * r.share);
     }
 }
@@ -541,10 +558,13 @@ int main(int argc, char** argv) {
     std::string what = "all";
     bool quick = false;
     std::string firmware_dir = FABRIC_FIRMWARE_DIR;
+    std::string prefix_arg;  // --prefix as given
+    std::string prefix = "/tmp/fabric";  // profile / trace output files start with this
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--quick") quick = true;
         else if (a == "--firmware" && i + 1 < argc) firmware_dir = argv[++i];
+        else if (a == "--prefix" && i + 1 < argc) prefix = prefix_arg = argv[++i];
         else what = a;
     }
     try {
@@ -554,17 +574,17 @@ int main(int argc, char** argv) {
                     pf::kDefaultPayloadBytes, (firmware_dir + "/wormhole_b0/fabric_router.elf").c_str());
         if (what == "all" || what == "bandwidth") bandwidth(b, quick);
         if (what == "all" || what == "latency") latency(b);
-        if (what == "all" || what == "router") router_cost(b, quick);
-        if (what == "profile") profile(b, "/tmp/fabric_profile");
-        if (what == "profile-bi16") profile_bidir(b, "/tmp/fabric_profile", 16);
-        if (what == "profile-bi2k") profile_bidir(b, "/tmp/fabric_profile", 2048);
-        if (what == "profile-uni16") profile_bidir(b, "/tmp/fabric_profile", 16, false);
-        if (what == "profile-uni2k") profile_bidir(b, "/tmp/fabric_profile", 2048, false);
+        if (what == "all" || what == "router") router_cost(b, quick, what == "router" ? prefix_arg : "");
+        if (what == "profile") profile(b, prefix + "_profile");
+        if (what == "profile-bi16") profile_bidir(b, prefix + "_profile", 16);
+        if (what == "profile-bi2k") profile_bidir(b, prefix + "_profile", 2048);
+        if (what == "profile-uni16") profile_bidir(b, prefix + "_profile", 16, false);
+        if (what == "profile-uni2k") profile_bidir(b, prefix + "_profile", 2048, false);
+        if (what == "profile-uni4k") profile_bidir(b, prefix + "_profile", 4096, false);
+        if (what == "trace") trace(b, prefix + "_trace");
         if (what == "stages16") stages(b, 16);
         if (what == "stages2k") stages(b, 2048);
         if (what == "stages4k") stages(b, 4096);
-        if (what == "profile-uni4k") profile_bidir(b, "/tmp/fabric_profile", 4096, false);
-        if (what == "trace") trace(b, "/tmp/fabric_trace");
         std::printf("\n(%.1f M simulated cycles in %.1f s)\n", double(b.sim_cycles) / 1e6, timer.secs());
     } catch (const std::exception& e) {
         std::fprintf(stderr, "fabric_bench: %s\n", e.what());

@@ -14,10 +14,10 @@
 //   exit       Terminated (immediate or graceful, `undrained` says what was left) or an error
 //              status with `stage`, `stuck_at` and `detail`
 //
-// Nothing waits without a deadline: the main loop only polls (the sender step's wait for TXQ0
-// after an announcement is at most kAnnounceSpin reads), and the few inner waits (NoC flush and
-// the last rx_sent announcement at exit) are bounded by the config's progress_timeout_us and
-// record where they gave up.
+// Nothing waits without a deadline: the main loop only polls (the sender step's waits for TXQ0,
+// after an announcement or for a long send's last frame, are at most kAnnounceSpin / kFeedSpin
+// reads), and the few inner waits (NoC flush and the last rx_sent announcement at exit) are
+// bounded by the config's progress_timeout_us and record where they gave up.
 #include <stddef.h>
 #include <stdint.h>
 
@@ -283,6 +283,16 @@ struct SlotCursor {
     }
 };
 
+// The same by address only, for rings whose index nobody needs (the sender channels', the peer's
+// receive areas): one add and compare a slot.
+struct RingCursor {
+    uint32_t addr = 0;
+    void advance(uint32_t base, uint32_t end, uint32_t bytes) {
+        addr += bytes;
+        if (addr == end) addr = base;
+    }
+};
+
 // Receiver::blocked: the packet must be looked at again as a whole (it waits on several ports).
 constexpr uint32_t kRetake = 0xFF;
 static_assert(kSenders < kRetake);
@@ -294,6 +304,37 @@ static_assert(kSenders < kRetake);
 constexpr uint32_t kFwdDataBuf = 1;
 constexpr uint32_t kFwdPushedBuf = 2;
 constexpr uint32_t kDeliverBuf = 3;
+// Feeding TXQ0 with packets of kFeedFrames or more frames (1D): the queue frees when a command's
+// last frame starts, and the wire idles unless the next command comes within that frame's time
+// (~100 cycles at 4 KiB), while a main-loop pass under load can take longer. So after such a send
+// the sender step estimates when the queue frees (wire: 100 Gb/s, frames of at most 1488 B plus
+// 50 B of headers) and, with the next packet ready, waits for it (bounded) from kFeedWindow
+// cycles before until kFeedLate after (fabric_bench 4 KiB uni 89 -> 98 %; a 64-cycle window
+// 97.7 %). Not at 2 KiB (two frames): the receiving router is the limit there, and the wait
+// cost 2-6 points. Not in 2D: nine inlined copies would not fit its code window.
+constexpr bool kFeedTxq = !kMesh;
+constexpr uint32_t kFrameBytes = 1488;
+constexpr uint32_t kFeedFrames = 3;
+constexpr uint32_t wire_cycles(uint32_t frame_bytes) { return (frame_bytes + 50) * kA.aiclk_mhz / 12'500; }
+constexpr uint32_t kFeedWindow = 96;
+constexpr uint32_t kFeedLate = 32;  // the estimate's error: register writes on the queue, rounding
+constexpr uint32_t kFeedSpin = 48;  // polls (a few cycles each): longer than the window
+
+// A member only some images have (no space in the others).
+template <bool, typename T>
+struct Only {
+    T v{};
+    T& get() { return v; }
+};
+template <typename T>
+struct Only<false, T> {
+    T& get();  // never defined: named only under `if constexpr` of the same condition
+};
+// Wormhole 1D: each credit target's inline write is prepared (on kFwdPushedBuf, whose other
+// handles are inline writes too: a router forwarding one way and crediting the other reprograms
+// it only then), so a credit is the value and the command (~15 cycles, ~65 as a whole inline
+// write). Not on Blackhole (staged writes) nor in 2D (nine targets' handles do not fit its stack).
+constexpr bool kPreparedCredits = !kMesh && !fabric::RemoteWords<kCreditTrid>::kStaged;
 constexpr hal::NocConfig kNocConfig{.cmd_bufs = {.write = 0, .read = 0, .write_reg = 0, .atomic = 0},
                                     .atomic_return_l1_addr = kFixed.scratch + kScratchAtomicReturn,
                                     .prepared_bufs = 1u << kFwdDataBuf | 1u << kFwdPushedBuf | 1u << kDeliverBuf};
@@ -304,20 +345,23 @@ class Router {
 
   private:
     // ---- state ----
-    struct Sender {  // one of our sender channels
-        uint32_t base = 0;
-        uint32_t slots = 0;  // 0 = unused
-        uint32_t rx = 0;     // the peer receiver channel it sends into
-        uint32_t sent = 0;   // free-running
-        uint32_t completed = 0;  // free-running; also the producer's "freed"
-        SlotCursor next;     // the slot of packet `sent`
-    };
     struct PeerRx {  // a receiver channel of the peer, as our senders see it
         uint32_t base = 0;
+        uint32_t end = 0;          // base + slots * slot_bytes_
         uint32_t slots = 0;
-        SlotCursor next;           // where the next packet lands
-        uint32_t inflight = 0;     // sent and not completed
+        RingCursor next;           // where the next packet lands
+        uint32_t room = 0;         // slots - (sent and not completed)
         uint32_t unannounced = 0;  // sent, its +1 on the peer's rx_sent stream not yet queued
+        uint32_t announce_reg = 0;  // that stream's update register (Streams::update_reg_addr)
+    };
+    struct Sender {  // one of our sender channels
+        uint32_t base = 0;
+        uint32_t end = 0;    // base + slots * slot_bytes_
+        uint32_t slots = 0;  // 0 = unused
+        PeerRx* peer = nullptr;  // the peer receiver channel it sends into
+        uint32_t sent = 0;   // free-running
+        uint32_t completed = 0;  // free-running; also the producer's "freed"
+        RingCursor next;     // the slot of packet `sent`
     };
     struct Receiver {  // one of our receiver channels
         uint32_t base = 0;
@@ -351,6 +395,7 @@ class Router {
     struct CreditTarget {
         bool present = false;
         fabric::NocWord word{};
+        [[no_unique_address]] Only<kPreparedCredits, hal::NocPrepared> write;  // to `word` (ch0: the connected worker's)
     };
 
     // ---- start-up ----
@@ -364,9 +409,11 @@ class Router {
     uint32_t check_mesh_config() const;
 
     // ---- main loop steps ----
-    Status sender_step(uint32_t c);
-    void sender_completions(uint32_t c);
+    Status sender_step(uint32_t c, uint32_t pushed);
+    Status sender_completions(uint32_t c, uint32_t n);
     Status announce(uint32_t rx);
+    void sent_frames(uint32_t size);
+    bool txq_frees_soon();
     Status receiver_step(uint32_t r, uint32_t landed);
     Status take(uint32_t r, bool& taken, Noc::Burst<false>& burst);
     Status take_general(uint32_t r, bool& taken);
@@ -391,6 +438,7 @@ class Router {
     uint32_t validate_route(const pf::PacketHeader& h, uint32_t action, uint32_t ports) const;
     Status credit_step();
     Status connection_step();
+    Status prepare_credit(uint32_t c, const fabric::NocWord& to);
     bool drained() const;
     uint32_t undrained() const;
     int terminate_immediate();
@@ -453,6 +501,13 @@ class Router {
     uint32_t forwarded_ = 0;
     uint32_t iterations_ = 0;
     uint32_t credit_dirty_ = 0;  // bit c: sender channel c's freed count has not been sent yet
+    // kFeedTxq: wall clock (low word) estimates after a send of several frames: when TXQ0 frees
+    // (its last frame starts) and when the wire is done with it.
+    struct Wire {
+        uint32_t txq_free_at = 0;
+        uint32_t end = 0;
+    };
+    [[no_unique_address]] Only<kFeedTxq, Wire> wire_;
     bool activity_ = false;  // a step moved a packet or a credit in this iteration
 };
 
@@ -679,6 +734,8 @@ int Router::handshake() {
     peer_rx_[1].base = in.rx_base + c_.receiver_slots[0] * slot_bytes;
     for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
         peer_rx_[r].slots = c_.receiver_slots[r];
+        peer_rx_[r].end = peer_rx_[r].base + peer_rx_[r].slots * slot_bytes;
+        peer_rx_[r].room = peer_rx_[r].slots;
         peer_rx_[r].next.addr = peer_rx_[r].base;
     }
     set_stage(RouterStatus::HandshakeComplete);
@@ -744,7 +801,9 @@ uint32_t Router::setup_ports() {
         const uint32_t xy = c_.downstream_y << 8 | c_.downstream_x;
         if (const uint32_t bad = setup_neighbour(0, xy, {1, 2}, {1, 2}); bad != 0) return bad;
         for (uint32_t ch = 1; ch < kSenders; ++ch) {
-            credit_to_[ch] = {true, {c_.downstream_x, c_.downstream_y, kFixed.upstream_credit[ch]}};
+            if (prepare_credit(ch, {c_.downstream_x, c_.downstream_y, kFixed.upstream_credit[ch]}) != Status::Ok) {
+                return static_cast<uint32_t>(ConfigCheck::DownstreamConfig);
+            }
         }
         return 0;
     } else {
@@ -758,8 +817,8 @@ uint32_t Router::setup_ports() {
             }
             // Our ch(1 + f) and ch(5 + f) are fed by the router facing f; it reads their freed
             // counts in its upstream_credit[1 + me] and [5 + me].
-            credit_to_[vc0 + f] = {true, {n & 0xFF, (n >> 8) & 0xFF, kFixed.upstream_credit[vc0 + me]}};
-            credit_to_[vc1 + f] = {true, {n & 0xFF, (n >> 8) & 0xFF, kFixed.upstream_credit[vc1 + me]}};
+            credit_to_[vc0 + f] = {true, {n & 0xFF, (n >> 8) & 0xFF, kFixed.upstream_credit[vc0 + me]}, {}};
+            credit_to_[vc1 + f] = {true, {n & 0xFF, (n >> 8) & 0xFF, kFixed.upstream_credit[vc1 + me]}, {}};
         }
         return 0;
     }
@@ -767,16 +826,21 @@ uint32_t Router::setup_ports() {
 
 // ---- the data path ---------------------------------------------------------------------------
 
-// Completions from the peer for channel c free our slots and the peer's receiver slots.
-[[gnu::always_inline]] inline void Router::sender_completions(uint32_t c) {
+// n > 0 completions from the peer for channel c (its Completed stream) free our slots and the
+// peer's receiver slots. The producer's credit goes at once where that is one prepared write and
+// it has somewhere to go, else in credit_step (later in the pass).
+[[gnu::always_inline]] inline Status Router::sender_completions(uint32_t c, uint32_t n) {
     Sender& s = tx_[c];
-    const uint32_t n = Streams::read(completed_id(c));
-    if (n == 0) return;
     stream_add(completed_id(c), -static_cast<int32_t>(n));
     activity_ = true;
     s.completed += n;
-    peer_rx_[s.rx].inflight -= n;
+    s.peer->room += n;
+    if (kPreparedCredits && (c == pf::kWorkerChannel ? port_.connected() : credit_to_[c].present)) {
+        Noc::Burst<true> one(noc_);  // a posted write, counted as such without a runtime test
+        return one.write_inline(credit_to_[c].write.get(), s.completed, kCreditTrid);
+    }
     credit_dirty_ |= 1u << c;
+    return Status::Ok;
 }
 
 // Send the oldest pushed packets of channel c while the peer's receiver has a free slot and TXQ0
@@ -784,23 +848,37 @@ uint32_t Router::setup_ports() {
 // data), for up to kAnnounceBatch packets at once: as soon as nothing more can go now, or when the
 // batch is full. Up to kSendBurst commands per call while the queue takes each at once (a small
 // packet's one frame goes on the wire at once and frees the queue a cycle later), so its
-// announcement or the next packet does not wait for the next pass.
-ROUTER_HOT Status Router::sender_step(uint32_t c) {
+// announcement or the next packet does not wait for the next pass. `pushed`: the channel's
+// Pushed stream as the caller read it (> 0).
+ROUTER_HOT Status Router::sender_step(uint32_t c, uint32_t pushed) {
     Sender& s = tx_[c];
-    PeerRx& p = peer_rx_[s.rx];
+    PeerRx& p = *s.peer;
+    // Working copies, written back once: an MMIO store may alias any uint32_t, so the fields
+    // would be loaded again after every register write.
+    RingCursor mine = s.next, theirs = p.next;
+    const uint32_t room = p.room;
+    uint32_t unannounced = p.unannounced;
+    uint32_t n = 0;  // sent by this call; Pushed gets one -n at the end
     for (uint32_t k = 0; k < kSendBurst; ++k) {
-        if (Eth::is_busy(kTxq)) return Status::Ok;
+        if (Eth::is_busy(kTxq)) {
+            // Busy with a long data command whose last frame starts soon, and the next packet is
+            // here: wait for it (see kFeedTxq).
+            if (!kFeedTxq || n >= room || n >= pushed || !txq_frees_soon()) break;
+            for (uint32_t i = 0; i < kFeedSpin && Eth::is_busy(kTxq); ++i) {
+            }
+            if (Eth::is_busy(kTxq)) break;
+        }
         // From here the queue is free and nothing goes on it but the one command below, whose
         // arguments are checked ahead: the stream register is a constant's, our slots fit L1
         // (config), the peer's were checked at the handshake (rx_area_ok), and a send is at most
-        // one slot. Hence the prechecked calls.
-        const bool ready = p.inflight < p.slots && Streams::read(pushed_id(c)) != 0;
-        if (p.unannounced != 0 && (!ready || p.unannounced >= kAnnounceBatch)) {
-            Eth::write_remote_reg_prechecked(kTxq, Streams::update_reg_addr(rx_sent_id(s.rx)),
-                                             Streams::encode_delta(static_cast<int32_t>(p.unannounced)).value);
-            p.unannounced = 0;
+        // one slot. Hence the prechecked calls. (`pushed` still counts the n sent here.)
+        const bool ready = n < room && (n < pushed || (pushed = Streams::read(pushed_id(c))) > n);
+        if (unannounced != 0 && (!ready || unannounced >= kAnnounceBatch)) {
+            // unannounced <= kAnnounceBatch: a valid delta.
+            Eth::write_remote_reg_prechecked(kTxq, p.announce_reg, hal::stream::encode_words_free_delta(unannounced));
+            unannounced = 0;
             activity_ = true;
-            if (!ready) return Status::Ok;
+            if (!ready) break;
             // The next packet is ready, and the queue frees once the announcement's frame starts,
             // right after the data still on the wire (at most one frame, ~120 cycles): wait for
             // that here (bounded) rather than a pass, so the wire does not idle between them.
@@ -808,25 +886,50 @@ ROUTER_HOT Status Router::sender_step(uint32_t c) {
             }
             continue;
         }
-        if (!ready) return Status::Ok;
-        const uint32_t slot = s.next.addr;
+        if (!ready) break;
+        const uint32_t slot = mine.addr;
         // 2D: a multicast copy that turned into our direction becomes a line multicast along it.
         if (kMesh && c >= 1 && c <= pf::kMeshDirections && pf::perpendicular(c - 1, dir_)) mesh_branch_rewrite(slot);
-        const uint32_t meta_addr = slot + 4 * kHdrMetaWord;
-        const uint32_t meta = ld(meta_addr);
-        uint32_t bytes = meta & 0xFFFF;
+        uint32_t bytes = ld(slot + 4 * kHdrMetaWord) & 0xFFFF;
         if (bytes > payload_bytes_) bytes = payload_bytes_;  // the receiver drops it as bad
-        st(meta_addr, (meta & 0x00FFFFFF) | (c << 24));           // src_channel
-        Eth::send_prechecked(kTxq, slot, p.next.addr, sizeof(pf::PacketHeader) + align16(bytes));
-        stream_add(pushed_id(c), -1);
-        activity_ = true;
-        ++s.sent;
-        s.next.advance(s.base, s.slots, slot_bytes_);
-        p.next.advance(p.base, p.slots, slot_bytes_);
-        ++p.inflight;
-        ++p.unannounced;
+        hal::mmio::store_shared(hal::mmio::l1_ptr<uint8_t>(slot + offsetof(pf::PacketHeader, src_channel)),
+                                static_cast<uint8_t>(c));
+        const uint32_t size = sizeof(pf::PacketHeader) + align16(bytes);
+        Eth::send_prechecked(kTxq, slot, theirs.addr, size);
+        if (kFeedTxq && size > (kFeedFrames - 1) * kFrameBytes) sent_frames(size);
+        ++n;
+        ++unannounced;
+        mine.advance(s.base, s.end, slot_bytes_);
+        theirs.advance(p.base, p.end, slot_bytes_);
     }
+    p.unannounced = unannounced;
+    if (n == 0) return Status::Ok;
+    activity_ = true;
+    if (n > kSendBurst) __builtin_unreachable();  // so stream_add's range check folds away
+    stream_add(pushed_id(c), -static_cast<int32_t>(n));
+    s.sent += n;
+    s.next = mine;
+    p.next = theirs;
+    p.room -= n;
     return Status::Ok;
+}
+
+// kFeedTxq: a data command of `size` bytes (kFeedFrames frames or more) just went on TXQ0. Its
+// frames start once the wire is done with the previous such command's (the others are short).
+[[gnu::always_inline]] inline void Router::sent_frames(uint32_t size) {
+    Wire& w = wire_.get();
+    const uint32_t now = hal::wall_clock_lo();
+    uint32_t start = static_cast<int32_t>(w.end - now) > 0 ? w.end : now;
+    for (; size > kFrameBytes; size -= kFrameBytes) start += wire_cycles(kFrameBytes);
+    w.txq_free_at = start;
+    w.end = start + wire_cycles(size);
+}
+
+// kFeedTxq: the last such command's last frame starts within kFeedWindow cycles (or did at most
+// kFeedLate ago).
+[[gnu::always_inline]] inline bool Router::txq_frees_soon() {
+    const uint32_t left = wire_.get().txq_free_at + kFeedLate - hal::wall_clock_lo();
+    return left <= kFeedWindow + kFeedLate;
 }
 
 // +unannounced on the peer's rx_sent stream of receiver channel `rx`, if TXQ0 takes it now
@@ -1428,10 +1531,15 @@ ROUTER_HOT Status Router::credit_step() {
             credit_dirty_ &= ~bit;
             continue;
         }
-        const fabric::NocWord to = c == pf::kWorkerChannel ? port_.credit_word() : credit_to_[c].word;
-        const Status st_ = words_.write(to.x, to.y, to.addr, s.completed, kScratchCreditLine + 16 * credit_line(c));
-        if (st_ == Status::Busy) continue;
-        HAL_TRY(st_);
+        if constexpr (kPreparedCredits) {
+            // Prepared for this target: setup_ports, or connection_step when the worker connected.
+            HAL_TRY(noc_.write_inline_prepared_prechecked(credit_to_[c].write.get(), s.completed, kCreditTrid));
+        } else {
+            const fabric::NocWord to = c == pf::kWorkerChannel ? port_.credit_word() : credit_to_[c].word;
+            const Status st_ = words_.write(to.x, to.y, to.addr, s.completed, kScratchCreditLine + 16 * credit_line(c));
+            if (st_ == Status::Busy) continue;
+            HAL_TRY(st_);
+        }
         credit_dirty_ &= ~bit;
     }
     return Status::Ok;
@@ -1442,9 +1550,23 @@ Status Router::connection_step() {
     fabric::WorkerPort::Event e;
     constexpr uint32_t kBit = 1u << pf::kWorkerChannel;
     bool dirty = (credit_dirty_ & kBit) != 0;
-    const Status s = port_.poll(words_, tx_[pf::kWorkerChannel].completed, dirty, e);
+    Status s = port_.poll(words_, tx_[pf::kWorkerChannel].completed, dirty, e);
     credit_dirty_ = dirty ? credit_dirty_ | kBit : credit_dirty_ & ~kBit;
+    if (kPreparedCredits && s == Status::Ok && e == fabric::WorkerPort::Event::Opened) {
+        s = prepare_credit(pf::kWorkerChannel, port_.credit_word());
+    }
     return s;
+}
+
+// Channel c's credits go to `to` from now on.
+Status Router::prepare_credit(uint32_t c, const fabric::NocWord& to) {
+    credit_to_[c].present = true;
+    credit_to_[c].word = to;
+    if constexpr (kPreparedCredits) {
+        return noc_.prepare_write_inline(kFwdPushedBuf, {to.x, to.y, to.addr}, {.posted = true}, credit_to_[c].write.get(),
+                                         true);
+    }
+    return Status::Ok;
 }
 
 // Nothing pushed and unsent, everything sent completed, nothing landed and untaken, every taken
@@ -1487,7 +1609,8 @@ int Router::terminate_immediate() {
         }
     }
     for (uint32_t c = 0; c < kSenders; ++c) {
-        if (tx_[c].slots != 0) sender_completions(c);
+        if (tx_[c].slots == 0) continue;
+        if (const uint32_t n = Streams::read(completed_id(c)); n != 0) (void)sender_completions(c, n);
     }
     // Packets already sent but not yet announced: announce them (bounded), so the peer can take
     // what is in its slots rather than count it undrained.
@@ -1544,10 +1667,12 @@ int Router::run() {
     for (uint32_t c = 0; c < kSenders; ++c) {
         tx_[c].base = l_.sender_base[c];
         tx_[c].slots = c_.sender_slots[c];
-        tx_[c].rx = (is_vc1(c) || c_.dateline != 0) ? 1 : 0;
+        tx_[c].end = tx_[c].base + tx_[c].slots * slot_bytes_;
+        tx_[c].peer = &peer_rx_[(is_vc1(c) || c_.dateline != 0) ? 1 : 0];
         tx_[c].next.addr = tx_[c].base;
     }
     for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
+        peer_rx_[r].announce_reg = Streams::update_reg_addr(rx_sent_id(r));
         rx_[r].base = l_.receiver_base[r];
         rx_[r].slots = c_.receiver_slots[r];
         rx_[r].take.addr = rx_[r].base;
@@ -1571,7 +1696,7 @@ int Router::run() {
     // a constant, not an index read from a stack array and multiplied on every pass.
     uint32_t senders = 0;
     for (uint32_t c = 0; c < kSenders; ++c) {
-        if (tx_[c].slots != 0 && peer_rx_[tx_[c].rx].slots != 0) senders |= 1u << c;
+        if (tx_[c].slots != 0 && tx_[c].peer->slots != 0) senders |= 1u << c;
     }
     uint32_t receivers = 0;
     for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
@@ -1606,10 +1731,14 @@ int Router::run() {
 #pragma GCC unroll 9
         for (uint32_t c = 0; c < kSenders; ++c) {
             if ((senders & (1u << c)) == 0) continue;
-            if (Streams::read(completed_id(c)) != 0) sender_completions(c);
+            if (const uint32_t n = Streams::read(completed_id(c)); n != 0) {
+                s = sender_completions(c, n);
+                if (s != Status::Ok) return stop_hal(s, RouterWait::NocCmdBuf);
+            }
             // Nothing pushed: nothing to send (unannounced packets go in the announce loop below).
-            if (Streams::read(pushed_id(c)) == 0) continue;
-            s = sender_step(c);
+            const uint32_t pushed = Streams::read(pushed_id(c));
+            if (pushed == 0) continue;
+            s = sender_step(c, pushed);
             if (s != Status::Ok) return stop_hal(s, RouterWait::EthTxq);
         }
         // Sent packets no sender step announced (nothing more to send): announce them now.

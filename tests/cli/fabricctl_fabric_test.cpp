@@ -311,10 +311,13 @@ TEST_CASE("fabricctl fabric: a frozen router is named by the health monitor, exi
     CHECK(j["ok"] == false);
     CHECK(j["exit_code"] == 108);
     CHECK(j["error"]["category"] == "fabric");
+    // When the monitor gives up depends on the routers' last heartbeat before the freeze (their
+    // loop's timing), so not the exact cycle.
     CHECK_THAT(j["error"]["message"].get<std::string>(),
-               StartsWith("fabric: no progress after 55000 of 105000 cycles of monitoring (stall "
-                          "window 50000 cycles): 1 of 2 components stuck: router west chip 1 eth "
-                          "0 (chip 1 core 9-0): stalled; status ready_for_traffic"));
+               StartsWith("fabric: no progress after ") &&
+                   Contains(" of 105000 cycles of monitoring (stall window 50000 cycles): 1 of 2 "
+                            "components stuck: router west chip 1 eth 0 (chip 1 core 9-0): stalled; "
+                            "status ready_for_traffic"));
     REQUIRE(j["stuck"].size() == 1);
     const auto& s = j["stuck"][0];
     CHECK(s["chip"] == 1);

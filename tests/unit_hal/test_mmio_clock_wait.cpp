@@ -52,6 +52,8 @@ TEST_CASE("mmio l1_ptr maps L1 addresses into the fake's memory", "[mmio]") {
     CHECK(hal::mmio::load_shared(hal::mmio::l1_ptr<uint32_t>(0x200)) == 5);
     hal::mmio::store_shared(hal::mmio::l1_ptr<uint32_t>(0x204), 6);
     CHECK(fake.l1_word(0x204) == 6);
+    hal::mmio::store_shared(hal::mmio::l1_ptr<uint8_t>(0x206), uint8_t{0xAB});  // one byte of a word
+    CHECK(fake.l1_word(0x204) == 0x00AB0006);
     CHECK(fake.accesses().empty());  // L1 is memory, not registers
 }
 
@@ -78,6 +80,16 @@ TEST_CASE("wall clock: read low (latches), then the latched high word", "[clock]
                                                  {Access::Kind::Read, 0xFFB121F8, 1},
                                                  {Access::Kind::Read, 0xFFB121F0, 0x10},
                                                  {Access::Kind::Read, 0xFFB121F8, 2}});
+}
+
+TEST_CASE("wall clock low word: one read", "[clock]") {
+    FakeRegisterFile fake;
+    ScopedFakeMmio use(fake);
+    fake.use_wall_clock(0x1'FFFF'FFF0ull, 0x20);
+    CHECK(hal::wall_clock_lo() == 0xFFFFFFF0u);
+    CHECK(hal::wall_clock_lo() == 0x10u);  // wraps: callers compare differences
+    CHECK(fake.accesses() == std::vector<Access>{{Access::Kind::Read, 0xFFB121F0, 0xFFFFFFF0},
+                                                 {Access::Kind::Read, 0xFFB121F0, 0x10}});
 }
 
 TEST_CASE("deadline arithmetic", "[clock]") {

@@ -20,6 +20,12 @@ namespace hal {
     return (static_cast<uint64_t>(hi) << 32) | lo;
 }
 
+// Its low 32 bits (one register read; wraps every few seconds): for intervals of well under that,
+// compared as a signed difference.
+[[nodiscard, gnu::always_inline]] inline uint32_t wall_clock_lo() {
+    return mmio::read32(common::kWallClockLo);
+}
+
 // Microseconds to core cycles for an arch.
 constexpr uint64_t us_to_cycles(const ArchMap& arch, uint32_t us) {
     return static_cast<uint64_t>(us) * arch.aiclk_mhz;

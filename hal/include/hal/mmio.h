@@ -84,6 +84,10 @@ inline Backend& backend() {
 [[gnu::always_inline]] inline void store_shared(uint32_t* p, uint32_t value) {
     *static_cast<volatile uint32_t*>(p) = value;
 }
+// The same for one byte of such memory (a field of a header another agent reads).
+[[gnu::always_inline]] inline void store_shared(uint8_t* p, uint8_t value) {
+    *static_cast<volatile uint8_t*>(p) = value;
+}
 
 // A pointer to local L1 at byte address `addr`. On hardware this is the identity map; under the
 // fake it points into the fake's L1 buffer (and traps if the object does not fit in it).
