@@ -415,8 +415,8 @@ class Router {
     void sent_frames(uint32_t size);
     bool txq_frees_soon();
     Status receiver_step(uint32_t r, uint32_t landed);
-    Status take(uint32_t r, bool& taken, Noc::Burst<false>& burst);
-    Status take_general(uint32_t r, bool& taken);
+    Status take(uint32_t r, Noc::Burst<false>& burst);
+    Status take_general(uint32_t r);
     Status forward(uint32_t p, uint32_t slot, uint32_t bytes, uint32_t id, Noc::Burst<false>& burst);
     bool port_full(uint32_t p);
     // 2D
@@ -1095,16 +1095,31 @@ Status Router::deliver(const pf::PacketHeader& h, uint32_t slot, uint32_t id, bo
 }
 
 // Take the `landed` packets of rx r, up to kTakeBatch, in order; one stream update for all of
-// them, and their fast-path NoC requests counted once (a Burst).
+// them, and their fast-path NoC requests counted once (a Burst). take() and take_general() say
+// Busy for a packet that waits for a port.
 ROUTER_HOT Status Router::receiver_step(uint32_t r, uint32_t landed) {
+    Receiver& rx = rx_[r];
     uint32_t n = 0;
+    if (rx.blocked != 0) {
+        // The oldest packet waits for a port: look at its credit word only, not at the header
+        // again (three L1 loads and the checks) until there is room.
+        if (rx.blocked == kRetake) {
+            const Status s = take_general(r);
+            if (s == Status::Busy) return Status::Ok;
+            HAL_TRY(s);
+            n = 1;
+        } else if (port_full(rx.blocked)) {
+            return Status::Ok;
+        } else {
+            rx.blocked = 0;
+        }
+    }
     {
         Noc::Burst<false> burst(noc_);  // non-posted: the fast path's deliveries and forwards
-        while (n < landed && n < kTakeBatch) {
-            bool taken = false;
-            HAL_TRY(take(r, taken, burst));
-            if (!taken) break;
-            ++n;
+        for (; n < landed && n < kTakeBatch; ++n) {
+            const Status s = take(r, burst);
+            if (s == Status::Busy) break;
+            HAL_TRY(s);
         }
     }
     if (n == 0) return Status::Ok;
@@ -1215,23 +1230,16 @@ uint32_t Router::mesh_entry_route(uint32_t dst_word, pf::Route& out) const {
     st(slot + 4 * kHdrMagicWord, w & ~(static_cast<uint32_t>(pf::kMeshMulticast) << 8));
 }
 
-// Take the next packet of rx r if (when it goes on) the ports it goes to have a free slot:
-// deliver it here and/or forward it, all NoC requests tagged with the slot's trid. Only the
-// header words the packet needs are loaded (L1 loads take 7 cycles each).
+// Take the next packet of rx r if (when it goes on) the ports it goes to have a free slot (Busy
+// if not): deliver it here and/or forward it, all NoC requests tagged with the slot's trid. Only
+// the header words the packet needs are loaded (L1 loads take 7 cycles each).
 //
 // The two common cases are handled here on the header words in registers: a plain forward (one
 // port) and a UnicastWrite delivered here, each passing every check validate() makes (the same
 // checks, on the words); anything else, including a packet failing a check, goes to
 // take_general(), which loads the header again and runs validate_route() and validate().
-Status Router::take(uint32_t r, bool& taken, Noc::Burst<false>& burst) {
+Status Router::take(uint32_t r, Noc::Burst<false>& burst) {
     Receiver& rx = rx_[r];
-    if (rx.blocked != 0) {
-        // The packet waits for a port: look at its credit word only, not at the header again
-        // (three L1 loads and the checks) until there is room.
-        if (rx.blocked == kRetake) return take_general(r, taken);
-        if (port_full(rx.blocked)) return Status::Ok;
-        rx.blocked = 0;
-    }
     const uint32_t idx = rx.take.idx;
     const uint32_t slot = rx.take.addr;
     const uint32_t meta = ld(slot + 4 * kHdrMetaWord);
@@ -1249,7 +1257,7 @@ Status Router::take(uint32_t r, bool& taken, Noc::Burst<false>& burst) {
         const uint32_t action = route & 3;
         head_ok = head_ok && (src != 0 || (route & ~route_mask_) == 0);
         if (action == static_cast<uint32_t>(pf::HopAction::Forward) && (route >> 2) != 0) out = 1 + r;
-        if (out != 0 && port(out).slots == 0) return take_general(r, taken);
+        if (out != 0 && port(out).slots == 0) return take_general(r);
         write = action == static_cast<uint32_t>(pf::HopAction::Write);
     } else {
         // Torus workers' routes get counted: take_general (and everything on an entry router:
@@ -1262,12 +1270,12 @@ Status Router::take(uint32_t r, bool& taken, Noc::Burst<false>& burst) {
             out = fast_port_[r][cmd];
         }
     }
-    if (!head_ok) return take_general(r, taken);
+    if (!head_ok) return take_general(r);
     const uint32_t id = rx.trid[idx];
     if (out != 0) {
         if (port_full(out)) {  // try again later
             rx.blocked = out;
-            return Status::Ok;
+            return Status::Busy;
         }
         if constexpr (!kMesh) {
             st(slot + 4 * kHdrRouteWord, route >> 2);
@@ -1286,26 +1294,25 @@ Status Router::take(uint32_t r, bool& taken, Noc::Burst<false>& burst) {
         // target_ok(dst, bytes, 16) and bytes != 0, as validate() checks a UnicastWrite.
         if (bytes == 0 || !hal::noc::coord_ok(x) || !hal::noc::coord_ok(y) || addr % 16 != 0 ||
             static_cast<uint64_t>(addr) + bytes > hal::noc::kMmioStart) {
-            return take_general(r, taken);
+            return take_general(r);
         }
         // Prechecked: the target as write() checks it (above), 16-B aligned like the slot's
         // payload, so congruent; the slot is ours. deliver_ is alone on kDeliverBuf.
         HAL_TRY(burst.write_to_sole(deliver_, slot + sizeof(pf::PacketHeader), {x, y}, addr, bytes, id));
         ++delivered_;
     } else {
-        return take_general(r, taken);
+        return take_general(r);
     }
     // (No armed bit to clear: a slot's bit is cleared when its atomic is issued, before the slot
     // completes, so it is clear whenever the slot is taken again.)
     rx.src[idx] = static_cast<uint8_t>(src);
     ++rx.taken;
     rx.take.advance(rx.base, rx.slots, slot_bytes_);
-    taken = true;
     return Status::Ok;
 }
 
 // Every other packet (multicast, the other send types, entry routers, bad headers), out of line.
-[[gnu::noinline]] Status Router::take_general(uint32_t r, bool& taken) {
+[[gnu::noinline]] Status Router::take_general(uint32_t r) {
     Receiver& rx = rx_[r];
     rx.blocked = 0;
     const uint32_t idx = rx.take.idx;
@@ -1359,7 +1366,7 @@ Status Router::take(uint32_t r, bool& taken, Noc::Burst<false>& burst) {
         for (uint32_t p = 1; p < kSenders; ++p) {
             if ((ports >> p & 1) != 0 && port_full(p)) {  // try again later
                 rx.blocked = (ports & (ports - 1)) == 0 ? p : kRetake;
-                return Status::Ok;
+                return Status::Busy;
             }
         }
         if (write) {
@@ -1384,7 +1391,6 @@ Status Router::take(uint32_t r, bool& taken, Noc::Burst<false>& burst) {
     }
     ++rx.taken;
     rx.take.advance(rx.base, rx.slots, slot_bytes_);
-    taken = true;
     return Status::Ok;
 }
 
