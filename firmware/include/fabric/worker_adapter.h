@@ -120,8 +120,7 @@ class FabricConnection {
         freed_ = ld(line(kFreed));
         st(l1_.credit, freed_);
         st(l1_.teardown, 0);
-        slot_idx_ = pushed_ % ch_.num_slots;
-        slot_addr_ = ch_.slots_base + slot_idx_ * ch_.slot_bytes;
+        slot_addr_ = ch_.slots_base + pushed_ % ch_.num_slots * ch_.slot_bytes;
         reset_staged_header();
         const hal::NocXY me = noc_.self();
         HAL_TRY(write_info(kWorkerXy, (me.y << 16) | me.x));
@@ -137,6 +136,7 @@ class FabricConnection {
             ch_.slot_bytes < sizeof(pf::PacketHeader) + ch_.payload_bytes || ring_end > hal::noc::kLocalAddrLimit) {
             return hal::Status::BadArg;
         }
+        slots_end_ = static_cast<uint32_t>(ring_end);
         HAL_TRY(noc_.check_region(header_l1(), ch_.slots_base, sizeof(pf::PacketHeader)));
         HAL_TRY(noc_.prepare_write(kSlotCmdBuf, {ch_.router_x, ch_.router_y}, {.trid = kTrid}, to_slot_, true));
         HAL_TRY(noc_.prepare_write_inline(kPushedCmdBuf, router(pushed_reg_), {.trid = kTrid}, to_pushed_, true));
@@ -576,11 +576,8 @@ class FabricConnection {
         }
         const uint32_t pushed = pushed_, slot = slot_addr_;
         const uint32_t trid = (pushed & 1) != 0 ? kOddTrid : kTrid;
-        uint32_t next_idx = slot_idx_ + 1, next_slot = slot + ch_.slot_bytes;  // advance_slot()
-        if (next_idx == ch_.num_slots) {
-            next_idx = 0;
-            next_slot = ch_.slots_base;
-        }
+        uint32_t next_slot = slot + ch_.slot_bytes;  // advance_slot()
+        if (next_slot == slots_end_) next_slot = ch_.slots_base;
         // Header first: the payload's write waits (command buffer) only for these 64 B, and the
         // +1 goes on the other buffer at once; all three on one VC, so they land in this order.
         // One burst: non-posted, counted once for the three.
@@ -588,12 +585,11 @@ class FabricConnection {
             Noc::Burst<false> burst(noc_);
             HAL_TRY(burst.write(to_slot_, hdr, slot, sizeof(pf::PacketHeader), kHeaderTrid));
             if (payload != 0) {
-                HAL_TRY(burst.write(to_slot_, src_l1, slot + sizeof(pf::PacketHeader), payload, trid));
+                HAL_TRY(burst.write_again(to_slot_, src_l1, slot + sizeof(pf::PacketHeader), payload, trid));
             }
             HAL_TRY(burst.write_inline(to_pushed_, kIncOne, trid));
         }
         pushed_ = pushed + 1;
-        slot_idx_ = next_idx;
         slot_addr_ = next_slot;
         // Lag one: the previous packet (the other ID) has been read, so its source is free.
         const uint32_t prev = trid ^ (kTrid ^ kOddTrid);
@@ -615,12 +611,8 @@ class FabricConnection {
 
     void advance_slot() {
         ++pushed_;
-        if (++slot_idx_ == ch_.num_slots) {
-            slot_idx_ = 0;
-            slot_addr_ = ch_.slots_base;
-        } else {
-            slot_addr_ += ch_.slot_bytes;
-        }
+        slot_addr_ += ch_.slot_bytes;
+        if (slot_addr_ == slots_end_) slot_addr_ = ch_.slots_base;
     }
     static constexpr uint32_t kIncOne = Streams::encode_delta(1).value;
     static_assert(Streams::encode_delta(1).ok());
@@ -630,8 +622,8 @@ class FabricConnection {
     L1 l1_;
     uint32_t pushed_ = 0;
     uint32_t freed_ = 0;       // the router's freed count as last read from the credit word
-    uint32_t slot_idx_ = 0;    // pushed_ % num_slots, kept without a division
-    uint32_t slot_addr_ = 0;   // its slot in router L1
+    uint32_t slot_addr_ = 0;   // the next push's slot in router L1 (a cursor: no division)
+    uint32_t slots_end_ = 0;   // the end of the slot ring (set by open)
     uint32_t pushed_reg_ = 0;  // the router's pushed-stream update register
     hal::NocPrepared to_slot_{};    // writes into the router's slots (set by open)
     hal::NocPrepared to_pushed_{};  // +1 on its pushed stream (set by open)

@@ -671,6 +671,15 @@ class Noc {
             ++n_;
             return Status::Ok;
         }
+        // The same for `p` again right after a request of this burst on it: its command buffer still
+        // holds p's constants (checked by that request), so the check is left out.
+        [[nodiscard, gnu::always_inline]] Status write_again(const NocPrepared& p, uint32_t src_l1, uint32_t dst_addr,
+                                                             uint32_t size, uint32_t trid) {
+            HAL_TRY((noc_.template write_prepared_core<true, false, false, true, true>(p, src_l1, NocXY{}, dst_addr,
+                                                                                      size, trid)));
+            ++n_;
+            return Status::Ok;
+        }
         [[nodiscard, gnu::always_inline]] Status write_inline(const NocPrepared& p, uint32_t value, uint32_t trid) {
             HAL_TRY((noc_.template write_inline_prepared_impl<true, false, true>(p, value, trid)));
             ++n_;
