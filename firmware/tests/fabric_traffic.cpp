@@ -159,11 +159,17 @@ hal::Status prepare(Conn& conn, const FabricTrafficArgs& a, uint32_t dest, Curso
     const uint32_t dst_step = inline_write ? 4 : src_step;
     Cursor* c = cur;
     Cursor* const end = cur + a.num_dests;
-    for (uint32_t i = 0; i < a.packet_count; ++i) {
-        at = i;
-        HAL_TRY(inline_write ? conn.send_inline(c->t, c->dst, protocol::pattern_word(c->seed, c->pos), i, bound)
-                             : conn.send(c->t, c->src, c->dst, i, bound));
-        if (++c->pos == a.dest_slots) {
+    // Copies: the loop would load them from `a` again after every register write.
+    const uint32_t count = a.packet_count, dest_slots = a.dest_slots;
+    for (uint32_t i = 0; i < count; ++i) {
+        const hal::Status s = inline_write
+                                  ? conn.send_inline(c->t, c->dst, protocol::pattern_word(c->seed, c->pos), i, bound)
+                                  : conn.send(c->t, c->src, c->dst, i, bound);
+        if (s != hal::Status::Ok) [[unlikely]] {
+            at = i;
+            return s;
+        }
+        if (++c->pos == dest_slots) {
             c->pos = 0;
             c->dst = c->dst0;
             c->src = c->src0;

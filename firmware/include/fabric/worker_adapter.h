@@ -575,7 +575,7 @@ class FabricConnection {
             }
         }
         const uint32_t pushed = pushed_, slot = slot_addr_;
-        const uint32_t trid = (pushed & 1) != 0 ? kOddTrid : kTrid;
+        const uint32_t trid = kTrid + (pushed & 1) * (kOddTrid - kTrid);  // no branch
         uint32_t next_slot = slot + ch_.slot_bytes;  // advance_slot()
         if (next_slot == slots_end_) next_slot = ch_.slots_base;
         // Header first: the payload's write waits (command buffer) only for these 64 B, and the
@@ -584,7 +584,7 @@ class FabricConnection {
         {
             Noc::Burst<false> burst(noc_);
             HAL_TRY(burst.write(to_slot_, hdr, slot, sizeof(pf::PacketHeader), kHeaderTrid));
-            if (payload != 0) {
+            if (payload != 0) [[likely]] {
                 HAL_TRY(burst.write_again(to_slot_, src_l1, slot + sizeof(pf::PacketHeader), payload, trid));
             }
             HAL_TRY(burst.write_inline(to_pushed_, kIncOne, trid));
