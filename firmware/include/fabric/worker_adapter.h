@@ -117,8 +117,8 @@ class FabricConnection {
             return hal::Status::Busy;
         }
         pushed_ = ld(line(kPushed));
-        freed_ = ld(line(kFreed));
-        st(l1_.credit, freed_);
+        const uint32_t freed = ld(line(kFreed));
+        st(l1_.credit, freed);
         st(l1_.teardown, 0);
         slot_addr_ = ch_.slots_base + pushed_ % ch_.num_slots * ch_.slot_bytes;
         reset_staged_header();
@@ -141,6 +141,7 @@ class FabricConnection {
         HAL_TRY(noc_.prepare_write(kSlotCmdBuf, {ch_.router_x, ch_.router_y}, {.trid = kTrid}, to_slot_, true));
         HAL_TRY(noc_.prepare_write_inline(kPushedCmdBuf, router(pushed_reg_), {.trid = kTrid}, to_pushed_, true));
         open_ = true;
+        read_credit();
         return hal::Status::Ok;
     }
 
@@ -149,6 +150,7 @@ class FabricConnection {
     [[nodiscard]] hal::Status close(hal::Deadline d, const uint32_t* term) {
         if (!open_) return hal::Status::BadArg;
         open_ = false;
+        limit_ = pushed_;  // full: a stream send takes its slow path, which checks open_
         HAL_TRY(write_info(kPushed, pushed_));
         HAL_TRY(write_info(kState, static_cast<uint32_t>(pf::ConnectionState::CloseRequested)));
         HAL_TRY(hal::wait_until([this] { return ld(l1_.teardown) == 1; }, d, term));
@@ -161,11 +163,12 @@ class FabricConnection {
     uint32_t free_slots() const { return ch_.num_slots - (pushed_ - ld(l1_.credit)); }
 
     // A free slot now? Reads the credit word only when the last value seen says the channel is
-    // full. Never waits.
+    // full. Never waits. (False while closed.)
     bool has_free_slot() {
-        if (pushed_ - freed_ < ch_.num_slots) return true;
-        freed_ = ld(l1_.credit);
-        return pushed_ - freed_ < ch_.num_slots;
+        if (pushed_ != limit_) return true;
+        if (!open_) return false;
+        read_credit();
+        return pushed_ != limit_;
     }
 
     // For a mux: forward a packet as it lies in our L1 (header at `slot_l1`, payload right
@@ -507,11 +510,11 @@ class FabricConnection {
     [[gnu::flatten]] hal::Status push(const Header& u, uint32_t cmd_words, uint32_t src_l1, hal::Deadline d,
                                       const uint32_t* term) {
         if (!open_) return hal::Status::BadArg;
-        if (pushed_ - freed_ >= ch_.num_slots) {
-            freed_ = ld(l1_.credit);
-            if (pushed_ - freed_ >= ch_.num_slots) {
+        if (pushed_ == limit_) {
+            read_credit();
+            if (pushed_ == limit_) {
                 HAL_TRY(wait_for_free_slot(d, term));
-                freed_ = ld(l1_.credit);
+                read_credit();
             }
         }
         const uint32_t slot = slot_addr_;
@@ -555,8 +558,8 @@ class FabricConnection {
     [[gnu::always_inline]] hal::Status send_packet(Template& t, uint32_t src_l1, uint32_t dst_addr, uint32_t value,
                                                    uint32_t seq, const Bound& b) {
         const uint32_t hdr = t.l1, payload = t.payload;
-        if (!open_ || hdr == 0 || (dst_addr & (payload != 0 ? 15 : 3)) != 0) return hal::Status::BadArg;
-        if (pushed_ - freed_ >= ch_.num_slots) HAL_TRY(wait_slot(b));
+        if (hdr == 0 || (dst_addr & (payload != 0 ? 15 : 3)) != 0) return hal::Status::BadArg;
+        if (pushed_ == limit_) HAL_TRY(wait_slot(b));  // closed too (limit_ == pushed_): BadArg there
         // Only the words that moved, once the NoC has read this template's last header (long
         // since: each header is written before its payload).
         if (dst_addr != t.dst_addr || seq != t.seq || (kValue && value != t.value)) {
@@ -598,11 +601,18 @@ class FabricConnection {
     }
     // The slow paths of send(): calls, so the loop keeps few registers live.
     [[gnu::noinline]] hal::Status wait_slot(const Bound& b) {
-        freed_ = ld(l1_.credit);
-        if (pushed_ - freed_ < ch_.num_slots) return hal::Status::Ok;
+        if (!open_) return hal::Status::BadArg;
+        read_credit();
+        if (pushed_ != limit_) return hal::Status::Ok;
         HAL_TRY(wait_for_free_slot(hal::Deadline::after_us(hal::kArch, b.timeout_us), b.term));
-        freed_ = ld(l1_.credit);
+        read_credit();
         return hal::Status::Ok;
+    }
+    // limit_ from the router's credit word (its freed count): freed + num_slots. A freed count
+    // ahead of pushed_ (only a broken router writes one) counts as full, like a full channel.
+    void read_credit() {
+        const uint32_t in_use = pushed_ - ld(l1_.credit);
+        limit_ = in_use < ch_.num_slots ? pushed_ + (ch_.num_slots - in_use) : pushed_;
     }
     [[gnu::noinline]] hal::Status wait_trid_sent(uint32_t trid, const Bound& b) const {
         return hal::wait_until([this, trid] { return noc_.trid_writes_sent(trid); },
@@ -621,7 +631,9 @@ class FabricConnection {
     pf::WorkerChannel ch_;
     L1 l1_;
     uint32_t pushed_ = 0;
-    uint32_t freed_ = 0;       // the router's freed count as last read from the credit word
+    // The pushed count at which the channel is full: the router's freed count as last read from
+    // the credit word + num_slots (one compare a push); pushed_ while closed.
+    uint32_t limit_ = 0;
     uint32_t slot_addr_ = 0;   // the next push's slot in router L1 (a cursor: no division)
     uint32_t slots_end_ = 0;   // the end of the slot ring (set by open)
     uint32_t pushed_reg_ = 0;  // the router's pushed-stream update register
