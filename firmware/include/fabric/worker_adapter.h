@@ -583,14 +583,18 @@ class FabricConnection {
         if (next_slot == slots_end_) next_slot = ch_.slots_base;
         // Header first: the payload's write waits (command buffer) only for these 64 B, and the
         // +1 goes on the other buffer at once; all three on one VC, so they land in this order.
-        // One burst: non-posted, counted once for the three.
+        // One burst: non-posted, counted once for the three. Both command buffers are checked
+        // once for our constants (another connection on this Noc may have used them).
+        if (!noc_.holds(to_slot_, kSlotCmdBuf) || !noc_.holds(to_pushed_, kPushedCmdBuf)) [[unlikely]] {
+            HAL_TRY(reclaim_bufs());
+        }
         {
             Noc::Burst<false> burst(noc_);
-            HAL_TRY(burst.write(to_slot_, hdr, slot, sizeof(pf::PacketHeader), kHeaderTrid));
+            HAL_TRY(burst.write_held(to_slot_, hdr, slot, sizeof(pf::PacketHeader), kHeaderTrid));
             if (payload != 0) [[likely]] {
-                HAL_TRY(burst.write_again(to_slot_, src_l1, slot + sizeof(pf::PacketHeader), payload, trid));
+                HAL_TRY(burst.write_held(to_slot_, src_l1, slot + sizeof(pf::PacketHeader), payload, trid));
             }
-            HAL_TRY(burst.write_inline(to_pushed_, kIncOne, trid));
+            HAL_TRY(burst.write_inline_held(to_pushed_, kIncOne, trid));
         }
         pushed_ = pushed + 1;
         slot_addr_ = next_slot;
@@ -613,6 +617,10 @@ class FabricConnection {
     void read_credit() {
         const uint32_t in_use = pushed_ - ld(l1_.credit);
         limit_ = in_use < ch_.num_slots ? pushed_ + (ch_.num_slots - in_use) : pushed_;
+    }
+    [[gnu::noinline]] hal::Status reclaim_bufs() {
+        HAL_TRY(noc_.reclaim(to_slot_));
+        return noc_.reclaim(to_pushed_);
     }
     [[gnu::noinline]] hal::Status wait_trid_sent(uint32_t trid, const Bound& b) const {
         return hal::wait_until([this, trid] { return noc_.trid_writes_sent(trid); },
