@@ -146,25 +146,22 @@ hal::Status prepare(Conn& conn, const FabricTrafficArgs& a, uint32_t dest, Curso
     }
 }
 
-[[gnu::noinline]] hal::Status send_streamed(Conn& conn, const FabricTrafficArgs& a, fwtest::Kernel& k, uint32_t& at) {
-    const Conn::Bound bound{a.timeout_us, k.term()};
-    Cursor cur[protocol::kFabricMaxDests];
-    at = 0;
-    for (uint32_t i = 0; i < a.num_dests; ++i) HAL_TRY(prepare(conn, a, i, cur[i], bound));
+// The stream loop, one instantiation per kind of send (fewer values live in the loop).
+template <bool kInline>
+[[gnu::noinline]] hal::Status stream_loop(Conn& conn, const FabricTrafficArgs& a, fwtest::Kernel& k, Cursor* cur,
+                                          const Conn::Bound& bound, uint32_t& at) {
     // What moves from one position to the next (FabricDest's table in test_kernels.h).
-    const auto type = static_cast<pf::NocSendType>(a.send_type);
-    const bool inline_write = type == pf::NocSendType::InlineWrite;
-    const uint32_t src_step = payload_type(type) ? a.packet_bytes : 0;
-    const uint32_t dst_step = inline_write ? 4 : src_step;
+    const uint32_t src_step = payload_type(static_cast<pf::NocSendType>(a.send_type)) ? a.packet_bytes : 0;
+    const uint32_t dst_step = kInline ? 4 : src_step;
     Cursor* c = cur;
     Cursor* const end = cur + a.num_dests;
     // Copies: the loop would load them from `a` again after every register write.
     const uint32_t count = a.packet_count, dest_slots = a.dest_slots;
     uint32_t pos = 0, dst_off = 0, src_off = 0;  // this round's position and its offsets
     for (uint32_t i = 0; i < count; ++i) {
-        const hal::Status s = inline_write ? conn.send_inline(c->t, c->dst0 + dst_off,
-                                                              protocol::pattern_word(c->seed, pos), i, bound)
-                                           : conn.send(c->t, c->src0 + src_off, c->dst0 + dst_off, i, bound);
+        const hal::Status s = kInline ? conn.send_inline(c->t, c->dst0 + dst_off,
+                                                         protocol::pattern_word(c->seed, pos), i, bound)
+                                      : conn.send(c->t, c->src0 + src_off, c->dst0 + dst_off, i, bound);
         if (s != hal::Status::Ok) [[unlikely]] {
             at = i;
             return s;
@@ -185,6 +182,17 @@ hal::Status prepare(Conn& conn, const FabricTrafficArgs& a, uint32_t dest, Curso
             k.beat();
         }
     }
+    return hal::Status::Ok;
+}
+
+[[gnu::noinline]] hal::Status send_streamed(Conn& conn, const FabricTrafficArgs& a, fwtest::Kernel& k, uint32_t& at) {
+    const Conn::Bound bound{a.timeout_us, k.term()};
+    Cursor cur[protocol::kFabricMaxDests];
+    at = 0;
+    for (uint32_t i = 0; i < a.num_dests; ++i) HAL_TRY(prepare(conn, a, i, cur[i], bound));
+    HAL_TRY(static_cast<pf::NocSendType>(a.send_type) == pf::NocSendType::InlineWrite
+                ? stream_loop<true>(conn, a, k, cur, bound, at)
+                : stream_loop<false>(conn, a, k, cur, bound, at));
     // Sends return before the NoC has read their payload: wait for the last ones (and the
     // templates), so the kernel may exit or reuse its L1.
     at = a.packet_count;
