@@ -559,7 +559,8 @@ class FabricConnection {
                                                    uint32_t seq, const Bound& b) {
         const uint32_t hdr = t.l1, payload = t.payload;
         if (hdr == 0 || (dst_addr & (payload != 0 ? 15 : 3)) != 0) return hal::Status::BadArg;
-        if (pushed_ == limit_) HAL_TRY(wait_slot(b));  // closed too (limit_ == pushed_): BadArg there
+        const uint32_t pushed = pushed_;
+        if (pushed == limit_) HAL_TRY(wait_slot(b));  // closed too (limit_ == pushed_): BadArg there
         // Only the words that moved, once the NoC has read this template's last header (long
         // since: each header is written before its payload).
         if (dst_addr != t.dst_addr || seq != t.seq || (kValue && value != t.value)) {
@@ -577,7 +578,7 @@ class FabricConnection {
                 st(hdr + 4 * kSeqWord, seq);
             }
         }
-        const uint32_t pushed = pushed_, slot = slot_addr_;
+        const uint32_t slot = slot_addr_;
         const uint32_t trid = kTrid + (pushed & 1) * (kOddTrid - kTrid);  // no branch
         uint32_t next_slot = slot + ch_.slot_bytes;  // advance_slot()
         if (next_slot == slots_end_) next_slot = ch_.slots_base;
