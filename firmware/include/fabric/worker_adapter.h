@@ -561,6 +561,9 @@ class FabricConnection {
         if (hdr == 0 || (dst_addr & (payload != 0 ? 15 : 3)) != 0) return hal::Status::BadArg;
         const uint32_t pushed = pushed_;
         if (pushed == limit_) HAL_TRY(wait_slot(b));  // closed too (limit_ == pushed_): BadArg there
+        const uint32_t slot = slot_addr_;
+        uint32_t next_slot = slot + ch_.slot_bytes;  // advance_slot()
+        if (next_slot == slots_end_) next_slot = ch_.slots_base;
         // Only the words that moved, once the NoC has read this template's last header (long
         // since: each header is written before its payload).
         if (dst_addr != t.dst_addr || seq != t.seq || (kValue && value != t.value)) {
@@ -578,10 +581,7 @@ class FabricConnection {
                 st(hdr + 4 * kSeqWord, seq);
             }
         }
-        const uint32_t slot = slot_addr_;
         const uint32_t trid = kTrid + (pushed & 1) * (kOddTrid - kTrid);  // no branch
-        uint32_t next_slot = slot + ch_.slot_bytes;  // advance_slot()
-        if (next_slot == slots_end_) next_slot = ch_.slots_base;
         // Header first: the payload's write waits (command buffer) only for these 64 B, and the
         // +1 goes on the other buffer at once; all three on one VC, so they land in this order.
         // One burst: non-posted, counted once for the three. Both command buffers are checked
