@@ -631,10 +631,10 @@ class Noc {
     }
 
   public:
-    // Whether command buffer `buf` (p's, a constant at the call site, so the check is one load)
-    // still holds p's constants: no other handle has been used on it since p's last request. For
-    // a hot path that issues several requests on its own buffers: check once, then the Burst's
-    // *_held writes.
+    // Whether command buffer `buf` (p.buf, given as a constant at the call site so the check is
+    // one load) still holds p's constants: no other handle has been used on it since p's last
+    // request. For a hot path that issues several requests on its own buffers: check once, then
+    // the Burst's *_held writes.
     [[nodiscard, gnu::always_inline]] bool holds(const NocPrepared& p, uint32_t buf) const {
         return programmed_[buf] == p.token;
     }
