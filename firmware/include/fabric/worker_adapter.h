@@ -117,6 +117,7 @@ class FabricConnection {
             return hal::Status::Busy;
         }
         pushed_ = ld(line(kPushed));
+        limit_ = pushed_;  // full until open_: a stream send's slow path says BadArg
         const uint32_t freed = ld(line(kFreed));
         st(l1_.credit, freed);
         st(l1_.teardown, 0);
