@@ -113,13 +113,13 @@ bool streamable(const FabricTrafficArgs& a, uint32_t payload_bytes) {
 // zeroes .bss a word at a time (1 KiB: ~1300 cycles of start-up), .data comes with the image.
 [[gnu::section(".data")]] alignas(16) pf::PacketHeader templates[protocol::kFabricMaxDests];
 
-// Per destination: its prepared header and where its next packet goes (the positions are walked
-// with adds, no multiplication per packet).
+// Per destination: its prepared header and where its position 0 is. Round-robin sends every
+// destination the same position in a round, so the loop walks one position (with adds, no
+// multiplication per packet) for all of them.
 struct Cursor {
     Conn::Template t;
-    uint32_t dst, src, pos;  // the next packet's destination address, source, position
-    uint32_t dst0, src0;     // those of position 0
-    uint32_t seed;           // InlineWrite: the value at position p is pattern_word(seed, p)
+    uint32_t dst0, src0;  // position 0's destination address and source
+    uint32_t seed;        // InlineWrite: the value at position p is pattern_word(seed, p)
 };
 
 hal::Status prepare(Conn& conn, const FabricTrafficArgs& a, uint32_t dest, Cursor& c, const Conn::Bound& b) {
@@ -129,9 +129,8 @@ hal::Status prepare(Conn& conn, const FabricTrafficArgs& a, uint32_t dest, Curso
     const pf::NocTarget sem{d.sem_addr, static_cast<uint8_t>(d.sem_x), static_cast<uint8_t>(d.sem_y), 0};
     const pf::Route route{d.route, d.route_ext, d.flags_word, d.dst_node};
     const auto l1 = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(&templates[dest]));
-    c.dst = c.dst0 = d.addr;
-    c.src = c.src0 = payload_type(static_cast<pf::NocSendType>(a.send_type)) ? src_of(a, dest, 0) : 0;
-    c.pos = 0;
+    c.dst0 = d.addr;
+    c.src0 = payload_type(static_cast<pf::NocSendType>(a.send_type)) ? src_of(a, dest, 0) : 0;
     c.seed = d.seed;
     switch (static_cast<pf::NocSendType>(a.send_type)) {
         case pf::NocSendType::UnicastWrite:
@@ -147,37 +146,53 @@ hal::Status prepare(Conn& conn, const FabricTrafficArgs& a, uint32_t dest, Curso
     }
 }
 
-[[gnu::noinline]] hal::Status send_streamed(Conn& conn, const FabricTrafficArgs& a, fwtest::Kernel& k, uint32_t& at) {
-    const Conn::Bound bound{a.timeout_us, k.term()};
-    Cursor cur[protocol::kFabricMaxDests];
-    at = 0;
-    for (uint32_t i = 0; i < a.num_dests; ++i) HAL_TRY(prepare(conn, a, i, cur[i], bound));
+// The stream loop, one instantiation per kind of send (fewer values live in the loop).
+template <bool kInline>
+[[gnu::noinline]] hal::Status stream_loop(Conn& conn, const FabricTrafficArgs& a, fwtest::Kernel& k, Cursor* cur,
+                                          const Conn::Bound& bound, uint32_t& at) {
     // What moves from one position to the next (FabricDest's table in test_kernels.h).
-    const auto type = static_cast<pf::NocSendType>(a.send_type);
-    const bool inline_write = type == pf::NocSendType::InlineWrite;
-    const uint32_t src_step = payload_type(type) ? a.packet_bytes : 0;
-    const uint32_t dst_step = inline_write ? 4 : src_step;
+    const uint32_t src_step = payload_type(static_cast<pf::NocSendType>(a.send_type)) ? a.packet_bytes : 0;
+    const uint32_t dst_step = kInline ? 4 : src_step;
     Cursor* c = cur;
     Cursor* const end = cur + a.num_dests;
-    for (uint32_t i = 0; i < a.packet_count; ++i) {
-        at = i;
-        HAL_TRY(inline_write ? conn.send_inline(c->t, c->dst, protocol::pattern_word(c->seed, c->pos), i, bound)
-                             : conn.send(c->t, c->src, c->dst, i, bound));
-        if (++c->pos == a.dest_slots) {
-            c->pos = 0;
-            c->dst = c->dst0;
-            c->src = c->src0;
-        } else {
-            c->dst += dst_step;
-            c->src += src_step;
+    // Copies: the loop would load them from `a` again after every register write.
+    const uint32_t count = a.packet_count, dest_slots = a.dest_slots;
+    uint32_t pos = 0, dst_off = 0, src_off = 0;  // this round's position and its offsets
+    for (uint32_t i = 0; i < count; ++i) {
+        const hal::Status s = kInline ? conn.send_inline(c->t, c->dst0 + dst_off,
+                                                         protocol::pattern_word(c->seed, pos), i, bound)
+                                      : conn.send(c->t, c->src0 + src_off, c->dst0 + dst_off, i, bound);
+        if (s != hal::Status::Ok) [[unlikely]] {
+            at = i;
+            return s;
         }
-        if (++c == end) c = cur;
+        if (++c == end) {  // the round is done: the next position
+            c = cur;
+            if (++pos == dest_slots) {
+                pos = 0;
+                dst_off = src_off = 0;
+            } else {
+                dst_off += dst_step;
+                src_off += src_step;
+            }
+        }
         if ((i & 63) == 0) {
             r.packets_sent = i + 1;
             k.publish_word(r, r.packets_sent);
             k.beat();
         }
     }
+    return hal::Status::Ok;
+}
+
+[[gnu::noinline]] hal::Status send_streamed(Conn& conn, const FabricTrafficArgs& a, fwtest::Kernel& k, uint32_t& at) {
+    const Conn::Bound bound{a.timeout_us, k.term()};
+    Cursor cur[protocol::kFabricMaxDests];
+    at = 0;
+    for (uint32_t i = 0; i < a.num_dests; ++i) HAL_TRY(prepare(conn, a, i, cur[i], bound));
+    HAL_TRY(static_cast<pf::NocSendType>(a.send_type) == pf::NocSendType::InlineWrite
+                ? stream_loop<true>(conn, a, k, cur, bound, at)
+                : stream_loop<false>(conn, a, k, cur, bound, at));
     // Sends return before the NoC has read their payload: wait for the last ones (and the
     // templates), so the kernel may exit or reuse its L1.
     at = a.packet_count;

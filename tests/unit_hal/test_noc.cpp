@@ -635,6 +635,40 @@ TEMPLATE_TEST_CASE("noc prepared write and inline write: constants once, then on
         }
         CHECK(core.fake.writes().size() > single.size());
     }
+    SECTION("burst: holds() per buffer, reclaim(), then write_held / write_inline_held") {
+        hal::NocPrepared w, i, other;
+        REQUIRE(noc.prepare_write(2, {9, 10}, {}, w, true) == Status::Ok);
+        REQUIRE(noc.prepare_write_inline(3, {.x = 9, .y = 10, .addr = 0xFFB40030}, {}, i, true) == Status::Ok);
+        CHECK(noc.holds(w, 2));
+        CHECK(noc.holds(i, 3));
+        core.fake.clear_log();
+        REQUIRE(noc.write_prepared_prechecked(w, 0x11000, 0x2000, 64, 4) == Status::Ok);
+        REQUIRE(noc.write_inline_prepared_prechecked(i, 5, 1) == Status::Ok);
+        const std::vector<RegWrite> single = core.fake.writes();
+        core.fake.clear_log();
+        const hal::NocCounters before = noc.counters();
+        {
+            typename hal::Noc<F::map>::template Burst<false> b(noc);
+            REQUIRE(b.write_held(w, 0x11000, 0x2000, 64, 4) == Status::Ok);
+            REQUIRE(b.write_inline_held(i, 5, 1) == Status::Ok);
+        }
+        CHECK(core.fake.writes() == single);
+        CHECK(noc.counters().nonposted_wr_req_issued == before.nonposted_wr_req_issued + 2);
+        // Another handle on buffer 2: w's constants are gone until reclaim() programs them again.
+        REQUIRE(noc.prepare_write(2, {3, 4}, {}, other, true) == Status::Ok);
+        CHECK_FALSE(noc.holds(w, 2));
+        CHECK(noc.holds(i, 3));
+        REQUIRE(noc.reclaim(w) == Status::Ok);
+        CHECK(noc.holds(w, 2));
+        CHECK_FALSE(noc.holds(other, 2));
+        core.fake.clear_log();
+        {
+            typename hal::Noc<F::map>::template Burst<false> b(noc);
+            REQUIRE(b.write_held(w, 0x11000, 0x2000, 64, 4) == Status::Ok);
+            REQUIRE(b.write_inline_held(i, 5, 1) == Status::Ok);
+        }
+        CHECK(core.fake.writes() == single);
+    }
     SECTION("posted") {
         hal::NocPrepared q;
         REQUIRE(noc.prepare_write(2, {9, 10}, {.posted = true}, q) == Status::Ok);

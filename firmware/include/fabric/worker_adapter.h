@@ -117,11 +117,11 @@ class FabricConnection {
             return hal::Status::Busy;
         }
         pushed_ = ld(line(kPushed));
-        freed_ = ld(line(kFreed));
-        st(l1_.credit, freed_);
+        limit_ = pushed_;  // full until open_: a stream send's slow path says BadArg
+        const uint32_t freed = ld(line(kFreed));
+        st(l1_.credit, freed);
         st(l1_.teardown, 0);
-        slot_idx_ = pushed_ % ch_.num_slots;
-        slot_addr_ = ch_.slots_base + slot_idx_ * ch_.slot_bytes;
+        slot_addr_ = ch_.slots_base + pushed_ % ch_.num_slots * ch_.slot_bytes;
         reset_staged_header();
         const hal::NocXY me = noc_.self();
         HAL_TRY(write_info(kWorkerXy, (me.y << 16) | me.x));
@@ -137,10 +137,12 @@ class FabricConnection {
             ch_.slot_bytes < sizeof(pf::PacketHeader) + ch_.payload_bytes || ring_end > hal::noc::kLocalAddrLimit) {
             return hal::Status::BadArg;
         }
+        slots_end_ = static_cast<uint32_t>(ring_end);
         HAL_TRY(noc_.check_region(header_l1(), ch_.slots_base, sizeof(pf::PacketHeader)));
         HAL_TRY(noc_.prepare_write(kSlotCmdBuf, {ch_.router_x, ch_.router_y}, {.trid = kTrid}, to_slot_, true));
         HAL_TRY(noc_.prepare_write_inline(kPushedCmdBuf, router(pushed_reg_), {.trid = kTrid}, to_pushed_, true));
         open_ = true;
+        read_credit();
         return hal::Status::Ok;
     }
 
@@ -149,6 +151,7 @@ class FabricConnection {
     [[nodiscard]] hal::Status close(hal::Deadline d, const uint32_t* term) {
         if (!open_) return hal::Status::BadArg;
         open_ = false;
+        limit_ = pushed_;  // full: a stream send takes its slow path, which checks open_
         HAL_TRY(write_info(kPushed, pushed_));
         HAL_TRY(write_info(kState, static_cast<uint32_t>(pf::ConnectionState::CloseRequested)));
         HAL_TRY(hal::wait_until([this] { return ld(l1_.teardown) == 1; }, d, term));
@@ -161,11 +164,12 @@ class FabricConnection {
     uint32_t free_slots() const { return ch_.num_slots - (pushed_ - ld(l1_.credit)); }
 
     // A free slot now? Reads the credit word only when the last value seen says the channel is
-    // full. Never waits.
+    // full. Never waits. (False while closed.)
     bool has_free_slot() {
-        if (pushed_ - freed_ < ch_.num_slots) return true;
-        freed_ = ld(l1_.credit);
-        return pushed_ - freed_ < ch_.num_slots;
+        if (pushed_ != limit_) return true;
+        if (!open_) return false;
+        read_credit();
+        return pushed_ != limit_;
     }
 
     // For a mux: forward a packet as it lies in our L1 (header at `slot_l1`, payload right
@@ -507,11 +511,11 @@ class FabricConnection {
     [[gnu::flatten]] hal::Status push(const Header& u, uint32_t cmd_words, uint32_t src_l1, hal::Deadline d,
                                       const uint32_t* term) {
         if (!open_) return hal::Status::BadArg;
-        if (pushed_ - freed_ >= ch_.num_slots) {
-            freed_ = ld(l1_.credit);
-            if (pushed_ - freed_ >= ch_.num_slots) {
+        if (pushed_ == limit_) {
+            read_credit();
+            if (pushed_ == limit_) {
                 HAL_TRY(wait_for_free_slot(d, term));
-                freed_ = ld(l1_.credit);
+                read_credit();
             }
         }
         const uint32_t slot = slot_addr_;
@@ -555,8 +559,12 @@ class FabricConnection {
     [[gnu::always_inline]] hal::Status send_packet(Template& t, uint32_t src_l1, uint32_t dst_addr, uint32_t value,
                                                    uint32_t seq, const Bound& b) {
         const uint32_t hdr = t.l1, payload = t.payload;
-        if (!open_ || hdr == 0 || (dst_addr & (payload != 0 ? 15 : 3)) != 0) return hal::Status::BadArg;
-        if (pushed_ - freed_ >= ch_.num_slots) HAL_TRY(wait_slot(b));
+        if (hdr == 0 || (dst_addr & (payload != 0 ? 15 : 3)) != 0) return hal::Status::BadArg;
+        const uint32_t pushed = pushed_;
+        if (pushed == limit_) HAL_TRY(wait_slot(b));  // closed too (limit_ == pushed_): BadArg there
+        const uint32_t slot = slot_addr_;
+        uint32_t next_slot = slot + ch_.slot_bytes;  // advance_slot()
+        if (next_slot == slots_end_) next_slot = ch_.slots_base;
         // Only the words that moved, once the NoC has read this template's last header (long
         // since: each header is written before its payload).
         if (dst_addr != t.dst_addr || seq != t.seq || (kValue && value != t.value)) {
@@ -574,26 +582,23 @@ class FabricConnection {
                 st(hdr + 4 * kSeqWord, seq);
             }
         }
-        const uint32_t pushed = pushed_, slot = slot_addr_;
-        const uint32_t trid = (pushed & 1) != 0 ? kOddTrid : kTrid;
-        uint32_t next_idx = slot_idx_ + 1, next_slot = slot + ch_.slot_bytes;  // advance_slot()
-        if (next_idx == ch_.num_slots) {
-            next_idx = 0;
-            next_slot = ch_.slots_base;
-        }
+        const uint32_t trid = kTrid + (pushed & 1) * (kOddTrid - kTrid);  // no branch
         // Header first: the payload's write waits (command buffer) only for these 64 B, and the
         // +1 goes on the other buffer at once; all three on one VC, so they land in this order.
-        // One burst: non-posted, counted once for the three.
+        // One burst: non-posted, counted once for the three. Both command buffers are checked
+        // once for our constants (another connection on this Noc may have used them).
+        if (!noc_.holds(to_slot_, kSlotCmdBuf) || !noc_.holds(to_pushed_, kPushedCmdBuf)) [[unlikely]] {
+            HAL_TRY(reclaim_bufs());
+        }
         {
             Noc::Burst<false> burst(noc_);
-            HAL_TRY(burst.write(to_slot_, hdr, slot, sizeof(pf::PacketHeader), kHeaderTrid));
-            if (payload != 0) {
-                HAL_TRY(burst.write(to_slot_, src_l1, slot + sizeof(pf::PacketHeader), payload, trid));
+            HAL_TRY(burst.write_held(to_slot_, hdr, slot, sizeof(pf::PacketHeader), kHeaderTrid));
+            if (payload != 0) [[likely]] {
+                HAL_TRY(burst.write_held(to_slot_, src_l1, slot + sizeof(pf::PacketHeader), payload, trid));
             }
-            HAL_TRY(burst.write_inline(to_pushed_, kIncOne, trid));
+            HAL_TRY(burst.write_inline_held(to_pushed_, kIncOne, trid));
         }
         pushed_ = pushed + 1;
-        slot_idx_ = next_idx;
         slot_addr_ = next_slot;
         // Lag one: the previous packet (the other ID) has been read, so its source is free.
         const uint32_t prev = trid ^ (kTrid ^ kOddTrid);
@@ -602,11 +607,22 @@ class FabricConnection {
     }
     // The slow paths of send(): calls, so the loop keeps few registers live.
     [[gnu::noinline]] hal::Status wait_slot(const Bound& b) {
-        freed_ = ld(l1_.credit);
-        if (pushed_ - freed_ < ch_.num_slots) return hal::Status::Ok;
+        if (!open_) return hal::Status::BadArg;
+        read_credit();
+        if (pushed_ != limit_) return hal::Status::Ok;
         HAL_TRY(wait_for_free_slot(hal::Deadline::after_us(hal::kArch, b.timeout_us), b.term));
-        freed_ = ld(l1_.credit);
+        read_credit();
         return hal::Status::Ok;
+    }
+    // limit_ from the router's credit word (its freed count): freed + num_slots. A freed count
+    // ahead of pushed_ (only a broken router writes one) counts as full, like a full channel.
+    void read_credit() {
+        const uint32_t in_use = pushed_ - ld(l1_.credit);
+        limit_ = in_use < ch_.num_slots ? pushed_ + (ch_.num_slots - in_use) : pushed_;
+    }
+    [[gnu::noinline]] hal::Status reclaim_bufs() {
+        HAL_TRY(noc_.reclaim(to_slot_));
+        return noc_.reclaim(to_pushed_);
     }
     [[gnu::noinline]] hal::Status wait_trid_sent(uint32_t trid, const Bound& b) const {
         return hal::wait_until([this, trid] { return noc_.trid_writes_sent(trid); },
@@ -615,12 +631,8 @@ class FabricConnection {
 
     void advance_slot() {
         ++pushed_;
-        if (++slot_idx_ == ch_.num_slots) {
-            slot_idx_ = 0;
-            slot_addr_ = ch_.slots_base;
-        } else {
-            slot_addr_ += ch_.slot_bytes;
-        }
+        slot_addr_ += ch_.slot_bytes;
+        if (slot_addr_ == slots_end_) slot_addr_ = ch_.slots_base;
     }
     static constexpr uint32_t kIncOne = Streams::encode_delta(1).value;
     static_assert(Streams::encode_delta(1).ok());
@@ -629,9 +641,11 @@ class FabricConnection {
     pf::WorkerChannel ch_;
     L1 l1_;
     uint32_t pushed_ = 0;
-    uint32_t freed_ = 0;       // the router's freed count as last read from the credit word
-    uint32_t slot_idx_ = 0;    // pushed_ % num_slots, kept without a division
-    uint32_t slot_addr_ = 0;   // its slot in router L1
+    // The pushed count at which the channel is full: the router's freed count as last read from
+    // the credit word + num_slots (one compare a push); pushed_ while closed.
+    uint32_t limit_ = 0;
+    uint32_t slot_addr_ = 0;   // the next push's slot in router L1 (a cursor: no division)
+    uint32_t slots_end_ = 0;   // the end of the slot ring (set by open)
     uint32_t pushed_reg_ = 0;  // the router's pushed-stream update register
     hal::NocPrepared to_slot_{};    // writes into the router's slots (set by open)
     hal::NocPrepared to_pushed_{};  // +1 on its pushed stream (set by open)

@@ -606,7 +606,7 @@ class Noc {
         }
         return for_each_chunk(size, one);
     }
-    template <bool kTrid, bool kChecked = true, bool kUncounted = false>
+    template <bool kTrid, bool kChecked = true, bool kUncounted = false, bool kSole = false>
     [[gnu::always_inline]] Status write_inline_prepared_impl(const NocPrepared& p, uint32_t value,
                                                              uint32_t trid) {
         const uint32_t buf = p.buf, base = p.base, token = p.token;
@@ -616,7 +616,7 @@ class Noc {
             return Status::BadArg;
         }
         HAL_TRY(wait_cmd_buf_ready(base));
-        if (programmed_[buf] != token) [[unlikely]] {
+        if (!kSole && programmed_[buf] != token) [[unlikely]] {
             program_constants(p);
         }
         mmio::write32(base + A.noc.at_data, value);
@@ -631,6 +631,20 @@ class Noc {
     }
 
   public:
+    // Whether command buffer `buf` (p.buf, given as a constant at the call site so the check is
+    // one load) still holds p's constants: no other handle has been used on it since p's last
+    // request. For a hot path that issues several requests on its own buffers: check once, then
+    // the Burst's *_held writes.
+    [[nodiscard, gnu::always_inline]] bool holds(const NocPrepared& p, uint32_t buf) const {
+        return programmed_[buf] == p.token;
+    }
+    // Program p's constants into its buffer again (once the buffer is free; bounded), so it holds them.
+    [[nodiscard, gnu::noinline]] Status reclaim(const NocPrepared& p) {
+        HAL_TRY(wait_cmd_buf_ready(p.base));
+        program_constants(p);
+        return Status::Ok;
+    }
+
     // ---- bursts: prechecked prepared writes issued back to back ----
     //
     // A stream packet is several requests in a row (header, payload, +1 on a stream register).
@@ -668,6 +682,21 @@ class Noc {
                                                                uint32_t dst_addr, uint32_t size, uint32_t trid) {
             HAL_TRY((noc_.template write_prepared_core<true, false, true, true, true>(p, src_l1, dst, dst_addr, size,
                                                                                      trid)));
+            ++n_;
+            return Status::Ok;
+        }
+        // The same for a handle whose command buffer holds its constants (Noc::holds(), or
+        // Noc::reclaim() since): the check for another handle's is left out.
+        [[nodiscard, gnu::always_inline]] Status write_held(const NocPrepared& p, uint32_t src_l1, uint32_t dst_addr,
+                                                            uint32_t size, uint32_t trid) {
+            HAL_TRY((noc_.template write_prepared_core<true, false, false, true, true>(p, src_l1, NocXY{}, dst_addr,
+                                                                                      size, trid)));
+            ++n_;
+            return Status::Ok;
+        }
+        [[nodiscard, gnu::always_inline]] Status write_inline_held(const NocPrepared& p, uint32_t value,
+                                                                   uint32_t trid) {
+            HAL_TRY((noc_.template write_inline_prepared_impl<true, false, true, true>(p, value, trid)));
             ++n_;
             return Status::Ok;
         }
