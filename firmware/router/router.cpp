@@ -1298,8 +1298,9 @@ Status Router::take(uint32_t r, Noc::Burst<false>& burst) {
             return take_general(r);
         }
         // Prechecked: the target as write() checks it (above), 16-B aligned like the slot's
-        // payload, so congruent; the slot is ours. deliver_ is alone on kDeliverBuf.
-        HAL_TRY(burst.write_to_sole(deliver_, slot + sizeof(pf::PacketHeader), {x, y}, addr, bytes, id));
+        // payload, so congruent; the slot is ours. deliver_ is alone on kDeliverBuf, so the
+        // buffer holds it.
+        HAL_TRY(burst.write_to_held(deliver_, slot + sizeof(pf::PacketHeader), {x, y}, addr, bytes, id));
         ++delivered_;
     } else {
         return take_general(r);

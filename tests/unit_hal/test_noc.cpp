@@ -607,7 +607,7 @@ TEMPLATE_TEST_CASE("noc prepared write and inline write: constants once, then on
         CHECK(noc.counters().wr_ack_expected == before.wr_ack_expected + 8);
         CHECK(noc.counters().posted_wr_req_issued == before.posted_wr_req_issued);
     }
-    SECTION("burst: a handle alone on its buffer (write_to_sole) skips the reprogram check") {
+    SECTION("burst: a handle alone on its buffer (write_to_held) skips the reprogram check") {
         hal::NocPrepared a, w;
         REQUIRE(noc.prepare_write_any(2, {}, a, true) == Status::Ok);
         core.fake.clear_log();
@@ -616,7 +616,7 @@ TEMPLATE_TEST_CASE("noc prepared write and inline write: constants once, then on
         core.fake.clear_log();
         {
             typename hal::Noc<F::map>::template Burst<false> b(noc);
-            REQUIRE(b.write_to_sole(a, 0x11080, {1, 2}, 0x2080, 16, 2) == Status::Ok);
+            REQUIRE(b.write_to_held(a, 0x11080, {1, 2}, 0x2080, 16, 2) == Status::Ok);
         }
         CHECK(core.fake.writes() == single);
         // With another handle on the buffer (the contract broken) it still writes only the
@@ -625,7 +625,7 @@ TEMPLATE_TEST_CASE("noc prepared write and inline write: constants once, then on
         core.fake.clear_log();
         {
             typename hal::Noc<F::map>::template Burst<false> b(noc);
-            REQUIRE(b.write_to_sole(a, 0x11080, {1, 2}, 0x2080, 16, 2) == Status::Ok);
+            REQUIRE(b.write_to_held(a, 0x11080, {1, 2}, 0x2080, 16, 2) == Status::Ok);
         }
         CHECK(core.fake.writes() == single);
         core.fake.clear_log();

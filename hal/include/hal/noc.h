@@ -552,10 +552,9 @@ class Noc {
     }
     // Both prepared writes: kAnyDst, the handle came from prepare_write_any and each request also
     // writes the destination coordinate `dst_arg` (ignored otherwise).
-    // kUncounted (bursts): the caller counts the request. kSole: `p` is the only handle ever
-    // prepared on its command buffer, so the buffer still holds its constants (programmed when it
-    // was prepared) and the check for another handle's is left out.
-    template <bool kTrid, bool kChecked, bool kAnyDst, bool kUncounted = false, bool kSole = false>
+    // kUncounted (bursts): the caller counts the request. kHeld: the caller knows the buffer holds
+    // p's constants (Burst's *_held writes), so the check for another handle's is left out.
+    template <bool kTrid, bool kChecked, bool kAnyDst, bool kUncounted = false, bool kHeld = false>
     [[gnu::always_inline]] Status write_prepared_core(const NocPrepared& p, uint32_t src_l1,
                                                       const NocXY& dst_arg, uint32_t dst_addr,
                                                       uint32_t size, uint32_t trid) {
@@ -583,7 +582,7 @@ class Noc {
         }
         const auto one = [ =, this, &p ](uint32_t off, uint32_t len) __attribute__((always_inline)) {
             HAL_TRY(wait_cmd_buf_ready(base));
-            if (!kSole && programmed_[buf] != token) [[unlikely]] {
+            if (!kHeld && programmed_[buf] != token) [[unlikely]] {
                 program_constants(p);
             }
             mmio::write32(base + noc::kTargAddrLo, src_l1 + off);
@@ -606,7 +605,7 @@ class Noc {
         }
         return for_each_chunk(size, one);
     }
-    template <bool kTrid, bool kChecked = true, bool kUncounted = false, bool kSole = false>
+    template <bool kTrid, bool kChecked = true, bool kUncounted = false, bool kHeld = false>
     [[gnu::always_inline]] Status write_inline_prepared_impl(const NocPrepared& p, uint32_t value,
                                                              uint32_t trid) {
         const uint32_t buf = p.buf, base = p.base, token = p.token;
@@ -616,7 +615,7 @@ class Noc {
             return Status::BadArg;
         }
         HAL_TRY(wait_cmd_buf_ready(base));
-        if (!kSole && programmed_[buf] != token) [[unlikely]] {
+        if (!kHeld && programmed_[buf] != token) [[unlikely]] {
             program_constants(p);
         }
         mmio::write32(base + A.noc.at_data, value);
@@ -676,21 +675,20 @@ class Noc {
             ++n_;
             return Status::Ok;
         }
-        // The same for a handle that is the only one ever prepared on its command buffer (see
-        // write_prepared_core's kSole).
-        [[nodiscard, gnu::always_inline]] Status write_to_sole(const NocPrepared& p, uint32_t src_l1, const NocXY& dst,
-                                                               uint32_t dst_addr, uint32_t size, uint32_t trid) {
-            HAL_TRY((noc_.template write_prepared_core<true, false, true, true, true>(p, src_l1, dst, dst_addr, size,
-                                                                                     trid)));
-            ++n_;
-            return Status::Ok;
-        }
-        // The same for a handle whose command buffer holds its constants (Noc::holds(), or
-        // Noc::reclaim() since): the check for another handle's is left out.
+        // The same for a handle whose command buffer holds its constants (Noc::holds() said so, or
+        // Noc::reclaim() since, or p is the only handle ever prepared on the buffer): the check
+        // for another handle's is left out.
         [[nodiscard, gnu::always_inline]] Status write_held(const NocPrepared& p, uint32_t src_l1, uint32_t dst_addr,
                                                             uint32_t size, uint32_t trid) {
             HAL_TRY((noc_.template write_prepared_core<true, false, false, true, true>(p, src_l1, NocXY{}, dst_addr,
                                                                                       size, trid)));
+            ++n_;
+            return Status::Ok;
+        }
+        [[nodiscard, gnu::always_inline]] Status write_to_held(const NocPrepared& p, uint32_t src_l1, const NocXY& dst,
+                                                               uint32_t dst_addr, uint32_t size, uint32_t trid) {
+            HAL_TRY((noc_.template write_prepared_core<true, false, true, true, true>(p, src_l1, dst, dst_addr, size,
+                                                                                     trid)));
             ++n_;
             return Status::Ok;
         }
