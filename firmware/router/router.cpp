@@ -439,6 +439,11 @@ class Router {
     Status credit_step();
     Status connection_step();
     Status prepare_credit(uint32_t c, const fabric::NocWord& to);
+    // Someone takes sender channel c's freed count: the connected worker (ch0), or the router
+    // that feeds channel c.
+    bool credit_target(uint32_t c) const {
+        return c == pf::kWorkerChannel ? port_.connected() : credit_to_[c].present;
+    }
     bool drained() const;
     uint32_t undrained() const;
     int terminate_immediate();
@@ -836,7 +841,7 @@ uint32_t Router::setup_ports() {
     activity_ = true;
     s.completed += n;
     s.peer->room += n;
-    if (kPreparedCredits && (c == pf::kWorkerChannel ? port_.connected() : credit_to_[c].present)) {
+    if (kPreparedCredits && credit_target(c)) {
         Noc::Burst<true> one(noc_);  // a posted write, counted as such without a runtime test
         return one.write_inline(credit_to_[c].write.get(), s.completed, kCreditTrid);
     }
@@ -1534,7 +1539,7 @@ ROUTER_HOT Status Router::credit_step() {
         const uint32_t bit = 1u << c;
         if ((credit_dirty_ & bit) == 0) continue;
         const Sender& s = tx_[c];
-        if (c == pf::kWorkerChannel ? !port_.connected() : !credit_to_[c].present) {
+        if (!credit_target(c)) {
             if (c == pf::kWorkerChannel) port_.record_freed(s.completed);
             credit_dirty_ &= ~bit;
             continue;

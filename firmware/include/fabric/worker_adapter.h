@@ -563,8 +563,7 @@ class FabricConnection {
         const uint32_t pushed = pushed_;
         if (pushed == limit_) HAL_TRY(wait_slot(b));  // closed too (limit_ == pushed_): BadArg there
         const uint32_t slot = slot_addr_;
-        uint32_t next_slot = slot + ch_.slot_bytes;  // advance_slot()
-        if (next_slot == slots_end_) next_slot = ch_.slots_base;
+        const uint32_t next_slot = slot_after(slot);
         // Only the words that moved, once the NoC has read this template's last header (long
         // since: each header is written before its payload).
         if (dst_addr != t.dst_addr || seq != t.seq || (kValue && value != t.value)) {
@@ -631,8 +630,12 @@ class FabricConnection {
 
     void advance_slot() {
         ++pushed_;
-        slot_addr_ += ch_.slot_bytes;
-        if (slot_addr_ == slots_end_) slot_addr_ = ch_.slots_base;
+        slot_addr_ = slot_after(slot_addr_);
+    }
+    // The slot after `slot` in the router's ring (a cursor: no division).
+    uint32_t slot_after(uint32_t slot) const {
+        slot += ch_.slot_bytes;
+        return slot == slots_end_ ? ch_.slots_base : slot;
     }
     static constexpr uint32_t kIncOne = Streams::encode_delta(1).value;
     static_assert(Streams::encode_delta(1).ok());
