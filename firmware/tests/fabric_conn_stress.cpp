@@ -18,6 +18,8 @@ using protocol::TestFail;
 using Noc = hal::Noc<hal::kArch>;
 
 FabricConnStressResults r{};
+// A stream send's header template (where the NoC would read it), for the closed-connection check.
+alignas(16) pf::PacketHeader closed_template;
 
 }  // namespace
 
@@ -55,6 +57,22 @@ int main() {
         if (s != hal::Status::Ok) return k.stuck(r, protocol::kFabricStuckSend, FabricTrafficStep::Send, s, i);
         s = conn.close(fwtest::deadline_us(a.timeout_us), k.term());
         if (s != hal::Status::Ok) return k.stuck(r, protocol::kFabricStuckClose, FabricTrafficStep::Close, s, i);
+        if (i == 0) {
+            // Closed: no free slot, and both send paths refuse (BadArg) without pushing anything
+            // (the host's counter and data checks see exactly one packet per iteration).
+            FW_EXPECT(k, r, !conn.has_free_slot(), TestFail::Unexpected, FabricTrafficStep::Close, i);
+            FW_EXPECT_STATUS(k, r,
+                             conn.fused_write_atomic_inc(a.route, dst, sem, 1, true, a.src_addr, a.packet_bytes,
+                                                         fwtest::deadline_us(a.timeout_us), k.term(), i),
+                             hal::Status::BadArg, FabricTrafficStep::Close, i);
+            const fabric::FabricConnection::Bound b{a.timeout_us, k.term()};
+            fabric::FabricConnection::Template t{};
+            const auto l1 = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(&closed_template));
+            FW_EXPECT_STATUS(k, r, conn.prepare_unicast_write(t, l1, a.route, dst, a.packet_bytes, b), hal::Status::Ok,
+                             FabricTrafficStep::Close, i);
+            FW_EXPECT_STATUS(k, r, conn.send(t, a.src_addr, dst.addr, i, b), hal::Status::BadArg,
+                             FabricTrafficStep::Close, i);
+        }
         if (a.workers > 1) {
             fwtest::store32(token_out, turn + 1);
             s = noc.write(token_out, {a.next_x, a.next_y, a.token_addr}, 4);
