@@ -37,7 +37,11 @@
 //              mean cycles from push to send, to announcement, to take, to the completion back
 //              and processed, to the slot's next push, from the stream counters' running sums.
 //              A queue in front of a stage (e.g. landed packets waiting to be taken) shows which
-//              router limits the rate.
+//              router limits the rate; each router's busy share (as in `router`) says the same.
+//              FB_EVENTS=1 also prints 24 packets' stage cycles and writes both routers' PCs
+//              around them to P_stages_pc.txt (the trace format).
+//   FB_PAYLOAD, FB_SS, FB_RS  (environment) plan another slot payload / sender / receiver slot
+//              count than the automatic one, to see what slots are worth.
 //   --firmware DIR  the ELFs of another build (DIR/wormhole_b0/*.elf), to compare two firmwares
 //   --prefix P   profile and trace files go to P_profile-<core>.txt / P_trace.txt instead of
 //                /tmp/fabric_... (several people profiling on one machine); `router --prefix P`
@@ -497,13 +501,21 @@ void trace(Bench& b, const std::string& prefix) {
 // landing (chip 1 West's RxSent0 +n), the take (RxSent0 -n), the completion landing back (chip 0
 // East's Completed0 +n) and its processing (Completed0 -n); a ch0 slot is pushed again `slots`
 // packets later. Prints the mean time between the stages over the packets of the window.
-void stages(Bench& b, uint32_t bytes) {
+void stages(Bench& b, uint32_t bytes, const std::string& prefix) {
     Line line(b, 2);
     const auto& plan = line.runner.plan();
     const fabric::RouterPlacement& tx = plan.router(plan.chips[0], FabricDir::East);
     const fabric::RouterPlacement& rx = plan.router(plan.chips[1], FabricDir::West);
     sim::StreamRegs& txs = line.dev.cluster().chip(tx.chip).streams(tx.core.core.x, tx.core.core.y);
     sim::StreamRegs& rxs = line.dev.cluster().chip(rx.chip).streams(rx.core.core.x, rx.core.core.y);
+    // Each router's busy cycles (PC outside the set its loop visits while idle, as in `router`).
+    sim::Tile* tiles[2] = {&line.tile(plan.chips[0], FabricDir::East), &line.tile(plan.chips[1], FabricDir::West)};
+    std::set<uint32_t> idle[2];
+    uint64_t busy[2] = {0, 0};
+    for (uint32_t i = 0; i < 50'000; ++i) {
+        line.dev.step(1);
+        for (int k = 0; k < 2; ++k) idle[k].insert(tiles[k]->pc());
+    }
     std::vector<Line::Worker> ws{line.make_worker(0, 0, FabricDir::East, 1, pf::NocSendType::UnicastWrite, bytes, kProfilePackets)};
     line.start(ws);
     struct Counter {  // the cycles at which a running sum reached 1, 2, 3, ...
@@ -513,6 +525,10 @@ void stages(Bench& b, uint32_t bytes) {
         }
     };
     Counter pushed, sent, landed, taken, completed, processed;
+    // FB_EVENTS=1: each router's PC on every cycle too, for the dump below.
+    const bool events = getenv("FB_EVENTS") != nullptr;
+    const uint64_t t_first = line.dev.cycles();
+    std::vector<std::pair<uint32_t, uint32_t>> pcs;
     const uint64_t end = line.dev.cycles() + 100'000 + kProfileWindow;
     for (uint64_t t = line.dev.cycles(); t < end; ++t) {
         line.dev.step(1);
@@ -522,6 +538,10 @@ void stages(Bench& b, uint32_t bytes) {
         taken.sample(rxs.subtracted(pf::kStreamRxSent0), t);
         completed.sample(txs.added(pf::kStreamCompleted0), t);
         processed.sample(txs.subtracted(pf::kStreamCompleted0), t);
+        if (events) pcs.push_back({tiles[0]->pc(), tiles[1]->pc()});
+        if (t >= end - kProfileWindow) {
+            for (int k = 0; k < 2; ++k) busy[k] += idle[k].count(tiles[k]->pc()) == 0 ? 1 : 0;
+        }
     }
     (void)line.wait(ws);
     (void)line.runner.terminate(pf::Termination::Graceful, 20'000'000);
@@ -548,8 +568,34 @@ void stages(Bench& b, uint32_t bytes) {
         std::printf("  %-32s -> %-32s %8.1f cycles\n", path[i].first,
                     i + 1 < path.size() ? path[i + 1].first : "the slot pushed again", mean);
     }
+    if (events) {
+        // Packets k0.. k0 + 23: the cycle of each stage (columns in the order above) from the
+        // first one's push; and both routers' PCs over those cycles, "<router> <cycle> <pc>" lines
+        // (the trace format) in <prefix>_stages_pc.txt.
+        const size_t k0 = first + (last - first) / 2;
+        const uint64_t t0 = pushed.at[k0];
+        std::printf("  events (cycles from packet %zu's push): push, send, announced, taken, completion back, processed\n", k0);
+        for (size_t k = k0; k < k0 + 24 && k < last; ++k) {
+            std::printf("  packet %5zu:", k);
+            for (const auto& [name, v] : path) std::printf(" %6lld", static_cast<long long>((*v)[k]) - static_cast<long long>(t0));
+            std::printf("\n");
+        }
+        const std::string f = prefix + "_stages_pc.txt";
+        FILE* out = std::fopen(f.c_str(), "w");
+        if (out == nullptr) fabric::fail(fabric::ErrorCategory::Fabric, "stages: cannot write {}", f);
+        for (size_t i = 0; i < pcs.size(); ++i) {
+            const long long rel = static_cast<long long>(t_first + i) - static_cast<long long>(t0);
+            if (rel < -2000 || rel > 8000) continue;
+            std::fprintf(out, "c0_east %lld %08x\nc1_west %lld %08x\n", rel, pcs[i].first, rel, pcs[i].second);
+        }
+        std::fclose(out);
+        std::printf("  PCs of both routers in %s\n", f.c_str());
+    }
     const double interval = double(pushed.at[last] - pushed.at[first]) / double(last - first);
     std::printf("  round trip of a ch0 slot %.0f cycles = %u slots x %.1f cycles a packet\n", total, slots, interval);
+    std::printf("  busy (last %llu cycles): chip 0 East %.1f%%, chip 1 West %.1f%%\n",
+                static_cast<unsigned long long>(kProfileWindow), 100.0 * double(busy[0]) / kProfileWindow,
+                100.0 * double(busy[1]) / kProfileWindow);
 }
 
 }  // namespace
@@ -582,9 +628,9 @@ int main(int argc, char** argv) {
         if (what == "profile-uni2k") profile_bidir(b, prefix + "_profile", 2048, false);
         if (what == "profile-uni4k") profile_bidir(b, prefix + "_profile", 4096, false);
         if (what == "trace") trace(b, prefix + "_trace");
-        if (what == "stages16") stages(b, 16);
-        if (what == "stages2k") stages(b, 2048);
-        if (what == "stages4k") stages(b, 4096);
+        if (what == "stages16") stages(b, 16, prefix);
+        if (what == "stages2k") stages(b, 2048, prefix);
+        if (what == "stages4k") stages(b, 4096, prefix);
         std::printf("\n(%.1f M simulated cycles in %.1f s)\n", double(b.sim_cycles) / 1e6, timer.secs());
     } catch (const std::exception& e) {
         std::fprintf(stderr, "fabric_bench: %s\n", e.what());

@@ -77,9 +77,12 @@ constexpr hal::EthTxq kTxq = hal::EthTxq::Q0;
 
 // Per-channel slot state lives in fixed arrays: a config with more slots is refused.
 constexpr uint32_t kMaxSlots = 32;
-// Receiver slot s of rx r tags its NoC requests with trid r * 7 + s % 7 (slots 7 apart share an
-// ID, which only makes a flush check conservative). IDs 14 and 15 stay free: 14 tags the staged
-// credit/teardown writes so their staging words can be reused safely.
+// A packet taken from a receiver channel tags its NoC requests with the channel's next transaction
+// ID, in turn: rx0 IDs 0..6 and rx1 7..13, or 0..13 for rx0 alone (a line). Packets that many takes
+// apart share an ID, which only makes a flush check conservative. (IDs by slot index instead put
+// two packets only 2 apart on one ID where 16 slots wrap, and the older one's completion then
+// waited for the newer one's writes: a whole batch later, at 2 KiB.) ID 14 tags the staged
+// credit/teardown writes so their staging words can be reused safely; 15 stays free.
 constexpr uint32_t kTridsPerRx = 7;
 constexpr uint32_t kCreditTrid = pf::kNumReceiverChannels * kTridsPerRx;
 static_assert(kCreditTrid <= hal::noc::kMaxTransactionId);
@@ -256,19 +259,6 @@ pf::RouterConfig c_;
 pf::RouterLayout l_;
 pf::MeshRouterConfig m_;  // 2D only
 
-// s % 7 for a slot index without a division (DIVU takes 16 cycles): (s * 37) >> 8 == s / 7 for
-// every s < 42.
-constexpr uint32_t mod7(uint32_t s) {
-    return s - 7 * ((s * 37) >> 8);
-}
-constexpr bool mod7_ok() {
-    for (uint32_t s = 0; s < kMaxSlots; ++s) {
-        if (mod7(s) != s % 7) return false;
-    }
-    return true;
-}
-static_assert(kTridsPerRx == 7 && mod7_ok());
-
 // The next slot of a ring of `slots` slots of `bytes` from `base`: index and address, no modulo.
 struct SlotCursor {
     uint32_t idx = 0;
@@ -374,9 +364,18 @@ class Router {
         // The next packet is a forward that found its port full: 0 no, kRetake look at the whole
         // packet again (a 2D multicast waits on several ports), else the port it waits on.
         uint32_t blocked = 0;
-        uint8_t src[kMaxSlots] = {};  // src_channel per slot; 0xFF: no completion to send
-        uint8_t trid[kMaxSlots] = {};  // trid() of each slot, computed once (a stack byte load
-                                       // instead of two multiplies per packet)
+        uint32_t next_id = 0;   // the transaction ID of the next packet taken
+        uint32_t first_id = 0;  // its IDs: first_id .. end_id - 1, in turn
+        uint32_t end_id = 0;
+        uint8_t src[kMaxSlots] = {};   // src_channel per slot; 0xFF: no completion to send
+        uint8_t trid[kMaxSlots] = {};  // the transaction ID of the packet taken into each slot
+        // The next packet's ID, recorded for its slot (the completion walk checks it).
+        uint32_t take_id(uint32_t idx) {
+            const uint32_t id = next_id;
+            trid[idx] = static_cast<uint8_t>(id);
+            next_id = id + 1 == end_id ? first_id : id + 1;
+            return id;
+        }
     };
     // A sender channel of another router on this chip that this one forwards into. Port p's
     // freed count comes back in our upstream_credit[p]. 1D: port 1 = the downstream's ch1 (from
@@ -461,7 +460,6 @@ class Router {
     hal::Deadline progress_deadline() const {
         return hal::Deadline::after_us(kA, c_.progress_timeout_us);
     }
-    uint32_t trid(uint32_t r, uint32_t slot) const { return r * kTridsPerRx + mod7(slot); }
 
     Port& port(uint32_t p) { return ports_[p - 1]; }  // p >= 1: ch0 takes no forwards
     const Port& port(uint32_t p) const { return ports_[p - 1]; }
@@ -1277,12 +1275,12 @@ Status Router::take(uint32_t r, Noc::Burst<false>& burst) {
         }
     }
     if (!head_ok) return take_general(r);
-    const uint32_t id = rx.trid[idx];
     if (out != 0) {
         if (port_full(out)) {  // try again later
             rx.blocked = out;
             return Status::Busy;
         }
+        const uint32_t id = rx.take_id(idx);
         if constexpr (!kMesh) {
             st(slot + 4 * kHdrRouteWord, route >> 2);
         } else {
@@ -1305,6 +1303,7 @@ Status Router::take(uint32_t r, Noc::Burst<false>& burst) {
         // Prechecked: the target as write() checks it (above), 16-B aligned like the slot's
         // payload, so congruent; the slot is ours. deliver_ is alone on kDeliverBuf, so the
         // buffer holds it.
+        const uint32_t id = rx.take_id(idx);
         HAL_TRY(burst.write_to_held(deliver_, slot + sizeof(pf::PacketHeader), {x, y}, addr, bytes, id));
         ++delivered_;
     } else {
@@ -1361,13 +1360,13 @@ Status Router::take(uint32_t r, Noc::Burst<false>& burst) {
     }
     if (why == 0) why = validate(h, write, ports);
     if (why == 0) why = validate_route(h, action, ports);
-    const uint32_t id = rx.trid[idx];
     const uint32_t bit = 1u << idx;
     rx.armed &= ~bit;
     if (why != 0) {
         ++bad_packets_;
         sb_store(SB_OFF(detail), why);
         rx.src[idx] = h.src_channel < kSenders ? h.src_channel : 0xFF;
+        (void)rx.take_id(idx);  // no requests: its completion waits for nothing of its own
     } else {
         // Every port it goes to must have room: a copy is never sent to some and not others.
         for (uint32_t p = 1; p < kSenders; ++p) {
@@ -1376,6 +1375,7 @@ Status Router::take(uint32_t r, Noc::Burst<false>& burst) {
                 return Status::Busy;
             }
         }
+        const uint32_t id = rx.take_id(idx);
         if (write) {
             bool armed = false;
             HAL_TRY(deliver(h, slot, id, armed));
@@ -1690,7 +1690,12 @@ int Router::run() {
         rx_[r].slots = c_.receiver_slots[r];
         rx_[r].take.addr = rx_[r].base;
         rx_[r].complete.addr = rx_[r].base;
-        for (uint32_t i = 0; i < kMaxSlots; ++i) rx_[r].trid[i] = static_cast<uint8_t>(trid(r, i));
+        // rx0 alone (no rx1 slots: a line) has both channels' IDs.
+        const uint32_t ids = c_.receiver_slots[1] == 0 ? pf::kNumReceiverChannels * kTridsPerRx : kTridsPerRx;
+        rx_[r].first_id = r * kTridsPerRx;
+        rx_[r].next_id = rx_[r].first_id;
+        rx_[r].end_id = rx_[r].first_id + ids;
+        for (uint32_t i = 0; i < kMaxSlots; ++i) rx_[r].trid[i] = static_cast<uint8_t>(rx_[r].first_id);
     }
     set_stage(RouterStatus::StreamsInitialized);
 
@@ -1741,6 +1746,16 @@ int Router::run() {
         // Each step is called only when its cheap test (a stream register, a field on the stack)
         // says it has work: an idle pass is a few register reads, not a few function calls
         // saving and restoring registers.
+        // Completions of taken packets first: small, and a producer waits for each slot, so they
+        // go on TXQ0 ahead of our own data (which would hold it for a 4 KiB packet's frames) and
+        // ahead of a landed batch's takes (2 KiB: a batch's last packet, not flushed when the
+        // batch ended, would otherwise go back only after the next batch).
+#pragma GCC unroll 2
+        for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
+            if ((receivers & (1u << r)) == 0) continue;
+            s = r == 0 ? complete_flushed<0>() : complete_flushed<1>();
+            if (s != Status::Ok) return stop_hal(s, RouterWait::NocCmdBuf);
+        }
 #pragma GCC unroll 9
         for (uint32_t c = 0; c < kSenders; ++c) {
             if ((senders & (1u << c)) == 0) continue;
@@ -1766,7 +1781,6 @@ int Router::run() {
             if ((receivers & (1u << r)) == 0) continue;
             const uint32_t landed = Streams::read(rx_sent_id(r));
             s = landed != 0 ? receiver_step(r, landed) : Status::Ok;
-            if (s == Status::Ok) s = r == 0 ? complete_flushed<0>() : complete_flushed<1>();
             if (s != Status::Ok) return stop_hal(s, RouterWait::NocCmdBuf);
         }
         s = credit_dirty_ != 0 ? credit_step() : Status::Ok;

@@ -30,6 +30,17 @@
 
 namespace hal::mmio {
 
+// The unit of every volatile access below on hardware: a word (or byte) wrapped in a type of its
+// own, so that type-based alias analysis knows a register or shared-memory store cannot change
+// an ordinary uint32_t object (the router's state, on the stack): without it, every field is
+// loaded again after each MMIO store.
+struct Word32 {
+    uint32_t v;
+};
+struct Word8 {
+    uint8_t v;
+};
+
 #if FABRIC_HAL_MMIO_FAKE
 // What a fake register file implements. Addresses are the core's 32-bit physical addresses.
 class Backend {
@@ -60,7 +71,7 @@ inline Backend& backend() {
 #if FABRIC_HAL_MMIO_FAKE
     return backend().read32(addr);
 #else
-    return *reinterpret_cast<const volatile uint32_t*>(static_cast<uintptr_t>(addr));
+    return reinterpret_cast<const volatile Word32*>(static_cast<uintptr_t>(addr))->v;
 #endif
 }
 
@@ -70,23 +81,23 @@ inline Backend& backend() {
 #if FABRIC_HAL_MMIO_FAKE
     backend().write32(addr, value);
 #else
-    *reinterpret_cast<volatile uint32_t*>(static_cast<uintptr_t>(addr)) = value;
+    reinterpret_cast<volatile Word32*>(static_cast<uintptr_t>(addr))->v = value;
 #endif
 }
 
 // Load a memory word that another agent may change at any time (host-written termination word,
 // a counter the peer updates over Ethernet). Never cached in a register by the compiler.
 [[nodiscard, gnu::always_inline]] inline uint32_t load_shared(const uint32_t* p) {
-    return *static_cast<const volatile uint32_t*>(p);
+    return reinterpret_cast<const volatile Word32*>(p)->v;
 }
 
 // Store a memory word another agent reads (status word, heartbeat).
 [[gnu::always_inline]] inline void store_shared(uint32_t* p, uint32_t value) {
-    *static_cast<volatile uint32_t*>(p) = value;
+    reinterpret_cast<volatile Word32*>(p)->v = value;
 }
 // The same for one byte of such memory (a field of a header another agent reads).
 [[gnu::always_inline]] inline void store_shared(uint8_t* p, uint8_t value) {
-    *static_cast<volatile uint8_t*>(p) = value;
+    reinterpret_cast<volatile Word8*>(p)->v = value;
 }
 
 // A pointer to local L1 at byte address `addr`. On hardware this is the identity map; under the
