@@ -82,10 +82,14 @@ constexpr uint32_t kMaxSlots = 32;
 // apart share an ID, which only makes a flush check conservative. (IDs by slot index instead put
 // two packets only 2 apart on one ID where 16 slots wrap, and the older one's completion then
 // waited for the newer one's writes: a whole batch later, at 2 KiB.) ID 14 tags the staged
-// credit/teardown writes so their staging words can be reused safely; 15 stays free.
+// credit/teardown writes so their staging words can be reused safely.
 constexpr uint32_t kTridsPerRx = 7;
 constexpr uint32_t kCreditTrid = pf::kNumReceiverChannels * kTridsPerRx;
-static_assert(kCreditTrid <= hal::noc::kMaxTransactionId);
+// ... and 15 the forwards' Pushed +1: not the slot's ID, as only the data must land before the
+// slot completes (the +1 follows it on the same NoC and VC anyway), so the request is the same
+// every time (Noc::prepare_write_inline_fixed: one register write per forward).
+constexpr uint32_t kPushedTrid = kCreditTrid + 1;
+static_assert(kPushedTrid <= hal::noc::kMaxTransactionId);
 // Counters are copied to the status block every this many busy iterations (and when the router
 // goes idle, and at exit).
 constexpr uint32_t kPublishEvery = 256;
@@ -283,6 +287,15 @@ struct RingCursor {
     }
 };
 
+// A byte per slot, in a type of its own: a store through uint8_t (a character type) may alias any
+// object, so every field of the router would be loaded again after it.
+struct SlotBytes {
+    enum class Byte : uint8_t {};
+    Byte v[kMaxSlots] = {};
+    uint32_t operator[](uint32_t i) const { return static_cast<uint32_t>(v[i]); }
+    void set(uint32_t i, uint32_t x) { v[i] = static_cast<Byte>(x); }
+};
+
 // Receiver::blocked: the packet must be looked at again as a whole (it waits on several ports).
 constexpr uint32_t kRetake = 0xFF;
 static_assert(kSenders < kRetake);
@@ -367,12 +380,12 @@ class Router {
         uint32_t next_id = 0;   // the transaction ID of the next packet taken
         uint32_t first_id = 0;  // its IDs: first_id .. end_id - 1, in turn
         uint32_t end_id = 0;
-        uint8_t src[kMaxSlots] = {};   // src_channel per slot; 0xFF: no completion to send
-        uint8_t trid[kMaxSlots] = {};  // the transaction ID of the packet taken into each slot
+        SlotBytes src;   // src_channel per slot; 0xFF: no completion to send
+        SlotBytes trid;  // the transaction ID of the packet taken into each slot
         // The next packet's ID, recorded for its slot (the completion walk checks it).
         uint32_t take_id(uint32_t idx) {
             const uint32_t id = next_id;
-            trid[idx] = static_cast<uint8_t>(id);
+            trid.set(idx, id);
             next_id = id + 1 == end_id ? first_id : id + 1;
             return id;
         }
@@ -788,8 +801,8 @@ uint32_t Router::setup_neighbour(uint32_t n, uint32_t xy_word, const uint32_t (&
         q.data = &fwd_data_[n];
         if (q.slots == 0) continue;  // nothing may be forwarded there (NoDownstream)
         any = true;
-        s = noc_.prepare_write_inline(kFwdPushedBuf, {x, y, Streams::update_reg_addr(pushed_id(ch))}, {}, q.pushed_inc,
-                                      true);
+        s = noc_.prepare_write_inline_fixed(kFwdPushedBuf, {x, y, Streams::update_reg_addr(pushed_id(ch))}, kIncOne,
+                                            {.trid = kPushedTrid}, q.pushed_inc);
         if (s != Status::Ok) return bad;
     }
     // One data preparation for both channels (the same core: no reprogramming between them).
@@ -1148,8 +1161,13 @@ bool Router::port_full(uint32_t p) {
 [[gnu::always_inline]] inline Status Router::forward(uint32_t p, uint32_t slot, uint32_t bytes, uint32_t id,
                                                      Noc::Burst<false>& burst) {
     Port& q = port(p);
-    HAL_TRY(burst.write(*q.data, slot, q.next.addr, sizeof(pf::PacketHeader) + align16(bytes), id));
-    HAL_TRY(burst.write_inline(q.pushed_inc, kIncOne, id));
+    const uint32_t size = sizeof(pf::PacketHeader) + align16(bytes);
+    if constexpr (kNeighbours == 1) {
+        HAL_TRY(burst.write_held(*q.data, slot, q.next.addr, size, id));  // the only handle on kFwdDataBuf
+    } else {
+        HAL_TRY(burst.write(*q.data, slot, q.next.addr, size, id));
+    }
+    HAL_TRY(burst.write_fixed(q.pushed_inc, kIncOne, kFwdPushedBuf));
     ++q.pushed;
     q.next.advance(q.base, q.slots, slot_bytes_);
     ++forwarded_;
@@ -1311,7 +1329,7 @@ Status Router::take(uint32_t r, Noc::Burst<false>& burst) {
     }
     // (No armed bit to clear: a slot's bit is cleared when its atomic is issued, before the slot
     // completes, so it is clear whenever the slot is taken again.)
-    rx.src[idx] = static_cast<uint8_t>(src);
+    rx.src.set(idx, src);
     ++rx.taken;
     rx.take.advance(rx.base, rx.slots, slot_bytes_);
     return Status::Ok;
@@ -1365,7 +1383,7 @@ Status Router::take(uint32_t r, Noc::Burst<false>& burst) {
     if (why != 0) {
         ++bad_packets_;
         sb_store(SB_OFF(detail), why);
-        rx.src[idx] = h.src_channel < kSenders ? h.src_channel : 0xFF;
+        rx.src.set(idx, h.src_channel < kSenders ? h.src_channel : 0xFF);
         (void)rx.take_id(idx);  // no requests: its completion waits for nothing of its own
     } else {
         // Every port it goes to must have room: a copy is never sent to some and not others.
@@ -1394,7 +1412,7 @@ Status Router::take(uint32_t r, Noc::Burst<false>& burst) {
                 if ((ports >> p & 1) != 0) HAL_TRY(forward(p, slot, h.payload_bytes, id, burst));
             }
         }
-        rx.src[idx] = h.src_channel;
+        rx.src.set(idx, h.src_channel);
     }
     ++rx.taken;
     rx.take.advance(rx.base, rx.slots, slot_bytes_);
@@ -1695,7 +1713,7 @@ int Router::run() {
         rx_[r].first_id = r * kTridsPerRx;
         rx_[r].next_id = rx_[r].first_id;
         rx_[r].end_id = rx_[r].first_id + ids;
-        for (uint32_t i = 0; i < kMaxSlots; ++i) rx_[r].trid[i] = static_cast<uint8_t>(rx_[r].first_id);
+        for (uint32_t i = 0; i < kMaxSlots; ++i) rx_[r].trid.set(i, rx_[r].first_id);
     }
     set_stage(RouterStatus::StreamsInitialized);
 

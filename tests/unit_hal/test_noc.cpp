@@ -1,5 +1,7 @@
 // hal::Noc on the fake register file: the exact register writes of every request type on both
 // arches, readiness waits, counter bookkeeping and every argument error.
+#include <algorithm>
+
 #include <catch2/catch.hpp>
 
 #include "arch_facts.h"
@@ -668,6 +670,49 @@ TEMPLATE_TEST_CASE("noc prepared write and inline write: constants once, then on
             REQUIRE(b.write_inline_held(i, 5, 1) == Status::Ok);
         }
         CHECK(core.fake.writes() == single);
+    }
+    SECTION("fixed inline: value and tag once too, then only CMD_CTRL; restored after another handle") {
+        hal::NocPrepared f, other;
+        const uint32_t reg = 0xFFB40000 + 0x30;
+        REQUIRE(noc.prepare_write_inline_fixed(3, {.x = 9, .y = 10, .addr = reg}, 0x40, {.trid = 15}, f) == Status::Ok);
+        // The constants of a prepared inline write with trid 15, then the data word.
+        std::vector<RegWrite> once;
+        {
+            hal::NocPrepared ref;
+            Core<F> c2;
+            auto n = c2.noc(hal::NocId::Noc0, {.cmd_bufs = {.write = 0, .read = 1, .write_reg = 1, .atomic = 1},
+                                               .atomic_return_l1_addr = kAtomicRet,
+                                               .prepared_bufs = 0b1100});
+            REQUIRE(n.prepare_write_inline(3, {.x = 9, .y = 10, .addr = reg}, {.trid = 15}, ref) == Status::Ok);
+            once = c2.fake.writes();
+            once.push_back({r + F::at_data, 0x40});
+        }
+        CHECK(core.fake.writes() == once);
+        CHECK(std::find(once.begin(), once.end(), RegWrite{r + 0x18, 15u << 10}) != once.end());  // the tag
+        core.fake.clear_log();
+        const hal::NocCounters before = noc.counters();
+        {
+            typename hal::Noc<F::map>::template Burst<false> b(noc);
+            REQUIRE(b.write_fixed(f, 0x40, 3) == Status::Ok);
+            REQUIRE(b.write_fixed(f, 0x40, 3) == Status::Ok);
+        }
+        CHECK(core.fake.writes() == std::vector<RegWrite>{{r + F::cmd_ctrl, 1}, {r + F::cmd_ctrl, 1}});
+        CHECK(noc.counters().nonposted_wr_req_issued == before.nonposted_wr_req_issued + 2);
+        CHECK(noc.counters().wr_ack_expected == before.wr_ack_expected + 2);
+        // Another inline handle on buffer 3 wrote its own data word: f programs everything again.
+        REQUIRE(noc.prepare_write_inline(3, {.x = 1, .y = 2, .addr = reg}, {}, other, true) == Status::Ok);
+        REQUIRE(noc.write_inline_prepared(other, 7, 2) == Status::Ok);
+        core.fake.clear_log();
+        {
+            typename hal::Noc<F::map>::template Burst<false> b(noc);
+            REQUIRE(b.write_fixed(f, 0x40, 3) == Status::Ok);
+        }
+        std::vector<RegWrite> again = once;
+        again += {{r + F::cmd_ctrl, 1}};
+        CHECK(core.fake.writes() == again);
+        // A fixed handle takes no data word of its own.
+        CHECK(noc.write_inline_prepared(f, 1) == Status::BadArg);
+        CHECK(noc.write_inline_prepared(f, 1, 15) == Status::BadArg);
     }
     SECTION("posted") {
         hal::NocPrepared q;

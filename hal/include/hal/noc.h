@@ -119,9 +119,9 @@ struct NocCounters {
 // ctrl, VC, transaction ID); each write_prepared / write_inline_prepared then writes only
 // addresses, size (or data) and NOC_CMD_CTRL. The handle is plain data: keep it beside the Noc
 // that made it.
+// (40 bytes: a router keeps a dozen on its stack, in the core's small local data RAM.)
 struct NocPrepared {
-    uint32_t buf = 0;       // command buffer index
-    uint32_t base = 0;      // its base address
+    uint32_t base = 0;      // the command buffer's base address
     uint32_t token = 0;     // which preparation; 0 = never prepared (every use refused)
     uint32_t ret_mid = 0;   // the destination's middle (and high) address register values
     uint32_t ret_hi = 0;
@@ -129,11 +129,14 @@ struct NocPrepared {
     uint32_t ctrl = 0;
     uint32_t be = 0;        // inline: the byte-enable word of its (fixed) destination address
     uint32_t dst_addr = 0;  // inline: its destination address
+    uint8_t buf = 0;        // command buffer index
     bool posted = false;
     bool is_inline = false;
     bool trid_each = false;  // each request names its transaction ID (PACKET_TAG written each time)
     bool any_dst = false;    // prepare_write_any: each request names its destination core too
+    bool fixed = false;      // prepare_write_inline_fixed: the data word is a constant too
 };
+static_assert(sizeof(NocPrepared) == 40);
 
 template <const ArchMap& A>
 class Noc {
@@ -419,14 +422,14 @@ class Noc {
             return Status::OutOfRange;
         }
         const noc::AddrRegs ret = noc::encode_addr(A, 0, noc::unicast_coord(dst.x, dst.y));
-        out = NocPrepared{.buf = cmd_buf,
-                          .base = noc::cmd_buf_base(A, noc_, cmd_buf),
+        out = NocPrepared{.base = noc::cmd_buf_base(A, noc_, cmd_buf),
                           .token = ++next_token_,
                           .ret_mid = ret.mid,
                           .ret_hi = ret.hi,
                           .tag = noc::packet_tag(o.trid),
                           .ctrl = noc::kCtrlCmdWrite | noc::static_vc(o.vc) |
                                   (o.posted ? 0u : noc::kCtrlRespMarked),
+                          .buf = static_cast<uint8_t>(cmd_buf),
                           .posted = o.posted,
                           .trid_each = trid_each};
         HAL_TRY(wait_cmd_buf_ready(out.base));
@@ -475,8 +478,7 @@ class Noc {
         HAL_TRY(check_prepared_buf(cmd_buf));
         HAL_TRY(check_inline(dst, o));
         const noc::AddrRegs targ = noc::encode_addr(A, dst.addr, noc::unicast_coord(dst.x, dst.y));
-        out = NocPrepared{.buf = cmd_buf,
-                          .base = noc::cmd_buf_base(A, noc_, cmd_buf),
+        out = NocPrepared{.base = noc::cmd_buf_base(A, noc_, cmd_buf),
                           .token = ++next_token_,
                           .ret_mid = targ.mid,
                           .ret_hi = targ.hi,
@@ -485,6 +487,7 @@ class Noc {
                                   (o.posted ? 0u : noc::kCtrlRespMarked),
                           .be = noc::inline_byte_enable(dst.addr, o.byte_enable),
                           .dst_addr = targ.lo,
+                          .buf = static_cast<uint8_t>(cmd_buf),
                           .posted = o.posted,
                           .is_inline = true,
                           .trid_each = trid_each};
@@ -496,6 +499,19 @@ class Noc {
     [[nodiscard, gnu::always_inline]] Status write_inline_prepared(const NocPrepared& p,
                                                                    uint32_t value) {
         return write_inline_prepared_impl<false>(p, value, 0);
+    }
+
+    // An inline write whose data word is fixed as well (e.g. +1 on a stream register, with the
+    // transaction ID of o.trid): everything is programmed once, and a request (Burst::write_fixed,
+    // given the same `value`: the handle does not keep it) only waits for the buffer and writes
+    // NOC_CMD_CTRL. The registers of a command buffer keep their values after a request, so the
+    // same request can be launched again.
+    [[nodiscard]] Status prepare_write_inline_fixed(uint32_t cmd_buf, const NocAddr& dst, uint32_t value,
+                                                    const NocInlineWriteOpts& o, NocPrepared& out) {
+        HAL_TRY(prepare_write_inline(cmd_buf, dst, o, out, false));
+        out.fixed = true;
+        mmio::write32(out.base + A.noc.at_data, value);  // still ready: nothing launched since
+        return Status::Ok;
     }
     [[nodiscard, gnu::always_inline]] Status write_inline_prepared(const NocPrepared& p,
                                                                    uint32_t value, uint32_t trid) {
@@ -610,7 +626,7 @@ class Noc {
                                                              uint32_t trid) {
         const uint32_t buf = p.buf, base = p.base, token = p.token;
         const Kind kind = p.posted ? Kind::PostedWrite : Kind::NonpostedWrite;
-        if (kChecked && (token == 0 || !p.is_inline || p.trid_each != kTrid ||
+        if (kChecked && (token == 0 || !p.is_inline || p.fixed || p.trid_each != kTrid ||
                          (kTrid && trid > noc::kMaxTransactionId))) {
             return Status::BadArg;
         }
@@ -700,6 +716,19 @@ class Noc {
         }
         [[nodiscard, gnu::always_inline]] Status write_inline(const NocPrepared& p, uint32_t value, uint32_t trid) {
             HAL_TRY((noc_.template write_inline_prepared_impl<true, false, true>(p, value, trid)));
+            ++n_;
+            return Status::Ok;
+        }
+        // The fixed inline write `p` (prepare_write_inline_fixed with this `value`) once more: the
+        // buffer wait and NOC_CMD_CTRL, plus its constants first if another handle used the
+        // buffer since. `buf` is p.buf, given as a constant at the call site (one load fewer).
+        [[nodiscard, gnu::always_inline]] Status write_fixed(const NocPrepared& p, uint32_t value, uint32_t buf) {
+            HAL_TRY(wait_cmd_buf_ready(p.base));
+            if (noc_.programmed_[buf] != p.token) [[unlikely]] {
+                noc_.program_constants(p);
+                mmio::write32(p.base + A.noc.at_data, value);
+            }
+            noc_.fire(p.base);
             ++n_;
             return Status::Ok;
         }
