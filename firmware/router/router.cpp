@@ -372,7 +372,7 @@ class Router {
         uint32_t taken = 0;  // packets taken (free-running)
         uint32_t done = 0;   // completions sent
         SlotCursor take;     // slot of packet `taken`
-        SlotCursor complete; // slot of packet `done`
+        uint32_t complete_idx = 0;  // slot of packet `done`
         uint32_t armed = 0;  // bit per slot: its header's atomic waits for the slot's writes
         // The next packet is a forward that found its port full: 0 no, kRetake look at the whole
         // packet again (a 2D multicast waits on several ports), else the port it waits on.
@@ -399,7 +399,8 @@ class Router {
         uint32_t slots = 0;   // 0: no such port (a forward there is a bad packet)
         uint32_t pushed = 0;  // packets written into it
         uint32_t credit = 0;  // its freed count as last read (L1 word)
-        SlotCursor next;      // slot of packet `pushed`
+        uint32_t end = 0;     // base + slots * slot_bytes_
+        RingCursor next;      // slot of packet `pushed`
         hal::NocPrepared* data = nullptr;  // the forward's header + payload: its router's fwd_data_
         hal::NocPrepared pushed_inc{};     // +1 on its Pushed stream (kFwdPushedBuf)
     };
@@ -513,8 +514,7 @@ class Router {
     fabric::RemoteWords<kCreditTrid> words_{noc_, kFixed.scratch};
     uint32_t route_mask_ = ~0u;  // route_mask() of the config, set once the config is checked
     uint32_t bad_packets_ = 0;
-    uint32_t delivered_ = 0;
-    uint32_t forwarded_ = 0;
+    uint32_t delivered_ = 0;  // (forwarded: the ports' `pushed` counts, summed in publish())
     uint32_t iterations_ = 0;
     uint32_t credit_dirty_ = 0;  // bit c: sender channel c's freed count has not been sent yet
     // kFeedTxq: wall clock (low word) estimates after a send of several frames: when TXQ0 frees
@@ -545,7 +545,9 @@ void Router::publish() {
         sb_store(SB_OFF(received) + 4 * r, rx_[r].taken);
     }
     sb_store(SB_OFF(delivered), delivered_);
-    sb_store(SB_OFF(forwarded), forwarded_);
+    uint32_t forwarded = 0;
+    for (const Port& q : ports_) forwarded += q.pushed;
+    sb_store(SB_OFF(forwarded), forwarded);
     sb_store(SB_OFF(main_loop_iterations), iterations_);
 }
 
@@ -797,6 +799,7 @@ uint32_t Router::setup_neighbour(uint32_t n, uint32_t xy_word, const uint32_t (&
         if (dc.sender_slots[ch] > kMaxSlots) return bad;
         q.base = dl.sender_base[ch];
         q.slots = dc.sender_slots[ch];
+        q.end = q.base + q.slots * dl.slot_bytes;
         q.next.addr = q.base;
         q.data = &fwd_data_[n];
         if (q.slots == 0) continue;  // nothing may be forwarded there (NoDownstream)
@@ -1169,8 +1172,7 @@ bool Router::port_full(uint32_t p) {
     }
     HAL_TRY(burst.write_fixed(q.pushed_inc, kIncOne, kFwdPushedBuf));
     ++q.pushed;
-    q.next.advance(q.base, q.slots, slot_bytes_);
-    ++forwarded_;
+    q.next.advance(q.base, q.end, slot_bytes_);
     return Status::Ok;
 }
 
@@ -1461,7 +1463,7 @@ template <uint32_t R>
     Receiver& rx = rx_[R];
     const uint32_t pending = rx.taken - rx.done;
     if (pending == 0) return Status::Ok;
-    uint32_t idx = rx.complete.idx;
+    uint32_t idx = rx.complete_idx;
     if (!noc_.trid_flushed(rx.trid[idx])) return Status::Ok;  // the oldest is not done yet
     if (rx.armed != 0) [[unlikely]] return completion_step_rx<R>();
     if (Eth::is_busy(kTxq)) return Status::Ok;  // the +n could not go now: no walk for nothing
@@ -1477,7 +1479,12 @@ template <uint32_t R>
     // halves the completion frames competing with our data for TXQ0, and the peer's completion
     // and credit work. Otherwise at once: nothing to gain, and the producer waits for the slot.
     if (!kSmallImage && n == 1 && pending > 1 && rx.src[idx] == src && data_to_send()) return Status::Ok;
-    if (send_completions(src, n)) complete(rx, n);
+    // TXQ0 was free above and nothing went on it since; n <= kCompletionLookahead, a valid delta.
+    if (src < kSenders) {
+        Eth::write_remote_reg_prechecked(kTxq, Streams::update_reg_addr(completed_id(src)),
+                                         hal::stream::encode_words_free_delta(n));
+    }
+    complete(rx, n);
     return Status::Ok;
 }
 
@@ -1491,10 +1498,9 @@ ROUTER_HOT Status Router::completion_step_rx() {
     bool in_order = true;  // every slot before this one is complete or in the run
     uint32_t run = 0;
     uint32_t run_src = 0;
-    SlotCursor at = rx.complete;
+    uint32_t idx = rx.complete_idx;
     for (uint32_t n = rx.done, walked = 0; n != rx.taken && walked < kCompletionLookahead;
-         ++n, ++walked, at.advance(rx.base, rx.slots, slot_bytes_)) {
-        const uint32_t idx = at.idx;
+         ++n, ++walked, idx = idx + 1 == rx.slots ? 0 : idx + 1) {
         const uint32_t id = rx.trid[idx];
         if (!noc_.trid_flushed(id)) break;
         const uint32_t bit = 1u << idx;
@@ -1533,10 +1539,9 @@ bool Router::send_completions(uint32_t src, uint32_t n) {
 void Router::complete(Receiver& rx, uint32_t n) {
     rx.done += n;
     // n <= slots (a run never passes `taken`), so the index wraps at most once: no per-slot loop.
-    uint32_t idx = rx.complete.idx + n;
+    uint32_t idx = rx.complete_idx + n;
     if (idx >= rx.slots) idx -= rx.slots;
-    rx.complete.idx = idx;
-    rx.complete.addr = rx.base + idx * slot_bytes_;
+    rx.complete_idx = idx;
     activity_ = true;
 }
 
@@ -1707,7 +1712,6 @@ int Router::run() {
         rx_[r].base = l_.receiver_base[r];
         rx_[r].slots = c_.receiver_slots[r];
         rx_[r].take.addr = rx_[r].base;
-        rx_[r].complete.addr = rx_[r].base;
         // rx0 alone (no rx1 slots: a line) has both channels' IDs.
         const uint32_t ids = c_.receiver_slots[1] == 0 ? pf::kNumReceiverChannels * kTridsPerRx : kTridsPerRx;
         rx_[r].first_id = r * kTridsPerRx;
