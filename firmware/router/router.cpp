@@ -287,6 +287,15 @@ struct RingCursor {
     }
 };
 
+// Where a take batch is in a receiver channel, in locals (registers) for the batch rather than
+// stack words loaded and stored again for every packet: the next slot (index, address), the next
+// transaction ID and the packets taken.
+struct TakeState {
+    SlotCursor at;
+    uint32_t id;
+    uint32_t taken;
+};
+
 // A byte per slot, in a type of its own: a store through uint8_t (a character type) may alias any
 // object, so every field of the router would be loaded again after it.
 struct SlotBytes {
@@ -389,6 +398,12 @@ class Router {
             next_id = id + 1 == end_id ? first_id : id + 1;
             return id;
         }
+        TakeState take_state() const { return {take, next_id, taken}; }
+        void set_take_state(const TakeState& t) {
+            take = t.at;
+            next_id = t.id;
+            taken = t.taken;
+        }
     };
     // A sender channel of another router on this chip that this one forwards into. Port p's
     // freed count comes back in our upstream_credit[p]. 1D: port 1 = the downstream's ch1 (from
@@ -428,7 +443,8 @@ class Router {
     void sent_frames(uint32_t size);
     bool txq_frees_soon();
     Status receiver_step(uint32_t r, uint32_t landed);
-    Status take(uint32_t r, Noc::Burst<false>& burst);
+    Status take(uint32_t r, Noc::Burst<false>& burst, TakeState& t);
+    Status take_general_from(uint32_t r, TakeState& t);
     Status take_general(uint32_t r);
     Status forward(uint32_t p, uint32_t slot, uint32_t bytes, uint32_t id, Noc::Burst<false>& burst);
     bool port_full(uint32_t p);
@@ -1136,11 +1152,14 @@ ROUTER_HOT Status Router::receiver_step(uint32_t r, uint32_t landed) {
     }
     {
         Noc::Burst<false> burst(noc_);  // non-posted: the fast path's deliveries and forwards
+        TakeState t = rx.take_state();
+        Status s = Status::Ok;
         for (; n < landed && n < kTakeBatch; ++n) {
-            const Status s = take(r, burst);
-            if (s == Status::Busy) break;
-            HAL_TRY(s);
+            s = take(r, burst, t);
+            if (s != Status::Ok) break;
         }
+        rx.set_take_state(t);
+        if (s != Status::Busy) HAL_TRY(s);
     }
     if (n == 0) return Status::Ok;
     stream_add(rx_sent_id(r), -static_cast<int32_t>(n));
@@ -1262,10 +1281,10 @@ uint32_t Router::mesh_entry_route(uint32_t dst_word, pf::Route& out) const {
 // port) and a UnicastWrite delivered here, each passing every check validate() makes (the same
 // checks, on the words); anything else, including a packet failing a check, goes to
 // take_general(), which loads the header again and runs validate_route() and validate().
-Status Router::take(uint32_t r, Noc::Burst<false>& burst) {
+Status Router::take(uint32_t r, Noc::Burst<false>& burst, TakeState& t) {
     Receiver& rx = rx_[r];
-    const uint32_t idx = rx.take.idx;
-    const uint32_t slot = rx.take.addr;
+    const uint32_t idx = t.at.idx;
+    const uint32_t slot = t.at.addr;
     const uint32_t meta = ld(slot + 4 * kHdrMetaWord);
     const uint32_t route = ld(slot + 4 * kHdrRouteWord);
     const uint32_t magic = ld(slot + 4 * kHdrMagicWord);
@@ -1281,7 +1300,7 @@ Status Router::take(uint32_t r, Noc::Burst<false>& burst) {
         const uint32_t action = route & 3;
         head_ok = head_ok && (src != 0 || (route & ~route_mask_) == 0);
         if (action == static_cast<uint32_t>(pf::HopAction::Forward) && (route >> 2) != 0) out = 1 + r;
-        if (out != 0 && port(out).slots == 0) return take_general(r);
+        if (out != 0 && port(out).slots == 0) return take_general_from(r, t);
         write = action == static_cast<uint32_t>(pf::HopAction::Write);
     } else {
         // Torus workers' routes get counted: take_general (and everything on an entry router:
@@ -1294,13 +1313,15 @@ Status Router::take(uint32_t r, Noc::Burst<false>& burst) {
             out = fast_port_[r][cmd];
         }
     }
-    if (!head_ok) return take_general(r);
+    if (!head_ok) return take_general_from(r, t);
     if (out != 0) {
         if (port_full(out)) {  // try again later
             rx.blocked = out;
             return Status::Busy;
         }
-        const uint32_t id = rx.take_id(idx);
+        const uint32_t id = t.id;
+        rx.trid.set(idx, id);
+        t.id = id + 1 == rx.end_id ? rx.first_id : id + 1;
         if constexpr (!kMesh) {
             st(slot + 4 * kHdrRouteWord, route >> 2);
         } else {
@@ -1318,23 +1339,34 @@ Status Router::take(uint32_t r, Noc::Burst<false>& burst) {
         // target_ok(dst, bytes, 16) and bytes != 0, as validate() checks a UnicastWrite.
         if (bytes == 0 || !hal::noc::coord_ok(x) || !hal::noc::coord_ok(y) || addr % 16 != 0 ||
             static_cast<uint64_t>(addr) + bytes > hal::noc::kMmioStart) {
-            return take_general(r);
+            return take_general_from(r, t);
         }
         // Prechecked: the target as write() checks it (above), 16-B aligned like the slot's
         // payload, so congruent; the slot is ours. deliver_ is alone on kDeliverBuf, so the
         // buffer holds it.
-        const uint32_t id = rx.take_id(idx);
+        const uint32_t id = t.id;
+        rx.trid.set(idx, id);
+        t.id = id + 1 == rx.end_id ? rx.first_id : id + 1;
         HAL_TRY(burst.write_to_held(deliver_, slot + sizeof(pf::PacketHeader), {x, y}, addr, bytes, id));
         ++delivered_;
     } else {
-        return take_general(r);
+        return take_general_from(r, t);
     }
     // (No armed bit to clear: a slot's bit is cleared when its atomic is issued, before the slot
     // completes, so it is clear whenever the slot is taken again.)
     rx.src.set(idx, src);
-    ++rx.taken;
-    rx.take.advance(rx.base, rx.slots, slot_bytes_);
+    ++t.taken;
+    t.at.advance(rx.base, rx.slots, slot_bytes_);
     return Status::Ok;
+}
+
+// take_general() within a take batch: it works on the Receiver, so the batch's state goes back
+// there first and is read again after.
+[[gnu::always_inline]] inline Status Router::take_general_from(uint32_t r, TakeState& t) {
+    rx_[r].set_take_state(t);
+    const Status s = take_general(r);
+    t = rx_[r].take_state();
+    return s;
 }
 
 // Every other packet (multicast, the other send types, entry routers, bad headers), out of line.

@@ -607,7 +607,8 @@ class Noc {
                 mmio::write32(base + kCoordReg, coord);
             }
             if (kTrid) {
-                mmio::write32(base + noc::kPacketTag, noc::packet_tag(trid));
+                // trid <= kMaxTransactionId (checked above, or the prechecked contract): no mask.
+                mmio::write32(base + noc::kPacketTag, trid << noc::kTagTransactionIdShift);
             }
             mmio::write32(base + noc::kAtLenBe, len);
             if (kUncounted) {
@@ -636,7 +637,7 @@ class Noc {
         }
         mmio::write32(base + A.noc.at_data, value);
         if (kTrid) {
-            mmio::write32(base + noc::kPacketTag, noc::packet_tag(trid));
+            mmio::write32(base + noc::kPacketTag, trid << noc::kTagTransactionIdShift);  // as above
         }
         if (kUncounted) {
             fire(base);
