@@ -940,8 +940,10 @@ ROUTER_HOT Status Router::sender_step(uint32_t c, uint32_t pushed) {
 // (Busy if not).
 [[gnu::always_inline]] inline Status Router::announce(uint32_t rx) {
     PeerRx& p = peer_rx_[rx];
-    HAL_TRY(Eth::try_write_remote_reg(kTxq, Streams::update_reg_addr(rx_sent_id(rx)),
-                                      Streams::encode_delta(static_cast<int32_t>(p.unannounced)).value));
+    // Checked ahead, as in sender_step: the register is announce_reg, 0 < unannounced <=
+    // kAnnounceBatch a valid delta. A busy queue (mostly our own data) costs one read.
+    if (Eth::is_busy(kTxq)) return Status::Busy;
+    Eth::write_remote_reg_prechecked(kTxq, p.announce_reg, hal::stream::encode_words_free_delta(p.unannounced));
     p.unannounced = 0;
     activity_ = true;
     return Status::Ok;
