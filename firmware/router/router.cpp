@@ -1714,9 +1714,12 @@ int Router::run() {
     // Active channels (a bit each), so the loop does not poll streams nothing feeds. The loops
     // below are unrolled over the fixed channel numbers: each stream ID and state offset is then
     // a constant, not an index read from a stack array and multiplied on every pass.
+    // 1D: ch1/ch2 are fed only by the router on this chip facing the other way (our downstream);
+    // at the end of a line nothing can push into them (two stream reads a pass saved).
     uint32_t senders = 0;
     for (uint32_t c = 0; c < kSenders; ++c) {
-        if (tx_[c].slots != 0 && tx_[c].peer->slots != 0) senders |= 1u << c;
+        const bool fed = kMesh || c == pf::kWorkerChannel || c_.has_downstream != 0;
+        if (tx_[c].slots != 0 && tx_[c].peer->slots != 0 && fed) senders |= 1u << c;
     }
     uint32_t receivers = 0;
     for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
