@@ -972,8 +972,10 @@ ROUTER_HOT Status Router::sender_step(uint32_t c, uint32_t pushed) {
 // (Busy if not).
 [[gnu::always_inline]] inline Status Router::announce(uint32_t rx) {
     PeerRx& p = peer_rx_[rx];
-    HAL_TRY(Eth::try_write_remote_reg(kTxq, Streams::update_reg_addr(rx_sent_id(rx)),
-                                      Streams::encode_delta(static_cast<int32_t>(p.unannounced)).value));
+    // Checked ahead, as in sender_step: the register is announce_reg, 0 < unannounced <=
+    // kAnnounceBatch a valid delta. A busy queue (mostly our own data) costs one read.
+    if (Eth::is_busy(kTxq)) return Status::Busy;
+    Eth::write_remote_reg_prechecked(kTxq, p.announce_reg, hal::stream::encode_words_free_delta(p.unannounced));
     p.unannounced = 0;
     activity_ = true;
     return Status::Ok;
@@ -1766,9 +1768,12 @@ int Router::run() {
     // Active channels (a bit each), so the loop does not poll streams nothing feeds. The loops
     // below are unrolled over the fixed channel numbers: each stream ID and state offset is then
     // a constant, not an index read from a stack array and multiplied on every pass.
+    // 1D: ch1/ch2 are fed only by the router on this chip facing the other way (our downstream);
+    // at the end of a line nothing can push into them (two stream reads a pass saved).
     uint32_t senders = 0;
     for (uint32_t c = 0; c < kSenders; ++c) {
-        if (tx_[c].slots != 0 && tx_[c].peer->slots != 0) senders |= 1u << c;
+        const bool fed = kMesh || c == pf::kWorkerChannel || c_.has_downstream != 0;
+        if (tx_[c].slots != 0 && tx_[c].peer->slots != 0 && fed) senders |= 1u << c;
     }
     uint32_t receivers = 0;
     for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
