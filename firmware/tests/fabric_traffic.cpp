@@ -150,31 +150,27 @@ hal::Status prepare(Conn& conn, const FabricTrafficArgs& a, uint32_t dest, Curso
 template <bool kInline>
 [[gnu::noinline]] hal::Status stream_loop(Conn& conn, const FabricTrafficArgs& a, fwtest::Kernel& k, Cursor* cur,
                                           const Conn::Bound& bound, uint32_t& at) {
-    // What moves from one position to the next (FabricDest's table in test_kernels.h).
-    const uint32_t src_step = payload_type(static_cast<pf::NocSendType>(a.send_type)) ? a.packet_bytes : 0;
-    const uint32_t dst_step = kInline ? 4 : src_step;
+    // What moves from one position to the next (FabricDest's table in test_kernels.h): source
+    // and destination by the same step (an inline write's destination by 4, and no source).
+    const uint32_t step = kInline ? 4 : payload_type(static_cast<pf::NocSendType>(a.send_type)) ? a.packet_bytes : 0;
+    const uint32_t wrap = a.dest_slots * step;  // the offset of position dest_slots: back to 0
     Cursor* c = cur;
     Cursor* const end = cur + a.num_dests;
-    // Copies: the loop would load them from `a` again after every register write.
-    const uint32_t count = a.packet_count, dest_slots = a.dest_slots;
-    uint32_t pos = 0, dst_off = 0, src_off = 0;  // this round's position and its offsets
+    const uint32_t count = a.packet_count;  // a copy: `a` would be loaded again after each store
+    uint32_t off = 0;  // this round's position's offset
+    Conn::Sender snd(conn);  // the connection's counters in registers for the loop
     for (uint32_t i = 0; i < count; ++i) {
-        const hal::Status s = kInline ? conn.send_inline(c->t, c->dst0 + dst_off,
-                                                         protocol::pattern_word(c->seed, pos), i, bound)
-                                      : conn.send(c->t, c->src0 + src_off, c->dst0 + dst_off, i, bound);
+        const hal::Status s = kInline ? snd.send_inline(c->t, c->dst0 + off,
+                                                        protocol::pattern_word(c->seed, off / 4), i, bound)
+                                      : snd.send(c->t, c->src0 + off, c->dst0 + off, i, bound);
         if (s != hal::Status::Ok) [[unlikely]] {
             at = i;
             return s;
         }
         if (++c == end) {  // the round is done: the next position
             c = cur;
-            if (++pos == dest_slots) {
-                pos = 0;
-                dst_off = src_off = 0;
-            } else {
-                dst_off += dst_step;
-                src_off += src_step;
-            }
+            off += step;
+            if (off == wrap) off = 0;
         }
         if ((i & 63) == 0) {
             r.packets_sent = i + 1;

@@ -420,6 +420,22 @@ TEMPLATE_TEST_CASE("noc completion checks compare software counts with NIU count
     CHECK_FALSE(noc.trid_flushed(16));
     CHECK_FALSE(noc.trid_writes_sent(16));
 
+    // trid_writes_sent_after: the same reads, with the status base and the buffer read back given.
+    using N = hal::Noc<F::map>;
+    CHECK(noc.status_base() == status0);
+    CHECK(noc.last_cmd_buf_base() == facts::cmd_buf<F>(0, 1));
+    core.fake.set(status0 + 4 * (0x20 + 6), 3);
+    core.fake.clear_log();
+    CHECK_FALSE(N::trid_writes_sent_after(noc.status_base(), facts::cmd_buf<F>(0, 3), 6));
+    REQUIRE(acc.size() == 2);
+    CHECK(acc[0].addr == facts::cmd_buf<F>(0, 3) + F::cmd_ctrl);
+    CHECK(acc[1].addr == status0 + 4 * 0x26);
+    core.fake.set(status0 + 4 * (0x20 + 6), 0);
+    CHECK(N::trid_writes_sent_after(noc.status_base(), facts::cmd_buf<F>(0, 3), 6));
+    core.fake.clear_log();
+    CHECK_FALSE(N::trid_writes_sent_after(noc.status_base(), facts::cmd_buf<F>(0, 3), 16));  // invalid ID
+    CHECK(acc.empty());
+
     core.fake.clear_log();
     REQUIRE(noc.clear_trid_counters(0x8041) == Status::Ok);
     CHECK(core.fake.writes() == std::vector<RegWrite>{{0xFFB20000 + F::clear_trid, 0x8041}});

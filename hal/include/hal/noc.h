@@ -772,6 +772,18 @@ class Noc {
         return trid <= noc::kMaxTransactionId &&
                trid_counter_zero(noc::status::mst_write_reqs_outgoing_id(trid));
     }
+    // The same check for a hot loop that keeps in registers what trid_writes_sent() loads from
+    // here: the status block's base (status_base()) and the base of the command buffer whose
+    // NOC_CMD_CTRL was written last (last_cmd_buf_base() when the loop starts, then the buffer
+    // of its own last request), read back first as trid_writes_sent() does.
+    [[nodiscard, gnu::always_inline]] uint32_t status_base() const { return status_base_; }
+    [[nodiscard, gnu::always_inline]] uint32_t last_cmd_buf_base() const { return last_base_; }
+    [[nodiscard, gnu::always_inline]] static bool trid_writes_sent_after(uint32_t status_base, uint32_t last_cmd_buf,
+                                                                          uint32_t trid) {
+        if (trid > noc::kMaxTransactionId) return false;
+        (void)mmio::read32(last_cmd_buf + A.noc.cmd_ctrl);
+        return mmio::read32(status_base + 4 * noc::status::mst_write_reqs_outgoing_id(trid)) == 0;
+    }
     // Every non-posted request tagged `trid` has its ack or response back.
     [[nodiscard, gnu::always_inline]] bool trid_flushed(uint32_t trid) const {
         return trid <= noc::kMaxTransactionId &&
