@@ -7,7 +7,7 @@ packages=(
   cmake ninja-build g++ make           # host build
   verilator                             # the SoC model (RTL -> C++)
   gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf picolibc-riscv64-unknown-elf  # firmware
-  libyaml-cpp-dev libcli11-dev nlohmann-json3-dev   # descriptors, fabricctl, --json
+  libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libfmt-dev   # descriptors, fabricctl, --json, formatting
   zlib1g-dev                            # FST waveforms (Verilator trace writer)
   catch2                                # unit tests
   qemu-system-misc                      # reference ISS for differential testing of our core
