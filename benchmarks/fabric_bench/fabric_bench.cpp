@@ -16,8 +16,11 @@
 //              register write that announces the packet.
 //   latency    a worker on chip 0 of an 8-chip line sends one packet (fused write + atomic
 //              increment) h = 1..7 hops; the host steps the model 4 cycles at a time until the
-//              counter at the destination reads 1. Per hop = least-squares slope over h (worker
-//              start-up cancels), beside the link's own latency (500 cycles + serialisation).
+//              counter at the destination reads 1. Each h is run 8 times, each started 29 cycles
+//              later (the routers' idle loops are then met at other phases); per hop = the
+//              least-squares slope over h of the mean arrival (worker start-up cancels), with the
+//              range of the single runs' slopes, beside the link's own latency (500 cycles +
+//              serialisation).
 //   router     16-B packets through a forwarding chip (line of 3, chip 0 -> chip 2) at
 //              saturation: cycles and retired instructions per packet of the two routers of the
 //              middle chip (receive + forward, send), again differenced over two runs. The rate
@@ -268,42 +271,62 @@ void bandwidth(Bench& b, bool quick) {
     }
 }
 
+// Runs per hop count, each started this many cycles later than the one before: an idle router
+// sees a packet only when its loop comes round, so one run's arrival moves by up to a pass per
+// router on the way (tens of cycles a hop); the mean over start phases does not.
+constexpr uint32_t kLatencyRuns = 8;
+constexpr uint32_t kLatencyPhaseStep = 29;  // not a divisor of a loop pass: the phases spread
+
 void latency(Bench& b) {
-    std::printf("\n== latency: chip 0 -> chip h of an 8-chip line, one packet (fused write + atomic inc)\n");
-    std::printf("%8s %s\n", "payload", "cycles to arrival for h = 1..7, then the per-hop slope");
+    std::printf("\n== latency: chip 0 -> chip h of an 8-chip line, one packet (fused write + atomic inc), mean of %u start phases\n",
+                kLatencyRuns);
+    std::printf("%8s %s\n", "payload", "mean cycles to arrival for h = 1..7, then the per-hop slope (min..max of the runs' slopes)");
     for (uint32_t bytes : {16u, 4096u}) {
         Line line(b, 8);
-        std::vector<double> t;
+        std::vector<std::vector<double>> runs(kLatencyRuns);  // [run][h - 1]
         for (uint32_t h = 1; h <= 7; ++h) {
-            const fabric::CoreLocation sink = line.sink(line.runner.plan().chips[h]);
-            std::vector<Line::Worker> ws{line.make_worker(0, 0, FabricDir::East, h, pf::NocSendType::FusedWriteAtomicInc, bytes, 1)};
-            line.dev.write32(sink, ws[0].dest.sem_addr, 0);
-            const uint64_t t0 = line.start(ws);
-            uint64_t arrived = 0;
-            while (line.dev.cycles() - t0 < 1'000'000) {
-                line.dev.step(4);
-                if (line.dev.read32(sink, ws[0].dest.sem_addr) == 1) {
-                    arrived = line.dev.cycles() - t0;
-                    break;
+            for (uint32_t run = 0; run < kLatencyRuns; ++run) {
+                const fabric::CoreLocation sink = line.sink(line.runner.plan().chips[h]);
+                std::vector<Line::Worker> ws{line.make_worker(0, 0, FabricDir::East, h, pf::NocSendType::FusedWriteAtomicInc, bytes, 1)};
+                line.dev.write32(sink, ws[0].dest.sem_addr, 0);
+                line.dev.step(run * kLatencyPhaseStep);
+                const uint64_t t0 = line.start(ws);
+                uint64_t arrived = 0;
+                while (line.dev.cycles() - t0 < 1'000'000) {
+                    line.dev.step(4);
+                    if (line.dev.read32(sink, ws[0].dest.sem_addr) == 1) {
+                        arrived = line.dev.cycles() - t0;
+                        break;
+                    }
                 }
+                (void)line.wait(ws);
+                if (arrived == 0) fabric::fail(fabric::ErrorCategory::Fabric, "latency: packet of {} B never arrived {} hops away", bytes, h);
+                runs[run].push_back(static_cast<double>(arrived));
             }
-            (void)line.wait(ws);
-            if (arrived == 0) fabric::fail(fabric::ErrorCategory::Fabric, "latency: packet of {} B never arrived {} hops away", bytes, h);
-            t.push_back(static_cast<double>(arrived));
         }
         (void)line.runner.terminate(pf::Termination::Graceful, 20'000'000);
         // least-squares slope over h = 1..7
-        double sx = 0, sy = 0, sxx = 0, sxy = 0;
-        for (size_t i = 0; i < t.size(); ++i) {
-            const double x = double(i + 1);
-            sx += x; sy += t[i]; sxx += x * x; sxy += x * t[i];
+        const auto slope_of = [](const std::vector<double>& t) {
+            double sx = 0, sy = 0, sxx = 0, sxy = 0;
+            for (size_t i = 0; i < t.size(); ++i) {
+                const double x = double(i + 1);
+                sx += x; sy += t[i]; sxx += x * x; sxy += x * t[i];
+            }
+            const double n = double(t.size());
+            return (n * sxy - sx * sy) / (n * sxx - sx * sx);
+        };
+        std::vector<double> mean(7, 0.0);
+        double lo = 1e18, hi = 0;
+        for (const auto& t : runs) {
+            for (size_t i = 0; i < t.size(); ++i) mean[i] += t[i] / kLatencyRuns;
+            lo = std::min(lo, slope_of(t));
+            hi = std::max(hi, slope_of(t));
         }
-        const double n = double(t.size());
-        const double slope = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+        const double slope = slope_of(mean);
         std::printf("%8u", bytes);
-        for (double v : t) std::printf(" %6.0f", v);
-        std::printf("  | per hop %.0f cycles; bare link %.0f; router overhead %.0f per hop\n", slope, link_hop(bytes),
-                    slope - link_hop(bytes));
+        for (double v : mean) std::printf(" %6.0f", v);
+        std::printf("  | per hop %.0f cycles (%.0f..%.0f); bare link %.0f; router overhead %.0f per hop\n", slope, lo, hi,
+                    link_hop(bytes), slope - link_hop(bytes));
     }
 }
 
