@@ -4,13 +4,15 @@
 
 #include <cstdint>
 
+#include "hal/arch_map.h"
 #include "protocol/fabric.h"
 
 namespace bench {
 
-inline constexpr double kLinkBytesPerCycle = 12.5;  // 100 Gb/s per direction at the WH 1 GHz
-inline constexpr uint32_t kFrameOverhead = 50;      // wire bytes per frame beside its payload
-inline constexpr uint32_t kMaxFramePayload = 1488;  // MAX_PKT_SIZE_BYTES 1500 in whole 16-B words
+// 100 Gb/s per direction at the WH 1 GHz: 12.5 B/cycle.
+inline constexpr double kLinkBytesPerCycle = hal::eth::kLinkMbps / 8.0 / hal::kWormholeB0.aiclk_mhz;
+inline constexpr uint32_t kFrameOverhead = hal::eth::kFrameOverheadBytes;  // wire bytes per frame beside its payload
+inline constexpr uint32_t kMaxFramePayload = hal::eth::kMaxFramePayload;   // 1488: MAX_PKT_SIZE_BYTES in 16-B words
 inline constexpr uint32_t kCreditWireBytes = 16 + kFrameOverhead;  // the "packets sent" register write
 
 // Frames a packet of `payload` bytes and its header take on the wire.

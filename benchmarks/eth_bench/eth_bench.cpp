@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "fw_harness.h"
+#include "hal/arch_map.h"
 
 namespace {
 
@@ -29,9 +30,11 @@ using protocol::KernelRole;
 using simfw::Core;
 using simfw::Rig;
 
-constexpr double kLinkBytesPerCycle = 12.5;  // 100 Gb/s at 1 GHz
-constexpr uint32_t kFrameOverhead = 50;      // seeds/002: 50 B per packet on the wire
-constexpr uint32_t kMaxFramePayload = 1488;  // MAX_PKT_SIZE_BYTES 1500 rounded down to 16-B words
+// The link as hal/arch_map.h gives it: 100 Gb/s at the WH 1 GHz (12.5 B/cycle), 50 B per frame
+// beside its payload, frames of at most 1488 B (MAX_PKT_SIZE_BYTES in whole 16-B words).
+constexpr double kLinkBytesPerCycle = hal::eth::kLinkMbps / 8.0 / hal::kWormholeB0.aiclk_mhz;
+constexpr uint32_t kFrameOverhead = hal::eth::kFrameOverheadBytes;
+constexpr uint32_t kMaxFramePayload = hal::eth::kMaxFramePayload;
 
 double theoretical(uint32_t packet) {
     const uint32_t frames = (packet + kMaxFramePayload - 1) / kMaxFramePayload;

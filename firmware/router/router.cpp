@@ -319,15 +319,18 @@ constexpr uint32_t kDeliverBuf = 3;
 // Feeding TXQ0 with packets of kFeedFrames or more frames (1D): the queue frees when a command's
 // last frame starts, and the wire idles unless the next command comes within that frame's time
 // (~100 cycles at 4 KiB), while a main-loop pass under load can take longer. So after such a send
-// the sender step estimates when the queue frees (wire: 100 Gb/s, frames of at most 1488 B plus
-// 50 B of headers) and, with the next packet ready, waits for it (bounded) from kFeedWindow
+// the sender step estimates when the queue frees (hal::eth: the link rate, frames of at most
+// 1488 B plus 50 B of headers) and, with the next packet ready, waits for it (bounded) from kFeedWindow
 // cycles before until kFeedLate after (fabric_bench 4 KiB uni 89 -> 98 %; a 64-cycle window
 // 97.7 %). Not at 2 KiB (two frames): the receiving router is the limit there, and the wait
 // cost 2-6 points. Not in 2D: nine inlined copies would not fit its code window.
 constexpr bool kFeedTxq = !kMesh;
-constexpr uint32_t kFrameBytes = 1488;
+constexpr uint32_t kFrameBytes = hal::eth::kMaxFramePayload;
 constexpr uint32_t kFeedFrames = 3;
-constexpr uint32_t wire_cycles(uint32_t frame_bytes) { return (frame_bytes + 50) * kA.aiclk_mhz / 12'500; }
+constexpr uint32_t wire_cycles(uint32_t frame_bytes) {
+    return (frame_bytes + hal::eth::kFrameOverheadBytes) * kA.aiclk_mhz / (hal::eth::kLinkMbps / 8);  // bytes/us
+}
+static_assert(wire_cycles(kFrameBytes) == 123 || kA.aiclk_mhz != 1000);
 constexpr uint32_t kFeedWindow = 96;
 constexpr uint32_t kFeedLate = 32;  // the estimate's error: register writes on the queue, rounding
 constexpr uint32_t kFeedSpin = 48;  // polls (a few cycles each): longer than the window

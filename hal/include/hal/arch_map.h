@@ -275,6 +275,20 @@ inline constexpr uint32_t kDataAlignment = 16;
 inline constexpr uint32_t kRemoteRegAlignment = 4;
 inline constexpr uint32_t kDefaultAcceptAhead = 32;  // DATA_PACKET_ACCEPT_AHEAD at kernel start
 
+// Reset values (fabric-protocol.md §5.3): a data command larger than MAX_PKT_SIZE_BYTES goes as
+// several frames of at most that many bytes, in whole 16-B words (1500 -> 1488).
+inline constexpr uint32_t kTxqMaxPktSizeReset = 1500;
+inline constexpr uint32_t kTxqBurstLenReset = 8;
+inline constexpr uint32_t kMaxFramePayload = kTxqMaxPktSizeReset / kDataAlignment * kDataAlignment;
+// TT-link sequence numbers are 8 bits: Go-Back-N has at most 2^8 - 1 frames unacknowledged.
+inline constexpr uint32_t kTtLinkSeqBits = 8;
+// The link (seeds/002): 100 Gb/s per direction, packet headers included; every frame costs
+// 50 B on the wire beside its payload (14 B raw packet header, 16 B TT-link header, 16 B MAC
+// header, 4 B CRC). Blackhole's rate is not in the references: the same is used there. The
+// model's link, the router's TXQ feeding and the benchmarks' capacity all take these.
+inline constexpr uint32_t kLinkMbps = 100'000;
+inline constexpr uint32_t kFrameOverheadBytes = 50;
+
 // RX queues: RXQ q at ArchMap::eth.rxq_base + q * kRxqStride.
 inline constexpr uint32_t kRxqStride = 0x1000;
 inline constexpr uint32_t kRxqCtrl = 0x00;

@@ -1,5 +1,5 @@
 // Types shared by the Ethernet TX-queue model (txq.h) and the link model (link.h): what a test can
-// read back (errors, completions) and the model-only constants that arch_map.h does not (yet) hold.
+// read back (errors, completions) and the model-only constants (the silicon facts are in arch_map.h).
 #pragma once
 
 #include <cstdint>
@@ -8,19 +8,6 @@
 #include "hal/arch_map.h"
 
 namespace sim::eth {
-
-// ---- TODO(hal): move to arch_map.h ---------------------------------------------------------------
-// Silicon facts the model needs that hal/include/hal/arch_map.h does not define yet
-// (fabric-protocol.md §5.3). Kept in this one block so they can move without hunting.
-namespace hal_pending {
-// ETH_TXQ_MAX_PKT_SIZE_BYTES reset value: transfers larger than this are split into packets.
-inline constexpr uint32_t kTxqMaxPktSizeResetBytes = 1500;
-// ETH_TXQ_BURST_LEN reset value.
-inline constexpr uint32_t kTxqBurstLenReset = 8;
-// TT-link sequence numbers are 8 bits wide: Go-Back-N can have at most 2^8 - 1 frames unacknowledged.
-inline constexpr uint32_t kTtLinkSeqBits = 8;
-}  // namespace hal_pending
-// ---- end TODO(hal) ------------------------------------------------------------------------------
 
 // Payload bytes a TT-link MMIO (remote register) write packet carries: one 16-byte TT-link word
 // holding the 32-bit register address and the 32-bit value (model choice: the reference gives the

@@ -35,7 +35,7 @@ Link::Link(const LinkConfig& cfg, LinkSide a, LinkSide b) : cfg_(cfg) {
     if (cfg_.link_mbps == 0 || cfg_.clock_mhz == 0) {
         throw std::invalid_argument("eth::Link: link_mbps and clock_mhz must be non-zero");
     }
-    const uint32_t max_window = (1u << hal_pending::kTtLinkSeqBits) - 1;
+    const uint32_t max_window = (1u << hal::eth::kTtLinkSeqBits) - 1;
     if (cfg_.window_frames == 0 || cfg_.window_frames > max_window) {
         throw std::invalid_argument("eth::Link: window_frames must be in [1, " + std::to_string(max_window) +
                                     "] (8-bit TT-link sequence numbers), got " +

@@ -39,13 +39,13 @@
 namespace sim::eth {
 
 struct LinkConfig {
-    uint32_t link_mbps = 100'000;          // raw rate per direction, Mb/s (Wormhole: 100 Gb/s)
-    uint32_t clock_mhz = 1000;             // core clock the model is stepped at (WH aiclk)
-    uint32_t latency_cycles = 500;         // last byte out -> frame lands in the peer (seeds/002)
-    // On-wire bytes per frame besides the payload: 14 B raw packet header + 16 B TT-link packet
-    // header + 16 B MAC header + 4 B CRC (seeds/002 "50+ B"; FEC bytes unspecified, not counted).
-    uint32_t frame_overhead_bytes = 50;
-    uint32_t window_frames = (1u << hal_pending::kTtLinkSeqBits) - 1;  // Go-Back-N window
+    uint32_t link_mbps = hal::eth::kLinkMbps;  // raw rate per direction, Mb/s (100 Gb/s)
+    uint32_t clock_mhz = 1000;                  // core clock the model is stepped at (WH aiclk)
+    uint32_t latency_cycles = 500;              // last byte out -> frame lands in the peer (seeds/002)
+    // On-wire bytes per frame besides the payload (hal::eth::kFrameOverheadBytes: seeds/002 "50+ B";
+    // FEC bytes unspecified, not counted).
+    uint32_t frame_overhead_bytes = hal::eth::kFrameOverheadBytes;
+    uint32_t window_frames = (1u << hal::eth::kTtLinkSeqBits) - 1;  // Go-Back-N window
     // The oldest unacknowledged frame is resent this long after its last (re)transmission or the
     // last acknowledgement progress. Must exceed the round trip (2 x latency + one frame time).
     uint32_t retransmit_timeout_cycles = 2000;

@@ -82,8 +82,8 @@ TxQueues::TxQueues(const hal::ArchMap& arch, Endpoint& local_l1, TxQueuesConfig 
         q.regs.assign(kRegWords, 0);
     }
     for (uint32_t q = 0; q < num_queues(); ++q) {
-        set_reg(q, he::kTxqMaxPktSizeBytes, hal_pending::kTxqMaxPktSizeResetBytes);
-        set_reg(q, he::kTxqBurstLen, hal_pending::kTxqBurstLenReset);
+        set_reg(q, he::kTxqMaxPktSizeBytes, hal::eth::kTxqMaxPktSizeReset);
+        set_reg(q, he::kTxqBurstLen, hal::eth::kTxqBurstLenReset);
     }
 }
 
