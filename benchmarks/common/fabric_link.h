@@ -1,5 +1,5 @@
-// The modelled Ethernet link as a fabric router uses it (sim/model/eth/README.md, seeds/002):
-// the capacity fabric_bench and mesh_bench compare their rates with.
+// The modelled Ethernet link (hal::eth, sim/model/eth/README.md, seeds/002): the capacity
+// eth_bench, fabric_bench and mesh_bench compare their rates with.
 #pragma once
 
 #include <cstdint>
@@ -15,10 +15,14 @@ inline constexpr uint32_t kFrameOverhead = hal::eth::kFrameOverheadBytes;  // wi
 inline constexpr uint32_t kMaxFramePayload = hal::eth::kMaxFramePayload;   // 1488: MAX_PKT_SIZE_BYTES in 16-B words
 inline constexpr uint32_t kCreditWireBytes = 16 + kFrameOverhead;  // the "packets sent" register write
 
+// Frames one data command of `bytes` takes on the wire.
+constexpr uint32_t link_frames(uint32_t bytes) {
+    return (bytes + kMaxFramePayload - 1) / kMaxFramePayload;
+}
+
 // Frames a packet of `payload` bytes and its header take on the wire.
 constexpr uint32_t fabric_packet_frames(uint32_t payload) {
-    const uint32_t packet = payload + static_cast<uint32_t>(sizeof(protocol::fabric::PacketHeader));
-    return (packet + kMaxFramePayload - 1) / kMaxFramePayload;
+    return link_frames(payload + static_cast<uint32_t>(sizeof(protocol::fabric::PacketHeader)));
 }
 
 // Payload bytes per cycle one link direction carries for fabric packets of `payload` bytes:

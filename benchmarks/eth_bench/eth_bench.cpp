@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "common/fabric_link.h"
 #include "fw_harness.h"
-#include "hal/arch_map.h"
 
 namespace {
 
@@ -30,14 +30,12 @@ using protocol::KernelRole;
 using simfw::Core;
 using simfw::Rig;
 
-// The link as hal/arch_map.h gives it: 100 Gb/s at the WH 1 GHz (12.5 B/cycle), 50 B per frame
-// beside its payload, frames of at most 1488 B (MAX_PKT_SIZE_BYTES in whole 16-B words).
-constexpr double kLinkBytesPerCycle = hal::eth::kLinkMbps / 8.0 / hal::kWormholeB0.aiclk_mhz;
-constexpr uint32_t kFrameOverhead = hal::eth::kFrameOverheadBytes;
-constexpr uint32_t kMaxFramePayload = hal::eth::kMaxFramePayload;
+using bench::kFrameOverhead;
+using bench::kLinkBytesPerCycle;
+using bench::link_frames;
 
 double theoretical(uint32_t packet) {
-    const uint32_t frames = (packet + kMaxFramePayload - 1) / kMaxFramePayload;
+    const uint32_t frames = link_frames(packet);
     return kLinkBytesPerCycle * packet / static_cast<double>(packet + frames * kFrameOverhead);
 }
 
@@ -164,7 +162,7 @@ bool latency(bool quick) {
         }
         const auto r = rig.results<protocol::EthLatencyResults>(m);
         const double mean = ((static_cast<uint64_t>(r.rtt_sum_hi) << 32) | r.rtt_sum_lo) / static_cast<double>(a.samples);
-        const uint32_t frames = (p + kMaxFramePayload - 1) / kMaxFramePayload;
+        const uint32_t frames = link_frames(p);
         const double wire = 2 * (500 + (p + frames * kFrameOverhead) / kLinkBytesPerCycle);
         std::printf("%8u %8u %8.1f %8u %8.1f %10.1f %10u\n", p, r.rtt_min, mean, r.rtt_max, wire, mean - wire,
                     r.send_issue_cycles);

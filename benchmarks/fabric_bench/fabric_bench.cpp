@@ -315,12 +315,13 @@ void latency(Bench& b) {
             const double n = double(t.size());
             return (n * sxy - sx * sy) / (n * sxx - sx * sx);
         };
-        std::vector<double> mean(7, 0.0);
+        std::vector<double> mean(runs[0].size(), 0.0);
         double lo = 1e18, hi = 0;
         for (const auto& t : runs) {
             for (size_t i = 0; i < t.size(); ++i) mean[i] += t[i] / kLatencyRuns;
-            lo = std::min(lo, slope_of(t));
-            hi = std::max(hi, slope_of(t));
+            const double one = slope_of(t);
+            lo = std::min(lo, one);
+            hi = std::max(hi, one);
         }
         const double slope = slope_of(mean);
         std::printf("%8u", bytes);
