@@ -9,7 +9,9 @@ packages=(
   gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf picolibc-riscv64-unknown-elf  # firmware
   libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libfmt-dev   # descriptors, fabricctl, --json, formatting
   zlib1g-dev                            # FST waveforms (Verilator trace writer)
+  libprotobuf-dev protobuf-compiler     # MGD 2.0 mesh graph descriptors (protobuf text format)
   catch2                                # unit tests
+  clang libclang-rt-14-dev              # libFuzzer targets for the descriptor and ELF loaders
   qemu-system-misc                      # reference ISS for differential testing of our core
 )
 

@@ -1,5 +1,13 @@
-// Mesh graph descriptor: how the chips of a fabric form meshes and how the meshes connect, in
-// tt-metal's YAML form (reference host-and-pcie.md §6.1):
+// Mesh graph descriptor: how the chips of a fabric form meshes and how the meshes connect. Two
+// forms load into this one validated model (reference/mesh-graph-descriptor-2.md, host-and-pcie.md
+// §6.1):
+//
+// - MGD 2.0, tt-metal's protobuf text format (`*.textproto`; schema host/proto/): mesh
+//   descriptors (arch, device_topology dims and dim_types, host_topology, channels count and
+//   policy), graph descriptors of mesh instances with their connections, and a top-level
+//   instance. A connection joins two meshes with a channel count; which devices carry it is found
+//   from the cluster at mapping time (topology_map.h), so it is a MeshConnection, not links.
+// - The older YAML form (ChipSpec, Board, Mesh, Graph):
 //
 //   ChipSpec: {arch: wormhole_b0, ethernet_ports: {N: 2, E: 2, S: 2, W: 2}}  # links per direction
 //   Board: [{name: T3K, type: Mesh, topology: [2, 4]}]                       # [rows, cols]
@@ -9,24 +17,23 @@
 // Devices of a mesh are numbered row-major from the north-west corner: device = row * cols + col,
 // device 1 is east of device 0, device `cols` is south of it.
 //
-// Mesh: `device_topology` is [rows, cols] of devices, `host_topology` [rows, cols] of boards (the
-// older key `topology` is accepted for it; default [1, 1]); device_topology must equal
+// YAML Mesh: `device_topology` is [rows, cols] of devices, `host_topology` [rows, cols] of boards
+// (the older key `topology` is accepted for it; default [1, 1]); device_topology must equal
 // host_topology x the board's topology (either may be left out of the two and is derived).
 // `host_ranks` is a host_topology-shaped list of lists of MPI ranks (default all 0). Mesh ids are
 // 0..N-1 without gaps.
 //
-// Graph: a list of *directed* inter-mesh connections [from port, to port]: traffic may leave the
-// first mesh through the first port and arrives at the second (tt-metal lists both directions of
-// a cable as two entries). A port is [mesh, "<Dir><index>"] with the index counted along that
+// YAML Graph: a list of *directed* inter-mesh connections [from port, to port]: traffic may leave
+// the first mesh through the first port and arrives at the second (tt-metal lists both directions
+// of a cable as two entries). A port is [mesh, "<Dir><index>"] with the index counted along that
 // edge of the mesh, `ethernet_ports` per device: N from the north-west corner eastwards, S from the
 // south-west corner eastwards, E from the north-east corner southwards, W from the north-west
 // corner southwards (so on a 3x3 mesh with 4 ports per direction, E4..E7 are device 5's). This
-// project also accepts [mesh, device, "<Dir><plane>"], naming the device directly. Both ends of a
-// connection must be on the same routing plane (the k-th port of a direction only talks to the
-// k-th port of the others, seeds/000 §2.2.2).
+// project also accepts [mesh, device, "<Dir><plane>"], naming the device directly.
 //
 // Loading validates the file completely; every problem is Error(BadDescriptor) naming the file,
-// the line and the field.
+// the line and the field. A feature of the published formats that this project does not implement
+// is refused by name ("express_connections are not supported"), never as malformed.
 #pragma once
 
 #include <array>
@@ -68,8 +75,10 @@ struct MeshNode {
 std::optional<MeshNode> parse_mesh_node(std::string_view text);
 
 struct ChipSpec {
-    hal::Arch arch = hal::Arch::WormholeB0;
-    uint32_t ports_per_direction = 0;  // N = E = S = W: the number of routing planes
+    hal::Arch arch = hal::Arch::WormholeB0;  // every mesh of a graph has the same arch
+    // N = E = S = W: the routing planes, the most links per neighbour pair any mesh asks for
+    // (MeshSpec::channels; YAML: ethernet_ports). 0 on a graph of single-chip meshes only.
+    uint32_t ports_per_direction = 0;
     uint32_t z_ports = 0;              // optional `Z`: counted against the arch's channels, unused
 
     // The eth channel that faces `dir` on routing plane `plane`. This project numbers the channels
@@ -89,16 +98,29 @@ struct BoardSpec {
     uint32_t cols = 0;
 };
 
+// How a channel count is enforced: Strict = every neighbour pair has at least `channels` live
+// links; Relaxed = at least one, and the fabric runs min(live links) routing planes.
+enum class ChannelPolicy : uint8_t { Strict = 0, Relaxed = 1 };
+std::string_view policy_name(ChannelPolicy p);  // "STRICT", "RELAXED"
+
 struct MeshSpec {
     MeshId id = 0;
-    std::string board;
+    std::string board;  // YAML: the board name; MGD: the mesh descriptor's name ("M0")
     uint32_t rows = 0;  // device topology
     uint32_t cols = 0;
     uint32_t host_rows = 1;  // host topology (boards)
     uint32_t host_cols = 1;
     std::vector<std::vector<uint32_t>> host_ranks;  // [host_rows][host_cols]
+    // Wrap-around per dimension (MGD dim_types RING; YAML board types TORUS_X / _Y / _XY / _2D):
+    // ring_ns joins row 0 and the last row (N/S, dim 0), ring_ew column 0 and the last (E/W, dim 1).
+    bool ring_ns = false;
+    bool ring_ew = false;
+    uint32_t channels = 0;  // links per neighbour pair (YAML: ethernet_ports per direction)
+    ChannelPolicy policy = ChannelPolicy::Strict;  // YAML: Strict
 
-    uint32_t device_count() const { return rows * cols; }
+    uint32_t device_count() const { return rows * cols; }  // rows * cols <= kMaxMeshDevices
+    bool is_torus() const { return ring_ns || ring_ew; }
+    bool wraps(MeshDir d) const { return d == MeshDir::N || d == MeshDir::S ? ring_ns : ring_ew; }
     uint32_t row_of(MeshDeviceId d) const { return d / cols; }
     uint32_t col_of(MeshDeviceId d) const { return d % cols; }
     // The device next to `d` in direction `dir` inside this mesh; nullopt at the mesh edge.
@@ -118,19 +140,50 @@ struct MeshPort {
     std::string str() const;  // "M0D5 E plane 0"
 };
 
-// A directed inter-mesh connection: traffic leaves `from` and arrives at `to` (same plane).
+// A directed inter-mesh connection between two ports: traffic leaves `from` and arrives at `to`.
+// The YAML Graph names them; for an MGD graph the topology mapping finds them (MeshGraph::resolved).
+// The planes of the two ends may differ (TG's gateways: S1 of a gateway to N4 of the Galaxy).
 struct InterMeshLink {
     MeshPort from;
     MeshPort to;
-    uint32_t line = 0;  // the descriptor line of the Graph entry
+    uint32_t line = 0;  // the descriptor line of the Graph entry (0: found by the mapping)
 };
+
+// A connection between two meshes as MGD 2.0 gives it: `channels` links between them, on devices
+// the topology mapping chooses unless the descriptor names them (MeshRef device_id). Undirected
+// unless `directional` (then traffic only goes a -> b). graph_topology ALL_TO_ALL / RING is
+// expanded into these.
+struct MeshConnection {
+    MeshId a = 0;
+    MeshId b = 0;
+    std::optional<MeshDeviceId> device_a;
+    std::optional<MeshDeviceId> device_b;
+    uint32_t channels = 1;
+    ChannelPolicy policy = ChannelPolicy::Strict;
+    bool directional = false;
+    uint32_t line = 0;  // the descriptor line of the connection
+};
+
+// MGD 2.0 pinnings: a mesh device placed on a physical ASIC position (tray, location on tray).
+struct AsicPin {
+    MeshNode node;
+    uint32_t tray_id = 0;
+    uint32_t asic_location = 0;
+    uint32_t line = 0;
+};
+
+enum class DescriptorForm : uint8_t { Yaml = 0, TextProto = 1 };
 
 class MeshGraph {
   public:
-    // Load and validate. Error(BadInput) if the file cannot be read, Error(BadDescriptor) naming
-    // the file, line and field for anything invalid.
+    // Load and validate either form: `.textproto` / `.txtpb` / `.pbtxt` is MGD 2.0, `.yaml` /
+    // `.yml` YAML, anything else by its first significant token. Error(BadInput) if the file
+    // cannot be read, Error(BadDescriptor) naming the file, line and field for anything invalid.
     static MeshGraph load_file(const std::string& path);
-    static MeshGraph parse(std::string_view yaml_text, const std::string& source);
+    // From text, the form found by its first significant token.
+    static MeshGraph parse(std::string_view text, const std::string& source);
+    static MeshGraph parse_yaml(std::string_view yaml_text, const std::string& source);
+    static MeshGraph parse_textproto(std::string_view text, const std::string& source);
 
     const std::string& source() const { return source_; }
     const ChipSpec& chip_spec() const { return chip_; }
@@ -144,18 +197,34 @@ class MeshGraph {
     void check_node(MeshNode n) const;
     const std::vector<InterMeshLink>& links() const { return links_; }
     uint32_t graph_line() const { return graph_line_; }  // line of the `Graph` key (0: none)
+    DescriptorForm form() const { return form_; }
+    // MGD connections between meshes whose links the mapping has not chosen yet; empty for YAML.
+    const std::vector<MeshConnection>& mesh_connections() const { return mesh_connections_; }
+    const std::vector<AsicPin>& pins() const { return pins_; }
+    // Whether every inter-mesh connection is known port by port (YAML, or after resolved()).
+    bool links_resolved() const { return mesh_connections_.empty(); }
+    uint32_t device_count() const;  // all meshes
+
+    // This graph with its MeshConnections replaced by the port-level links the topology mapping
+    // chose; the links are validated as a YAML Graph's are (ports on the mesh edge, no port used
+    // twice). Error(Internal) for a link the validation refuses (a mapping bug).
+    MeshGraph resolved(std::vector<InterMeshLink> links) const;
 
   private:
     MeshGraph() = default;
 
     std::string source_;
+    DescriptorForm form_ = DescriptorForm::Yaml;
     ChipSpec chip_;
     std::vector<BoardSpec> boards_;
     std::vector<MeshSpec> meshes_;
     std::vector<InterMeshLink> links_;
+    std::vector<MeshConnection> mesh_connections_;
+    std::vector<AsicPin> pins_;
     uint32_t graph_line_ = 0;
 
     friend class MeshGraphParser;
+    friend class MgdParser;
 };
 
 }  // namespace fabric
