@@ -6,6 +6,7 @@
 
 #include <charconv>
 #include <cstdint>
+#include <initializer_list>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -99,6 +100,20 @@ protected:
             bad(n, field, fmt::format("expected an unsigned integer, got {}", kind(n)));
         }
         return v;
+    }
+
+    // A closed mapping: every key must be one of `known`; an unknown one is refused by name.
+    void check_keys(const YAML::Node& map, std::initializer_list<std::string_view> known,
+                    std::string_view field) const {
+        for (const auto& kv : map) {
+            const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : kind(kv.first);
+            bool found = false;
+            for (std::string_view k : known) found = found || k == key;
+            if (found) continue;
+            std::string list;
+            for (std::string_view k : known) list += fmt::format("{}{}", list.empty() ? "" : ", ", k);
+            bad(kv.first, field, fmt::format("unknown key '{}' (known: {})", key, list));
+        }
     }
 
     uint32_t u32(const YAML::Node& n, std::string_view field) const {
