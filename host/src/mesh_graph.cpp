@@ -542,7 +542,7 @@ class MeshGraphParser : YamlFields {
 };
 
 MeshGraph MeshGraph::parse(std::string_view yaml_text, const std::string& source) {
-    const YAML::Node root = load_yaml(yaml_text, source);
+    const YAML::Node root = load_yaml(yaml_text, source, kMeshGraphInput);
     try {
         return MeshGraphParser(source).parse(root);
     } catch (const YAML::Exception& e) {  // defensive: yaml-cpp access errors
@@ -551,7 +551,7 @@ MeshGraph MeshGraph::parse(std::string_view yaml_text, const std::string& source
 }
 
 MeshGraph MeshGraph::load_file(const std::string& path) {
-    return parse(read_text_file(path, "mesh graph descriptor"), path);
+    return parse(read_text_file(path, kMeshGraphInput), path);
 }
 
 }  // namespace fabric

@@ -66,6 +66,12 @@ SimDevice::SimDevice(SocDescriptor soc, hal::Arch arch, SimDeviceOptions options
         fail(ErrorCategory::BadInput, "{}: cluster is {} but the device was asked for {}",
              cluster_desc_.source(), arch_name(cluster_desc_.arch()), arch_name(arch_));
     }
+    const std::vector<uint32_t> masks = cluster_desc_.tensix_harvest_masks();
+    for (const uint32_t mask : masks) {
+        auto it = harvested_.find(mask);
+        if (it == harvested_.end()) it = harvested_.emplace(mask, soc_.harvested(mask)).first;
+        chip_soc_.push_back(&it->second);
+    }
     for (const auto& c : cluster_desc_.connections()) {
         for (const EthPortRef& p : {c.a, c.b}) {
             if (p.chan >= soc_.eth_channels()) {
@@ -82,7 +88,8 @@ SimDevice::SimDevice(SocDescriptor soc, hal::Arch arch, SimDeviceOptions options
         base_fw_ = true;
     }
     std::vector<sim::ChipSpec> specs;
-    for (ChipId c = 0; c < cluster_desc_.chip_count(); ++c) specs.push_back(chip_spec(soc_, c));
+    for (ChipId c = 0; c < cluster_desc_.chip_count(); ++c)
+        specs.push_back(chip_spec(SimDevice::soc(c), c));
     try {
         cluster_ = std::make_unique<sim::Cluster>(std::move(specs), std::move(co));
         for (const auto& c : cluster_desc_.connections())
@@ -114,7 +121,7 @@ const SocDescriptor& SimDevice::soc(ChipId chip) const {
         fail(ErrorCategory::BadInput, "{}: chip {} does not exist (chips 0..{})", description(),
              chip, chip_count() - 1);
     }
-    return soc_;
+    return *chip_soc_[chip];
 }
 
 void SimDevice::check_core(const CoreLocation& core) const {
@@ -123,6 +130,11 @@ void SimDevice::check_core(const CoreLocation& core) const {
     if (!type) {
         fail(ErrorCategory::BadInput, "{}: no core at {} on chip {} (grid {}x{}, {})",
              description(), core.core.str(), core.chip, d.grid_x(), d.grid_y(), d.source());
+    }
+    if (*type == CoreType::HarvestedWorker) {
+        fail(ErrorCategory::Device,
+             "{}: {} is a harvested worker (Tensix harvest mask {} of chip {}): its tile is off",
+             description(), core.str(), hex32(d.tensix_harvest_mask()), core.chip);
     }
     if (*type != CoreType::Eth && *type != CoreType::Worker) {
         fail(ErrorCategory::Unsupported, "{}: {} is a '{}' core, which the model does not simulate",
@@ -301,7 +313,7 @@ CoreStatus SimDevice::core_status(const CoreLocation& core) {
 
 LaunchMethod SimDevice::launch_method(const CoreLocation& core) {
     tile(core);  // a WH eth core boots its base firmware when it is first used
-    const auto channel = soc_.eth_channel(core.core);
+    const auto channel = soc(core.chip).eth_channel(core.core);
     if (channel && cluster_->runs_base_firmware(core.chip, *channel))
         return LaunchMethod::LaunchFlag;
     return LaunchMethod::ResetPc;

@@ -1,8 +1,10 @@
 // SimDevice: the Device backend over the simulator (sim::Cluster of sim::Chip, sim/README.md).
 // One chip, or the chips and Ethernet links of a cluster descriptor; every chip uses the same SoC
-// descriptor. Tiles are created on first use, one per core the program touches: eth cores get
-// eth_l1_size of L1, workers worker_l1_size. Other core types (DRAM, PCIe, ARC, routers) are not
-// cores the host can address and accesses to them fail with a clear error.
+// descriptor, harvested as the cluster descriptor says (SocDescriptor::harvested with the chip's
+// harvest_mask): a harvested worker is not modeled, and touching it is Error(Device), as on
+// silicon where that tile is off. Tiles are created on first use, one per core the program
+// touches: eth cores get eth_l1_size of L1, workers worker_l1_size. Other core types (DRAM, PCIe,
+// ARC, routers) are not cores the host can address and accesses to them fail with a clear error.
 //
 // Wormhole eth cores boot like silicon when a base firmware image is given: the model loads it,
 // writes the link-training results (connected or not, from the cluster descriptor) and releases
@@ -18,6 +20,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "fabric/cluster_descriptor.h"
 #include "fabric/device.h"
@@ -32,8 +35,8 @@ class Cluster;
 namespace fabric {
 
 struct SimDeviceOptions {
-    // Chips and links (default: one chip, no links). Its arch must be the SoC descriptor's, and
-    // every connected channel must exist in the SoC descriptor.
+    // Chips, links and harvesting (default: one chip, no links). Its arch must be the SoC
+    // descriptor's, and every connected channel must exist in the SoC descriptor.
     std::optional<ClusterDescriptor> cluster;
     // Wormhole only: base firmware every eth core boots when first used (base_firmware_placement).
     // Ignored for Blackhole, which has no base firmware in the model.
@@ -52,6 +55,7 @@ class SimDevice final : public Device {
 
     std::string description() const override;
     uint32_t chip_count() const override;
+    // The chip's descriptor: the device's SoC descriptor with the chip's harvesting applied.
     const SocDescriptor& soc(ChipId chip) const override;
 
     void write(const CoreLocation& core, uint64_t addr, std::span<const uint8_t> data) override;
@@ -107,6 +111,8 @@ class SimDevice final : public Device {
 
     SocDescriptor soc_;
     hal::Arch arch_;
+    std::map<uint32_t, SocDescriptor> harvested_;  // Tensix harvest mask -> descriptor
+    std::vector<const SocDescriptor*> chip_soc_;   // per chip, into harvested_
     ClusterDescriptor cluster_desc_;
     bool base_fw_ = false;
     std::unique_ptr<sim::Cluster> cluster_;
