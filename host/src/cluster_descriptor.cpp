@@ -438,8 +438,10 @@ class ClusterDescriptorParser : YamlFields {
                 }
             }
             for (const auto& [chip, node] : chips) {
-                if (!d_.board_of_.emplace(chip, d_.boards_.size()).second) {
-                    bad(node, field, fmt::format("chip {} is on two boards", chip));
+                const auto [it, added] = d_.board_of_.emplace(chip, d_.boards_.size());
+                if (!added) {
+                    bad(node, field,
+                        fmt::format("chip {} is already listed in boards[{}]", chip, it->second));
                 }
             }
             d_.boards_.push_back(std::move(info));

@@ -98,9 +98,9 @@ class SocDescriptorParser : YamlFields {
         const auto a = parse_arch(arch_text);
         if (!a) {
             bad(arch, "arch_name",
-                fmt::format("unknown arch '{}' (known: WORMHOLE_B0, wormhole_b0, BLACKHOLE, "
+                fmt::format("unknown arch {} (known: WORMHOLE_B0, wormhole_b0, BLACKHOLE, "
                             "blackhole)",
-                            arch_text));
+                            quoted(arch_text)));
         }
         d_.arch_ = *a;
         check_keys(root, kSocKeys, "");
@@ -204,7 +204,7 @@ class SocDescriptorParser : YamlFields {
         }
         const auto c = parse_core_coord(n.Scalar());
         if (!c) {
-            bad(n, field, fmt::format("'{}' is not an 'x-y' core coordinate", n.Scalar()));
+            bad(n, field, fmt::format("{} is not an 'x-y' core coordinate", quoted(n.Scalar())));
         }
         if (c->x >= d_.grid_x_ || c->y >= d_.grid_y_) {
             bad(n, field,
