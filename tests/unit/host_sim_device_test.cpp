@@ -151,3 +151,35 @@ TEST_CASE("SimDevice: untouched cores stay in reset", "[simdevice]") {
     dev.advance(100);
     CHECK(dev.core_status({0, {9, 0}}).state == CoreRunState::Reset);
 }
+
+TEST_CASE("SimDevice: each chip harvested as the cluster says; a harvested worker is off",
+          "[simdevice][harvest]") {
+    // Chip 1 harvests Tensix row y = 1 (bit 1), chip 0 nothing.
+    fabric::SimDeviceOptions o;
+    o.cluster = fabric::ClusterDescriptor::parse(
+        "arch: {0: wormhole_b0, 1: wormhole_b0}\n"
+        "ethernet_connections: [[{chip: 0, chan: 8}, {chip: 1, chan: 0}]]\n"
+        "chips_with_mmio: [{0: 0}]\n"
+        "harvesting:\n"
+        "  0: {noc_translation: true, harvest_mask: 0}\n"
+        "  1: {noc_translation: true, harvest_mask: 2}\n",
+        "h.yaml");
+    SimDevice dev(wh(), hal::Arch::WormholeB0, o);
+    CHECK(dev.soc(0).count(fabric::CoreType::Worker) == 80);
+    CHECK(dev.soc(1).count(fabric::CoreType::Worker) == 72);
+    CHECK(dev.soc(1).cores(fabric::CoreType::Worker).front() == fabric::CoreCoord{1, 2});
+    CHECK(dev.soc(1).tensix_harvest_mask() == 2);
+    dev.write32({0, {1, 1}}, 0x1000, 7);  // chip 0's row 1 is there
+    CHECK(dev.read32({0, {1, 1}}, 0x1000) == 7);
+    dev.write32({1, {1, 2}}, 0x1000, 9);
+    CHECK(dev.read32({1, {1, 2}}, 0x1000) == 9);
+    CHECK(t::expect_error(ErrorCategory::Device,
+                          [&] {
+                              dev.write32({1, {4, 1}}, 0x1000, 1);
+                          }) ==
+          "sim wormhole_b0 (2 chips, 1 Ethernet link): chip 1 core 4-1 is a harvested worker "
+          "(Tensix harvest mask 0x00000002 of chip 1): its tile is off");
+    std::vector<uint8_t> buf(4);
+    CHECK_THROWS_AS(dev.read({1, {9, 1}}, 0, buf), fabric::Error);
+    CHECK(dev.tile_count() == 2);  // nothing was modeled for the harvested cores
+}
