@@ -11,10 +11,12 @@
 //   - routing planes: traffic on plane 0 never touches a plane-1 router
 //   - bad 2D headers and a bad mesh config: refused, counted, named
 // Skipped (with a warning) until the firmware sub-build made the ELFs.
-#include <catch2/catch.hpp>
 #include <array>
+#include <catch2/catch.hpp>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <set>
@@ -22,13 +24,13 @@
 #include "cluster.h"
 #include "descriptors.h"
 #include "expect_error.h"
-#include "hal/stream.h"
 #include "fabric/cluster_descriptor.h"
 #include "fabric/fabric_runner.h"
 #include "fabric/mesh_graph.h"
 #include "fabric/mesh_plan.h"
 #include "fabric/mesh_traffic.h"
 #include "fabric/sim_device.h"
+#include "hal/stream.h"
 #include "protocol/test_kernels.h"
 #include "protocol/test_mailbox.h"
 
@@ -67,10 +69,17 @@ struct Mesh {
     fabric::SimDevice dev;
     fabric::FabricRunner runner;
 
-    Mesh(const std::string& graph_file, const std::string& cluster_file, const fabric::MeshFabricOptions& o,
-         const fabric::ElfImage& router, const fabric::SocDescriptor& soc = wh_soc())
-        : cluster(fabric::ClusterDescriptor::load_file(kSocDir + "/" + cluster_file)),
-          plan(fabric::plan_mesh(fabric::MeshGraph::load_file(kSocDir + "/" + graph_file), cluster, soc, o)),
+    Mesh(const std::string& graph_file, const std::string& cluster_file,
+         const fabric::MeshFabricOptions& o, const fabric::ElfImage& router,
+         const fabric::SocDescriptor& soc = wh_soc())
+        : Mesh(graph_file, fabric::ClusterDescriptor::load_file(kSocDir + "/" + cluster_file), o,
+               router, soc) {}
+    Mesh(const std::string& graph_file, fabric::ClusterDescriptor c,
+         const fabric::MeshFabricOptions& o, const fabric::ElfImage& router,
+         const fabric::SocDescriptor& soc = wh_soc())
+        : cluster(std::move(c)),
+          plan(fabric::plan_mesh(fabric::MeshGraph::load_file(kSocDir + "/" + graph_file), cluster,
+                                 soc, o)),
           dev(soc, soc.arch(), fabric::SimDeviceOptions{cluster, std::nullopt}),
           runner(dev, plan.fabric, router) {}
 };
@@ -537,4 +546,39 @@ TEST_CASE("mesh (sim): a second runner attaches to a running fabric and terminat
         CHECK(s.core_finished);
         CHECK(s.block.undrained == 0);
     }
+}
+
+TEST_CASE("mesh (sim): all-to-all on a t3k whose chips are harvested where workers would go",
+          "[mesh][sim][harvest]") {
+    REQUIRE_FIRMWARE();
+    // t3k_cluster.yaml with harvesting: every chip loses row 1 (bit 1), where the unharvested
+    // placement puts its workers, and row 7 (bit 8), where it puts the sink core; chip 5 row 2 too.
+    std::ifstream in(kSocDir + "/t3k_cluster.yaml");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    text += "harvesting:\n";
+    for (uint32_t chip = 0; chip < 8; ++chip) {
+        const uint32_t mask = (1u << 1) | (1u << 8) | (chip == 5 ? 1u << 3 : 0u);
+        text += "  " + std::to_string(chip) +
+                ": {noc_translation: true, harvest_mask: " + std::to_string(mask) + "}\n";
+    }
+    Mesh m("t3k_mesh_graph.yaml", fabric::ClusterDescriptor::parse(text, "t3k_harvested.yaml"),
+           options(), *router);
+    m.runner.bring_up(5'000'000);
+    fabric::MeshTrafficOptions o;
+    o.packets = 12;
+    o.packet_bytes = 1024;
+    const Traffic t = fabric::plan_mesh_traffic(m.plan, m.dev, *traffic, all_to_all(m.plan), o);
+    for (const auto& w : t.workers) {
+        INFO("worker " << w.target.core.str());
+        CHECK(m.dev.soc(w.target.core.chip).core_type(w.target.core.core) ==
+              fabric::CoreType::Worker);
+        CHECK((w.target.core.core.y != 1 && w.target.core.core.y != 7));
+        for (const auto& sink : w.sinks)
+            CHECK(sink.core == fabric::CoreCoord{1, sink.chip == 5 ? 10u : 9u});
+    }
+    run(m, t);
+    m.runner.monitor(300'000);
+    check_landed(m, t);
+    const auto fin = terminate_clean(m);
+    CHECK(delivered(fin) == 56 * 12);
 }
