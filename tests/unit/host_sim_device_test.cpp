@@ -5,6 +5,7 @@
 #include "expect_error.h"
 #include "fabric/launch.h"
 #include "fabric/sim_device.h"
+#include "memory_cap.h"
 #include "test_elf.h"
 
 using Catch::Matchers::Contains;
@@ -182,4 +183,39 @@ TEST_CASE("SimDevice: each chip harvested as the cluster says; a harvested worke
     std::vector<uint8_t> buf(4);
     CHECK_THROWS_AS(dev.read({1, {9, 1}}, 0, buf), fabric::Error);
     CHECK(dev.tile_count() == 2);  // nothing was modeled for the harvested cores
+}
+
+TEST_CASE("SimDevice: only the chips a run models cost memory", "[simdevice][memory]") {
+    // 1024 chips (the cap), chip 0 linked to chip 1, nothing else: model chips 0 and 1 only.
+    std::string text = "arch:\n";
+    for (uint32_t i = 0; i < fabric::kMaxClusterChips; ++i)
+        text += fmt::format("  {}: wormhole_b0\n", i);
+    text +=
+        "ethernet_connections: [[{chip: 0, chan: 8}, {chip: 1, chan: 0}],\n"
+        "                       [{chip: 1, chan: 9}, {chip: 1000, chan: 3}]]\n"
+        "chips_with_mmio: [{0: 0}]\n";
+    const auto cluster = fabric::ClusterDescriptor::parse(text, "big.yaml");
+    const auto run = t::run_with_memory_cap(2ull << 30, [&] {
+        fabric::SimDeviceOptions o;
+        o.cluster = cluster;
+        o.modeled_chips = std::vector<fabric::ChipId>{1, 0};
+        SimDevice dev(wh(), hal::Arch::WormholeB0, o);
+        dev.write32({1, {9, 0}}, 0x20000, 5);
+        if (dev.read32({1, {9, 0}}, 0x20000) != 5 || dev.model_chip_index(1) != 1u ||
+            dev.model_chip_index(1000).has_value() || dev.chip_count() != 1024) {
+            throw std::logic_error("wrong model");
+        }
+        dev.write32({1000, {9, 0}}, 0x20000, 5);  // not modeled
+    });
+    CHECK(run.outcome ==
+          "error: sim wormhole_b0 (1024 chips, 2 modeled, 2 Ethernet links): chip 1000 is not "
+          "modeled in this run");
+    CHECK(run.growth_bytes() < (64ull << 20));  // every chip modeled: ~3.6 GB
+    fabric::SimDeviceOptions bad;
+    bad.cluster = cluster;
+    bad.modeled_chips = std::vector<fabric::ChipId>{1024};
+    CHECK(t::expect_error(ErrorCategory::BadInput,
+                          [&] { SimDevice(wh(), hal::Arch::WormholeB0, bad); }) ==
+          "sim wormhole_b0 (1024 chips, 2 Ethernet links): chip 1024 to model does not exist "
+          "(chips 0..1023)");
 }

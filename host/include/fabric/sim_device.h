@@ -28,6 +28,7 @@
 #include "fabric/soc_descriptor.h"
 
 namespace sim {
+class Chip;
 class Tile;
 class Cluster;
 }  // namespace sim
@@ -41,6 +42,11 @@ struct SimDeviceOptions {
     // Wormhole only: base firmware every eth core boots when first used (base_firmware_placement).
     // Ignored for Blackhole, which has no base firmware in the model.
     std::optional<ElfImage> wh_base_firmware;
+    // Only these chips of the cluster are modeled (default: every chip): a run that uses a few
+    // chips of a large cluster pays only for those, since the model keeps about 3.6 MB of NOC
+    // state per chip. A link to a chip that is not modeled is down (its port never trains);
+    // touching such a chip is Error(BadInput).
+    std::optional<std::vector<ChipId>> modeled_chips;
 };
 
 class SimDevice final : public Device {
@@ -86,8 +92,11 @@ class SimDevice final : public Device {
     size_t tile_count() const;
     const ClusterDescriptor& cluster_descriptor() const { return cluster_desc_; }
     bool has_base_firmware() const { return base_fw_; }
-    // The model itself: chips, links (fault hooks), run reports.
+    // The model itself: chips, links (fault hooks), run reports. Its chip indices are the
+    // device's chip ids unless SimDeviceOptions::modeled_chips picked a subset (model_chip_index).
     sim::Cluster& cluster() { return *cluster_; }
+    // The model's index of a chip; nullopt for a chip that is not modeled.
+    std::optional<uint32_t> model_chip_index(ChipId chip) const;
 
     // Fault hook: freeze a core (sim::Chip::set_frozen) at device cycle `at_cycle` (default: now;
     // a cycle already passed also means now): its RISC stops executing while the rest of the
@@ -101,6 +110,9 @@ class SimDevice final : public Device {
     bool core_frozen(const CoreLocation& core);
 
   private:
+    void choose_modeled_chips(const std::optional<std::vector<ChipId>>& chips);
+    // The model of a chip (Error(BadInput) if it is not modeled).
+    sim::Chip& model_chip(ChipId chip) const;
     void check_core(const CoreLocation& core) const;
     uint32_t addr32(const CoreLocation& core, uint64_t addr, size_t len) const;
     void tile_created(const CoreLocation& core);
@@ -113,6 +125,8 @@ class SimDevice final : public Device {
     hal::Arch arch_;
     std::map<uint32_t, SocDescriptor> harvested_;  // Tensix harvest mask -> descriptor
     std::vector<const SocDescriptor*> chip_soc_;   // per chip, into harvested_
+    std::vector<std::optional<uint32_t>> model_index_;  // per chip: its index in the model
+    std::vector<ChipId> modeled_;                       // model index -> chip
     ClusterDescriptor cluster_desc_;
     bool base_fw_ = false;
     std::unique_ptr<sim::Cluster> cluster_;
