@@ -12,6 +12,7 @@
 #include "fabric/elf.h"
 #include "fabric/error.h"
 #include "fabric/input_file.h"
+#include "fabric/mesh_graph.h"
 #include "fabric/soc_descriptor.h"
 
 using fabric::ErrorCategory;
@@ -168,4 +169,19 @@ TEST_CASE("YAML: long values are cut short in messages", "[input][bad]") {
     CHECK(soc_error("arch_name: " + std::string(200, 'x') + "\n") ==
           "s.yaml:1: field 'arch_name': unknown arch '" + std::string(60, 'x') +
               "...' (known: WORMHOLE_B0, wormhole_b0, BLACKHOLE, blackhole)");
+}
+
+TEST_CASE("mesh graph: a mesh whose size overflows 32 bits is refused, not wrapped",
+          "[input][bad]") {
+    // 65536 x 65536 = 2^32 devices: 0 in 32-bit arithmetic. Needs the mesh graph loader that
+    // checks sizes in 64 bits (MeshGraph, the mesh graph descriptor work of issue 16).
+    const std::string yaml =
+        "ChipSpec: {arch: wormhole_b0, ethernet_ports: {N: 2, E: 2, S: 2, W: 2}}\n"
+        "Board: [{name: Huge, type: Mesh, topology: [65536, 65536]}]\n"
+        "Mesh: [{id: 0, board: Huge, device_topology: [65536, 65536], host_topology: [1, 1], "
+        "host_ranks: [[0]]}]\n"
+        "Graph: []\n";
+    CHECK_THAT(expect_error(ErrorCategory::BadDescriptor,
+                            [&] { fabric::MeshGraph::parse(yaml, "huge_mesh_graph.yaml"); }),
+               Catch::Matchers::Contains("a mesh has at most 256 devices"));
 }
