@@ -46,7 +46,7 @@ struct SimDeviceOptions {
     // chips of a large cluster pays only for those, since the model keeps about 3.6 MB of NOC
     // state per chip. A link to a chip that is not modeled is down (its port never trains);
     // touching such a chip is Error(BadInput).
-    std::optional<std::vector<ChipId>> modeled_chips;
+    std::optional<std::vector<ChipId>> modeled_chips = std::nullopt;
 };
 
 class SimDevice final : public Device {
