@@ -171,10 +171,18 @@ TEST_CASE("fabricctl soc show: descriptor breaking the schema", "[cli]") {
     SECTION("missing field") {
         const auto at = text.find("eth_l1_size:");
         REQUIRE(at != std::string::npos);
-        text.replace(at, std::string("eth_l1_size:").size(), "eth_l1_bytes:");
+        text.erase(at, std::string("eth_l1_size:\n  262144\n").size());
         const auto r = fabricctl({"soc", "show", write_file("soc.yaml", text)});
         expect_failure(r, 102);
         CHECK_THAT(r.err, Contains("field 'eth_l1_size'") && Contains("missing"));
+    }
+    SECTION("a misspelt key is unknown") {
+        const auto at = text.find("eth_l1_size:");
+        REQUIRE(at != std::string::npos);
+        text.replace(at, std::string("eth_l1_size:").size(), "eth_l1_bytes:");
+        const auto r = fabricctl({"soc", "show", write_file("soc.yaml", text)});
+        expect_failure(r, 102);
+        CHECK_THAT(r.err, Contains(":54: unknown key 'eth_l1_bytes' (known: grid, arc,"));
     }
     SECTION("unknown arch") {
         const auto at = text.find("arch_name: WORMHOLE_B0");
