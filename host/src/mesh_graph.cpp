@@ -202,6 +202,7 @@ class MeshGraphParser : YamlFields {
             g_.graph_line_ = static_cast<uint32_t>(graph.Mark().line + 1);
             connections(graph);
         }
+        for (MeshSpec& m : g_.meshes_) m.channels = g_.chip_.ports_per_direction, m.policy = ChannelPolicy::Relaxed;
         return std::move(g_);
     }
 

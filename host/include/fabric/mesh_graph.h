@@ -184,6 +184,10 @@ class MeshGraph {
     static MeshGraph parse(std::string_view text, const std::string& source);
     static MeshGraph parse_yaml(std::string_view yaml_text, const std::string& source);
     static MeshGraph parse_textproto(std::string_view text, const std::string& source);
+    // One rows x cols mesh (no rings) of `channels` links per neighbour pair: the graph
+    // `mesh up` derives from a cluster when no descriptor is given. `source` names it.
+    static MeshGraph single_mesh(hal::Arch arch, uint32_t rows, uint32_t cols, uint32_t channels,
+                                 ChannelPolicy policy, const std::string& source);
 
     const std::string& source() const { return source_; }
     const ChipSpec& chip_spec() const { return chip_; }
@@ -209,6 +213,9 @@ class MeshGraph {
     // chose; the links are validated as a YAML Graph's are (ports on the mesh edge, no port used
     // twice). Error(Internal) for a link the validation refuses (a mapping bug).
     MeshGraph resolved(std::vector<InterMeshLink> links) const;
+    // This graph with every mesh wrapping in both dimensions (`--topology torus` on a YAML Mesh
+    // board, which carries no rings).
+    MeshGraph as_torus() const;
 
   private:
     MeshGraph() = default;
