@@ -179,6 +179,11 @@ TEST_CASE("cluster fixtures: 6U Galaxy mesh and torus", "[cluster_fixtures]") {
     check_link(torus, port(24, 0), port(16, 0));  // row wrap: tray 1 <-> 2 QSFP-DD port 3
     check_link(torus, port(24, 4), port(0, 4));   // column wrap: tray 1 <-> 3 QSFP-DD port 2
     CHECK(torus.connected_channels(24).size() == 16);
+
+    const auto& y_torus = fixture("galaxy_6u_y_torus");  // columns closed, rows not
+    check_counts(y_torus, hal::Arch::WormholeB0, 32, 224);
+    check_mesh(y_torus, {kGalaxy6uTorus, 4, 4, false, true});
+    CHECK(links_between(y_torus, 24, 16) == 0);
 }
 
 TEST_CASE("cluster fixtures: TG, four n150 gateways on a 4U Galaxy", "[cluster_fixtures]") {
@@ -263,6 +268,14 @@ TEST_CASE("cluster fixtures: Blackhole Galaxy torus and four Galaxies", "[cluste
     check_link(quad, port(88, 2), port(0, 2));   // Galaxy 2 tray 3 <-> Galaxy 0 tray 1
     check_link(quad, port(56, 3), port(64, 3));  // the ring closes: Galaxy 1 <-> Galaxy 2
     CHECK(links_between(quad, 0, 24) == 0);      // no column wrap inside a Galaxy
+
+    // Galaxy 0 alone, as its host sees it: the cables to the other Galaxies are remote entries.
+    const auto& host0 = fixture("bh_galaxy_x4_host0");
+    check_counts(host0, hal::Arch::Blackhole, 32, 120);
+    check_all_mmio(host0);
+    check_mesh(host0, {kBhGalaxy, 2, 2, true, false});
+    CHECK(links_between(host0, 0, 24) == 0);
+    CHECK(host0.connected_channels(0) == std::vector<uint32_t>{0, 1, 4, 5, 6, 7});
 }
 
 TEST_CASE("cluster fixtures: faulty variants have exactly their fault", "[cluster_fixtures]") {
