@@ -880,7 +880,7 @@ std::vector<std::pair<uint32_t, uint32_t>> mesh_shapes(uint32_t chips) {
 }  // namespace
 
 MeshGraph derive_mesh_graph(const ClusterDescriptor& cluster, const MapOptions& options) {
-    const std::string source = fmt::format("the largest mesh of {}", cluster.source());
+    const std::string source = "(the largest mesh)";
     const hal::Arch arch = cluster.arch();
     MapOptions o = options;
     o.step_budget = std::min<uint64_t>(options.step_budget, kShapeStepBudget);
