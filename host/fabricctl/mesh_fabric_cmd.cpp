@@ -185,7 +185,8 @@ class Command final : public MeshFabricCommand {
                                  "Mesh graph descriptor (MGD 2.0 .textproto or YAML; default: the "
                                  "largest mesh the cluster holds)");
             c->add_option("--cluster", cluster_,
-                          "Cluster descriptor (tt-umd YAML): the chips and their links");
+                          "Cluster descriptor (tt-umd YAML): the chips and their links")
+                ->required();
             c->add_option("--target", target_, "sim (the model of --cluster) or pcie (tt-kmd)")
                 ->check(CLI::IsMember({"sim", "pcie"}))
                 ->capture_default_str();
@@ -695,10 +696,6 @@ int Command::run() const {
     s.budget = budget_;
     s.packets = packets_;
     s.bytes = bytes_;
-    if (cluster_.empty()) {
-        fabric::fail(ErrorCategory::BadInput,
-                     "--target {} needs --cluster (the cluster descriptor of the chips)", target_);
-    }
     const auto cluster = fabric::ClusterDescriptor::load_file(cluster_);
     const fabric::MeshGraph graph = mapping_.graph_for(cluster);
     s.graph_path = graph.source();

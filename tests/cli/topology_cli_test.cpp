@@ -1,0 +1,149 @@
+// `fabricctl mesh map`, `fabricctl cluster check` and `mesh run` without a mesh graph, as a
+// process, on the cluster fixtures shaped like real ones (soc_descriptors/clusters/): the grid of
+// chips printed exactly, the JSON document's links joining the chips the cluster joins, cabling
+// faults named, and all-to-all traffic (every byte checked by the command) on the real shapes in
+// the model.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli_expect.h"
+#include "fabric/cluster_descriptor.h"
+#include "run_process.h"
+
+using Catch::Matchers::Contains;
+using Catch::Matchers::EndsWith;
+using fabric::test::expect_failure;
+using fabric::test::fabricctl;
+using nlohmann::json;
+
+namespace {
+
+const std::string kSoc = FABRIC_SOC_DESCRIPTOR_DIR;
+std::string real(const std::string& name) {
+    return kSoc + "/clusters/" + name + "_cluster.yaml";
+}
+
+}  // namespace
+
+TEST_CASE("fabricctl mesh map: the largest mesh of a T3K, chip by chip", "[cli][topology]") {
+    const auto r = fabricctl({"mesh", "map", "--cluster", real("t3k")});
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    CHECK(r.out == "no --mesh-graph: the largest mesh " + real("t3k") +
+                       " holds is 2 x 4 with 2 routing planes\n"
+                       "mesh graph (the largest mesh) on cluster " +
+                       real("t3k") +
+                       ": 1 mesh, 8 devices on 8 of 8 chips, 2 routing planes\n"
+                       "mesh 0: 2 x 4, mesh, 2 channels per neighbour pair (RELAXED)\n"
+                       "         col 0  col 1  col 2  col 3\n"
+                       "  row 0       5      1      0      4\n"
+                       "  row 1       7      3      2      6\n"
+                       "unused chips: none\n");
+    CHECK(r.err.empty());
+}
+
+TEST_CASE("fabricctl mesh map --json: every link joins the chips the cluster joins",
+          "[cli][topology]") {
+    const auto r = fabricctl({"mesh", "map", "--cluster", real("p150_x8"), "--json"});
+    REQUIRE(r.code == 0);
+    const json j = json::parse(r.out);
+    const auto cluster = fabric::ClusterDescriptor::load_file(real("p150_x8"));
+    CHECK(j["derived"] == true);
+    CHECK(j["planes"] == 2);
+    CHECK(j["meshes"][0]["rows"] == 2);
+    CHECK(j["meshes"][0]["cols"] == 4);
+    REQUIRE(j["links"].size() == 10 * 2);  // 10 neighbour pairs, 2 planes
+    for (const auto& l : j["links"]) {
+        const fabric::EthPortRef self{l["chip"], l["chan"]}, peer{l["peer_chip"], l["peer_chan"]};
+        CHECK(cluster.peer(self) == std::optional<fabric::EthPortRef>(peer));
+        const auto& devices = j["meshes"][0]["devices"];
+        CHECK(devices[l["port"]["device"].get<int>()]["chip"] == l["chip"]);
+        CHECK(devices[l["peer"]["device"].get<int>()]["chip"] == l["peer_chip"]);
+        CHECK(l["port"]["plane"] == l["peer"]["plane"]);
+    }
+    CHECK(j["unused_chips"].empty());
+}
+
+TEST_CASE("fabricctl mesh map --pin moves a device, and bad pins are named", "[cli][topology]") {
+    const auto r = fabricctl({"mesh", "map", "--cluster", real("t3k"), "--pin", "0:0=6", "--json"});
+    REQUIRE(r.code == 0);
+    const json j = json::parse(r.out);
+    CHECK(j["meshes"][0]["devices"][0]["chip"] == 6);
+    CHECK(j["meshes"][0]["devices"][7]["chip"] == 5);
+    const auto bad = fabricctl({"mesh", "map", "--cluster", real("t3k"), "--pin", "0:0=x"});
+    expect_failure(bad, 101);
+    CHECK_THAT(bad.err, EndsWith("--pin '0:0=x': expected MESH:DEVICE=CHIP, e.g. 0:0=5\n"));
+    const auto twice =
+        fabricctl({"mesh", "map", "--cluster", real("t3k"), "--pin", "0:0=6", "--pin", "0:1=6"});
+    expect_failure(twice, 101);
+    CHECK_THAT(twice.err, EndsWith("topology map: chip 6 is pinned to both M0D0 and M0D1\n"));
+}
+
+TEST_CASE("fabricctl cluster check: a miscabled T3K, a link down, a good one", "[cli][topology]") {
+    const std::string graph = kSoc + "/t3k_mesh_graph.yaml";
+    const auto bad =
+        fabricctl({"cluster", "check", "--cluster", real("t3k_miscabled"), "--mesh-graph", graph});
+    CHECK(bad.code == 101);
+    CHECK(bad.out == "cluster " + real("t3k_miscabled") +
+                         ": 8 wormhole_b0 chips, 20 links\n"
+                         "missing: M0D5 -E- M0D6 (chip 3 - chip 2) has 0 of 2 links (RELAXED)\n"
+                         "wrong pair: chip 0 chan 0 <-> chip 3 chan 0 joins M0D2 and M0D5, which "
+                         "are not neighbours in " +
+                         graph +
+                         "\n"
+                         "wrong pair: chip 0 chan 1 <-> chip 3 chan 1 joins M0D2 and M0D5, which "
+                         "are not neighbours in " +
+                         graph + "\n");
+    CHECK_THAT(
+        bad.err,
+        EndsWith("M0D5 -E- M0D6 needs 1 link (RELAXED, channels 2), but chip 3 and chip 2 are not "
+                 "connected\n"));
+
+    const auto down = fabricctl(
+        {"cluster", "check", "--cluster", real("t3k_missing_link"), "--mesh-graph", graph});
+    CHECK(down.code == 0);
+    CHECK_THAT(
+        down.out,
+        Contains(
+            "missing: M0D1 -E- M0D2 (chip 1 - chip 0) has 1 of 2 links (RELAXED): chip 1 chan 6 "
+            "<-> chip 0 chan 6\n"));
+    CHECK_THAT(down.err, Contains("cluster check passed") && Contains("with fewer routing planes"));
+
+    const auto good = fabricctl({"cluster", "check", "--cluster", real("galaxy_6u"), "--json"});
+    CHECK(good.code == 0);
+    const json j = json::parse(good.out);
+    CHECK(j["hostable"] == true);
+    CHECK(j["missing"].empty());
+    CHECK(j["wrong_pair"].empty());
+    CHECK(j["placement"].size() == 32);
+}
+
+TEST_CASE("fabricctl mesh run on real-shaped clusters: all-to-all, every byte checked",
+          "[cli][topology][sim]") {
+    struct Case {
+        const char* cluster;
+        const char* says;
+    };
+    for (const Case& c :
+         {Case{"t3k",
+               "1 mesh, 8 chips, 20 routers (plane 0: 20); 20 worker(s) in 1 round(s), 2 "
+               "packets of 256 B to every other device per plane, 112 deliveries checked"},
+          Case{"p300", "1 mesh, 2 chips, 2 routers"},
+          Case{"p150_x8", "1 mesh, 8 chips, 20 routers"},
+          Case{"n300_2x2", "1 mesh, 4 chips, 8 routers"},
+          Case{"galaxy_6u",
+               "1 mesh, 32 chips, 104 routers (plane 0: 104); 128 worker(s) in 2 "
+               "round(s), 2 packets of 256 B to every other device per plane, 1984 "
+               "deliveries checked"}}) {
+        INFO(c.cluster);
+        const auto r = fabricctl(
+            {"mesh", "run", "--cluster", real(c.cluster), "--packets", "2", "--bytes", "256"});
+        INFO(r.err);
+        CHECK(r.code == 0);
+        CHECK_THAT(r.out, Contains("no --mesh-graph: the largest mesh"));
+        CHECK_THAT(r.err, Contains("mesh run passed: " + std::string(c.says)) &&
+                              Contains("terminated gracefully"));
+    }
+}
