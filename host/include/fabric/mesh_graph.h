@@ -15,9 +15,11 @@
 //   whose `mesh_id`s are the fabric's mesh ids. A graph's connections join two of its instances
 //   (device_id optional) with a channel count; graph_topology { layout_type: ALL_TO_ALL | RING
 //   channels {..} } is expanded into connections (channels from graph_topology, else from the
-//   graph). assign_z_direction is kept (MeshConnection::z_direction). ChipSpec::arch is the
-//   meshes' arch and ports_per_direction their largest channel count. Not supported, refused by
-//   name: express_connections, switch_descriptors, nested graph references, routing_direction.
+//   graph). assign_z_direction is kept (MeshConnection::z_direction). pinnings become pins():
+//   a device on (tray_id, asic_location), one pin per device and per position. ChipSpec::arch
+//   is the meshes' arch and ports_per_direction their largest channel count. Unknown fields are
+//   refused (protobuf's message). Not supported, refused by name: express_connections,
+//   switch_descriptors, nested graph references, routing_direction, 1-D and 3-D topologies.
 //
 // - The older YAML form (ChipSpec, Board, Mesh, Graph):
 //
@@ -243,8 +245,12 @@ class MeshGraph {
     uint32_t device_count() const;  // all meshes
 
     // This graph with its MeshConnections replaced by the port-level links the topology mapping
-    // chose; the links are validated as a YAML Graph's are (ports on the mesh edge, no port used
-    // twice). Error(Internal) for a link the validation refuses (a mapping bug).
+    // chose (added to the links it already has): each link is validated as a YAML Graph's are
+    // (existing ports on the mesh edge, planes below ports_per_direction, different meshes, a
+    // port cabled to one peer), and together they must realize every connection (STRICT: at
+    // least `channels` links in each direction the connection carries, RELAXED: at least one; on
+    // the named devices) and join no other meshes. Error(Internal) for anything refused (a
+    // mapping bug).
     MeshGraph resolved(std::vector<InterMeshLink> links) const;
 
   private:
