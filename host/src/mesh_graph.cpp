@@ -310,6 +310,9 @@ class MeshGraphParser : YamlFields {
             bad(root, "",
                 fmt::format("the document must be a mapping of fields, got {}", kind(root)));
         }
+        // The sections first: a file of another kind (a cluster descriptor) is told by what it
+        // lacks before the keys it has.
+        for (const char* section : {"ChipSpec", "Board", "Mesh"}) required(root, section);
         check_keys(root, {"ChipSpec", "Board", "Mesh", "Graph", "RelaxedGraph"}, "");
         g_.source_ = source_;
         g_.form_ = DescriptorForm::Yaml;
