@@ -517,8 +517,9 @@ class MeshGraphParser : YamlFields {
         if (dev) device = shape(dev, field + ".device_topology");
         if (legacy) {
             const auto t = shape(legacy, field + ".topology");
-            if (legacy_topology_is_device(m, b, t)) {
+            if (const auto hosts = hosts_if_legacy_topology_is_device(m, b, t)) {
                 device = t;
+                std::tie(spec.host_rows, spec.host_cols) = *hosts;
             } else {
                 std::tie(spec.host_rows, spec.host_cols) = t;
             }
@@ -542,15 +543,18 @@ class MeshGraphParser : YamlFields {
 
     // tt-metal's first files give `topology` as the host topology ([1, 1]), later ones as the
     // device topology (`topology: [8, 4]` on an 8x4 board, one host): host_ranks tells them apart.
-    bool legacy_topology_is_device(const YAML::Node& m, const BoardSpec& b,
-                                   std::pair<uint32_t, uint32_t> t) const {
+    // The host topology (host_ranks' shape) when `topology` is the device topology.
+    std::optional<std::pair<uint32_t, uint32_t>> hosts_if_legacy_topology_is_device(
+        const YAML::Node& m, const BoardSpec& b, std::pair<uint32_t, uint32_t> t) const {
         const YAML::Node ranks = m["host_ranks"];
-        if (!ranks || !ranks.IsSequence() || ranks.size() == 0 || !ranks[0].IsSequence()) {
-            return false;
+        if (!ranks || !ranks.IsSequence() || ranks.size() == 0 || !ranks[0].IsSequence() ||
+            ranks[0].size() == 0) {
+            return std::nullopt;
         }
         const uint64_t host_rows = ranks.size(), host_cols = ranks[0].size();
-        if (t.first == host_rows && t.second == host_cols) return false;
-        return t.first == host_rows * b.rows && t.second == host_cols * b.cols;
+        if (t.first == host_rows && t.second == host_cols) return std::nullopt;
+        if (t.first != host_rows * b.rows || t.second != host_cols * b.cols) return std::nullopt;
+        return std::pair{static_cast<uint32_t>(host_rows), static_cast<uint32_t>(host_cols)};
     }
 
     void host_ranks(const YAML::Node& m, const std::string& field, MeshSpec& spec) const {

@@ -455,6 +455,11 @@ TEST_CASE("mesh graph: YAML features of the published files", "[mesh][mgd]") {
                               "device");
     check_mesh(device.mesh(0), {1, 2, false, false, 1, 1, 2, kStrict});
     CHECK(device.mesh(0).host_ranks == Ranks{{7}});
+    const MeshGraph two_hosts =
+        MeshGraph::parse_yaml(replace(kYamlMesh, "device_topology: [1, 2], host_topology: [1, 1]",
+                                      "topology: [1, 4], host_ranks: [[0, 1]]"),
+                              "two_hosts");
+    check_mesh(two_hosts.mesh(0), {1, 4, false, false, 1, 2, 2, kStrict});
     // Without host_ranks `topology` is the host topology.
     const MeshGraph plain = MeshGraph::parse_yaml(
         replace(kYamlMesh, "device_topology: [1, 2], host_topology: [1, 1]", "topology: [1, 2]"),
