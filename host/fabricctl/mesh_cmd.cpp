@@ -51,13 +51,14 @@ MeshNode parse_node(const std::string& text, const char* option, const MeshGraph
     return *n;
 }
 
-// Connections grouped by cable end pair, with their planes.
+// Connections grouped by cable end pair, with the planes at both ends (they differ on TG).
 struct Cable {
     fabric::MeshNode from;
     MeshDir from_dir;
     fabric::MeshNode to;
     MeshDir to_dir;
-    std::vector<uint32_t> planes;
+    std::vector<uint32_t> planes;     // at `from`
+    std::vector<uint32_t> to_planes;  // at `to`, pairwise
 };
 
 std::vector<Cable> cables(const MeshGraph& g) {
@@ -66,8 +67,9 @@ std::vector<Cable> cables(const MeshGraph& g) {
     for (const auto& l : g.links()) {
         const auto key = std::tuple{l.from.node, l.from.dir, l.to.node, l.to.dir};
         auto [it, inserted] = index.emplace(key, out.size());
-        if (inserted) out.push_back(Cable{l.from.node, l.from.dir, l.to.node, l.to.dir, {}});
+        if (inserted) out.push_back(Cable{l.from.node, l.from.dir, l.to.node, l.to.dir, {}, {}});
         out[it->second].planes.push_back(l.from.plane);
+        out[it->second].to_planes.push_back(l.to.plane);
     }
     return out;
 }
@@ -78,17 +80,37 @@ std::string planes_str(const std::vector<uint32_t>& planes) {
     return s;
 }
 
+// "planes 0,1", or "planes 1 -> 0" when the cable joins different planes.
+std::string cable_planes_str(const Cable& c) {
+    if (c.planes == c.to_planes) return "planes " + planes_str(c.planes);
+    return fmt::format("planes {} -> {}", planes_str(c.planes), planes_str(c.to_planes));
+}
+
+// "RING x LINE" style: which dimensions wrap (dim 0: rows, N/S; dim 1: columns, E/W).
+std::string dim_types_str(const fabric::MeshSpec& m) {
+    return fmt::format("{} x {}", m.ring_ns ? "RING" : "LINE", m.ring_ew ? "RING" : "LINE");
+}
+
+std::string_view form_name(fabric::DescriptorForm f) {
+    return f == fabric::DescriptorForm::TextProto ? "textproto" : "yaml";
+}
+
+std::string planes_range_str(uint32_t ports) {
+    return ports == 0 ? "no routing planes" : fmt::format("routing planes 0..{}", ports - 1);
+}
+
 class MeshRoutes final : public MeshCommand {
   public:
     MeshRoutes(CLI::App& app, bool& as_json) : as_json_(as_json) {
-        auto* mesh = app.add_subcommand(
-            "mesh", "Mesh graph descriptors, routing tables and the 2D fabric");
+        auto* mesh =
+            app.add_subcommand("mesh", "Mesh graph descriptors, routing tables and the 2D fabric");
         mesh->require_subcommand(1);
         cmd_ = mesh->add_subcommand(
             "routes",
-            "Validate a mesh graph descriptor (tt-metal YAML) and print its L0/L1 routing tables "
-            "and a source route");
-        cmd_->add_option("--mesh-graph", path_, "Mesh graph descriptor YAML")->required();
+            "Validate a mesh graph descriptor (MGD 2.0 textproto or tt-metal YAML) and print its "
+            "L0/L1 routing tables and a source route");
+        cmd_->add_option("--mesh-graph", path_, "Mesh graph descriptor (.textproto or .yaml)")
+            ->required();
         cmd_->add_option("--mesh", only_mesh_, "Print the L0 table of this mesh only");
         auto* from = cmd_->add_option("--from", from_, "Source route from MESH:DEVICE");
         auto* to = cmd_->add_option("--to", to_, "Source route to MESH:DEVICE");
@@ -131,11 +153,15 @@ class MeshRoutes final : public MeshCommand {
         const auto& chip = g.chip_spec();
         json meshes = json::array();
         for (const auto& m : g.meshes()) {
-            meshes.push_back({{"id", m.id},
-                              {"board", m.board},
-                              {"device_topology", {m.rows, m.cols}},
-                              {"host_topology", {m.host_rows, m.host_cols}},
-                              {"host_ranks", m.host_ranks}});
+            meshes.push_back(
+                {{"id", m.id},
+                 {"board", m.board},
+                 {"device_topology", {m.rows, m.cols}},
+                 {"dim_types", {m.ring_ns ? "RING" : "LINE", m.ring_ew ? "RING" : "LINE"}},
+                 {"host_topology", {m.host_rows, m.host_cols}},
+                 {"host_ranks", m.host_ranks},
+                 {"channels", m.channels},
+                 {"policy", fabric::policy_name(m.policy)}});
         }
         json links = json::array();
         for (const auto& c : cables(g)) {
@@ -143,7 +169,8 @@ class MeshRoutes final : public MeshCommand {
                              {"from_dir", dir_str(c.from_dir)},
                              {"to", node_json(c.to)},
                              {"to_dir", dir_str(c.to_dir)},
-                             {"planes", c.planes}});
+                             {"planes", c.planes},
+                             {"to_planes", c.to_planes}});
         }
         json l0 = json::array();
         for (MeshId m : l0_meshes(g)) {
@@ -179,6 +206,7 @@ class MeshRoutes final : public MeshCommand {
         }
         json j{{"ok", true},
                {"source", g.source()},
+               {"form", form_name(g.form())},
                {"arch", fabric::arch_name(chip.arch)},
                {"ports_per_direction", chip.ports_per_direction},
                {"planes", chip.ports_per_direction},
@@ -209,21 +237,21 @@ class MeshRoutes final : public MeshCommand {
     void print_text(const MeshGraph& g, const RoutingTables& t,
                     const std::optional<fabric::SourceRoute>& route) const {
         const auto& chip = g.chip_spec();
-        fmt::print(
-            "mesh graph {}: {}, {} mesh{}, {} Ethernet ports per direction (routing planes "
-            "0..{})\n",
-            g.source(), fabric::arch_name(chip.arch), g.mesh_count(),
-            g.mesh_count() == 1 ? "" : "es", chip.ports_per_direction,
-            chip.ports_per_direction - 1);
+        fmt::print("mesh graph {} ({}): {}, {} mesh{}, {} Ethernet ports per direction ({})\n",
+                   g.source(), form_name(g.form()), fabric::arch_name(chip.arch), g.mesh_count(),
+                   g.mesh_count() == 1 ? "" : "es", chip.ports_per_direction,
+                   planes_range_str(chip.ports_per_direction));
         for (const auto& m : g.meshes()) {
-            fmt::print("  mesh {}: {}x{} devices, board {}, host topology {}x{}\n", m.id, m.rows,
-                       m.cols, m.board, m.host_rows, m.host_cols);
+            fmt::print(
+                "  mesh {}: {}x{} devices ({}), board {}, host topology {}x{}, {} channels {}\n",
+                m.id, m.rows, m.cols, dim_types_str(m), m.board, m.host_rows, m.host_cols,
+                m.channels, fabric::policy_name(m.policy));
         }
         const auto cs = cables(g);
         fmt::print("\ninter-mesh connections ({}):\n", cs.empty() ? "none" : "from -> to");
         for (const auto& c : cs) {
-            fmt::print("  {} {} -> {} {}  planes {}\n", c.from.str(), dir_str(c.from_dir),
-                       c.to.str(), dir_str(c.to_dir), planes_str(c.planes));
+            fmt::print("  {} {} -> {} {}  {}\n", c.from.str(), dir_str(c.from_dir), c.to.str(),
+                       dir_str(c.to_dir), cable_planes_str(c));
         }
         for (MeshId m : l0_meshes(g)) {
             const uint32_t n = g.mesh(m).device_count();

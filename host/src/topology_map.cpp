@@ -660,9 +660,10 @@ void TopologyMapper::add_ports(TopologyMap& map) const {
     }
 }
 
-// The MGD connections' links, chosen on the final placement (both directions unless directional).
+// The MGD connections' links, chosen on the final placement (both directions unless directional);
+// MeshGraph::resolved adds them to the descriptor's own.
 std::vector<InterMeshLink> TopologyMapper::connection_links(TopologyMap& map) const {
-    std::vector<InterMeshLink> out = g_.links();
+    std::vector<InterMeshLink> out;
     ConnectionChooser chooser(g_, lg_, pg_);
     const auto& conns = g_.mesh_connections();
     for (const MeshConnection& c : conns) {
