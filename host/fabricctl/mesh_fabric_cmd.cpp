@@ -505,6 +505,32 @@ json links_json(const Session& s, const std::vector<RouterSnapshot>& snaps) {
     return out;
 }
 
+// Meshes of single chips have no link, so no router: nothing to bring up, status or terminate
+// (a fabric on a one-device mesh must not wait for a peer that does not exist).
+int report_no_links(const Session& s, bool as_json) {
+    const auto& g = s.plan->tables.graph();
+    const std::string verdict =
+        fmt::format("mesh {}: {} mesh{}, {} chip{}, no links between devices: no router to run",
+                    verb_name(s.verb), g.mesh_count(), g.mesh_count() == 1 ? "" : "es",
+                    s.plan->fabric.chips.size(), s.plan->fabric.chips.size() == 1 ? "" : "s");
+    if (as_json) {
+        std::cout << json{{"ok", true},
+                          {"command", verb_name(s.verb)},
+                          {"mesh_graph", s.graph_path},
+                          {"cluster", s.cluster_path},
+                          {"chips", s.plan->fabric.chips},
+                          {"routers", json::array()},
+                          {"verdict", verdict},
+                          {"exit_code", kOk}}
+                         .dump(2)
+                  << std::endl;
+    } else if (!s.derived.empty()) {
+        fmt::print("{}\n", s.derived);
+    }
+    log_line(verdict);
+    return kOk;
+}
+
 int report(const Session& s, bool as_json, bool quiet, const fabric::FabricRunner* runner) {
     const fabric::MeshPlan& plan = *s.plan;
     const auto& g = plan.tables.graph();
@@ -744,6 +770,7 @@ int Command::run() const {
     fabric::SocDescriptor soc = s.pcie ? s.dev->soc(0) : load_soc_for(arch, soc_);
     s.soc_path = soc.source();
     s.plan = fabric::plan_mesh(graph, cluster, soc, mo, mapping_.map_options());
+    if (s.plan->fabric.routers.empty() && s.verb != Verb::Run) return report_no_links(s, as_json_);
 
     // ---- images, checked before the model is built ----
     const hal::ArchMap& am = hal::arch_map(arch);

@@ -254,6 +254,7 @@ MeshPlan plan_mesh(const TopologyMap& map, const SocDescriptor& soc, const MeshF
         p.mesh = mesh_side(graph, plan.tables, *l);
         fp.routers.push_back(std::move(p));
     }
+    if (fp.routers.empty()) return plan;  // single-chip meshes: no link, no router
 
     // Slots, then what each router knows of the others of its chip and plane, then the layout.
     std::vector<pf::RouterConfig> used;

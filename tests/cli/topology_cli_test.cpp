@@ -147,3 +147,89 @@ TEST_CASE("fabricctl mesh run on real-shaped clusters: all-to-all, every byte ch
                               Contains("terminated gracefully"));
     }
 }
+
+TEST_CASE(
+    "fabricctl mesh up: every published shape, in both forms, mapped onto a real-shaped cluster",
+    "[cli][topology][sim]") {
+    struct Case {
+        const char* graph;
+        const char* cluster;
+        const char* says;  // the verdict's meshes, chips and routers
+    };
+    const std::vector<Case> cases{
+        {"n150_mesh_graph.textproto", "n150",
+         "mesh up: 1 mesh, 1 chip, no links between devices: no router to run"},
+        {"n150_mesh_graph.yaml", "n150",
+         "mesh up: 1 mesh, 1 chip, no links between devices: no router to run"},
+        {"p150_mesh_graph.textproto", "p150",
+         "mesh up: 1 mesh, 1 chip, no links between devices: no router to run"},
+        {"p150_mesh_graph.yaml", "p150",
+         "mesh up: 1 mesh, 1 chip, no links between devices: no router to run"},
+        {"n300_mesh_graph.textproto", "n300",
+         "mesh up: 1 mesh, 2 chips, 2 routers (plane 0: 2): handshake"},
+        {"n300_mesh_graph.yaml", "n300",
+         "mesh up: 1 mesh, 2 chips, 2 routers (plane 0: 2): handshake"},
+        {"n300_2x2_mesh_graph.textproto", "n300_2x2",
+         "mesh up: 1 mesh, 4 chips, 8 routers (plane 0: 8): handshake"},
+        {"n300_2x2_mesh_graph.yaml", "n300_2x2",
+         "mesh up: 1 mesh, 4 chips, 8 routers (plane 0: 8): handshake"},
+        {"p300_mesh_graph.textproto", "p300",
+         "mesh up: 1 mesh, 2 chips, 2 routers (plane 0: 2): handshake"},
+        {"p300_mesh_graph.yaml", "p300",
+         "mesh up: 1 mesh, 2 chips, 2 routers (plane 0: 2): handshake"},
+        {"p300_x2_mesh_graph.textproto", "p300_x2",
+         "mesh up: 1 mesh, 4 chips, 8 routers (plane 0: 8): handshake"},
+        {"p300_x2_mesh_graph.yaml", "p300_x2",
+         "mesh up: 1 mesh, 4 chips, 8 routers (plane 0: 8): handshake"},
+        {"p150_x2_mesh_graph.textproto", "p150_x4",
+         "mesh up: 1 mesh, 2 chips, 2 routers (plane 0: 2): handshake"},
+        {"p150_x2_mesh_graph.yaml", "p150_x4",
+         "mesh up: 1 mesh, 2 chips, 2 routers (plane 0: 2): handshake"},
+        {"p150_x4_mesh_graph.textproto", "p150_x4",
+         "mesh up: 1 mesh, 4 chips, 6 routers (plane 0: 6): handshake"},
+        {"p150_x4_mesh_graph.yaml", "p150_x4",
+         "mesh up: 1 mesh, 4 chips, 6 routers (plane 0: 6): handshake"},
+        {"p150_x8_mesh_graph.yaml", "p150_x8",
+         "mesh up: 1 mesh, 8 chips, 20 routers (plane 0: 20): handshake"},
+        {"p150_x8_ring_mesh_graph.textproto", "p150_x8_cube",
+         "mesh up: 1 mesh, 8 chips, 16 routers (plane 0: 16): handshake"},
+        {"t3k_mesh_graph.textproto", "t3k",
+         "mesh up: 1 mesh, 8 chips, 20 routers (plane 0: 20): handshake"},
+        {"t3k_mesh_graph.yaml", "t3k",
+         "mesh up: 1 mesh, 8 chips, 20 routers (plane 0: 20): handshake"},
+        {"t3k_1x8_ring_mesh_graph.textproto", "t3k",
+         "mesh up: 1 mesh, 8 chips, 16 routers (plane 0: 16): handshake"},
+        {"t3k_split_mesh_graph.yaml", "t3k",
+         "mesh up: 2 meshes, 8 chips, 20 routers (plane 0: 20): handshake"},
+        {"galaxy_8x4_mesh_graph.textproto", "galaxy_6u",
+         "mesh up: 1 mesh, 32 chips, 104 routers (plane 0: 104): handshake"},
+        {"galaxy_8x4_mesh_graph.yaml", "galaxy_6u",
+         "mesh up: 1 mesh, 32 chips, 104 routers (plane 0: 104): handshake"},
+        {"galaxy_8x4_torus_x_mesh_graph.yaml", "galaxy_6u_torus",
+         "mesh up: 1 mesh, 32 chips, 120 routers (plane 0: 120): handshake"},
+        {"galaxy_8x4_torus_y_mesh_graph.yaml", "galaxy_6u_y_torus",
+         "mesh up: 1 mesh, 32 chips, 112 routers (plane 0: 112): handshake"},
+        {"galaxy_8x4_torus_xy_mesh_graph.yaml", "galaxy_6u_torus",
+         "mesh up: 1 mesh, 32 chips, 128 routers (plane 0: 128): handshake"},
+        {"galaxy_8x4_torus_2d_mesh_graph.yaml", "galaxy_6u_torus",
+         "mesh up: 1 mesh, 32 chips, 128 routers (plane 0: 128): handshake"},
+        {"tg_mesh_graph.textproto", "tg",
+         "mesh up: 5 meshes, 36 chips, 120 routers (plane 0: 120): handshake"},
+        {"tg_mesh_graph.yaml", "tg",
+         "mesh up: 5 meshes, 36 chips, 120 routers (plane 0: 116): handshake"},
+        {"bh_galaxy_split_2x4_mesh_graph.textproto", "bh_galaxy",
+         "mesh up: 4 meshes, 32 chips, 100 routers (plane 0: 100): handshake"},
+        {"bh_galaxy_split_4x2_mesh_graph.textproto", "bh_galaxy",
+         "mesh up: 4 meshes, 32 chips, 104 routers (plane 0: 104): handshake"},
+        {"bh_quad_galaxy_32x4_torus_xy_mesh_graph.textproto", "bh_galaxy_x4",
+         "mesh up: 1 mesh, 128 chips, 512 routers (plane 0: 512): handshake"},
+    };
+    for (const Case& c : cases) {
+        INFO(c.graph << " on " << c.cluster);
+        const auto r = fabricctl(
+            {"mesh", "up", "--mesh-graph", kSoc + "/" + c.graph, "--cluster", real(c.cluster)});
+        INFO(r.err);
+        CHECK(r.code == 0);
+        CHECK_THAT(r.err, Contains(c.says));
+    }
+}
