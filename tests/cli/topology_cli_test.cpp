@@ -233,3 +233,45 @@ TEST_CASE(
         CHECK_THAT(r.err, Contains(c.says));
     }
 }
+
+TEST_CASE("fabricctl mesh up: a STRICT graph on a cluster with a link down names that link",
+          "[cli][topology]") {
+    const std::string strict = fabric::test::write_file("t3k_strict.textproto", R"(
+mesh_descriptors {
+  name: "M0"
+  arch: WORMHOLE_B0
+  device_topology { dims: [ 2, 4 ] }
+  host_topology   { dims: [ 1, 1 ] }
+  channels { count: 2 policy: STRICT }
+}
+top_level_instance { mesh { mesh_descriptor: "M0" mesh_id: 0 } }
+)");
+    const auto r =
+        fabricctl({"mesh", "up", "--mesh-graph", strict, "--cluster", real("t3k_missing_link")});
+    expect_failure(r, 101);
+    CHECK_THAT(
+        r.err,
+        EndsWith("t3k_missing_link_cluster.yaml (8 chips): M0D1 -E- M0D2 needs 2 links (STRICT, "
+                 "channels 2), but chip 1 and chip 0 have 1: chip 1 chan 6 <-> chip 0 chan 6\n"));
+    // The same graph on the intact cluster comes up.
+    const auto ok = fabricctl({"mesh", "up", "--mesh-graph", strict, "--cluster", real("t3k")});
+    CHECK(ok.code == 0);
+}
+
+TEST_CASE("fabricctl mesh run between meshes on real-shaped clusters: every byte checked",
+          "[cli][topology][sim]") {
+    // The T3K split into two 2x2 meshes (YAML Graph cables) and TG: four gateways and a Galaxy.
+    const auto split =
+        fabricctl({"mesh", "run", "--mesh-graph", kSoc + "/t3k_split_mesh_graph.yaml", "--cluster",
+                   real("t3k"), "--packets", "2", "--bytes", "256"});
+    INFO(split.err);
+    CHECK(split.code == 0);
+    CHECK_THAT(split.err, Contains("mesh run passed: 2 meshes, 8 chips, 20 routers") &&
+                              Contains("112 deliveries checked"));
+    const auto tg = fabricctl({"mesh", "run", "--mesh-graph", kSoc + "/tg_mesh_graph.textproto",
+                               "--cluster", real("tg"), "--packets", "2", "--bytes", "256"});
+    INFO(tg.err);
+    CHECK(tg.code == 0);
+    CHECK_THAT(tg.err, Contains("mesh run passed: 5 meshes, 36 chips, 120 routers") &&
+                           Contains("2520 deliveries checked"));
+}

@@ -252,10 +252,12 @@ TEST_CASE("mesh (sim): clusters with renamed chip ids and channels carry all-to-
         hal::Arch arch;
         uint32_t seed;
     };
-    for (const Case& c :
-         {Case{"t3k_mesh_graph.yaml", "t3k_cluster.yaml", kArch, 1},
-          Case{"t3k_mesh_graph.yaml", "t3k_cluster.yaml", kArch, 2},
-          Case{"bh_2x2_mesh_graph.yaml", "bh_2x2_cluster.yaml", hal::Arch::Blackhole, 3}}) {
+    std::vector<Case> cases;
+    for (uint32_t seed = 1; seed <= fabric::test::property_seeds(2); ++seed) {
+        cases.push_back({"t3k_mesh_graph.yaml", "t3k_cluster.yaml", kArch, seed});
+    }
+    cases.push_back({"bh_2x2_mesh_graph.yaml", "bh_2x2_cluster.yaml", hal::Arch::Blackhole, 3});
+    for (const Case& c : cases) {
         INFO(c.cluster << " renamed with seed " << c.seed);
         const auto router = firmware("fabric_router_2d", c.arch);
         const auto traffic = firmware("fabric_traffic", c.arch);

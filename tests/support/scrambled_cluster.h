@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <numeric>
 #include <random>
 #include <string>
@@ -53,6 +54,13 @@ inline ScrambledCluster scramble(const ClusterDescriptor& c, uint32_t seed) {
     for (const auto& [chip, pci] : c.mmio_chips())
         y += fmt::format("  - {}: {}\n", s.chip[chip], pci);
     return s;
+}
+
+// How many seeds a property test runs: `ci` by default, FABRIC_PROPERTY_SEEDS for a longer
+// campaign (host/README.md records the last one).
+inline uint32_t property_seeds(uint32_t ci) {
+    const char* env = std::getenv("FABRIC_PROPERTY_SEEDS");
+    return env && std::atoi(env) > 0 ? static_cast<uint32_t>(std::atoi(env)) : ci;
 }
 
 }  // namespace fabric::test
