@@ -14,6 +14,7 @@
 #include "fabric/mesh_graph.h"
 #include "fabric/routing_tables.h"
 #include "fabric/soc_descriptor.h"
+#include "fabric/topology_map.h"
 
 namespace fabricctl {
 
@@ -118,13 +119,31 @@ class MeshRoutes final : public MeshCommand {
         to->needs(from);
         cmd_->add_option("--plane", plane_, "Routing plane of the source route")
             ->capture_default_str();
+        cmd_->add_option("--cluster", cluster_,
+                         "Cluster descriptor: route on its chips and links (the topology mapping)");
+        cmd_->add_option("--pin", pins_, "With --cluster: place a device, MESH:DEVICE=CHIP")
+            ->needs(cmd_->get_option("--cluster"));
         cmd_->add_flag("--json", as_json_, "Print the result as JSON");
     }
 
     bool parsed() const override { return cmd_->parsed(); }
 
     int run() const override {
-        const MeshGraph g = MeshGraph::load_file(path_);
+        const MeshGraph loaded = MeshGraph::load_file(path_);
+        std::optional<fabric::TopologyMap> map;
+        if (!cluster_.empty()) {
+            fabric::MapOptions o;
+            for (const std::string& p : pins_) {
+                const auto pin = fabric::parse_chip_pin(p);
+                if (!pin)
+                    fabric::fail(ErrorCategory::BadInput,
+                                 "--pin '{}': expected MESH:DEVICE=CHIP, e.g. 0:0=5", p);
+                o.pins.push_back(*pin);
+            }
+            map = fabric::map_topology(loaded, fabric::ClusterDescriptor::load_file(cluster_), o);
+        }
+        const MeshGraph& g = map ? map->graph() : loaded;
+        const fabric::TopologyMap* mapped = map ? &*map : nullptr;
         const RoutingTables t = RoutingTables::build(g);
         if (only_mesh_) g.mesh(*only_mesh_);  // BadInput for an unknown mesh
         std::optional<fabric::SourceRoute> route;
@@ -133,9 +152,9 @@ class MeshRoutes final : public MeshCommand {
                 t.source_route(parse_node(from_, "--from", g), parse_node(to_, "--to", g), plane_);
         }
         if (as_json_) {
-            std::cout << to_json(g, t, route).dump(2) << std::endl;
+            std::cout << to_json(g, t, route, mapped).dump(2) << std::endl;
         } else {
-            print_text(g, t, route);
+            print_text(g, t, route, mapped);
         }
         return 0;
     }
@@ -149,7 +168,8 @@ class MeshRoutes final : public MeshCommand {
     }
 
     json to_json(const MeshGraph& g, const RoutingTables& t,
-                 const std::optional<fabric::SourceRoute>& route) const {
+                 const std::optional<fabric::SourceRoute>& route,
+                 const fabric::TopologyMap* map) const {
         const auto& chip = g.chip_spec();
         json meshes = json::array();
         for (const auto& m : g.meshes()) {
@@ -206,6 +226,7 @@ class MeshRoutes final : public MeshCommand {
         }
         json j{{"ok", true},
                {"source", g.source()},
+               {"cluster", map ? json(map->cluster().source()) : json(nullptr)},
                {"form", form_name(g.form())},
                {"arch", fabric::arch_name(chip.arch)},
                {"ports_per_direction", chip.ports_per_direction},
@@ -217,12 +238,16 @@ class MeshRoutes final : public MeshCommand {
         if (route) {
             json hops = json::array();
             for (const auto& h : route->hops) {
-                hops.push_back({{"from", node_json(h.from)},
-                                {"to", node_json(h.to)},
-                                {"dir", dir_str(h.dir)},
-                                {"eth_channel", h.eth_channel},
-                                {"peer_channel", h.peer_channel},
-                                {"inter_mesh", h.inter_mesh}});
+                json hop{{"from", node_json(h.from)},      {"to", node_json(h.to)},
+                         {"dir", dir_str(h.dir)},          {"eth_channel", h.eth_channel},
+                         {"peer_channel", h.peer_channel}, {"inter_mesh", h.inter_mesh}};
+                if (const fabric::PortLink* l = hop_link(map, g, h)) {
+                    hop["chip"] = l->self_eth.chip;
+                    hop["chan"] = l->self_eth.chan;
+                    hop["peer_chip"] = l->peer_eth.chip;
+                    hop["peer_chan"] = l->peer_eth.chan;
+                }
+                hops.push_back(hop);
             }
             j["route"] = {{"from", node_json(route->src)},
                           {"to", node_json(route->dst)},
@@ -235,7 +260,8 @@ class MeshRoutes final : public MeshCommand {
     }
 
     void print_text(const MeshGraph& g, const RoutingTables& t,
-                    const std::optional<fabric::SourceRoute>& route) const {
+                    const std::optional<fabric::SourceRoute>& route,
+                    const fabric::TopologyMap* map) const {
         const auto& chip = g.chip_spec();
         fmt::print("mesh graph {} ({}): {}, {} mesh{}, {} Ethernet ports per direction ({})\n",
                    g.source(), form_name(g.form()), fabric::arch_name(chip.arch), g.mesh_count(),
@@ -307,10 +333,13 @@ class MeshRoutes final : public MeshCommand {
                        route->hops.size() == 1 ? "" : "s");
             fmt::print("  {}\n", route->str());
             for (const auto& h : route->hops) {
-                fmt::print("  {} {} {}  eth {} -> {}{}\n", h.from.str(),
+                const fabric::PortLink* l = hop_link(map, g, h);
+                fmt::print("  {} {} {}  {}{}\n", h.from.str(),
                            h.inter_mesh ? fmt::format("={}=>", dir_str(h.dir))
                                         : fmt::format("-{}->", dir_str(h.dir)),
-                           h.to.str(), h.eth_channel, h.peer_channel,
+                           h.to.str(),
+                           l ? fmt::format("{} -> {}", l->self_eth.str(), l->peer_eth.str())
+                             : fmt::format("eth {} -> {}", h.eth_channel, h.peer_channel),
                            h.inter_mesh ? fmt::format("  (exit of mesh {}, entry of mesh {})",
                                                       h.from.mesh, h.to.mesh)
                                         : "");
@@ -318,8 +347,18 @@ class MeshRoutes final : public MeshCommand {
         }
     }
 
+    // With --cluster: the physical link a hop takes (its plane from the logical channel).
+    static const fabric::PortLink* hop_link(const fabric::TopologyMap* map, const MeshGraph& g,
+                                            const fabric::RouteHop& h) {
+        if (!map) return nullptr;
+        const auto port = g.chip_spec().channel_port(h.eth_channel);
+        return port ? map->port({h.from, h.dir, port->second}) : nullptr;
+    }
+
     bool& as_json_;
     CLI::App* cmd_ = nullptr;
+    std::string cluster_;
+    std::vector<std::string> pins_;
     std::string path_;
     std::optional<MeshId> only_mesh_;
     std::string from_;

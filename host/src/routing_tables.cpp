@@ -48,7 +48,8 @@ RoutingTables RoutingTables::build(const MeshGraph& graph) {
     if (!graph.links_resolved()) {
         const MeshConnection& c = graph.mesh_connections().front();
         fail(ErrorCategory::BadInput,
-             "{}:{}: routing tables between meshes need a cluster descriptor: the links of the "
+             "{}:{}: routing tables between meshes need a cluster descriptor (--cluster): the "
+             "links of the "
              "connection of mesh {} and mesh {} ({} channels) are chosen by the topology mapping "
              "(fabricctl mesh map --cluster FILE --mesh-graph {})",
              graph.source(), c.line, c.a, c.b, c.channels, graph.source());

@@ -275,3 +275,32 @@ TEST_CASE("fabricctl mesh run between meshes on real-shaped clusters: every byte
     CHECK_THAT(tg.err, Contains("mesh run passed: 5 meshes, 36 chips, 120 routers") &&
                            Contains("2520 deliveries checked"));
 }
+
+TEST_CASE("fabricctl mesh routes --cluster: each hop on its chips and channels",
+          "[cli][topology]") {
+    const auto r =
+        fabricctl({"mesh", "routes", "--mesh-graph", kSoc + "/t3k_mesh_graph.yaml", "--cluster",
+                   real("t3k"), "--from", "0:0", "--to", "0:7", "--plane", "1"});
+    REQUIRE(r.code == 0);
+    // The T3K fixture's grid is 5 1 0 4 / 7 3 2 6; plane 1 is the second link of each pair.
+    CHECK_THAT(r.out, EndsWith("  M0D0 -E-> M0D1  chip 5 chan 1 -> chip 1 chan 9\n"
+                               "  M0D1 -E-> M0D2  chip 1 chan 7 -> chip 0 chan 7\n"
+                               "  M0D2 -E-> M0D3  chip 0 chan 9 -> chip 4 chan 1\n"
+                               "  M0D3 -S-> M0D7  chip 4 chan 7 -> chip 6 chan 7\n"));
+    const auto cluster = fabric::ClusterDescriptor::load_file(real("t3k"));
+    for (const auto& [a, b] : {std::pair{fabric::EthPortRef{5, 1}, fabric::EthPortRef{1, 9}},
+                               {fabric::EthPortRef{1, 7}, fabric::EthPortRef{0, 7}},
+                               {fabric::EthPortRef{0, 9}, fabric::EthPortRef{4, 1}},
+                               {fabric::EthPortRef{4, 7}, fabric::EthPortRef{6, 7}}}) {
+        CHECK(cluster.peer(a) == std::optional<fabric::EthPortRef>(b));
+    }
+    // Between meshes an MGD graph needs the cluster: the mapping chooses the links.
+    const std::string split = kSoc + "/bh_galaxy_split_2x4_mesh_graph.textproto";
+    expect_failure(fabricctl({"mesh", "routes", "--mesh-graph", split}), 101);
+    const auto mapped = fabricctl({"mesh", "routes", "--mesh-graph", split, "--cluster",
+                                   real("bh_galaxy"), "--from", "0:0", "--to", "3:7", "--json"});
+    REQUIRE(mapped.code == 0);
+    const json j = json::parse(mapped.out);
+    CHECK(j["route"]["meshes"] == json::array({0, 1, 2, 3}));
+    for (const auto& h : j["route"]["hops"]) CHECK(h.contains("chip"));
+}

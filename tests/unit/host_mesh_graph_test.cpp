@@ -182,7 +182,8 @@ TEST_CASE("mesh graph fixtures: n300, 2x2 n300, p300 and 2x p300", "[mesh][mgd]"
     check_single("n300_mesh_graph.yaml", kYaml, kWh, 2, {1, 2, false, false, 1, 1, 2, kRelaxed});
     check_single("n300_mesh_graph.textproto", kMgd, kWh, 2,
                  {1, 2, false, false, 1, 1, 2, kRelaxed});
-    check_single("n300_2x2_mesh_graph.yaml", kYaml, kWh, 2, {2, 2, false, false, 1, 1, 2, kRelaxed});
+    check_single("n300_2x2_mesh_graph.yaml", kYaml, kWh, 2,
+                 {2, 2, false, false, 1, 1, 2, kRelaxed});
     check_single("n300_2x2_mesh_graph.textproto", kMgd, kWh, 2,
                  {2, 2, false, false, 1, 1, 2, kRelaxed});
     check_single("p300_mesh_graph.yaml", kYaml, kBh, 2, {1, 2, false, false, 1, 1, 2, kRelaxed});
@@ -478,7 +479,8 @@ TEST_CASE("mesh graph: YAML features of the published files", "[mesh][mgd]") {
 TEST_CASE("mesh graph: an MGD graph routes once its links are resolved", "[mesh][mgd][routing]") {
     const MeshGraph pair = MeshGraph::parse_textproto(kPair, "pair.textproto");
     CHECK(expect_error(ErrorCategory::BadInput, [&] { RoutingTables::build(pair); }) ==
-          "pair.textproto:14: routing tables between meshes need a cluster descriptor: the links "
+          "pair.textproto:14: routing tables between meshes need a cluster descriptor (--cluster): "
+          "the links "
           "of the connection of mesh 0 and mesh 1 (1 channels) are chosen by the topology mapping "
           "(fabricctl mesh map --cluster FILE --mesh-graph pair.textproto)");
     // The mapping's choice: mesh 0 device 1 east, plane 0, to mesh 1 device 0 west, both ways.
