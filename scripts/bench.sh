@@ -16,6 +16,8 @@ echo "== 1D fabric: bandwidth, latency per hop, router cost (routers + worker ad
 "$b/benchmarks/fabric_bench/fabric_bench" all
 echo "== fabric mux: bandwidth vs a direct router connection, fairness, header-only cost"
 "$b/benchmarks/mux_bench/mux_bench" all
+echo "== topology mapping: real-shaped clusters up to 128 chips (host only)"
+"$b/benchmarks/map_bench/map_bench"
 echo "== 2D fabric: 8x4 galaxy bring-up, all-to-all on 2x4 and 4x4 meshes vs the bisection bound"
 "$b/benchmarks/mesh_bench/mesh_bench" all
 exit 0

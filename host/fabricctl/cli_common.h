@@ -40,6 +40,14 @@ enum ExitCode : int {
 
 int exit_code_for(fabric::ErrorCategory c);
 
+// A fabricctl command: registered on the command line at start, run when it was parsed.
+class CliCommand {
+  public:
+    virtual ~CliCommand() = default;
+    virtual bool parsed() const = 0;
+    virtual int run() const = 0;  // the exit code; throws fabric::Error
+};
+
 // Messages are one line: fold any embedded newlines.
 std::string one_line(std::string s);
 // "fabricctl: <msg>" on stderr (stdout flushed first), control characters escaped

@@ -4,11 +4,12 @@
 //   fabricctl sim run --arch A [--soc yaml] [--cluster yaml] [--base-fw elf | --no-base-fw]
 //                     (--core C firmware.elf | --load [chip:]core=fw.elf ...)
 //                     [--max-cycles N] [--trace f.fst] [--json] [--quiet]
-//   fabricctl fabric up|run --cluster yaml [--topology line|ring] [--chips 0,1,..] ... (fabric_cmd.h)
-//   fabricctl mesh routes --mesh-graph yaml ... (mesh_cmd.h)
-//   fabricctl mesh up|status|down|run --mesh-graph yaml --cluster yaml ... (mesh_fabric_cmd.h)
-//   fabricctl devices [--links] [--json] | fabricctl pcie run --target pcie|sim ... (pcie_cmd.h)
-//   fabricctl flash [--target sim|pcie] [--chips ..] --eth ..|all firmware.elf [--wait] (flash_cmd.h)
+//   fabricctl fabric up|run --cluster yaml [--topology line|ring] [--chips 0,1,..] ...
+//   (fabric_cmd.h) fabricctl mesh routes --mesh-graph yaml ... (mesh_cmd.h) fabricctl mesh
+//   up|status|down|run --cluster yaml [--mesh-graph file] ... (mesh_fabric_cmd.h) fabricctl mesh
+//   map | cluster check --cluster yaml [--mesh-graph file] ... (topology_cmd.h) fabricctl devices
+//   [--links] [--json] | fabricctl pcie run --target pcie|sim ... (pcie_cmd.h) fabricctl flash
+//   [--target sim|pcie] [--chips ..] --eth ..|all firmware.elf [--wait] (flash_cmd.h)
 //
 // Results go to stdout (for `sim run`: exactly the firmware console; with --json: one JSON
 // document), logs and errors to stderr, one line each. Exit codes are listed in ExitCode
@@ -35,6 +36,7 @@
 #include "mesh_cmd.h"
 #include "mesh_fabric_cmd.h"
 #include "pcie_cmd.h"
+#include "topology_cmd.h"
 #ifdef FABRIC_HAVE_SIM
 #include "fabric/sim_device.h"
 #endif
@@ -488,6 +490,8 @@ int main(int argc, char** argv) {
         fabricctl::add_mesh_fabric_commands(*app.get_subcommand("mesh"), as_json);
     const auto pcie_cmds = fabricctl::add_pcie_commands(app, as_json);  // devices, pcie run
     const auto flash_cmd = fabricctl::add_flash_command(app, as_json);
+    const auto topology_cmds =  // mesh map, cluster check
+        fabricctl::add_topology_commands(app, *app.get_subcommand("mesh"), as_json);
 
     try {
         app.parse(argc, argv);
@@ -511,6 +515,9 @@ int main(int argc, char** argv) {
         if (mesh_fabric_cmd->parsed()) return mesh_fabric_cmd->run();
         if (pcie_cmds->parsed()) return pcie_cmds->run();
         if (flash_cmd->parsed()) return flash_cmd->run();
+        for (const auto& c : topology_cmds) {
+            if (c->parsed()) return c->run();
+        }
         if (run->parsed()) {
             if (ra.core.empty() != ra.firmware.empty()) {
                 return report_error(json_out, "usage",

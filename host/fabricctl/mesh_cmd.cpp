@@ -14,6 +14,7 @@
 #include "fabric/mesh_graph.h"
 #include "fabric/routing_tables.h"
 #include "fabric/soc_descriptor.h"
+#include "fabric/topology_map.h"
 
 namespace fabricctl {
 
@@ -51,13 +52,14 @@ MeshNode parse_node(const std::string& text, const char* option, const MeshGraph
     return *n;
 }
 
-// Connections grouped by cable end pair, with their planes.
+// Connections grouped by cable end pair, with the planes at both ends (they differ on TG).
 struct Cable {
     fabric::MeshNode from;
     MeshDir from_dir;
     fabric::MeshNode to;
     MeshDir to_dir;
-    std::vector<uint32_t> planes;
+    std::vector<uint32_t> planes;     // at `from`
+    std::vector<uint32_t> to_planes;  // at `to`, pairwise
 };
 
 std::vector<Cable> cables(const MeshGraph& g) {
@@ -66,8 +68,9 @@ std::vector<Cable> cables(const MeshGraph& g) {
     for (const auto& l : g.links()) {
         const auto key = std::tuple{l.from.node, l.from.dir, l.to.node, l.to.dir};
         auto [it, inserted] = index.emplace(key, out.size());
-        if (inserted) out.push_back(Cable{l.from.node, l.from.dir, l.to.node, l.to.dir, {}});
+        if (inserted) out.push_back(Cable{l.from.node, l.from.dir, l.to.node, l.to.dir, {}, {}});
         out[it->second].planes.push_back(l.from.plane);
+        out[it->second].to_planes.push_back(l.to.plane);
     }
     return out;
 }
@@ -78,17 +81,37 @@ std::string planes_str(const std::vector<uint32_t>& planes) {
     return s;
 }
 
+// "planes 0,1", or "planes 1 -> 0" when the cable joins different planes.
+std::string cable_planes_str(const Cable& c) {
+    if (c.planes == c.to_planes) return "planes " + planes_str(c.planes);
+    return fmt::format("planes {} -> {}", planes_str(c.planes), planes_str(c.to_planes));
+}
+
+// "RING x LINE" style: which dimensions wrap (dim 0: rows, N/S; dim 1: columns, E/W).
+std::string dim_types_str(const fabric::MeshSpec& m) {
+    return fmt::format("{} x {}", m.ring_ns ? "RING" : "LINE", m.ring_ew ? "RING" : "LINE");
+}
+
+std::string_view form_name(fabric::DescriptorForm f) {
+    return f == fabric::DescriptorForm::TextProto ? "textproto" : "yaml";
+}
+
+std::string planes_range_str(uint32_t ports) {
+    return ports == 0 ? "no routing planes" : fmt::format("routing planes 0..{}", ports - 1);
+}
+
 class MeshRoutes final : public MeshCommand {
   public:
     MeshRoutes(CLI::App& app, bool& as_json) : as_json_(as_json) {
-        auto* mesh = app.add_subcommand(
-            "mesh", "Mesh graph descriptors, routing tables and the 2D fabric");
+        auto* mesh =
+            app.add_subcommand("mesh", "Mesh graph descriptors, routing tables and the 2D fabric");
         mesh->require_subcommand(1);
         cmd_ = mesh->add_subcommand(
             "routes",
-            "Validate a mesh graph descriptor (tt-metal YAML) and print its L0/L1 routing tables "
-            "and a source route");
-        cmd_->add_option("--mesh-graph", path_, "Mesh graph descriptor YAML")->required();
+            "Validate a mesh graph descriptor (MGD 2.0 textproto or tt-metal YAML) and print its "
+            "L0/L1 routing tables and a source route");
+        cmd_->add_option("--mesh-graph", path_, "Mesh graph descriptor (.textproto or .yaml)")
+            ->required();
         cmd_->add_option("--mesh", only_mesh_, "Print the L0 table of this mesh only");
         auto* from = cmd_->add_option("--from", from_, "Source route from MESH:DEVICE");
         auto* to = cmd_->add_option("--to", to_, "Source route to MESH:DEVICE");
@@ -96,13 +119,31 @@ class MeshRoutes final : public MeshCommand {
         to->needs(from);
         cmd_->add_option("--plane", plane_, "Routing plane of the source route")
             ->capture_default_str();
+        cmd_->add_option("--cluster", cluster_,
+                         "Cluster descriptor: route on its chips and links (the topology mapping)");
+        cmd_->add_option("--pin", pins_, "With --cluster: place a device, MESH:DEVICE=CHIP")
+            ->needs(cmd_->get_option("--cluster"));
         cmd_->add_flag("--json", as_json_, "Print the result as JSON");
     }
 
     bool parsed() const override { return cmd_->parsed(); }
 
     int run() const override {
-        const MeshGraph g = MeshGraph::load_file(path_);
+        const MeshGraph loaded = MeshGraph::load_file(path_);
+        std::optional<fabric::TopologyMap> map;
+        if (!cluster_.empty()) {
+            fabric::MapOptions o;
+            for (const std::string& p : pins_) {
+                const auto pin = fabric::parse_chip_pin(p);
+                if (!pin)
+                    fabric::fail(ErrorCategory::BadInput,
+                                 "--pin '{}': expected MESH:DEVICE=CHIP, e.g. 0:0=5", p);
+                o.pins.push_back(*pin);
+            }
+            map = fabric::map_topology(loaded, fabric::ClusterDescriptor::load_file(cluster_), o);
+        }
+        const MeshGraph& g = map ? map->graph() : loaded;
+        const fabric::TopologyMap* mapped = map ? &*map : nullptr;
         const RoutingTables t = RoutingTables::build(g);
         if (only_mesh_) g.mesh(*only_mesh_);  // BadInput for an unknown mesh
         std::optional<fabric::SourceRoute> route;
@@ -111,9 +152,9 @@ class MeshRoutes final : public MeshCommand {
                 t.source_route(parse_node(from_, "--from", g), parse_node(to_, "--to", g), plane_);
         }
         if (as_json_) {
-            std::cout << to_json(g, t, route).dump(2) << std::endl;
+            std::cout << to_json(g, t, route, mapped).dump(2) << std::endl;
         } else {
-            print_text(g, t, route);
+            print_text(g, t, route, mapped);
         }
         return 0;
     }
@@ -127,15 +168,20 @@ class MeshRoutes final : public MeshCommand {
     }
 
     json to_json(const MeshGraph& g, const RoutingTables& t,
-                 const std::optional<fabric::SourceRoute>& route) const {
+                 const std::optional<fabric::SourceRoute>& route,
+                 const fabric::TopologyMap* map) const {
         const auto& chip = g.chip_spec();
         json meshes = json::array();
         for (const auto& m : g.meshes()) {
-            meshes.push_back({{"id", m.id},
-                              {"board", m.board},
-                              {"device_topology", {m.rows, m.cols}},
-                              {"host_topology", {m.host_rows, m.host_cols}},
-                              {"host_ranks", m.host_ranks}});
+            meshes.push_back(
+                {{"id", m.id},
+                 {"board", m.board},
+                 {"device_topology", {m.rows, m.cols}},
+                 {"dim_types", {m.ring_ns ? "RING" : "LINE", m.ring_ew ? "RING" : "LINE"}},
+                 {"host_topology", {m.host_rows, m.host_cols}},
+                 {"host_ranks", m.host_ranks},
+                 {"channels", m.channels},
+                 {"policy", fabric::policy_name(m.policy)}});
         }
         json links = json::array();
         for (const auto& c : cables(g)) {
@@ -143,7 +189,8 @@ class MeshRoutes final : public MeshCommand {
                              {"from_dir", dir_str(c.from_dir)},
                              {"to", node_json(c.to)},
                              {"to_dir", dir_str(c.to_dir)},
-                             {"planes", c.planes}});
+                             {"planes", c.planes},
+                             {"to_planes", c.to_planes}});
         }
         json l0 = json::array();
         for (MeshId m : l0_meshes(g)) {
@@ -179,6 +226,8 @@ class MeshRoutes final : public MeshCommand {
         }
         json j{{"ok", true},
                {"source", g.source()},
+               {"cluster", map ? json(map->cluster().source()) : json(nullptr)},
+               {"form", form_name(g.form())},
                {"arch", fabric::arch_name(chip.arch)},
                {"ports_per_direction", chip.ports_per_direction},
                {"planes", chip.ports_per_direction},
@@ -189,12 +238,16 @@ class MeshRoutes final : public MeshCommand {
         if (route) {
             json hops = json::array();
             for (const auto& h : route->hops) {
-                hops.push_back({{"from", node_json(h.from)},
-                                {"to", node_json(h.to)},
-                                {"dir", dir_str(h.dir)},
-                                {"eth_channel", h.eth_channel},
-                                {"peer_channel", h.peer_channel},
-                                {"inter_mesh", h.inter_mesh}});
+                json hop{{"from", node_json(h.from)},      {"to", node_json(h.to)},
+                         {"dir", dir_str(h.dir)},          {"eth_channel", h.eth_channel},
+                         {"peer_channel", h.peer_channel}, {"inter_mesh", h.inter_mesh}};
+                if (const fabric::PortLink* l = hop_link(map, g, h)) {
+                    hop["chip"] = l->self_eth.chip;
+                    hop["chan"] = l->self_eth.chan;
+                    hop["peer_chip"] = l->peer_eth.chip;
+                    hop["peer_chan"] = l->peer_eth.chan;
+                }
+                hops.push_back(hop);
             }
             j["route"] = {{"from", node_json(route->src)},
                           {"to", node_json(route->dst)},
@@ -207,23 +260,24 @@ class MeshRoutes final : public MeshCommand {
     }
 
     void print_text(const MeshGraph& g, const RoutingTables& t,
-                    const std::optional<fabric::SourceRoute>& route) const {
+                    const std::optional<fabric::SourceRoute>& route,
+                    const fabric::TopologyMap* map) const {
         const auto& chip = g.chip_spec();
-        fmt::print(
-            "mesh graph {}: {}, {} mesh{}, {} Ethernet ports per direction (routing planes "
-            "0..{})\n",
-            g.source(), fabric::arch_name(chip.arch), g.mesh_count(),
-            g.mesh_count() == 1 ? "" : "es", chip.ports_per_direction,
-            chip.ports_per_direction - 1);
+        fmt::print("mesh graph {} ({}): {}, {} mesh{}, {} Ethernet ports per direction ({})\n",
+                   g.source(), form_name(g.form()), fabric::arch_name(chip.arch), g.mesh_count(),
+                   g.mesh_count() == 1 ? "" : "es", chip.ports_per_direction,
+                   planes_range_str(chip.ports_per_direction));
         for (const auto& m : g.meshes()) {
-            fmt::print("  mesh {}: {}x{} devices, board {}, host topology {}x{}\n", m.id, m.rows,
-                       m.cols, m.board, m.host_rows, m.host_cols);
+            fmt::print(
+                "  mesh {}: {}x{} devices ({}), board {}, host topology {}x{}, {} channels {}\n",
+                m.id, m.rows, m.cols, dim_types_str(m), m.board, m.host_rows, m.host_cols,
+                m.channels, fabric::policy_name(m.policy));
         }
         const auto cs = cables(g);
         fmt::print("\ninter-mesh connections ({}):\n", cs.empty() ? "none" : "from -> to");
         for (const auto& c : cs) {
-            fmt::print("  {} {} -> {} {}  planes {}\n", c.from.str(), dir_str(c.from_dir),
-                       c.to.str(), dir_str(c.to_dir), planes_str(c.planes));
+            fmt::print("  {} {} -> {} {}  {}\n", c.from.str(), dir_str(c.from_dir), c.to.str(),
+                       dir_str(c.to_dir), cable_planes_str(c));
         }
         for (MeshId m : l0_meshes(g)) {
             const uint32_t n = g.mesh(m).device_count();
@@ -279,10 +333,13 @@ class MeshRoutes final : public MeshCommand {
                        route->hops.size() == 1 ? "" : "s");
             fmt::print("  {}\n", route->str());
             for (const auto& h : route->hops) {
-                fmt::print("  {} {} {}  eth {} -> {}{}\n", h.from.str(),
+                const fabric::PortLink* l = hop_link(map, g, h);
+                fmt::print("  {} {} {}  {}{}\n", h.from.str(),
                            h.inter_mesh ? fmt::format("={}=>", dir_str(h.dir))
                                         : fmt::format("-{}->", dir_str(h.dir)),
-                           h.to.str(), h.eth_channel, h.peer_channel,
+                           h.to.str(),
+                           l ? fmt::format("{} -> {}", l->self_eth.str(), l->peer_eth.str())
+                             : fmt::format("eth {} -> {}", h.eth_channel, h.peer_channel),
                            h.inter_mesh ? fmt::format("  (exit of mesh {}, entry of mesh {})",
                                                       h.from.mesh, h.to.mesh)
                                         : "");
@@ -290,8 +347,18 @@ class MeshRoutes final : public MeshCommand {
         }
     }
 
+    // With --cluster: the physical link a hop takes (its plane from the logical channel).
+    static const fabric::PortLink* hop_link(const fabric::TopologyMap* map, const MeshGraph& g,
+                                            const fabric::RouteHop& h) {
+        if (!map) return nullptr;
+        const auto port = g.chip_spec().channel_port(h.eth_channel);
+        return port ? map->port({h.from, h.dir, port->second}) : nullptr;
+    }
+
     bool& as_json_;
     CLI::App* cmd_ = nullptr;
+    std::string cluster_;
+    std::vector<std::string> pins_;
     std::string path_;
     std::optional<MeshId> only_mesh_;
     std::string from_;

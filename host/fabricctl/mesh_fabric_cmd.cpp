@@ -27,6 +27,7 @@
 #include "fabric/soc_descriptor.h"
 #include "protocol/fabric.h"
 #include "protocol/test_kernels.h"
+#include "topology_cmd.h"
 #include "traffic.h"
 #ifdef FABRIC_HAVE_SIM
 #include "fabric/sim_device.h"
@@ -86,21 +87,15 @@ std::vector<MeshNode> all_nodes(const fabric::MeshGraph& g) {
     return out;
 }
 
-std::vector<uint32_t> parse_planes(const std::string& text, const fabric::MeshGraph& g) {
+// The plan checks each plane against what the mapping found; here only the list itself.
+std::vector<uint32_t> parse_planes(const std::string& text) {
     const std::vector<uint32_t> planes = parse_number_list("--planes", text, "plane number");
     if (planes.empty())
         fabric::fail(ErrorCategory::BadInput, "--planes: give at least one routing plane, e.g. 0");
-    const uint32_t ports = g.chip_spec().ports_per_direction;
     std::set<uint32_t> seen;
     for (uint32_t p : planes) {
         if (!seen.insert(p).second)
             fabric::fail(ErrorCategory::BadInput, "--planes {}: plane {} is listed twice", text, p);
-        if (p >= ports) {
-            fabric::fail(ErrorCategory::BadInput,
-                         "--planes {}: plane {} does not exist: {} has {} Ethernet port{} per "
-                         "direction (planes 0..{})",
-                         text, p, g.source(), ports, ports == 1 ? "" : "s", ports - 1);
-        }
     }
     return planes;
 }
@@ -186,20 +181,18 @@ class Command final : public MeshFabricCommand {
                                  "check every byte, show what each router moved, terminate")},
         };
         for (auto& [verb, c] : verbs_) {
-            c->add_option("--mesh-graph", graph_, "Mesh graph descriptor YAML (tt-metal)")
-                ->required();
+            mapping_.add_options(*c,
+                                 "Mesh graph descriptor (MGD 2.0 .textproto or YAML; default: the "
+                                 "largest mesh the cluster holds)");
             c->add_option("--cluster", cluster_,
-                          "Cluster descriptor (tt-umd YAML): the chips and their links");
+                          "Cluster descriptor (tt-umd YAML): the chips and their links")
+                ->required();
             c->add_option("--target", target_, "sim (the model of --cluster) or pcie (tt-kmd)")
                 ->check(CLI::IsMember({"sim", "pcie"}))
                 ->capture_default_str();
             c->add_option("--dir", dir_, "Device node directory (--target pcie)")
                 ->capture_default_str();
             c->add_option("--soc", soc_, "SoC descriptor (default: the arch's)");
-            c->add_option("--topology", topology_,
-                          "mesh or torus (every mesh wraps in both dimensions)")
-                ->check(CLI::IsMember({"mesh", "torus"}))
-                ->capture_default_str();
             c->add_option("--planes", planes_, "Routing planes to bring up, e.g. 0,1")
                 ->capture_default_str();
             c->add_option(
@@ -254,12 +247,11 @@ class Command final : public MeshFabricCommand {
 
     bool& as_json_;
     std::map<Verb, CLI::App*> verbs_;
-    std::string graph_;
+    MappingArgs mapping_;
     std::string cluster_;
     std::string target_ = "sim";
     std::string dir_ = fabric::kmd::kDeviceDir;
     std::string soc_;
-    std::string topology_ = "mesh";
     std::string planes_ = "0";
     uint32_t payload_ = 0;  // 0: default
     std::string slots_;
@@ -279,6 +271,7 @@ struct Session {
     Verb verb = Verb::Up;
     bool pcie = false;
     std::string graph_path, cluster_path, soc_path, router_path, worker_path;
+    std::string derived;  // how the mesh was chosen when no --mesh-graph was given
     std::optional<std::string> base_fw_path;
     std::optional<fabric::MeshPlan> plan;
     std::unique_ptr<fabric::Device> dev;
@@ -320,7 +313,8 @@ void plan_traffic(Session& s, const fabric::SocDescriptor& soc) {
     std::map<const RouterPlacement*, uint32_t> through;
     uint32_t most = 0;
     if (!flows.empty()) {
-        for (const fabric::MeshFlow& f : flows[0]) most = std::max(most, ++through[plan.send(f.src, f.dst, f.plane).router]);
+        for (const fabric::MeshFlow& f : flows[0])
+            most = std::max(most, ++through[plan.send(f.src, f.dst, f.plane).router]);
     }
     if (flows.empty()) {
         fabric::fail(ErrorCategory::BadInput, "{}: one device, nothing to send to", s.graph_path);
@@ -435,6 +429,7 @@ void print_summary(const Session& s) {
     const fabric::MeshPlan& plan = *s.plan;
     const auto& g = plan.tables.graph();
     const auto& r0 = plan.fabric.routers.front().config;
+    if (!s.derived.empty()) fmt::print("{}\n", s.derived);
     fmt::print("mesh graph {}: {}, topology {}, planes {}\n", g.source(),
                fabric::arch_name(plan.fabric.arch),
                plan.fabric.topology == pf::Topology::Torus ? "torus" : "mesh",
@@ -510,6 +505,32 @@ json links_json(const Session& s, const std::vector<RouterSnapshot>& snaps) {
     return out;
 }
 
+// Meshes of single chips have no link, so no router: nothing to bring up, status or terminate
+// (a fabric on a one-device mesh must not wait for a peer that does not exist).
+int report_no_links(const Session& s, bool as_json) {
+    const auto& g = s.plan->tables.graph();
+    const std::string verdict =
+        fmt::format("mesh {}: {} mesh{}, {} chip{}, no links between devices: no router to run",
+                    verb_name(s.verb), g.mesh_count(), g.mesh_count() == 1 ? "" : "es",
+                    s.plan->fabric.chips.size(), s.plan->fabric.chips.size() == 1 ? "" : "s");
+    if (as_json) {
+        std::cout << json{{"ok", true},
+                          {"command", verb_name(s.verb)},
+                          {"mesh_graph", s.graph_path},
+                          {"cluster", s.cluster_path},
+                          {"chips", s.plan->fabric.chips},
+                          {"routers", json::array()},
+                          {"verdict", verdict},
+                          {"exit_code", kOk}}
+                         .dump(2)
+                  << std::endl;
+    } else if (!s.derived.empty()) {
+        fmt::print("{}\n", s.derived);
+    }
+    log_line(verdict);
+    return kOk;
+}
+
 int report(const Session& s, bool as_json, bool quiet, const fabric::FabricRunner* runner) {
     const fabric::MeshPlan& plan = *s.plan;
     const auto& g = plan.tables.graph();
@@ -575,6 +596,7 @@ int report(const Session& s, bool as_json, bool quiet, const fabric::FabricRunne
                {"target", s.pcie ? "pcie" : "sim"},
                {"arch", fabric::arch_name(plan.fabric.arch)},
                {"mesh_graph", s.graph_path},
+               {"derived", !s.derived.empty()},
                {"cluster", s.cluster_path},
                {"soc", s.soc_path},
                {"base_firmware", s.base_fw_path ? json(*s.base_fw_path) : json(nullptr)},
@@ -696,17 +718,18 @@ int Command::run() const {
     Session s;
     s.verb = verb();
     s.pcie = target_ == "pcie";
-    s.graph_path = graph_;
     s.cluster_path = cluster_;
     s.budget = budget_;
     s.packets = packets_;
     s.bytes = bytes_;
-    const auto graph = fabric::MeshGraph::load_file(graph_);
+    const auto cluster = fabric::ClusterDescriptor::load_file(cluster_);
+    const fabric::MeshGraph graph = mapping_.graph_for(cluster);
+    s.graph_path = graph.source();
+    if (mapping_.derived()) s.derived = derived_note(graph, cluster);
     const hal::Arch arch = graph.chip_spec().arch;
 
     fabric::MeshFabricOptions mo;
-    mo.topology = topology_ == "torus" ? pf::Topology::Torus : pf::Topology::Mesh;
-    mo.planes = parse_planes(planes_, graph);
+    mo.planes = parse_planes(planes_);
     std::tie(mo.sender_slots, mo.receiver_slots) = parse_slots(slots_);
     const uint32_t max_payload = pf::max_payload_bytes(hal::arch_map(arch));
     if (s.verb == Verb::Run) {
@@ -739,23 +762,15 @@ int Command::run() const {
                      "--base-fw / --no-base-fw describe the model: use them with --target sim");
     }
     if (s.pcie) s.dev = open_pcie_device(dir_, soc_);
-    if (cluster_.empty()) {
-        fabric::fail(ErrorCategory::BadInput,
-                     "--target {} needs --cluster (the cluster descriptor of the chips)", target_);
-    }
-    const auto cluster = fabric::ClusterDescriptor::load_file(cluster_);
-    if (cluster.arch() != arch) {
-        fabric::fail(ErrorCategory::BadInput, "{} describes {} chips but cluster {} is {}", graph_,
-                     fabric::arch_name(arch), cluster_, fabric::arch_name(cluster.arch()));
-    }
     if (s.pcie && s.dev->soc(0).arch() != arch) {
-        fabric::fail(ErrorCategory::BadInput, "{} describes {} chips but {} is {}", graph_,
+        fabric::fail(ErrorCategory::BadInput, "{} describes {} chips but {} is {}", s.graph_path,
                      fabric::arch_name(arch), s.dev->description(),
                      fabric::arch_name(s.dev->soc(0).arch()));
     }
     fabric::SocDescriptor soc = s.pcie ? s.dev->soc(0) : load_soc_for(arch, soc_);
     s.soc_path = soc.source();
-    s.plan = fabric::plan_mesh(graph, cluster, soc, mo);
+    s.plan = fabric::plan_mesh(graph, cluster, soc, mo, mapping_.map_options());
+    if (s.plan->fabric.routers.empty() && s.verb != Verb::Run) return report_no_links(s, as_json_);
 
     // ---- images, checked before the model is built ----
     const hal::ArchMap& am = hal::arch_map(arch);

@@ -30,16 +30,6 @@ std::string number_list(const std::vector<uint32_t>& v) {
     return s;
 }
 
-// Mesh m's devices are the chips first[m] + device; first.back() is the graph's device count.
-struct ChipMap {
-    std::vector<ChipId> first{0};
-    explicit ChipMap(const MeshGraph& g) {
-        for (const MeshSpec& m : g.meshes()) first.push_back(first.back() + m.device_count());
-    }
-    ChipId chip(MeshNode n) const { return first[n.mesh] + n.device; }  // n exists
-    uint32_t chip_count() const { return first.back(); }
-};
-
 // The direction of the port through which `exit` leaves for `next_mesh` on `plane` (the first in
 // N, E, S, W order, as RoutingTables::source_route picks it); nullopt if it has none there.
 std::optional<MeshDir> exit_port(const RoutingTables& t, MeshNode exit, MeshId next_mesh,
@@ -58,53 +48,51 @@ void check_plane_up(const std::vector<uint32_t>& planes, uint32_t plane) {
     }
 }
 
-// The device on the far side of the wrap-around link of a torus mesh leaving `d` in `dir`.
-MeshDeviceId wrap_neighbor(const MeshSpec& m, MeshDeviceId d, MeshDir dir) {
-    const uint32_t r = m.row_of(d), c = m.col_of(d);
-    switch (dir) {
-        case MeshDir::N:
-            return (m.rows - 1) * m.cols + c;
-        case MeshDir::S:
-            return c;
-        case MeshDir::E:
-            return r * m.cols;
-        case MeshDir::W:
-            return r * m.cols + m.cols - 1;
-        default:
-            fail(ErrorCategory::Internal, "mesh plan: direction {}", static_cast<uint32_t>(dir));
+// The fabric's router topology: Torus when its (only) mesh wraps in a dimension.
+pf::Topology topology_of(const MeshGraph& g) {
+    for (const MeshSpec& m : g.meshes()) {
+        if (m.is_torus()) return pf::Topology::Torus;
+    }
+    return pf::Topology::Mesh;
+}
+
+// A torus's VC1 is its datelines': traffic entering from another mesh would need a third.
+void check_torus_alone(const MeshGraph& graph) {
+    if (topology_of(graph) == pf::Topology::Torus && graph.mesh_count() > 1) {
+        fail(ErrorCategory::BadInput,
+             "mesh plan: {} has {} meshes and a torus; a torus is one mesh (its second virtual "
+             "channel is the datelines', none is left for traffic between meshes)",
+             graph.source(), graph.mesh_count());
     }
 }
 
-// What is at the other end of a port, and why.
-struct PortPeer {
-    MeshPort peer;
-    std::string how;  // "mesh neighbour", "torus wrap", "inter-mesh connection (... line N)"
-};
-
-void check_options(const MeshGraph& graph, const ClusterDescriptor& cluster,
-                   const SocDescriptor& soc, const MeshFabricOptions& o) {
+void check_options(const TopologyMap& map, const SocDescriptor& soc, const MeshFabricOptions& o) {
+    const MeshGraph& graph = map.graph();
     if (o.topology != pf::Topology::Mesh && o.topology != pf::Topology::Torus) {
         fail(ErrorCategory::BadInput, "mesh plan: unknown topology {} (mesh = 2, torus = 3)",
              static_cast<uint32_t>(o.topology));
     }
-    const hal::Arch arch = graph.chip_spec().arch;
-    if (cluster.arch() != arch) {
-        fail(ErrorCategory::BadInput,
-             "mesh plan: mesh graph {} is {} but cluster descriptor {} is {}", graph.source(),
-             arch_name(arch), cluster.source(), arch_name(cluster.arch()));
+    for (const MeshSpec& m : graph.meshes()) {
+        if (o.topology == pf::Topology::Torus && !(m.ring_ns && m.ring_ew)) {
+            fail(ErrorCategory::BadInput,
+                 "mesh plan: torus asked for, but mesh {} of the mapped graph {} does not wrap in "
+                 "both "
+                 "dimensions (map MeshGraph::as_torus())",
+                 m.id, graph.source());
+        }
     }
+    const hal::Arch arch = graph.chip_spec().arch;
     if (soc.arch() != arch) {
         fail(ErrorCategory::BadInput, "mesh plan: mesh graph {} is {} but SoC descriptor {} is {}",
              graph.source(), arch_name(arch), soc.source(), arch_name(soc.arch()));
     }
-    const uint32_t ports = graph.chip_spec().ports_per_direction;
     if (o.planes.empty()) fail(ErrorCategory::BadInput, "mesh plan: no routing plane selected");
     std::set<uint32_t> seen;
     for (uint32_t p : o.planes) {
-        if (p >= ports) {
+        if (p >= std::max<uint32_t>(map.planes(), 1)) {
             fail(ErrorCategory::BadInput,
-                 "mesh plan: routing plane {} does not exist ({} has planes 0..{})", p,
-                 graph.source(), ports - 1);
+                 "mesh plan: routing plane {} does not exist ({} on {} has planes 0..{})", p,
+                 graph.source(), map.cluster().source(), std::max<uint32_t>(map.planes(), 1) - 1);
         }
         if (!seen.insert(p).second) {
             fail(ErrorCategory::BadInput, "mesh plan: routing plane {} is listed twice ({})", p,
@@ -117,122 +105,28 @@ void check_options(const MeshGraph& graph, const ClusterDescriptor& cluster,
              "mesh plan: {} has {} meshes; a router's exit table holds at most {}", graph.source(),
              graph.mesh_count(), pf::kMeshExitEntries);
     }
-    const uint32_t devices = ChipMap(graph).chip_count();
-    if (devices > cluster.chip_count()) {
-        std::string per_mesh;
-        for (const MeshSpec& m : graph.meshes()) {
-            per_mesh += fmt::format("{}{}", per_mesh.empty() ? "" : " + ", m.device_count());
-        }
-        fail(ErrorCategory::BadInput,
-             "mesh plan: {} has {} devices ({}), but cluster {} has only {} chip(s)",
-             graph.source(), devices, per_mesh, cluster.source(), cluster.chip_count());
-    }
-    if (o.topology == pf::Topology::Torus) {
-        // A torus's VC1 is its datelines': traffic entering from another mesh would need a third.
-        if (graph.mesh_count() > 1) {
-            fail(ErrorCategory::BadInput,
-                 "mesh plan: {} has {} meshes; a torus is one mesh (its second virtual channel is "
-                 "the datelines', none is left for traffic between meshes)",
-                 graph.source(), graph.mesh_count());
-        }
-        for (const MeshSpec& m : graph.meshes()) {
-            if (m.rows < 3 || m.cols < 3) {
-                fail(ErrorCategory::BadInput,
-                     "mesh plan: a torus needs at least 3 rows and 3 columns per mesh (else the "
-                     "wrap joins two chips twice); mesh {} of {} is {} x {}",
-                     m.id, graph.source(), m.rows, m.cols);
-            }
-        }
-    }
+    check_torus_alone(graph);
 }
 
-// Every port of the selected planes that leads somewhere, with its peer port. A port with two
-// different peers (a torus wrap and an inter-mesh cable) is BadInput.
-std::map<MeshPort, PortPeer> port_peers(const MeshGraph& graph, const MeshFabricOptions& o) {
-    std::map<MeshPort, PortPeer> peers;
-    const auto connect = [&](const MeshPort& a, const MeshPort& b, const std::string& how) {
-        for (const auto& [self, other] : {std::pair{a, b}, std::pair{b, a}}) {
-            const auto [it, inserted] = peers.try_emplace(self, PortPeer{other, how});
-            if (!inserted && it->second.peer != other) {
-                fail(ErrorCategory::BadInput,
-                     "mesh plan: port {} would lead to {} ({}) and to {} ({})", self.str(),
-                     it->second.peer.str(), it->second.how, other.str(), how);
-            }
-        }
-    };
+// The ports of the selected planes (a link whose either end is on one: a cross-plane cable between
+// meshes brings up both ends). Two devices must not be neighbours in two directions: a chip pair
+// would need its links split between two ports.
+std::vector<PortLink> selected_ports(const TopologyMap& map, const MeshFabricOptions& o) {
     const std::set<uint32_t> planes(o.planes.begin(), o.planes.end());
-    for (const MeshSpec& m : graph.meshes()) {
-        for (MeshDeviceId d = 0; d < m.device_count(); ++d) {
-            for (MeshDir dir : kMeshDirs) {
-                const auto inside = m.neighbor(d, dir);
-                if (!inside && o.topology != pf::Topology::Torus) continue;
-                const MeshNode peer{m.id, inside ? *inside : wrap_neighbor(m, d, dir)};
-                for (uint32_t p : planes) {
-                    connect(MeshPort{{m.id, d}, dir, p}, MeshPort{peer, opposite(dir), p},
-                            inside ? "mesh neighbour" : "torus wrap");
-                }
-            }
-        }
-    }
-    for (const InterMeshLink& l : graph.links()) {
-        if (planes.count(l.from.plane) == 0) continue;
-        connect(l.from, l.to,
-                fmt::format("inter-mesh connection, {} line {}", graph.source(), l.line));
-    }
-    return peers;
-}
-
-// One router before its slots are chosen.
-struct PortLink {
-    MeshPort self;
-    MeshPort peer;
-    bool inter_mesh;
-    EthPortRef self_eth;
-    EthPortRef peer_eth;
-};
-
-// The link of every port: the plane-th between the two chips, by ascending channel on each
-// (both ends must agree on which link that is).
-std::vector<PortLink> port_links(const ChipMap& chips, const ClusterDescriptor& cluster,
-                                 const std::map<MeshPort, PortPeer>& peers) {
-    // A chip pair joined in two directions would need its links split between two ports.
     std::map<std::pair<MeshNode, MeshNode>, MeshDir> pair_dir;
-    for (const auto& [self, pp] : peers) {
-        const auto [it, inserted] = pair_dir.try_emplace({self.node, pp.peer.node}, self.dir);
+    std::vector<PortLink> out;
+    for (const auto& [self, l] : map.ports()) {
+        if (!planes.count(self.plane) && !planes.count(l.peer.plane)) continue;
+        const auto [it, inserted] = pair_dir.try_emplace({self.node, l.peer.node}, self.dir);
         if (!inserted && it->second != self.dir) {
             fail(ErrorCategory::BadInput,
                  "mesh plan: {} (chip {}) and {} (chip {}) would be neighbours in two directions "
                  "({} and {}: {} and {})",
-                 self.node.str(), chips.chip(self.node), pp.peer.node.str(),
-                 chips.chip(pp.peer.node), dir_letter(it->second), dir_letter(self.dir),
+                 self.node.str(), l.self_eth.chip, l.peer.node.str(), l.peer_eth.chip,
+                 dir_letter(it->second), dir_letter(self.dir),
                  MeshPort{self.node, it->second, self.plane}.str(), self.str());
         }
-    }
-    std::vector<PortLink> out;
-    for (const auto& [self, pp] : peers) {
-        const ChipId a = chips.chip(self.node);
-        const ChipId b = chips.chip(pp.peer.node);
-        const auto ab = links_between(cluster, a, b);
-        if (self.plane >= ab.size()) {
-            fail(ErrorCategory::BadInput,
-                 "mesh plan: no link for {} (chip {} -> chip {}, {} {}): cluster {} has {} link(s) "
-                 "between chips {} and {}, plane {} needs {}",
-                 self.str(), a, b, pp.how, pp.peer.node.str(), cluster.source(), ab.size(), a, b,
-                 self.plane, self.plane + 1);
-        }
-        const auto ba = links_between(cluster, b, a);
-        const auto [ca, cb] = ab[self.plane];
-        if (ba[self.plane] != std::pair{cb, ca}) {
-            const EthPortRef near{b, ba[self.plane].first}, far{a, ba[self.plane].second};
-            fail(ErrorCategory::BadInput,
-                 "mesh plan: chips {} and {} in {} list their links in a different channel order: "
-                 "link {} by chip {}'s channels is {} <-> {}, by chip {}'s it is {} <-> {} ({} "
-                 "needs both ends on one link)",
-                 a, b, cluster.source(), self.plane, a, EthPortRef{a, ca}.str(),
-                 EthPortRef{b, cb}.str(), b, near.str(), far.str(), self.str());
-        }
-        out.push_back(
-            PortLink{self, pp.peer, self.node.mesh != pp.peer.node.mesh, {a, ca}, {b, cb}});
+        out.push_back(l);
     }
     return out;
 }
@@ -241,15 +135,17 @@ std::vector<PortLink> port_links(const ChipMap& chips, const ClusterDescriptor& 
 // VC1 channel fed by the opposite router (straight on past the dateline), a mesh of several the
 // VC1 channel fed by each other router (traffic that entered the mesh), and rx1. Slot count 1
 // marks a used channel.
-pf::RouterConfig used_channels(const MeshFabricOptions& o, const MeshGraph& graph, const MeshSpec& m,
-                               const PortLink& l, const std::map<MeshPort, size_t>& router_at) {
-    const bool torus = o.topology == pf::Topology::Torus;
+pf::RouterConfig used_channels(const MeshFabricOptions& o, const MeshGraph& graph,
+                               const MeshSpec& m, const PortLink& l,
+                               const std::map<MeshPort, size_t>& router_at) {
+    const pf::Topology topology = topology_of(graph);
+    const bool torus = topology == pf::Topology::Torus;
     const bool multi_mesh = graph.mesh_count() > 1;
     const MeshPort& self = l.self;
     const auto has_router = [&](MeshDir d) {
         return router_at.count(MeshPort{self.node, d, self.plane}) != 0;
     };
-    pf::RouterConfig c = base_router_config(o.topology, tuning_of(o));
+    pf::RouterConfig c = base_router_config(topology, tuning_of(o));
     c.chip_id = l.self_eth.chip;
     c.eth_channel = l.self_eth.chan;
     c.peer_chip_id = l.peer_eth.chip;
@@ -259,13 +155,14 @@ pf::RouterConfig used_channels(const MeshFabricOptions& o, const MeshGraph& grap
     for (MeshDir f : kMeshDirs) {
         if (f == self.dir || !has_router(f)) continue;
         c.sender_slots[pf::kMeshVc0Channel0 + dir_index(f)] = 1;
-        if (multi_mesh || (torus && f == opposite(self.dir))) c.sender_slots[pf::kMeshVc1Channel0 + dir_index(f)] = 1;
+        if (multi_mesh || (torus && f == opposite(self.dir)))
+            c.sender_slots[pf::kMeshVc1Channel0 + dir_index(f)] = 1;
     }
     c.receiver_slots[0] = 1;
     c.receiver_slots[1] = torus || multi_mesh ? 1 : 0;
     if (torus) {
         const uint32_t row = m.row_of(self.node.device), col = m.col_of(self.node.device);
-        // The wrap links are the datelines of their rings.
+        // The wrap links are the datelines of their rings (only in a dimension that wraps).
         switch (self.dir) {
             case MeshDir::E:
                 c.dateline = col + 1 == m.cols;
@@ -282,6 +179,7 @@ pf::RouterConfig used_channels(const MeshFabricOptions& o, const MeshGraph& grap
             default:
                 break;
         }
+        c.dateline = c.dateline && m.wraps(self.dir) ? 1 : 0;
         c.ring_size = self.dir == MeshDir::E || self.dir == MeshDir::W ? m.cols : m.rows;
     }
     return c;
@@ -317,12 +215,12 @@ MeshRouterPlacement mesh_side(const MeshGraph& graph, const RoutingTables& table
 
 }  // namespace
 
-MeshPlan plan_mesh(const MeshGraph& graph, const ClusterDescriptor& cluster,
-                   const SocDescriptor& soc, const MeshFabricOptions& o) {
-    check_options(graph, cluster, soc, o);
-    MeshPlan plan{FabricPlan{}, RoutingTables::build(graph), o.planes};
-    const ChipMap chips(graph);
-    const std::vector<PortLink> links = port_links(chips, cluster, port_peers(graph, o));
+MeshPlan plan_mesh(const TopologyMap& map, const SocDescriptor& soc, const MeshFabricOptions& o) {
+    check_options(map, soc, o);
+    const MeshGraph& graph = map.graph();
+    MeshPlan plan{FabricPlan{}, RoutingTables::build(graph), o.planes,
+                  std::make_shared<const TopologyMap>(map)};
+    const std::vector<PortLink> links = selected_ports(map, o);
 
     // Routers in (mesh, device, plane as listed, direction) order.
     std::vector<const PortLink*> order;
@@ -339,8 +237,11 @@ MeshPlan plan_mesh(const MeshGraph& graph, const ClusterDescriptor& cluster,
 
     FabricPlan& fp = plan.fabric;
     fp.arch = soc.arch();
-    fp.topology = o.topology;
-    for (ChipId c = 0; c < chips.chip_count(); ++c) fp.chips.push_back(c);
+    fp.topology = topology_of(graph);
+    for (const MeshSpec& m : graph.meshes()) {
+        for (MeshDeviceId d = 0; d < m.device_count(); ++d)
+            fp.chips.push_back(map.chip_of({m.id, d}));
+    }
     for (const PortLink* l : order) {
         RouterPlacement p{};
         p.chip = l->self_eth.chip;
@@ -353,11 +254,13 @@ MeshPlan plan_mesh(const MeshGraph& graph, const ClusterDescriptor& cluster,
         p.mesh = mesh_side(graph, plan.tables, *l);
         fp.routers.push_back(std::move(p));
     }
+    if (fp.routers.empty()) return plan;  // single-chip meshes: no link, no router
 
     // Slots, then what each router knows of the others of its chip and plane, then the layout.
     std::vector<pf::RouterConfig> used;
     for (const RouterPlacement& p : fp.routers) used.push_back(p.config);
-    const SlotChoice slots = choose_slots(kWho, topology_name(o.topology), tuning_of(o), soc, used, SlotSteps::Every);
+    const SlotChoice slots =
+        choose_slots(kWho, topology_name(fp.topology), tuning_of(o), soc, used, SlotSteps::Every);
     const hal::ArchMap& am = hal::arch_map(soc.arch());
     for (RouterPlacement& p : fp.routers) {
         MeshRouterPlacement& mp = *p.mesh;
@@ -381,19 +284,22 @@ MeshPlan plan_mesh(const MeshGraph& graph, const ClusterDescriptor& cluster,
     return plan;
 }
 
+MeshPlan plan_mesh(const MeshGraph& graph, const ClusterDescriptor& cluster,
+                   const SocDescriptor& soc, const MeshFabricOptions& options,
+                   const MapOptions& map_options) {
+    const MeshGraph& g = options.topology == pf::Topology::Torus ? graph.as_torus() : graph;
+    check_torus_alone(g);
+    return plan_mesh(map_topology(g, cluster, map_options), soc, options);
+}
+
 ChipId MeshPlan::chip_of(MeshNode n) const {
-    tables.graph().check_node(n);
-    return ChipMap(tables.graph()).chip(n);
+    return map->chip_of(n);
 }
 
 MeshNode MeshPlan::node_of(ChipId c) const {
-    const MeshGraph& g = tables.graph();
-    const std::vector<ChipId> first = ChipMap(g).first;
-    for (MeshId m = 0; m < g.mesh_count(); ++m) {
-        if (c < first[m + 1]) return MeshNode{m, c - first[m]};
-    }
-    fail(ErrorCategory::BadInput, "mesh plan: chip {} is not in the meshes of {} (chips 0..{})", c,
-         g.source(), first.back() - 1);
+    if (const auto n = map->node_of(c)) return *n;
+    fail(ErrorCategory::BadInput, "mesh plan: chip {} plays no device of {}", c,
+         tables.graph().source());
 }
 
 const RouterPlacement& MeshPlan::router(MeshNode node, MeshDir dir, uint32_t plane) const {
@@ -412,23 +318,25 @@ const RouterPlacement& MeshPlan::router(MeshNode node, MeshDir dir, uint32_t pla
 // node's mesh take it: to dst (X then Y; on a torus each dimension the shorter way round), or to
 // the exit node and out of its inter-mesh port (`leaves`). The entry router of the next mesh does
 // the same from its own device (firmware: mesh_entry_route).
-std::vector<MeshDir> MeshPlan::segment(MeshNode node, MeshNode dst, uint32_t plane, bool& leaves) const {
+std::vector<MeshDir> MeshPlan::segment(MeshNode node, MeshNode dst, uint32_t plane,
+                                       bool& leaves) const {
     const MeshGraph& g = tables.graph();
     std::vector<MeshDir> path;
     leaves = node.mesh != dst.mesh;
-    if (!leaves && fabric.topology == pf::Topology::Torus) {
+    if (!leaves && g.mesh(node.mesh).is_torus()) {
         const MeshSpec& m = g.mesh(node.mesh);
         uint32_t dirs[pf::kMaxHops2D] = {};
-        const uint32_t n = pf::mesh_path_torus_xy(m.row_of(node.device), m.col_of(node.device), m.row_of(dst.device),
-                                                  m.col_of(dst.device), m.rows, m.cols, dirs);
+        const uint32_t n = pf::mesh_path_torus_xy(m.row_of(node.device), m.col_of(node.device),
+                                                  m.row_of(dst.device), m.col_of(dst.device),
+                                                  m.rows, m.cols, dirs, m.ring_ns, m.ring_ew);
         for (uint32_t i = 0; i < n; ++i) path.push_back(static_cast<MeshDir>(dirs[i]));
     } else if (!leaves) {
         path = tables.l0_route(node.mesh, node.device, dst.device);
     } else {
         const auto e = tables.l1_exit(node.mesh, node.device, dst.mesh);
         if (!e) {
-            fail(ErrorCategory::BadInput, "mesh plan: no route from mesh {} to mesh {} in {}", node.mesh, dst.mesh,
-                 g.source());
+            fail(ErrorCategory::BadInput, "mesh plan: no route from mesh {} to mesh {} in {}",
+                 node.mesh, dst.mesh, g.source());
         }
         const auto port = exit_port(tables, {node.mesh, e->exit}, e->next_mesh, plane);
         if (!port) {
@@ -442,8 +350,9 @@ std::vector<MeshDir> MeshPlan::segment(MeshNode node, MeshNode dst, uint32_t pla
     }
     if (path.size() > pf::kMaxHops2D) {
         fail(ErrorCategory::BadInput,
-             "mesh plan: the route from {} to {} is {} hops{}; a 2D route holds at most {}", node.str(),
-             dst.str(), path.size(), leaves ? " to the exit of its mesh" : "", pf::kMaxHops2D);
+             "mesh plan: the route from {} to {} is {} hops{}; a 2D route holds at most {}",
+             node.str(), dst.str(), path.size(), leaves ? " to the exit of its mesh" : "",
+             pf::kMaxHops2D);
     }
     return path;
 }
@@ -495,14 +404,15 @@ std::vector<MeshHop> MeshPlan::links(MeshNode src, MeshNode dst, uint32_t plane)
         last = nullptr;
         entered = true;
         if (out.size() > 4 * fabric.routers.size()) {
-            fail(ErrorCategory::BadInput, "mesh plan: the route from {} to {} does not end", src.str(), dst.str());
+            fail(ErrorCategory::BadInput, "mesh plan: the route from {} to {} does not end",
+                 src.str(), dst.str());
         }
     }
     return out;
 }
 
-std::optional<std::string> MeshPlan::wait_cycle(std::span<const std::pair<MeshNode, MeshNode>> flows,
-                                                uint32_t plane) const {
+std::optional<std::string> MeshPlan::wait_cycle(
+    std::span<const std::pair<MeshNode, MeshNode>> flows, uint32_t plane) const {
     // Nodes: (router, VC) sender buffers; an edge where some flow holds one while it waits for the
     // next. Every buffer of a link is one node: coarser than the firmware's channels, so a cycle
     // here may be harmless, but none here means none there.
@@ -514,7 +424,8 @@ std::optional<std::string> MeshPlan::wait_cycle(std::span<const std::pair<MeshNo
     for (const auto& [src, dst] : flows) {
         if (src == dst) continue;
         const auto hops = links(src, dst, plane);
-        for (size_t i = 0; i + 1 < hops.size(); ++i) next[index(hops[i])].push_back(index(hops[i + 1]));
+        for (size_t i = 0; i + 1 < hops.size(); ++i)
+            next[index(hops[i])].push_back(index(hops[i + 1]));
     }
     for (auto& v : next) {
         std::sort(v.begin(), v.end());
@@ -551,7 +462,8 @@ std::optional<std::string> MeshPlan::wait_cycle(std::span<const std::pair<MeshNo
                                         w % 2 == 1 ? " (VC1)" : "");
                 }
                 const RouterPlacement& first = fabric.routers[v / 2];
-                return text + fmt::format("{} {}", first.mesh->node.str(), dir_letter(first.mesh->dir));
+                return text +
+                       fmt::format("{} {}", first.mesh->node.str(), dir_letter(first.mesh->dir));
             }
         }
     }

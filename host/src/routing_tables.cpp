@@ -45,6 +45,15 @@ std::string SourceRoute::str() const {
 }
 
 RoutingTables RoutingTables::build(const MeshGraph& graph) {
+    if (!graph.links_resolved()) {
+        const MeshConnection& c = graph.mesh_connections().front();
+        fail(ErrorCategory::BadInput,
+             "{}:{}: routing tables between meshes need a cluster descriptor (--cluster): the "
+             "links of the "
+             "connection of mesh {} and mesh {} ({} channels) are chosen by the topology mapping "
+             "(fabricctl mesh map --cluster FILE --mesh-graph {})",
+             graph.source(), c.line, c.a, c.b, c.channels, graph.source());
+    }
     RoutingTables t;
     t.graph_ = std::make_shared<const MeshGraph>(graph);
     const MeshGraph& g = *t.graph_;
@@ -258,18 +267,24 @@ std::optional<uint32_t> RoutingTables::forward_channel(MeshNode node, uint32_t c
     return eth_channel(node, *dir, port->second);
 }
 
-SourceRoute RoutingTables::source_route(MeshNode src, MeshNode dst, uint32_t plane) const {
+SourceRoute RoutingTables::source_route(MeshNode src, MeshNode dst, uint32_t start_plane) const {
     graph_->check_node(src);
     graph_->check_node(dst);
     const ChipSpec& chip = graph_->chip_spec();
-    if (plane >= chip.ports_per_direction) {
+    if (start_plane >= chip.ports_per_direction) {
+        if (chip.ports_per_direction == 0) {
+            fail(ErrorCategory::BadInput,
+                 "routing plane {} does not exist ({} has no Ethernet ports per direction)",
+                 start_plane, graph_->source());
+        }
         fail(ErrorCategory::BadInput, "routing plane {} does not exist ({} has planes 0..{})",
-             plane, graph_->source(), chip.ports_per_direction - 1);
+             start_plane, graph_->source(), chip.ports_per_direction - 1);
     }
+    uint32_t plane = start_plane;
     SourceRoute r;
     r.src = src;
     r.dst = dst;
-    r.plane = plane;
+    r.plane = start_plane;
     r.meshes = mesh_path(src.mesh, dst.mesh);
     if (r.meshes.empty()) {
         fail(ErrorCategory::BadInput, "no route from mesh {} to mesh {} in {}", src.mesh, dst.mesh,
@@ -314,6 +329,7 @@ SourceRoute RoutingTables::source_route(MeshNode src, MeshNode dst, uint32_t pla
         h.inter_mesh = true;
         r.hops.push_back(h);
         cur = h.to;
+        plane = link->to.plane;  // a cable may join two planes (TG): go on on the arrival plane
     }
     intra(cur, dst.device);
     return r;

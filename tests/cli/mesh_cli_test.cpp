@@ -23,7 +23,7 @@ const std::string kTmp = FABRIC_TEST_TMP_DIR;
 const std::string kSpec =
     std::string(FABRIC_SOC_DESCRIPTOR_DIR) + "/spec_4mesh_3x3_mesh_graph.yaml";
 const std::string kT3k = std::string(FABRIC_SOC_DESCRIPTOR_DIR) + "/t3k_mesh_graph.yaml";
-
+const std::string kDir = FABRIC_SOC_DESCRIPTOR_DIR;
 
 }  // namespace
 
@@ -82,7 +82,8 @@ TEST_CASE("fabricctl mesh routes: a single mesh has no L1 table", "[cli][mesh]")
     const auto r =
         fabricctl({"mesh", "routes", "--mesh-graph", kT3k, "--from", "0:0", "--to", "0:7"});
     REQUIRE(r.code == 0);
-    CHECK_THAT(r.out, Contains("mesh 0: 2x4 devices, board T3K"));
+    CHECK_THAT(r.out, Contains("mesh 0: 2x4 devices (LINE x LINE), board T3K, host topology 1x1, 2 "
+                               "channels RELAXED"));
     CHECK_THAT(r.out, !Contains("L1 exit nodes"));
     CHECK_THAT(r.out, Contains("M0D0 -E-> M0D1 -E-> M0D2 -E-> M0D3 -S-> M0D7"));
 }
@@ -132,4 +133,53 @@ TEST_CASE("fabricctl mesh routes: bad --from/--to/--plane/--mesh", "[cli][mesh]"
     r = fabricctl({"mesh", "routes"});
     expect_failure(r, 100);
     CHECK_THAT(r.err, Contains("--mesh-graph"));
+}
+
+TEST_CASE("fabricctl mesh routes: MGD 2.0 text descriptors", "[cli][mesh][mgd]") {
+    // One mesh: its tables as for YAML, with its dim types, channels and policy.
+    auto r = fabricctl({"mesh", "routes", "--mesh-graph",
+                        kDir + "/galaxy_8x4_torus_x_mesh_graph.textproto", "--from", "0:0", "--to",
+                        "0:31"});
+    INFO("stderr: " << r.err);
+    REQUIRE(r.code == 0);
+    CHECK_THAT(r.out,
+               StartsWith("mesh graph " + kDir +
+                          "/galaxy_8x4_torus_x_mesh_graph.textproto (textproto): wormhole_b0, "
+                          "1 mesh, 4 Ethernet ports per direction (routing planes 0..3)\n"));
+    CHECK_THAT(r.out,
+               Contains("  mesh 0: 8x4 devices (LINE x RING), board M0, host topology 1x1, 4 "
+                        "channels RELAXED\n"));
+    CHECK_THAT(r.out, Contains("M0D0 -E-> M0D1 -E-> M0D2 -E-> M0D3 -S-> M0D7"));
+
+    r = fabricctl(
+        {"mesh", "routes", "--mesh-graph", kDir + "/dual_galaxy_mesh_graph.textproto", "--json"});
+    REQUIRE(r.code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["form"] == "textproto");
+    CHECK(j["meshes"][0]["device_topology"] == nlohmann::json::parse("[8, 8]"));
+    CHECK(j["meshes"][0]["host_topology"] == nlohmann::json::parse("[1, 2]"));
+    CHECK(j["meshes"][0]["host_ranks"] == nlohmann::json::parse("[[0, 1]]"));
+    CHECK(j["meshes"][0]["dim_types"] == nlohmann::json::parse(R"(["LINE", "LINE"])"));
+    CHECK(j["meshes"][0]["channels"] == 4);
+    CHECK(j["meshes"][0]["policy"] == "RELAXED");
+
+    // Several meshes: their links are the mapping's to choose, so there are no tables yet.
+    const std::string tg = kDir + "/tg_mesh_graph.textproto";
+    r = fabricctl({"mesh", "routes", "--mesh-graph", tg});
+    expect_failure(r, 101);
+    CHECK_THAT(r.err,
+               Contains(tg + ":28: routing tables between meshes need a cluster descriptor"));
+}
+
+TEST_CASE("fabricctl mesh routes: TG's cross-plane cables", "[cli][mesh][mgd]") {
+    const auto r = fabricctl({"mesh", "routes", "--mesh-graph", kDir + "/tg_mesh_graph.yaml",
+                              "--from", "0:0", "--to", "4:31", "--plane", "1"});
+    INFO("stderr: " << r.err);
+    REQUIRE(r.code == 0);
+    CHECK_THAT(r.out, Contains("  M0D0 S -> M4D1 N  planes 1 -> 0\n"));
+    CHECK_THAT(r.out, Contains("  M4D1 N -> M0D0 S  planes 0 -> 1\n"));
+    CHECK_THAT(r.out, Contains("  M0D0 S -> M4D0 N  planes 0\n"));
+    // Plane 1 leaves the gateway on S channel 5 and arrives on the Galaxy's N channel 0 (plane 0).
+    CHECK_THAT(r.out, Contains("  M0D0 =S=> M4D1  eth 5 -> 0  (exit of mesh 0, entry of mesh 4)"));
+    CHECK_THAT(r.out, Contains("  M4D1 -E-> M4D2  eth 8 -> 12"));
 }

@@ -74,7 +74,7 @@ const json& router_at(const json& j, uint32_t chip, uint32_t eth) {
 TEST_CASE("fabricctl mesh up/status/down/run: usage errors are 100", "[cli][mesh]") {
     for (const char* verb : {"up", "status", "down", "run"}) {
         INFO(verb);
-        expect_failure(fabricctl({"mesh", verb}), 100);  // --mesh-graph is required
+        expect_failure(fabricctl({"mesh", verb}), 100);  // --cluster is required
         const auto topo = fabricctl(t3k(verb, {"--topology", "ring"}));
         expect_failure(topo, 100);
         CHECK_THAT(topo.err, Contains("ring not in {mesh,torus}"));
@@ -101,14 +101,16 @@ TEST_CASE("fabricctl mesh up/status/down/run: bad input names the reason", "[cli
          "no_such_graph.yaml"},
         {{"mesh", "status", "--mesh-graph", bad_yaml, "--cluster", kCluster}, 102, bad_yaml},
         {{"mesh", "down", "--mesh-graph", kCluster, "--cluster", kCluster}, 102, "'ChipSpec'"},
-        {{"mesh", "run", "--mesh-graph", kGraph}, 101, "--target sim needs --cluster"},
         {t3k("up", {"--planes", "2"}), 101,
-         "--planes 2: plane 2 does not exist: " + kGraph +
-             " has 2 Ethernet ports per direction (planes 0..1)"},
+         "mesh plan: routing plane 2 does not exist (" + kGraph + " on " + kCluster +
+             " has planes 0..1)"},
         {t3k("up", {"--planes", "0,0"}), 101, "--planes 0,0: plane 0 is listed twice"},
         {t3k("up", {"--planes", "0,x"}), 101, "--planes 0,x: 'x' is not a plane number"},
         {t3k("up", {"--planes", ""}), 101, "--planes: give at least one routing plane"},
-        {t3k("up", {"--topology", "torus"}), 101, "a torus needs at least 3 rows and 3 columns"},
+        {t3k("up", {"--topology", "torus"}), 101,
+         "is a ring of 2 rows (N/S): its wrap would join the same two chips"},
+        {t3k("up", {"--pin", "0:0"}), 101, "--pin '0:0': expected MESH:DEVICE=CHIP, e.g. 0:0=5"},
+        {t3k("up", {"--pin", "0:0=9"}), 101, "topology map: pin M0D0=9: cluster"},
         {t3k("up", {"--slots", "8"}), 101, "--slots 8: expected SENDER,RECEIVER (e.g. 8,16)"},
         {t3k("up", {"--payload", "100"}), 101, "--payload 100: must be a multiple of 16"},
         {t3k("run", {"--bytes", "100"}), 101,

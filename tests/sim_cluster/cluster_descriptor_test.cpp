@@ -421,3 +421,23 @@ TEST_CASE("cluster descriptor: the YAML node count is capped", "[cluster_descrip
     CHECK(bad(many) ==
           "c.yaml:1:600002: more than 300000 YAML nodes; a cluster descriptor has at most 300000");
 }
+
+TEST_CASE("cluster descriptor: lint of the faulty fixtures", "[cluster_descriptor]") {
+    const std::string dir = std::string(FABRIC_SOC_DESCRIPTOR_DIR) + "/clusters/";
+    const auto one = [&](const std::string& file) {
+        const auto report = ClusterDescriptor::lint_file(dir + file);
+        REQUIRE(report.findings.size() == 1);
+        const auto& f = report.findings.front();
+        return fmt::format("{} {} {}: {}", f.line, fabric::cluster_lint_kind_name(f.kind), f.field,
+                           f.message);
+    };
+    CHECK(one("t3k_duplicate_cluster.yaml") ==
+          "176 duplicate_connection ethernet_connections[20]: chip 5 chan 0 <-> chip 1 chan 8 is "
+          "listed again (first as ethernet_connections[6])");
+    CHECK(one("t3k_asymmetric_cluster.yaml") ==
+          "176 asymmetric_connection ethernet_connections[20]: chip 5 chan 0 is joined to chip 1 "
+          "chan 0 here but to chip 1 chan 8 by ethernet_connections[6]");
+    CHECK(ClusterDescriptor::lint_file(dir + "t3k_duplicate_cluster.yaml")
+              .usable.connections()
+              .size() == 20);
+}

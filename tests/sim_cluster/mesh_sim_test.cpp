@@ -33,6 +33,7 @@
 #include "hal/stream.h"
 #include "protocol/test_kernels.h"
 #include "protocol/test_mailbox.h"
+#include "scrambled_cluster.h"
 
 using Catch::Matchers::Contains;
 using fabric::MeshDir;
@@ -46,17 +47,18 @@ const std::string kFwDir = FABRIC_FIRMWARE_DIR;
 constexpr auto kArch = hal::Arch::WormholeB0;
 
 std::optional<fabric::ElfImage> firmware(const std::string& name, hal::Arch arch = kArch) {
-    const std::string path = kFwDir + "/" + std::string(fabric::arch_name(arch)) + "/" + name + ".elf";
+    const std::string path =
+        kFwDir + "/" + std::string(fabric::arch_name(arch)) + "/" + name + ".elf";
     if (!std::filesystem::exists(path)) return std::nullopt;
     return fabric::ElfImage::load_file(path);
 }
 
-#define REQUIRE_FIRMWARE()                                                                   \
-    const auto router = firmware("fabric_router_2d");                                        \
-    const auto traffic = firmware("fabric_traffic");                                         \
-    if (!router || !traffic) {                                                               \
+#define REQUIRE_FIRMWARE()                                                                     \
+    const auto router = firmware("fabric_router_2d");                                          \
+    const auto traffic = firmware("fabric_traffic");                                           \
+    if (!router || !traffic) {                                                                 \
         WARN("skipped: fabric_router_2d.elf / fabric_traffic.elf not built (build firmware)"); \
-        return;                                                                              \
+        return;                                                                                \
     }
 
 using fabric::test::bh_soc;
@@ -72,19 +74,22 @@ struct Mesh {
     Mesh(const std::string& graph_file, const std::string& cluster_file,
          const fabric::MeshFabricOptions& o, const fabric::ElfImage& router,
          const fabric::SocDescriptor& soc = wh_soc())
-        : Mesh(graph_file, fabric::ClusterDescriptor::load_file(kSocDir + "/" + cluster_file), o,
-               router, soc) {}
-    Mesh(const std::string& graph_file, fabric::ClusterDescriptor c,
-         const fabric::MeshFabricOptions& o, const fabric::ElfImage& router,
-         const fabric::SocDescriptor& soc = wh_soc())
-        : cluster(std::move(c)),
+        : cluster(fabric::ClusterDescriptor::load_file(kSocDir + "/" + cluster_file)),
           plan(fabric::plan_mesh(fabric::MeshGraph::load_file(kSocDir + "/" + graph_file), cluster,
                                  soc, o)),
           dev(soc, soc.arch(), fabric::SimDeviceOptions{cluster, std::nullopt}),
           runner(dev, plan.fabric, router) {}
+    Mesh(const fabric::MeshGraph& graph, fabric::ClusterDescriptor c,
+         const fabric::MeshFabricOptions& o, const fabric::ElfImage& router,
+         const fabric::SocDescriptor& soc = wh_soc())
+        : cluster(std::move(c)),
+          plan(fabric::plan_mesh(graph, cluster, soc, o)),
+          dev(soc, soc.arch(), fabric::SimDeviceOptions{cluster, std::nullopt}),
+          runner(dev, plan.fabric, router) {}
 };
 
-fabric::MeshFabricOptions options(pf::Topology t = pf::Topology::Mesh, std::vector<uint32_t> planes = {0}) {
+fabric::MeshFabricOptions options(pf::Topology t = pf::Topology::Mesh,
+                                  std::vector<uint32_t> planes = {0}) {
     fabric::MeshFabricOptions o;
     o.topology = t;
     o.planes = std::move(planes);
@@ -96,8 +101,9 @@ using Traffic = fabric::MeshTraffic;
 constexpr uint32_t kSinkCoreIndex = fabric::kMeshSinkCoreIndex;
 
 // The traffic of one run (fabric/mesh_traffic.h): `packets` unicast writes of `bytes` per flow.
-Traffic plan_traffic(const fabric::MeshPlan& plan, const fabric::ElfImage& image, std::vector<Flow> flows,
-                     uint32_t packets, uint32_t bytes, const fabric::SocDescriptor& soc = wh_soc()) {
+Traffic plan_traffic(const fabric::MeshPlan& plan, const fabric::ElfImage& image,
+                     std::vector<Flow> flows, uint32_t packets, uint32_t bytes,
+                     const fabric::SocDescriptor& soc = wh_soc()) {
     fabric::MeshTrafficOptions o;
     o.packets = packets;
     o.packet_bytes = bytes;
@@ -147,7 +153,8 @@ std::vector<fabric::RouterSnapshot> terminate_clean(Mesh& m) {
         CHECK(s.status_name() == "terminated");
         CHECK(s.block.undrained == 0);
         CHECK(s.block.bad_packets == 0);
-        for (uint32_t c = 0; c < pf::kMaxSenderChannels; ++c) CHECK(s.block.sent[c] == s.block.completed[c]);
+        for (uint32_t c = 0; c < pf::kMaxSenderChannels; ++c)
+            CHECK(s.block.sent[c] == s.block.completed[c]);
         const auto* peer = by_port.at({r.config.peer_chip_id, r.config.peer_eth_channel});
         CHECK(s.sent() == peer->received());
     }
@@ -158,7 +165,6 @@ std::vector<fabric::RouterSnapshot> terminate_clean(Mesh& m) {
     }
     return fin;
 }
-
 
 std::vector<MeshNode> nodes(const fabric::MeshPlan& p) {
     std::vector<MeshNode> out;
@@ -184,14 +190,16 @@ uint64_t check_vcs(const Mesh& m, const std::vector<Flow>& flows, uint32_t packe
                    const std::vector<fabric::RouterSnapshot>& fin) {
     std::map<const fabric::RouterPlacement*, std::array<uint64_t, 2>> expect;
     for (const Flow& f : flows) {
-        for (const fabric::MeshHop& h : m.plan.links(f.src, f.dst, f.plane)) expect[h.router][h.vc] += packets;
+        for (const fabric::MeshHop& h : m.plan.links(f.src, f.dst, f.plane))
+            expect[h.router][h.vc] += packets;
     }
     uint64_t vc1_total = 0;
     for (size_t i = 0; i < fin.size(); ++i) {
         const fabric::RouterPlacement& r = m.plan.fabric.routers[i];
         INFO(r.mesh->port().str());
         std::array<uint64_t, 2> sent{};
-        for (uint32_t c = 0; c < pf::kMaxSenderChannels; ++c) sent[c >= pf::kMeshVc1Channel0 ? 1 : 0] += fin[i].block.sent[c];
+        for (uint32_t c = 0; c < pf::kMaxSenderChannels; ++c)
+            sent[c >= pf::kMeshVc1Channel0 ? 1 : 0] += fin[i].block.sent[c];
         CHECK(sent[0] == expect[&r][0]);
         CHECK(sent[1] == expect[&r][1]);
         vc1_total += sent[1];
@@ -211,9 +219,11 @@ void push_raw(Mesh& m, const fabric::RouterPlacement& r, uint32_t slot, const pf
     std::vector<uint8_t> bytes(sizeof h + h.payload_bytes, 0xEE);
     std::memcpy(bytes.data(), &h, sizeof h);
     m.dev.write(r.core, r.layout.sender_base[0] + slot * r.layout.slot_bytes, bytes);
-    m.dev.write32(r.core,
-                  hal::stream::reg_addr(pf::kStreamPushed0, hal::kWormholeB0.stream.remote_dest_buf_space_available_update),
-                  hal::stream::encode_words_free_delta(1));
+    m.dev.write32(
+        r.core,
+        hal::stream::reg_addr(pf::kStreamPushed0,
+                              hal::kWormholeB0.stream.remote_dest_buf_space_available_update),
+        hal::stream::encode_words_free_delta(1));
 }
 
 }  // namespace
@@ -234,8 +244,43 @@ TEST_CASE("mesh (sim): all-to-all unicast on a t3k 2x4 mesh", "[mesh][sim]") {
     CHECK(delivered == 56 * 12);
 }
 
+// The property of the topology mapping that matters: whatever ids and channel numbers a cluster's
+// chips and links have, the fabric comes up on the mapping and every byte lands.
+TEST_CASE("mesh (sim): clusters with renamed chip ids and channels carry all-to-all traffic",
+          "[mesh][sim]") {
+    struct Case {
+        const char* graph;
+        const char* cluster;
+        hal::Arch arch;
+        uint32_t seed;
+    };
+    std::vector<Case> cases;
+    for (uint32_t seed = 1; seed <= fabric::test::property_seeds(2); ++seed) {
+        cases.push_back({"t3k_mesh_graph.yaml", "t3k_cluster.yaml", kArch, seed});
+    }
+    cases.push_back({"bh_2x2_mesh_graph.yaml", "bh_2x2_cluster.yaml", hal::Arch::Blackhole, 3});
+    for (const Case& c : cases) {
+        INFO(c.cluster << " renamed with seed " << c.seed);
+        const auto router = firmware("fabric_router_2d", c.arch);
+        const auto traffic = firmware("fabric_traffic", c.arch);
+        REQUIRE(router);
+        REQUIRE(traffic);
+        const auto& soc = c.arch == kArch ? wh_soc() : bh_soc();
+        const auto s = fabric::test::scramble(fabric::test::cluster(c.cluster), c.seed);
+        Mesh m(fabric::test::mesh_graph(c.graph),
+               fabric::ClusterDescriptor::parse(s.yaml, "renamed.yaml"), options(), *router, soc);
+        m.runner.bring_up(5'000'000);
+        const Traffic t = plan_traffic(m.plan, *traffic, all_to_all(m.plan), 4, 512, soc);
+        run(m, t);
+        m.runner.monitor(300'000);  // the last packets land
+        check_landed(m, t);
+        const auto fin = terminate_clean(m);
+        CHECK(delivered(fin) == t.flows.size() * 4);
+    }
+}
 
-TEST_CASE("mesh (sim): all-to-all unicast on a Blackhole 2x2 mesh (the compact 2D image)", "[mesh][sim]") {
+TEST_CASE("mesh (sim): all-to-all unicast on a Blackhole 2x2 mesh (the compact 2D image)",
+          "[mesh][sim]") {
     const auto router = firmware("fabric_router_2d", hal::Arch::Blackhole);
     const auto traffic = firmware("fabric_traffic", hal::Arch::Blackhole);
     if (!router || !traffic) {
@@ -259,7 +304,8 @@ TEST_CASE("mesh (sim): all-to-all unicast on a 4x4 mesh, every turn X then Y", "
     m.runner.bring_up(5'000'000);
     CHECK(m.plan.fabric.routers.size() == 48);  // 24 edges
     const Traffic t = plan_traffic(m.plan, *traffic, all_to_all(m.plan), 6, 512);
-    CHECK(t.workers.size() == 48);  // every router's ch0 has a worker: 4x4 all-to-all uses every direction
+    CHECK(t.workers.size() ==
+          48);  // every router's ch0 has a worker: 4x4 all-to-all uses every direction
     run(m, t);
     m.runner.monitor(300'000);
     check_landed(m, t);
@@ -286,7 +332,8 @@ TEST_CASE("mesh (sim): all-to-all unicast on a 4x4 mesh, every turn X then Y", "
     CHECK(turned == 16 * 9 * 6);
 }
 
-TEST_CASE("mesh (sim): 2D multicast, a trunk along a row with branches up and down", "[mesh][sim]") {
+TEST_CASE("mesh (sim): 2D multicast, a trunk along a row with branches up and down",
+          "[mesh][sim]") {
     REQUIRE_FIRMWARE();
     Mesh m("mesh_4x4_mesh_graph.yaml", "mesh_4x4_cluster.yaml", options(), *router);
     m.runner.bring_up(5'000'000);
@@ -295,7 +342,8 @@ TEST_CASE("mesh (sim): 2D multicast, a trunk along a row with branches up and do
     const MeshNode src{0, 4};
     Traffic t = plan_traffic(m.plan, *traffic, {{src, {0, 5}, 0}}, 8, 1024);
     REQUIRE(t.workers.size() == 1);
-    const pf::Route mc = pf::mesh_route_multicast(static_cast<uint32_t>(pf::MeshDirection::E), 3, 1, 2);
+    const pf::Route mc =
+        pf::mesh_route_multicast(static_cast<uint32_t>(pf::MeshDirection::E), 3, 1, 2);
     auto& d = t.workers[0].dests[0];
     d.route = mc.hops;
     d.route_ext = mc.ext;
@@ -344,7 +392,8 @@ TEST_CASE("mesh (sim): a 4x4 torus at full load over the wrap links, no deadlock
     CHECK(wrapped > 0);
 }
 
-TEST_CASE("mesh (sim): inter-mesh all-to-all across the spec's 4-mesh cluster, VC1 once entered", "[mesh][sim]") {
+TEST_CASE("mesh (sim): inter-mesh all-to-all across the spec's 4-mesh cluster, VC1 once entered",
+          "[mesh][sim]") {
     REQUIRE_FIRMWARE();
     Mesh m("spec_4mesh_3x3_mesh_graph.yaml", "spec_4mesh_3x3_cluster.yaml", options(), *router);
     m.runner.bring_up(10'000'000);
@@ -416,7 +465,8 @@ TEST_CASE("mesh (sim): routing planes are isolated", "[mesh][sim]") {
     terminate_clean(m);
 }
 
-TEST_CASE("mesh (sim): bad 2D headers are refused, counted and their credits returned", "[mesh][sim]") {
+TEST_CASE("mesh (sim): bad 2D headers are refused, counted and their credits returned",
+          "[mesh][sim]") {
     REQUIRE_FIRMWARE();
     // The 2x4 t3k mesh; the host writes packets into M0D0's E router (to M0D1's W router).
     Mesh m("t3k_mesh_graph.yaml", "t3k_cluster.yaml", options(), *router);
@@ -439,9 +489,9 @@ TEST_CASE("mesh (sim): bad 2D headers are refused, counted and their credits ret
     };
     const uint32_t N = pf::dir_bit(0), E = pf::dir_bit(1);
     const Case cases[] = {
-        {"no hop command", 0, 0, 0, 0x103},                       // Route
+        {"no hop command", 0, 0, 0, 0x103},                           // Route
         {"forward north from the top row", N | E << 4, 0, 0, 0x106},  // NoDownstream
-        {"forward with nothing left to do", E, 0, 0, 0x103},      // Route
+        {"forward with nothing left to do", E, 0, 0, 0x103},          // Route
     };
     uint32_t slot = 0;
     for (const Case& c : cases) {
@@ -475,7 +525,8 @@ TEST_CASE("mesh (sim): bad 2D headers are refused, counted and their credits ret
         CHECK(turned.block.detail == 0x10A);  // Turn
         CHECK(turned.block.bad_packets == 1);
         CHECK(turned.block.forwarded == 0);
-        m.dev.write32(down.core, down.layout.connection + offsetof(pf::WorkerConnectionInfo, pushed), 1);
+        m.dev.write32(down.core,
+                      down.layout.connection + offsetof(pf::WorkerConnectionInfo, pushed), 1);
     }
     // The fabric still works: a good packet after them lands.
     const Traffic t = plan_traffic(m.plan, *traffic, {{{0, 0}, {0, 1}, 0}}, 4, 256);
@@ -487,12 +538,14 @@ TEST_CASE("mesh (sim): bad 2D headers are refused, counted and their credits ret
         INFO(s.describe());
         CHECK(s.status_name() == "terminated");
         CHECK(s.block.undrained == 0);
-        for (uint32_t c = 0; c < pf::kMaxSenderChannels; ++c) CHECK(s.block.sent[c] == s.block.completed[c]);
+        for (uint32_t c = 0; c < pf::kMaxSenderChannels; ++c)
+            CHECK(s.block.sent[c] == s.block.completed[c]);
     }
 }
 
-TEST_CASE("mesh (sim): a bad mesh config is refused with the reason, and a 1D config on the 2D image too",
-          "[mesh][sim]") {
+TEST_CASE(
+    "mesh (sim): a bad mesh config is refused with the reason, and a 1D config on the 2D image too",
+    "[mesh][sim]") {
     REQUIRE_FIRMWARE();
     auto graph = fabric::MeshGraph::load_file(kSocDir + "/t3k_mesh_graph.yaml");
     auto cluster = fabric::ClusterDescriptor::load_file(kSocDir + "/t3k_cluster.yaml");
@@ -507,32 +560,37 @@ TEST_CASE("mesh (sim): a bad mesh config is refused with the reason, and a 1D co
         }
         fabric::SimDevice dev(wh_soc(), kArch, fabric::SimDeviceOptions{cluster, std::nullopt});
         fabric::FabricRunner runner(dev, plan.fabric, *router);
-        const auto msg = fabric::test::expect_error(fabric::ErrorCategory::Fabric, [&] { runner.bring_up(2'000'000); });
+        const auto msg = fabric::test::expect_error(fabric::ErrorCategory::Fabric,
+                                                    [&] { runner.bring_up(2'000'000); });
         CHECK_THAT(msg, Contains("M0D0 E plane 0): status config_invalid"));
         CHECK_THAT(msg, Contains(line ? "detail 0x00000003" : "detail 0x0000000d"));
         runner.terminate(pf::Termination::Immediate, 1'000'000);
     }
 }
 
-TEST_CASE("mesh (sim): a second runner attaches to a running fabric and terminates it", "[mesh][sim]") {
+TEST_CASE("mesh (sim): a second runner attaches to a running fabric and terminates it",
+          "[mesh][sim]") {
     REQUIRE_FIRMWARE();
     // As on silicon: `mesh up` leaves the routers running, a later `mesh down` takes them over.
     Mesh m("t3k_mesh_graph.yaml", "t3k_cluster.yaml", options(), *router);
     {
         fabric::FabricRunner other(m.dev, m.plan.fabric, *router);
         // Nothing runs yet: every router is named, nothing is taken over.
-        const auto msg = fabric::test::expect_error(fabric::ErrorCategory::Fabric, [&] { other.attach(); });
-        CHECK_THAT(msg, Contains("fabric attach: 20 of 20 routers are not this plan's running fabric"));
+        const auto msg =
+            fabric::test::expect_error(fabric::ErrorCategory::Fabric, [&] { other.attach(); });
+        CHECK_THAT(msg,
+                   Contains("fabric attach: 20 of 20 routers are not this plan's running fabric"));
         CHECK_FALSE(other.up());
     }
     m.runner.bring_up(5'000'000);
     // A plan with another payload is not the fabric that runs.
     auto o = options();
     o.payload_bytes = 1024;
-    const auto other_plan = fabric::plan_mesh(fabric::MeshGraph::load_file(kSocDir + "/t3k_mesh_graph.yaml"),
-                                              m.cluster, wh_soc(), o);
+    const auto other_plan = fabric::plan_mesh(
+        fabric::MeshGraph::load_file(kSocDir + "/t3k_mesh_graph.yaml"), m.cluster, wh_soc(), o);
     fabric::FabricRunner wrong(m.dev, other_plan.fabric, *router);
-    const auto msg = fabric::test::expect_error(fabric::ErrorCategory::Fabric, [&] { wrong.attach(); });
+    const auto msg =
+        fabric::test::expect_error(fabric::ErrorCategory::Fabric, [&] { wrong.attach(); });
     CHECK_THAT(msg, Contains("its config is not the plan's"));
     // The same plan: attached, it watches and terminates the fabric.
     fabric::FabricRunner later(m.dev, m.plan.fabric, *router);
@@ -561,8 +619,8 @@ TEST_CASE("mesh (sim): all-to-all on a t3k whose chips are harvested where worke
         text += "  " + std::to_string(chip) +
                 ": {noc_translation: true, harvest_mask: " + std::to_string(mask) + "}\n";
     }
-    Mesh m("t3k_mesh_graph.yaml", fabric::ClusterDescriptor::parse(text, "t3k_harvested.yaml"),
-           options(), *router);
+    Mesh m(fabric::MeshGraph::load_file(kSocDir + "/t3k_mesh_graph.yaml"),
+           fabric::ClusterDescriptor::parse(text, "t3k_harvested.yaml"), options(), *router);
     m.runner.bring_up(5'000'000);
     fabric::MeshTrafficOptions o;
     o.packets = 12;

@@ -4,29 +4,24 @@
 // a FabricPlan, so FabricRunner brings it up, runs workers on it and terminates it as it does a
 // line or a ring.
 //
-// Mapping (this project's convention, checked against the cluster): the devices of mesh m are the
-// chips first_chip(m) .. first_chip(m) + rows * cols - 1 in device order, where first_chip(m) is
-// the device count of meshes 0..m-1 (one mesh: chip id = device id = row * cols + col, as in
-// t3k_cluster.yaml and galaxy_8x4_cluster.yaml).
-//
-// Ports: a device's port (dir, plane) is the plane-th link, by ascending channel on this chip,
-// between its chip and the chip of its neighbour in `dir` (inside the mesh, the torus wrap
-// neighbour, or the other end of an inter-mesh connection from that port). The neighbour's end of
-// that link is its port (opposite dir, plane). A router runs on every such port of the selected
-// planes; each chip's routers of one plane know each other (MeshRouterConfig::neighbor). Both
-// ends of a link must agree on its rank (the links between two chips in the same channel order on
-// both), a port must not lead to two places (a torus wrap and an inter-mesh cable), and two chips
-// must not be neighbours in two directions. A torus needs >= 3 rows and >= 3 columns per mesh.
-// Only the selected planes need links: plane k of a port needs k + 1 links to its neighbour.
+// Mapping: which chip plays each device and which link carries each port come from the topology
+// mapping (topology_map.h): a graph embedding of the mesh graph into the cluster's Ethernet
+// links, so chip ids need not be mesh positions and the two ends of a link may use any channels.
+// Routers come up on the ports of the selected planes (a cross-plane cable between meshes brings
+// up both its ends); two devices must not be neighbours in two directions. Rings come from the
+// graph (MGD dim_types RING, YAML TORUS_* boards, MeshGraph::as_torus()): a mesh that wraps in a
+// dimension is a torus, and a torus must be the graph's only mesh.
 //
 // Each router (fabric.routers, in (mesh, device, plane as listed in the options, N E S W) order):
-//   RouterConfig   topology Mesh/Torus; is_master = lower chip id (also across meshes); sender
+//   RouterConfig   topology Mesh, or Torus when the mesh wraps; is_master = lower chip id (also
+//   across meshes); sender
 //                  channels ch0 (workers), ch1 + F for each other router of the chip facing F on
 //                  the plane (VC0), ch5 + F on VC1 (torus: from the opposite router only; a graph
 //                  of several meshes: from each, for traffic that entered the mesh); rx0, and rx1
 //                  on a torus or a graph of several meshes (a torus must be the only mesh);
-//                  torus: the wrap links are datelines (E in the last column, W in column 0, S in
-//                  the last row, N in row 0), ring_size = cols (E/W) or rows (N/S); no downstream.
+//                  torus: the wrap links of a dimension that wraps are datelines (E in the last
+//                  column, W in column 0, S in the last row, N in row 0), ring_size = cols (E/W)
+//                  or rows (N/S); no downstream.
 //   MeshRouterConfig  neighbor[d] = kMeshNeighborPresent | y << 8 | x of the router facing d (0:
 //                  none, and its own direction); inter_mesh; exit_dirs (bit d: the router facing
 //                  d is inter-mesh); exit_count = the mesh count (<= kMeshExitEntries).
@@ -35,14 +30,15 @@
 //                  port the direction of the exit node's inter-mesh port towards the next mesh on
 //                  this plane (what an entry router needs to route on); 0 for the own mesh and an
 //                  unreachable one.
-// RouterPlacement::dir is East (meaningless) and index_in_line the chip id; fabric.chips are all
-// the mapped chips. Slots: chosen (first of {S, 2S}, S = 8 .. 1) so that every router
-// fits, or given and checked as for plan_fabric.
+// RouterPlacement::dir is East (meaningless) and index_in_line the chip id; fabric.chips are the
+// mapped chips in (mesh, device) order. Slots: chosen (first of {S, 2S}, S = 8 .. 1) so that every
+// router fits, or given and checked as for plan_fabric.
 //
 // Every problem is Error(BadInput) naming the option, the mesh node, the chips or the missing link.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -54,6 +50,7 @@
 #include "fabric/mesh_graph.h"
 #include "fabric/routing_tables.h"
 #include "fabric/soc_descriptor.h"
+#include "fabric/topology_map.h"
 #include "protocol/fabric.h"
 
 namespace fabric {
@@ -69,10 +66,12 @@ static_assert(static_cast<uint32_t>(MeshDir::N) ==
                   static_cast<uint32_t>(protocol::fabric::MeshDirection::W));
 
 struct MeshFabricOptions {
-    // Mesh or Torus (Torus: every mesh wraps in both dimensions; each dimension needs >= 3
-    // devices, so that the N and S (E and W) neighbours are different chips).
+    // Mesh: the rings the graph gives (MGD dim_types, YAML TORUS_* boards). Torus: every mesh
+    // wraps in both dimensions whatever its descriptor says (a YAML Mesh board carries no rings);
+    // plan_mesh(graph, ...) maps graph.as_torus(), plan_mesh(map, ...) needs a map of one.
     protocol::fabric::Topology topology = protocol::fabric::Topology::Mesh;
-    std::vector<uint32_t> planes = {0};  // routing planes to bring up (each < ports_per_direction)
+    std::vector<uint32_t> planes = {
+        0};  // routing planes to bring up (each < TopologyMap::planes())
     uint32_t payload_bytes = protocol::fabric::kDefaultPayloadBytes;
     // 0 = choose: the first of {sender S, rx 2S}, S = 8 .. 1, that fits L1.
     uint32_t sender_slots = 0;
@@ -105,9 +104,10 @@ struct MeshPlan {
     FabricPlan fabric;  // topology Mesh/Torus; every router has `mesh` set
     RoutingTables tables;
     std::vector<uint32_t> planes;
+    std::shared_ptr<const TopologyMap> map;
 
     ChipId chip_of(MeshNode n) const;  // Error(BadInput) for a node the graph lacks
-    MeshNode node_of(ChipId c) const;  // Error(BadInput) for a chip outside the meshes
+    MeshNode node_of(ChipId c) const;  // Error(BadInput) for a chip that plays no device
     // The router of `node` facing `dir` on `plane`; Error(BadInput) if there is none.
     const RouterPlacement& router(MeshNode node, MeshDir dir, uint32_t plane) const;
     // Error(BadInput) for src == dst, unknown nodes, a plane not brought up, no route.
@@ -122,13 +122,18 @@ struct MeshPlan {
     // buffer per link and VC). The 2D routers are deadlock-free inside a mesh or torus; between
     // meshes VC1 keeps entered traffic apart from each mesh's own, and what is left (transit
     // traffic around a cycle of meshes) is checked here (firmware/router/README.md).
-    std::optional<std::string> wait_cycle(std::span<const std::pair<MeshNode, MeshNode>> flows, uint32_t plane) const;
+    std::optional<std::string> wait_cycle(std::span<const std::pair<MeshNode, MeshNode>> flows,
+                                          uint32_t plane) const;
 
   private:
     std::vector<MeshDir> segment(MeshNode node, MeshNode dst, uint32_t plane, bool& leaves) const;
 };
 
+MeshPlan plan_mesh(const TopologyMap& map, const SocDescriptor& soc,
+                   const MeshFabricOptions& options);
+// map_topology, then plan_mesh.
 MeshPlan plan_mesh(const MeshGraph& graph, const ClusterDescriptor& cluster,
-                   const SocDescriptor& soc, const MeshFabricOptions& options);
+                   const SocDescriptor& soc, const MeshFabricOptions& options,
+                   const MapOptions& map_options = {});
 
 }  // namespace fabric

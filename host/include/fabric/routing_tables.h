@@ -19,7 +19,13 @@
 // (all cables from A to B together), which can only over-report.
 //
 // Routing planes (seeds/000 §2.2.2): plane k of a device is the k-th port of every direction; a
-// route on plane k uses only plane-k channels, and inter-mesh connections join equal planes.
+// route on plane k uses only plane-k channels inside a mesh. An inter-mesh cable usually joins
+// equal planes; where it joins two (TG: a gateway's plane 1 to the Galaxy's plane 0), the route
+// continues on the plane of the end it arrives at.
+//
+// Tables are built for graphs whose inter-mesh links are known port by port (YAML Graph, or an
+// MGD graph after the topology mapping: MeshGraph::resolved). An MGD graph of several connected
+// meshes alone is refused (Error(BadInput): it needs a cluster descriptor); a single mesh is fine.
 #pragma once
 
 #include <cstdint>
@@ -51,7 +57,7 @@ struct RouteHop {
 struct SourceRoute {
     MeshNode src;
     MeshNode dst;
-    uint32_t plane = 0;
+    uint32_t plane = 0;          // the plane the route starts on
     std::vector<MeshId> meshes;  // the mesh path, src.mesh first
     std::vector<RouteHop> hops;  // empty when src == dst
     // "M0D0 -E-> M0D1 ... =S=> M2D1" (=X=> marks an inter-mesh hop)
@@ -61,7 +67,8 @@ struct SourceRoute {
 class RoutingTables {
   public:
     // Error(BadDescriptor) naming the source file and the links when the inter-mesh routes form
-    // a dependency cycle. The tables keep their own copy of the graph.
+    // a dependency cycle; Error(BadInput) for a graph with unresolved MeshConnections. The
+    // tables keep their own copy of the graph.
     static RoutingTables build(const MeshGraph& graph);
 
     const MeshGraph& graph() const { return *graph_; }
@@ -91,10 +98,11 @@ class RoutingTables {
     // N/E/S/W port.
     std::optional<uint32_t> forward_channel(MeshNode node, uint32_t channel, MeshNode dst) const;
 
-    // A whole source route on `plane`: L0 hops to each exit node, the inter-mesh hop, and L0 hops
-    // from the entry node onward. Error(BadInput) for unknown nodes, a plane that does not exist,
-    // an unreachable mesh, or an exit node without a connection on that plane.
-    SourceRoute source_route(MeshNode src, MeshNode dst, uint32_t plane = 0) const;
+    // A whole source route starting on `start_plane`: L0 hops to each exit node, the inter-mesh
+    // hop, and L0 hops from the entry node onward (on the plane the hop arrived on).
+    // Error(BadInput) for unknown nodes, a plane that does not exist, an unreachable mesh, or an
+    // exit node without a connection on the route's plane.
+    SourceRoute source_route(MeshNode src, MeshNode dst, uint32_t start_plane = 0) const;
 
   private:
     RoutingTables() = default;
