@@ -295,7 +295,9 @@ struct Session {
 
 // ---- the traffic of `mesh run` ------------------------------------------------------------------
 
-void plan_traffic(Session& s, const fabric::SocDescriptor& soc) {
+void plan_traffic(Session& s, const fabric::SocDescriptor& soc,
+                  const fabric::ClusterDescriptor& cluster) {
+    const fabric::HarvestedSocs socs(soc, cluster);  // no worker on a harvested row or column
     const fabric::MeshPlan& plan = *s.plan;
     const std::vector<MeshNode> nodes = all_nodes(plan.tables.graph());
     std::vector<fabric::MeshFlow> all;
@@ -345,7 +347,8 @@ void plan_traffic(Session& s, const fabric::SocDescriptor& soc) {
         o.slots = s.slots;
         o.sink_core_index = fabric::kMeshSinkCoreIndex + static_cast<uint32_t>(r);
         o.timeout_us = traffic_timeout_us(s.budget, arch);
-        s.rounds.push_back({fabric::plan_mesh_traffic(plan, soc, *s.worker_elf, flows[r], o), {}});
+        s.rounds.push_back(
+            {fabric::plan_mesh_traffic(plan, std::cref(socs), *s.worker_elf, flows[r], o), {}});
     }
     for (size_t r = 0; r < s.rounds.size(); ++r) {
         const fabric::MeshTraffic& t = s.rounds[r].traffic;
@@ -785,7 +788,7 @@ int Command::run() const {
         s.worker_path = firmware_path(worker_elf_, arch, "fabric_traffic", "--worker-elf");
         s.worker_elf = fabric::ElfImage::load_file(s.worker_path);
         s.worker_elf->check_placement(worker_rules);
-        plan_traffic(s, soc);
+        plan_traffic(s, soc, cluster);
     }
     if (!s.pcie) {
 #ifndef FABRIC_HAVE_SIM
