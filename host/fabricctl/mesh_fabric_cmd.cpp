@@ -295,7 +295,9 @@ struct Session {
 
 // ---- the traffic of `mesh run` ------------------------------------------------------------------
 
-void plan_traffic(Session& s) {
+void plan_traffic(Session& s, const fabric::SocDescriptor& soc,
+                  const fabric::ClusterDescriptor& cluster) {
+    const fabric::HarvestedSocs socs(soc, cluster);  // no worker on a harvested row or column
     const fabric::MeshPlan& plan = *s.plan;
     const std::vector<MeshNode> nodes = all_nodes(plan.tables.graph());
     std::vector<fabric::MeshFlow> all;
@@ -331,8 +333,7 @@ void plan_traffic(Session& s) {
             s.bytes, most, s.bytes, src_bytes);
     }
     for (fabric::ChipId chip : plan.fabric.chips) {
-        const fabric::SocDescriptor& soc = s.dev->soc(chip);
-        const size_t sinks = soc.cores(fabric::CoreType::Worker).size();
+        const size_t sinks = socs(chip).cores(fabric::CoreType::Worker).size();
         if (fabric::kMeshSinkCoreIndex + flows.size() > sinks) {
             fabric::fail(ErrorCategory::BadInput,
                          "mesh run needs {} rounds (a router with {} flows), one sink core each "
@@ -348,7 +349,8 @@ void plan_traffic(Session& s) {
         o.slots = s.slots;
         o.sink_core_index = fabric::kMeshSinkCoreIndex + static_cast<uint32_t>(r);
         o.timeout_us = traffic_timeout_us(s.budget, arch);
-        s.rounds.push_back({fabric::plan_mesh_traffic(plan, *s.dev, *s.worker_elf, flows[r], o), {}});
+        s.rounds.push_back(
+            {fabric::plan_mesh_traffic(plan, std::cref(socs), *s.worker_elf, flows[r], o), {}});
     }
     for (size_t r = 0; r < s.rounds.size(); ++r) {
         const fabric::MeshTraffic& t = s.rounds[r].traffic;
@@ -788,6 +790,7 @@ int Command::run() const {
         s.worker_path = firmware_path(worker_elf_, arch, "fabric_traffic", "--worker-elf");
         s.worker_elf = fabric::ElfImage::load_file(s.worker_path);
         s.worker_elf->check_placement(worker_rules);
+        plan_traffic(s, soc, cluster);
     }
     if (!s.pcie) {
 #ifndef FABRIC_HAVE_SIM
@@ -807,8 +810,6 @@ int Command::run() const {
         s.dev = std::make_unique<fabric::SimDevice>(std::move(soc), arch, std::move(o));
 #endif
     }
-    // Workers and sinks on each chip's own workers: the device knows the harvesting.
-    if (s.verb == Verb::Run) plan_traffic(s);
     fabric::FabricRunner runner(*s.dev, s.plan->fabric, std::move(router_elf));
     if (stall_cycles_) runner.set_stall_cycles(stall_cycles_);
     const auto left = [&]() -> uint64_t {

@@ -556,4 +556,25 @@ std::optional<uint64_t> ClusterDescriptor::unique_id(ChipId chip) const {
     return find_or_none(unique_ids_, chip);
 }
 
+HarvestedSocs::HarvestedSocs(const SocDescriptor& soc, const ClusterDescriptor& cluster)
+    : cluster_source_(cluster.source()) {
+    if (soc.arch() != cluster.arch()) {
+        fail(ErrorCategory::BadInput, "{}: cluster is {} but {} describes {}", cluster.source(),
+             arch_name(cluster.arch()), soc.source(), arch_name(soc.arch()));
+    }
+    for (const uint32_t mask : cluster.tensix_harvest_masks()) {
+        auto it = by_mask_.find(mask);
+        if (it == by_mask_.end()) it = by_mask_.emplace(mask, soc.harvested(mask)).first;
+        per_chip_.push_back(&it->second);
+    }
+}
+
+const SocDescriptor& HarvestedSocs::operator()(ChipId chip) const {
+    if (chip >= per_chip_.size()) {
+        fail(ErrorCategory::BadInput, "{}: chip {} does not exist (chips 0..{})", cluster_source_,
+             chip, per_chip_.size() - 1);
+    }
+    return *per_chip_[chip];
+}
+
 }  // namespace fabric

@@ -66,12 +66,7 @@ SimDevice::SimDevice(SocDescriptor soc, hal::Arch arch, SimDeviceOptions options
         fail(ErrorCategory::BadInput, "{}: cluster is {} but the device was asked for {}",
              cluster_desc_.source(), arch_name(cluster_desc_.arch()), arch_name(arch_));
     }
-    const std::vector<uint32_t> masks = cluster_desc_.tensix_harvest_masks();
-    for (const uint32_t mask : masks) {
-        auto it = harvested_.find(mask);
-        if (it == harvested_.end()) it = harvested_.emplace(mask, soc_.harvested(mask)).first;
-        chip_soc_.push_back(&it->second);
-    }
+    chip_socs_.emplace(soc_, cluster_desc_);
     for (const auto& c : cluster_desc_.connections()) {
         for (const EthPortRef& p : {c.a, c.b}) {
             if (p.chan >= soc_.eth_channels()) {
@@ -160,7 +155,7 @@ const SocDescriptor& SimDevice::soc(ChipId chip) const {
         fail(ErrorCategory::BadInput, "{}: chip {} does not exist (chips 0..{})", description(),
              chip, chip_count() - 1);
     }
-    return *chip_soc_[chip];
+    return (*chip_socs_)(chip);
 }
 
 void SimDevice::check_core(const CoreLocation& core) const {

@@ -86,16 +86,16 @@ TEST_CASE("fabricctl cluster check: a miscabled T3K, a link down, a good one", "
     const auto bad =
         fabricctl({"cluster", "check", "--cluster", real("t3k_miscabled"), "--mesh-graph", graph});
     CHECK(bad.code == 101);
-    CHECK(bad.out == "cluster " + real("t3k_miscabled") +
-                         ": 8 wormhole_b0 chips, 20 links\n"
-                         "missing: M0D5 -E- M0D6 (chip 3 - chip 2) has 0 of 2 links (RELAXED)\n"
-                         "wrong pair: chip 0 chan 0 <-> chip 3 chan 0 joins M0D2 and M0D5, which "
-                         "are not neighbours in " +
-                         graph +
-                         "\n"
-                         "wrong pair: chip 0 chan 1 <-> chip 3 chan 1 joins M0D2 and M0D5, which "
-                         "are not neighbours in " +
-                         graph + "\n");
+    const std::string chip0 = "chip 0 [n300 0x100014611a33e15]",
+                      chip2 = "chip 2 [n300 0x100014611a34a01]",
+                      chip3 = "chip 3 [n300 0x100014611a34cc7]";
+    CHECK(bad.out == "cluster " + real("t3k_miscabled") + ": 8 wormhole_b0 chips, 20 links\n" +
+                         "missing: M0D5 -E- M0D6 (" + chip3 + " - " + chip2 +
+                         ") has 0 of 2 links (RELAXED)\n" +
+                         "wrong pair: chip 0 chan 0 <-> chip 3 chan 0 joins M0D2 on " + chip0 +
+                         " and M0D5 on " + chip3 + ", which are not neighbours in " + graph + "\n" +
+                         "wrong pair: chip 0 chan 1 <-> chip 3 chan 1 joins M0D2 on " + chip0 +
+                         " and M0D5 on " + chip3 + ", which are not neighbours in " + graph + "\n");
     CHECK_THAT(
         bad.err,
         EndsWith("M0D5 -E- M0D6 needs 1 link (RELAXED, channels 2), but chip 3 and chip 2 are not "
@@ -104,20 +104,44 @@ TEST_CASE("fabricctl cluster check: a miscabled T3K, a link down, a good one", "
     const auto down = fabricctl(
         {"cluster", "check", "--cluster", real("t3k_missing_link"), "--mesh-graph", graph});
     CHECK(down.code == 0);
-    CHECK_THAT(
-        down.out,
-        Contains(
-            "missing: M0D1 -E- M0D2 (chip 1 - chip 0) has 1 of 2 links (RELAXED): chip 1 chan 6 "
-            "<-> chip 0 chan 6\n"));
+    CHECK_THAT(down.out,
+               Contains("missing: M0D1 -E- M0D2 (chip 1 [n300 ") &&
+                   Contains("has 1 of 2 links (RELAXED): chip 1 chan 6 <-> chip 0 chan 6\n"));
     CHECK_THAT(down.err, Contains("cluster check passed") && Contains("with fewer routing planes"));
 
     const auto good = fabricctl({"cluster", "check", "--cluster", real("galaxy_6u"), "--json"});
     CHECK(good.code == 0);
     const json j = json::parse(good.out);
     CHECK(j["hostable"] == true);
+    CHECK(j["wiring"].empty());
     CHECK(j["missing"].empty());
     CHECK(j["wrong_pair"].empty());
     CHECK(j["placement"].size() == 32);
+}
+
+TEST_CASE(
+    "fabricctl cluster check: entries listed twice or with two peers are named with their lines",
+    "[cli][topology]") {
+    const auto dup = fabricctl({"cluster", "check", "--cluster", real("t3k_duplicate")});
+    CHECK(dup.code == 102);
+    CHECK_THAT(
+        dup.out,
+        Contains("duplicate_connection: " + real("t3k_duplicate") +
+                 ":176: ethernet_connections[20]: chip 5 chan 0 <-> chip 1 chan 8 is listed again "
+                 "(first as ethernet_connections[6])\n"));
+    CHECK_THAT(dup.err, EndsWith("has 1 wiring problem (listed above)\n"));
+    const auto asym =
+        fabricctl({"cluster", "check", "--cluster", real("t3k_asymmetric"), "--json"});
+    CHECK(asym.code == 102);
+    const json j = json::parse(asym.out);
+    REQUIRE(j["wiring"].size() == 1);
+    CHECK(j["wiring"][0]["kind"] == "asymmetric_connection");
+    CHECK(j["wiring"][0]["line"] == 176);
+    CHECK(j["wiring"][0]["message"] ==
+          "chip 5 chan 0 is joined to chip 1 chan 0 here but to chip 1 chan 8 by "
+          "ethernet_connections[6]");
+    // What is left once the second entry is set aside still hosts the T3K.
+    CHECK(j["hostable"] == true);
 }
 
 TEST_CASE("fabricctl mesh run on real-shaped clusters: all-to-all, every byte checked",

@@ -95,3 +95,29 @@ TEST_CASE("mesh traffic: sizes that would wrap 32 bits are refused", "[mesh][tra
               fabric::plan_mesh_traffic(plan, wh_soc(), traffic_image(), all_to_all(), o);
           }) == "mesh traffic: 65536 slots of 65536 B do not fit in any L1");
 }
+
+TEST_CASE("HarvestedSocs: each chip's descriptor as the cluster harvests it",
+          "[traffic][harvest]") {
+    const auto cluster = fabric::ClusterDescriptor::parse(
+        "arch: {0: wormhole_b0, 1: wormhole_b0, 2: wormhole_b0}\n"
+        "ethernet_connections: []\nchips_with_mmio: [{0: 0}]\n"
+        "harvesting:\n"
+        "  1: {noc_translation: true, harvest_mask: 2}\n"
+        "  2: {noc_translation: true, harvest_mask: 2}\n",
+        "h.yaml");
+    const fabric::HarvestedSocs socs(wh_soc(), cluster);
+    CHECK(socs.chip_count() == 3);
+    CHECK(socs(0).count(fabric::CoreType::Worker) == 80);
+    CHECK(socs(1).count(fabric::CoreType::Worker) == 72);
+    CHECK(&socs(1) == &socs(2));  // one copy per distinct mask
+    CHECK(fabric::test::expect_error(fabric::ErrorCategory::BadInput, [&] { socs(3); }) ==
+          "h.yaml: chip 3 does not exist (chips 0..2)");
+    CHECK(fabric::test::expect_error(
+              fabric::ErrorCategory::BadInput,
+              [&] { fabric::HarvestedSocs(fabric::test::bh_soc(), cluster); }) ==
+          "h.yaml: cluster is wormhole_b0 but " + fabric::test::descriptor_dir() +
+              "/blackhole_140_arch.yaml describes blackhole");
+    // Usable wherever a ChipSocs is.
+    const fabric::ChipSocs as_function = std::cref(socs);
+    CHECK(&as_function(2) == &socs(2));
+}

@@ -28,6 +28,7 @@
 
 #include "fabric/coord.h"
 #include "fabric/input_file.h"
+#include "fabric/soc_descriptor.h"
 #include "hal/arch_map.h"
 
 namespace fabric {
@@ -154,6 +155,29 @@ class ClusterDescriptor {
 struct ClusterLintReport {
     ClusterDescriptor usable;
     std::vector<ClusterLintFinding> findings;
+};
+
+// Each chip's SoC descriptor: `soc` with the chip's Tensix harvesting from the cluster applied
+// (SocDescriptor::harvested), one copy per distinct harvest mask. What places workers must use
+// it, so no worker lands on a harvested row or column; callable as a mesh_traffic.h ChipSocs
+// through std::cref. Not copyable (it hands out references into itself); movable.
+class HarvestedSocs {
+  public:
+    // Error(BadInput) if the cluster and the descriptor are of different arches.
+    HarvestedSocs(const SocDescriptor& soc, const ClusterDescriptor& cluster);
+    HarvestedSocs(const HarvestedSocs&) = delete;
+    HarvestedSocs& operator=(const HarvestedSocs&) = delete;
+    HarvestedSocs(HarvestedSocs&&) = default;
+    HarvestedSocs& operator=(HarvestedSocs&&) = default;
+
+    // Error(BadInput) for a chip the cluster does not have.
+    const SocDescriptor& operator()(ChipId chip) const;
+    uint32_t chip_count() const { return static_cast<uint32_t>(per_chip_.size()); }
+
+  private:
+    std::map<uint32_t, SocDescriptor> by_mask_;  // map nodes stay put when the map moves
+    std::vector<const SocDescriptor*> per_chip_;
+    std::string cluster_source_;
 };
 
 }  // namespace fabric

@@ -123,8 +123,7 @@ class SimDevice final : public Device {
 
     SocDescriptor soc_;
     hal::Arch arch_;
-    std::map<uint32_t, SocDescriptor> harvested_;  // Tensix harvest mask -> descriptor
-    std::vector<const SocDescriptor*> chip_soc_;   // per chip, into harvested_
+    std::optional<HarvestedSocs> chip_socs_;  // per chip, the cluster's harvesting applied
     std::vector<std::optional<uint32_t>> model_index_;  // per chip: its index in the model
     std::vector<ChipId> modeled_;                       // model index -> chip
     ClusterDescriptor cluster_desc_;
