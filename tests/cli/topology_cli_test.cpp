@@ -10,6 +10,7 @@
 
 #include "cli_expect.h"
 #include "fabric/cluster_descriptor.h"
+#include "fabric/soc_descriptor.h"
 #include "run_process.h"
 
 using Catch::Matchers::Contains;
@@ -327,4 +328,28 @@ TEST_CASE("fabricctl mesh routes --cluster: each hop on its chips and channels",
     const json j = json::parse(mapped.out);
     CHECK(j["route"]["meshes"] == json::array({0, 1, 2, 3}));
     for (const auto& h : j["route"]["hops"]) CHECK(h.contains("chip"));
+}
+
+TEST_CASE("fabricctl fabric run on a harvested cluster: workers only where no chip is harvested",
+          "[cli][topology][sim]") {
+    // The T3K fixture harvests rows on every chip (chip 1: mask 3, the rows of workers 1-1 and
+    // 3-1); a 1D multicast writes one core position on every chip of the line.
+    const auto r =
+        fabricctl({"fabric", "run", "--cluster", real("t3k"), "--chips", "5,1,0,4", "--packets",
+                   "8", "--size", "512", "--pattern", "all-to-all", "--json"});
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    const json j = json::parse(r.out);
+    const auto cluster = fabric::ClusterDescriptor::load_file(real("t3k"));
+    const auto soc = fabric::SocDescriptor::load_file(kSoc + "/wormhole_b0_80_arch.yaml");
+    const fabric::HarvestedSocs socs(soc, cluster);
+    REQUIRE(j["workers"].size() == 6);
+    for (const auto& w : j["workers"]) {
+        const auto core = fabric::parse_core_coord(w["core"].get<std::string>());
+        REQUIRE(core);
+        for (fabric::ChipId chip : {5u, 1u, 0u, 4u})
+            CHECK(socs(chip).core_type(*core) == fabric::CoreType::Worker);
+    }
+    CHECK(j["data_mismatch_words"] == 0);
+    CHECK(j["deliveries"] == 96);  // 8 packets to each of the 3 others from each of the 4 chips
 }
