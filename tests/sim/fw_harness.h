@@ -84,7 +84,7 @@ class Rig {
         load_words(c, name, role, mailbox_args(args));
     }
     // Load an ELF into `c` (held in reset first) with no mailbox set up: firmware that takes its
-    // configuration elsewhere (the fabric router reads RouterConfig from its own L1 block). Not
+    // configuration elsewhere (the fabric mux reads MuxConfig from its own L1 block). Not
     // released.
     void load_image(Core c, const std::string& name);
     void release(Core c);
