@@ -161,12 +161,15 @@ class FabricSim {
         for (size_t i = 0; i < kernels.size(); ++i) {
             const Kernel& k = kernels[i];
             const bool exited = results[i].outcome == fabric::LaunchOutcome::Exited;
-            if (exited && (!k.mailbox || rig_.passed(k.core))) continue;
-            INFO(describe());
-            INFO((story ? story() : std::string()));
-            INFO(rig_.describe(k.core));
-            FAIL(k.image << " on " << k.core.str() << " did not pass ("
-                         << fabric::outcome_name(results[i].outcome) << ")");
+            const bool passed = exited && (!k.mailbox || rig_.passed(k.core));
+            // The whole story (every router, the kernel, the caller's) only when it is needed.
+            const std::string why =
+                passed
+                    ? std::string()
+                    : k.image + " " + std::string(fabric::outcome_name(results[i].outcome)) + ": " +
+                          rig_.describe(k.core) + "\n" + (story ? story() : "") + describe();
+            INFO(why);
+            REQUIRE(passed);
         }
     }
 
