@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <array>
 #include <initializer_list>
 #include <map>
 #include <set>
@@ -121,7 +122,11 @@ class ClusterDescriptorParser : YamlFields {
             for_each_chip(root["chip_unique_ids"], "chip_unique_ids",
                           [&](ChipId id, auto& v, auto& f) { d_.unique_ids_[id] = u64(v, f); });
         }
-        for (const char* key : {"chip_to_boardtype", "chip_to_bus_id", "chip_pci_bdfs"}) {
+        if (root["chip_to_bus_id"]) {
+            for_each_chip(root["chip_to_bus_id"], "chip_to_bus_id",
+                          [&](ChipId id, auto& v, auto& f) { d_.bus_ids_[id] = u32(v, f); });
+        }
+        for (const char* key : {"chip_to_boardtype", "chip_pci_bdfs"}) {
             if (root[key]) {
                 for_each_chip(root[key], key, [&](ChipId, auto& v, auto& f) { scalar(v, f); });
             }
@@ -546,6 +551,38 @@ std::optional<BoardInfo> ClusterDescriptor::board(ChipId chip) const {
     const auto index = find_or_none(board_of_, chip);
     if (!index) return std::nullopt;
     return boards_[*index];
+}
+
+std::optional<uint32_t> ClusterDescriptor::bus_id(ChipId chip) const {
+    return find_or_none(bus_ids_, chip);
+}
+
+namespace {
+
+// A Galaxy tray from the PCI bus's upper nibble (tt-metal's UBB numbering, reference
+// soc_descriptors/clusters/README.md): trays 1..4; nullopt for a bus no tray has.
+std::optional<uint32_t> ubb_tray(hal::Arch arch, uint32_t bus) {
+    static constexpr std::array<uint32_t, 4> kWormhole{0xC, 0x8, 0x0, 0x4};
+    static constexpr std::array<uint32_t, 4> kBlackhole{0x0, 0x4, 0xC, 0x8};
+    const auto& nibbles = arch == hal::Arch::Blackhole ? kBlackhole : kWormhole;
+    for (uint32_t t = 0; t < nibbles.size(); ++t) {
+        if (nibbles[t] == ((bus >> 4) & 0xF)) return t + 1;
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<AsicPosition> ClusterDescriptor::asic_position(ChipId chip) const {
+    const auto b = board(chip);
+    if (!b || b->type.find("ubb") == std::string::npos) {
+        return AsicPosition{chip + 1, asic_location(chip).value_or(0)};
+    }
+    const auto bus = bus_id(chip);
+    if (!bus) return std::nullopt;
+    const auto tray = ubb_tray(arch_, *bus);
+    if (!tray) return std::nullopt;
+    return AsicPosition{*tray, asic_location(chip).value_or(*bus & 0xF)};
 }
 
 std::optional<uint32_t> ClusterDescriptor::asic_location(ChipId chip) const {

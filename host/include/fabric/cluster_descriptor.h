@@ -15,7 +15,7 @@
 // is used twice, harvest masks fit the arch, and every chip-keyed map names known chips once.
 // The top-level keys are closed: tt-umd's schema (docs/yaml_schemas/cluster_descriptor.yaml) plus
 // what its writer emits (chip_to_boardtype); anything else is refused by name. Keys the host does
-// not use (chip_to_bus_id, chip_pci_bdfs, io_device_type, cluster_id,
+// not use (chip_pci_bdfs, io_device_type, cluster_id,
 // ethernet_connections_to_remote_devices) are checked for their shape and otherwise ignored.
 #pragma once
 
@@ -76,6 +76,15 @@ struct BoardInfo {
     std::string type;  // "n300", "p300", "ubb", ...
 };
 
+// Where a chip sits, as MGD pinnings name it: a Galaxy tray (1..4, from the PCI bus id) and the
+// ASIC's location on it; on other systems tray = chip id + 1 and location `asic_locations` or 0
+// (tt-metal's convention for PCIe boards).
+struct AsicPosition {
+    uint32_t tray_id = 0;
+    uint32_t asic_location = 0;
+    auto operator<=>(const AsicPosition&) const = default;
+};
+
 // A problem in the wiring found by ClusterDescriptor::lint.
 enum class ClusterLintKind {
     DuplicateConnection,   // the same two ports listed again
@@ -132,6 +141,11 @@ class ClusterDescriptor {
     std::optional<uint32_t> asic_location(ChipId chip) const;
     // `chip_unique_ids`, if given.
     std::optional<uint64_t> unique_id(ChipId chip) const;
+    // `chip_to_bus_id`: the chip's PCI bus, if given.
+    std::optional<uint32_t> bus_id(ChipId chip) const;
+    // The chip's tray and ASIC location (AsicPosition); nullopt for a Galaxy chip whose bus id the
+    // descriptor does not give (older files).
+    std::optional<AsicPosition> asic_position(ChipId chip) const;
 
   private:
     ClusterDescriptor() = default;
@@ -148,6 +162,7 @@ class ClusterDescriptor {
     std::map<ChipId, size_t> board_of_;  // chip -> boards_ index
     std::map<ChipId, uint32_t> asic_locations_;
     std::map<ChipId, uint64_t> unique_ids_;
+    std::map<ChipId, uint32_t> bus_ids_;
 
     friend class ClusterDescriptorParser;
 };
