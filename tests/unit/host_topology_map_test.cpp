@@ -292,7 +292,8 @@ TEST_CASE("every published shape maps onto a cluster shaped like the real one", 
           Case{"n300_2x2", 2, 2, 2, false}, Case{"galaxy_6u", 8, 4, 4, false},
           Case{"galaxy_6u", 4, 8, 4, false}, Case{"galaxy_6u_torus", 8, 4, 4, true},
           Case{"p150_x8", 2, 4, 2, false}, Case{"p300_x2", 2, 2, 2, false},
-          Case{"bh_galaxy", 8, 4, 2, true}, Case{"bh_galaxy_x4", 32, 4, 2, true}}) {
+          Case{"bh_galaxy", 8, 4, 2, true}, Case{"bh_galaxy_x4", 32, 4, 2, true},
+          Case{"galaxy_6u_x2", 8, 8, 4, false}}) {
         INFO(c.cluster << " " << c.rows << "x" << c.cols);
         const TopologyMap map = map_topology(
             shape(real(c.cluster), c.rows, c.cols, c.channels, c.torus), real(c.cluster));
