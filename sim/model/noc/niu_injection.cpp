@@ -91,7 +91,7 @@ void NiuInjection::inject(uint64_t now) {
     if (active_.empty()) {
         return;
     }
-    // Indexed over the size taken now: a hook reacting to an error must not invalidate the walk.
+    // Indexed, over the injectors active now: an error hook that launches a request appends one.
     const std::size_t n = active_.size();
     for (std::size_t i = 0; i < n; ++i) {
         inject_one(active_[i].first, active_[i].second, now);
