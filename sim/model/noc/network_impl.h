@@ -1,6 +1,6 @@
 // Network::Impl: the owner of the NOC model's parts, in pipeline order. Not part of the model's
 // interface (network.h): network.cpp and niu.cpp use it, and the stage tests
-// (tests/sim_noc/test_*_stages.cpp) assemble the stages through it as the network does.
+// (tests/sim_noc/*_stages_test.cpp) assemble the stages through it as the network does.
 #pragma once
 
 #include <cstdint>
