@@ -149,10 +149,9 @@ FabricPlan plan_fabric(const ClusterDescriptor& cluster, const SocDescriptor& so
     // Automatic slots: the worker channel gets twice the others' where L1 still has room (a line
     // with the default payload; a ring's third channel and rx1 fill it). A ch0 slot comes back only
     // with the far router's completion, a round trip of ~3,000 cycles, so ch0's slots bound one
-    // worker's rate (fabric_bench, one hop: +37 % at 16 B, +41 % at 2 KiB with twice the slots).
-    // The forwarded channels' slots come back the same way (the next chip's completion), so what
-    // L1 still holds then goes to them, a slot each at a time (a line with the default payload:
-    // ch1 8 -> 11, and 16-B packets forwarded through a chip 324 -> 278 cycles each).
+    // worker's rate. The forwarded channels' slots come back the same way (the next chip's
+    // completion), so what L1 still holds then goes to them, a slot each at a time. The figures
+    // behind both choices are in docs/PERFORMANCE.md (1D fabric, slots).
     if (o.sender_slots == 0) {
         pf::RouterConfig more = base;
         more.sender_slots[0] = std::min(2 * base.sender_slots[0], kMaxRouterSlots);
