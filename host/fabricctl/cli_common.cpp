@@ -1,7 +1,9 @@
 #include "cli_common.h"
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <vector>
@@ -47,8 +49,42 @@ std::string one_line(std::string s) {
     return s;
 }
 
+namespace {
+// errno of the first failed write to stdout; 0 while none failed (or the reason is unknown).
+int stdout_errno = 0;
+
+void note_stdout_failure() {
+    if (stdout_errno == 0) stdout_errno = errno;
+}
+}  // namespace
+
+void print_json(const json& j) {
+    std::cout << j.dump(2) << '\n';
+    flush_stdout();
+}
+
+void flush_stdout() {
+    errno = 0;
+    if (std::fflush(stdout) != 0) note_stdout_failure();
+}
+
+bool stdout_write_failed(const std::system_error& e) {
+    if (!std::ferror(stdout)) return false;
+    if (stdout_errno == 0) stdout_errno = e.code().value();
+    return true;
+}
+
+int finish_stdout(int code) {
+    flush_stdout();
+    if (!std::ferror(stdout) && std::cout.good()) return code;
+    const std::string reason =
+        stdout_errno ? fmt::format(": {}", std::strerror(stdout_errno)) : std::string();
+    log_line(fmt::format("error: cannot write the results to stdout{}", reason));
+    return code == kOk ? kOutput : code;
+}
+
 void log_line(const std::string& msg) {
-    std::fflush(stdout);
+    flush_stdout();
     // Paths and names in a message may come from the command line or a file: never raw.
     std::fprintf(stderr, "fabricctl: %s\n", fabric::escape_control(one_line(msg)).c_str());
 }
@@ -61,7 +97,7 @@ int report_error(bool as_json, std::string_view category, const std::string& mes
                {"error", {{"category", category}, {"message", one_line(message)}}},
                {"exit_code", code}};
         for (const auto& [key, value] : extra.items()) j[key] = value;
-        std::cout << j.dump(2) << std::endl;
+        print_json(j);
     }
     return code;
 }

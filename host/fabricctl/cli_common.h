@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <vector>
 
 #include "fabric/device.h"
@@ -35,7 +36,9 @@ enum ExitCode : int {
                                // or the health monitor found a stuck component (a router whose
                                // heartbeat stopped, that trapped or exited while it should run):
                                // the message names it; --json adds a "stuck" array
+    kOutput = 109,             // the results could not be written to stdout (disk full, ...)
     kInternal = 110,           // a bug: please report
+    kSignalBase = 128,         // stopped by signal N (SIGINT 130, SIGTERM 143), as a shell says
 };
 
 int exit_code_for(fabric::ErrorCategory c);
@@ -47,6 +50,18 @@ class CliCommand {
     virtual bool parsed() const = 0;
     virtual int run() const = 0;  // the exit code; throws fabric::Error
 };
+
+// stdout: every result goes through these, so a failed write is seen however it was printed.
+// A JSON document (2-space indent) and a newline on stdout.
+void print_json(const nlohmann::json& j);
+// Flush stdout, remembering the reason of the first write that failed.
+void flush_stdout();
+// Whether `e` (what fmt::print throws) is a failed write to stdout; if so its reason is remembered.
+bool stdout_write_failed(const std::system_error& e);
+// The exit code once the results are out: `code`, or kOutput if stdout could not be written
+// (a full disk, a closed file): then "error: cannot write the results to stdout: <reason>" is
+// logged. A command's own failure code is kept, with the same line.
+int finish_stdout(int code);
 
 // Messages are one line: fold any embedded newlines.
 std::string one_line(std::string s);

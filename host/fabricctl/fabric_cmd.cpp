@@ -17,6 +17,7 @@
 #include "fabric/error.h"
 #include "fabric/fabric_plan.h"
 #include "fabric/fabric_runner.h"
+#include "fabric/interrupt.h"
 #include "fabric/launch.h"
 #include "fabric/mesh_traffic.h"
 #include "fabric/soc_descriptor.h"
@@ -368,7 +369,8 @@ int fabric_main(const FabricArgs& a, bool traffic) {
     fabric::SimDeviceOptions opts;
     opts.cluster = cluster;
     if (base_fw) opts.wh_base_firmware = base_fw->image;
-    fabric::SimDevice dev(std::move(soc), arch, std::move(opts));
+    fabric::SimDevice model(std::move(soc), arch, std::move(opts));
+    fabric::InterruptibleDevice dev(model);
     const auto left = [&]() -> uint64_t {
         return dev.cycles() >= budget ? 1 : budget - dev.cycles();
     };
@@ -392,7 +394,7 @@ int fabric_main(const FabricArgs& a, bool traffic) {
     }
     const auto inject_stall = [&] {
         if (!stall_core) return;
-        dev.freeze_core(*stall_core, dev.cycles() + stall->after);
+        model.freeze_core(*stall_core, model.cycles() + stall->after);
     };
     runner.bring_up(budget);
     runner.check_health();
@@ -548,7 +550,7 @@ int fabric_main(const FabricArgs& a, bool traffic) {
             j["data_mismatch_words"] = data_mismatch_words;
             j["bytes_per_cycle"] = bytes_per_cycle(total_bytes, send_cycles);
         }
-        std::cout << j.dump(2) << std::endl;
+        print_json(j);
     } else {
         print_router_table(final_snaps, plan, fig_bytes, send_cycles, traffic);
         if (traffic) {
@@ -560,7 +562,7 @@ int fabric_main(const FabricArgs& a, bool traffic) {
                            wout[i].results.cycles, fabric::outcome_name(wout[i].launch.outcome));
             }
         }
-        std::fflush(stdout);
+        flush_stdout();
     }
     if (!ok || !a.quiet) log_line(verdict);
     return code;

@@ -12,6 +12,7 @@
 #include "fabric/cluster_descriptor.h"
 #include "fabric/elf.h"
 #include "fabric/error.h"
+#include "fabric/interrupt.h"
 #include "fabric/kmd_abi.h"
 #include "fabric/launch.h"
 #include "fabric/soc_descriptor.h"
@@ -52,7 +53,8 @@ class Command final : public FlashCommand {
 
     int run() const override {
         const auto image = fabric::ElfImage::load_file(firmware_);
-        std::unique_ptr<fabric::Device> dev = open_device();
+        std::unique_ptr<fabric::Device> dev =
+            std::make_unique<fabric::InterruptibleDevice>(open_device());
         const fabric::SocDescriptor& soc = dev->soc(0);
         // Which cores: every (chip, channel) checked before anything is written.
         std::vector<uint32_t> chips = parse_number_list("--chips", chips_, "chip number");
@@ -154,13 +156,14 @@ class Command final : public FlashCommand {
             lines.push_back(fmt::format("chip {} eth {:<2} (core {}): {}, {}", core.chip, eth[i], core.core.str(), method, what));
         }
         if (as_json_) {
-            std::cout << json{{"ok", code == kOk}, {"device", dev.description()}, {"firmware", firmware_},
-                              {"cores", cores}, {"exit_code", code}}
-                             .dump(2)
-                      << std::endl;
+            print_json(json{{"ok", code == kOk},
+                            {"device", dev.description()},
+                            {"firmware", firmware_},
+                            {"cores", cores},
+                            {"exit_code", code}});
         } else {
-            for (const auto& l : lines) std::cout << l << "\n";
-            std::cout << std::flush;
+            for (const auto& l : lines) fmt::print("{}\n", l);
+            flush_stdout();
             log_line(fmt::format("flashed {} onto {} eth core{} of {}", firmware_, targets.size(),
                                  targets.size() == 1 ? "" : "s", dev.description()));
         }

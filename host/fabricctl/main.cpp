@@ -15,6 +15,7 @@
 // document), logs and errors to stderr, one line each. Exit codes are listed in ExitCode
 // (cli_common.h) and documented in host/README.md.
 #include <CLI/CLI.hpp>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -23,12 +24,14 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "cli_common.h"
 #include "fabric/cluster_descriptor.h"
 #include "fabric/elf.h"
 #include "fabric/error.h"
+#include "fabric/interrupt.h"
 #include "fabric/launch.h"
 #include "fabric/soc_descriptor.h"
 #include "fabric_cmd.h"
@@ -92,7 +95,7 @@ int soc_show(const std::string& path, bool as_json) {
     if (as_json) {
         json j = soc_json(d);
         j["ok"] = true;
-        std::cout << j.dump(2) << std::endl;
+        print_json(j);
         return kOk;
     }
     using fabric::CoreType;
@@ -217,7 +220,7 @@ class ConsoleMux {
     void put(const fabric::CoreLocation& c, char ch) {
         if (!prefixed_) {
             std::fputc(ch, stdout);
-            if (ch == '\n') std::fflush(stdout);
+            if (ch == '\n') flush_stdout();
             return;
         }
         std::string& line = lines_[c];
@@ -233,13 +236,13 @@ class ConsoleMux {
             if (!line.empty()) emit(c, line);
             line.clear();
         }
-        std::fflush(stdout);
+        flush_stdout();
     }
 
   private:
     static void emit(const fabric::CoreLocation& c, const std::string& line) {
         std::fprintf(stdout, "[%u:%s] %s\n", c.chip, c.core.str().c_str(), line.c_str());
-        std::fflush(stdout);
+        flush_stdout();
     }
     bool prefixed_;
     std::map<fabric::CoreLocation, std::string> lines_;
@@ -323,9 +326,10 @@ int sim_run(const SimRunArgs& a) {
     lopts.max_cycles = a.max_cycles;
     std::vector<fabric::LaunchTarget> targets;
     for (const auto& l : loads) targets.push_back({l.loc, &*l.image, placement});
-    const auto results = fabric::launch_many(dev, targets, lopts);
+    fabric::InterruptibleDevice stoppable(dev);
+    const auto results = fabric::launch_many(stoppable, targets, lopts);
     console.finish();
-    std::fflush(stdout);
+    flush_stdout();
 
     // Verdicts, one line per core; the exit code of the worst outcome (trap, then timeout, then the
     // first non-zero firmware status).
@@ -416,15 +420,27 @@ int sim_run(const SimRunArgs& a) {
         j["max_cycles"] = a.max_cycles;
         j["cores"] = cores;
         j["exit_code"] = code;
-        std::cout << j.dump(2) << std::endl;
+        print_json(j);
     }
     return code;
 #endif
 }
 
-}  // namespace
+// SIGINT / SIGTERM only raise the flag; the device's next step throws fabric::Interrupted, and
+// the command undoes what it started on hardware before the process exits (fabric/interrupt.h).
+extern "C" void on_stop_signal(int signal) {
+    fabric::request_interrupt(signal);
+}
 
-int main(int argc, char** argv) {
+void install_stop_handlers() {
+    struct sigaction sa {};
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    for (int signal : {SIGINT, SIGTERM}) sigaction(signal, &sa, nullptr);
+}
+
+// Parse the command line and run the command it names; the exit code.
+int run_fabricctl(int argc, char** argv) {
     CLI::App app{"erisc-fabric control: SoC descriptors, firmware on the simulated ERISC",
                  "fabricctl"};
     app.set_version_flag("--version", FABRIC_VERSION);
@@ -433,7 +449,7 @@ int main(int argc, char** argv) {
         "Exit codes: 0 ok; 1-63 firmware exit status (sim run); 64 firmware status >= 64; "
         "100 usage; 101 bad input; 102 bad SoC descriptor; 103 bad ELF; 104 firmware trapped; "
         "105 cycle budget exhausted; 106 device error; 107 unsupported; 108 fabric failure; "
-        "110 internal error.");
+        "109 stdout not writable; 110 internal error.");
 
     bool as_json = false;
 
@@ -537,6 +553,8 @@ int main(int argc, char** argv) {
         if (fabric_cmds.up->parsed()) return fabric_main(fa, false);
         if (fabric_cmds.run->parsed()) return fabric_main(fa, true);
         return report_error(json_out, "usage", "no command given (run 'fabricctl --help')", kUsage);
+    } catch (const fabric::Interrupted& e) {
+        return report_error(json_out, "interrupted", e.what(), kSignalBase + e.signal());
     } catch (const fabric::HealthError& e) {
         json stuck = json::array();
         for (const auto& r : e.reports()) stuck.push_back(stuck_json(r));
@@ -545,8 +563,20 @@ int main(int argc, char** argv) {
     } catch (const fabric::Error& e) {
         return report_error(json_out, fabric::category_name(e.category()), e.what(),
                             exit_code_for(e.category()));
+    } catch (const std::system_error& e) {
+        // fmt::print throws when stdout refuses a write; main() reports that, once.
+        if (stdout_write_failed(e)) return kOutput;
+        return report_error(json_out, "internal", fmt::format("internal error: {}", e.what()),
+                            kInternal);
     } catch (const std::exception& e) {
         return report_error(json_out, "internal", fmt::format("internal error: {}", e.what()),
                             kInternal);
     }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    install_stop_handlers();
+    return finish_stdout(run_fabricctl(argc, argv));
 }

@@ -10,6 +10,7 @@
 #include <tuple>
 #include <vector>
 
+#include "cli_common.h"
 #include "fabric/error.h"
 #include "fabric/mesh_graph.h"
 #include "fabric/routing_tables.h"
@@ -152,7 +153,7 @@ class MeshRoutes final : public MeshCommand {
                 t.source_route(parse_node(from_, "--from", g), parse_node(to_, "--to", g), plane_);
         }
         if (as_json_) {
-            std::cout << to_json(g, t, route, mapped).dump(2) << std::endl;
+            print_json(to_json(g, t, route, mapped));
         } else {
             print_text(g, t, route, mapped);
         }

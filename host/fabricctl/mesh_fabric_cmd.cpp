@@ -20,6 +20,7 @@
 #include "fabric/elf.h"
 #include "fabric/error.h"
 #include "fabric/fabric_runner.h"
+#include "fabric/interrupt.h"
 #include "fabric/kmd_abi.h"
 #include "fabric/mesh_graph.h"
 #include "fabric/mesh_plan.h"
@@ -160,6 +161,8 @@ struct MeshWorker {
     std::string name;                         // "worker chip 0 core 1-1 (E plane 0)"
 };
 
+struct Session;
+
 class Command final : public MeshFabricCommand {
   public:
     Command(CLI::App& mesh, bool& as_json) : as_json_(as_json) {
@@ -238,6 +241,9 @@ class Command final : public MeshFabricCommand {
     int run() const override;
 
   private:
+    // Bring up (or attach), run the verb, terminate as the target asks, report.
+    int operate(Session& s, fabric::FabricRunner& runner) const;
+
     Verb verb() const {
         for (const auto& [v, c] : verbs_) {
             if (c->parsed()) return v;
@@ -519,16 +525,14 @@ int report_no_links(const Session& s, bool as_json) {
                     verb_name(s.verb), g.mesh_count(), g.mesh_count() == 1 ? "" : "es",
                     s.plan->fabric.chips.size(), s.plan->fabric.chips.size() == 1 ? "" : "s");
     if (as_json) {
-        std::cout << json{{"ok", true},
-                          {"command", verb_name(s.verb)},
-                          {"mesh_graph", s.graph_path},
-                          {"cluster", s.cluster_path},
-                          {"chips", s.plan->fabric.chips},
-                          {"routers", json::array()},
-                          {"verdict", verdict},
-                          {"exit_code", kOk}}
-                         .dump(2)
-                  << std::endl;
+        print_json(json{{"ok", true},
+                        {"command", verb_name(s.verb)},
+                        {"mesh_graph", s.graph_path},
+                        {"cluster", s.cluster_path},
+                        {"chips", s.plan->fabric.chips},
+                        {"routers", json::array()},
+                        {"verdict", verdict},
+                        {"exit_code", kOk}});
     } else if (!s.derived.empty()) {
         fmt::print("{}\n", s.derived);
     }
@@ -675,7 +679,7 @@ int report(const Session& s, bool as_json, bool quiet, const fabric::FabricRunne
             j["bytes_per_cycle"] =
                 bytes_per_cycle(total_bytes_sent(s.final, s.bytes), s.send_cycles);
         }
-        std::cout << j.dump(2) << std::endl;
+        print_json(j);
     } else {
         print_summary(s);
         if (s.brought_up) {
@@ -713,7 +717,7 @@ int report(const Session& s, bool as_json, bool quiet, const fabric::FabricRunne
             fmt::print("{}terminated gracefully: {} of {} routers terminated\n",
                        s.verb == Verb::Up ? "" : "\n", n, s.final.size());
         }
-        std::fflush(stdout);
+        flush_stdout();
     }
     if (!ok || !quiet) log_line(verdict);
     return code;
@@ -810,12 +814,26 @@ int Command::run() const {
         s.dev = std::make_unique<fabric::SimDevice>(std::move(soc), arch, std::move(o));
 #endif
     }
+    s.dev = std::make_unique<fabric::InterruptibleDevice>(std::move(s.dev));
     fabric::FabricRunner runner(*s.dev, s.plan->fabric, std::move(router_elf));
     if (stall_cycles_) runner.set_stall_cycles(stall_cycles_);
+    if (!s.pcie) return operate(s, runner);
+    // On silicon the routers outlive the process: an interrupted command stops what it started.
+    try {
+        return operate(s, runner);
+    } catch (const fabric::Interrupted& e) {
+        if (const std::string done = fabric::terminate_after_interrupt(runner, e, s.budget);
+            !done.empty()) {
+            log_line(done);
+        }
+        throw;
+    }
+}
+
+int Command::operate(Session& s, fabric::FabricRunner& runner) const {
     const auto left = [&]() -> uint64_t {
         return s.dev->cycles() >= s.budget ? 1 : s.budget - s.dev->cycles();
     };
-
     // ---- on silicon the fabric outlives the command: status reads it, down stops it ----
     if (s.pcie && s.verb == Verb::Status) {
         s.live = runner.status();

@@ -9,6 +9,7 @@
 #include "fabric/cluster_descriptor.h"
 #include "fabric/elf.h"
 #include "fabric/error.h"
+#include "fabric/interrupt.h"
 #include "fabric/kmd_abi.h"
 #include "fabric/launch.h"
 #include "fabric/pcie_device.h"
@@ -164,7 +165,7 @@ class Commands final : public PcieCommands {
                                 {"chips_with_mmio", mmio},
                                 {"ethernet_connections", links}};
             }
-            std::cout << j.dump(2) << std::endl;
+            print_json(j);
             return kOk;
         }
         if (found.empty()) {
@@ -233,12 +234,14 @@ class Commands final : public PcieCommands {
         const auto placement = fabric::erisc_placement(hal::arch_map(arch), soc.eth_l1_size());
         image.check_placement(placement);
         fabric::PcieDevice dev(port, std::move(soc));
+        fabric::InterruptibleDevice stoppable(dev);
         fabric::LaunchOptions lo;
         lo.max_cycles = max_cycles_;
-        const auto r = fabric::launch(dev, core, image, placement, lo);
+        const auto r = fabric::launch(stoppable, core, image, placement, lo);
 #ifdef FABRIC_HAVE_SIM
         if (auto* sp = dynamic_cast<fabric::SimKmdPort*>(port.get()); sp && !as_json_) {
-            std::cout << sp->model().console(core) << std::flush;
+            fmt::print("{}", sp->model().console(core));
+            flush_stdout();
         }
 #endif
         int code = kOk;
@@ -277,7 +280,7 @@ class Commands final : public PcieCommands {
                    {"cycles", r.cycles},
                    {"exit_code", code}};
             if (r.outcome == fabric::LaunchOutcome::Exited) j["exit_status"] = r.status.exit_status;
-            std::cout << j.dump(2) << std::endl;
+            print_json(j);
         } else {
             log_line(verdict);
         }
