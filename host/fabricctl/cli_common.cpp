@@ -1,5 +1,7 @@
 #include "cli_common.h"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -9,6 +11,7 @@
 #include <vector>
 
 #include "fabric/error.h"
+#include "fabric/health_monitor.h"
 #include "fabric/kmd_port.h"
 #include "fabric/pcie_device.h"
 #include "fabric/soc_descriptor.h"
@@ -49,6 +52,28 @@ std::string one_line(std::string s) {
     return s;
 }
 
+CLI::App& command_group(CLI::App& app, const std::string& name, const std::string& description) {
+    for (CLI::App* sub : app.get_subcommands({})) {
+        if (sub->get_name() == name) return *sub;
+    }
+    CLI::App* group = app.add_subcommand(name, description);
+    group->require_subcommand(1);
+    return *group;
+}
+
+CLI::App& mesh_group(CLI::App& app) {
+    return command_group(app, "mesh", "Mesh graph descriptors, routing tables and the 2D fabric");
+}
+
+CLI::Option* add_max_cycles_option(CLI::App& cmd, uint64_t& value, const std::string& help) {
+    return add_renamed_option(cmd, "--max-cycles", "--timeout-cycles", value, help,
+                              CLI::PositiveNumber);
+}
+
+CLI::Option* add_bytes_option(CLI::App& cmd, uint32_t& value, const std::string& help) {
+    return add_renamed_option(cmd, "--bytes", "--size", value, help);
+}
+
 namespace {
 // errno of the first failed write to stdout; 0 while none failed (or the reason is unknown).
 int stdout_errno = 0;
@@ -57,6 +82,11 @@ void note_stdout_failure() {
     if (stdout_errno == 0) stdout_errno = errno;
 }
 }  // namespace
+
+std::unique_ptr<fabric::ProgressLine> progress_on_terminal(const std::string& title) {
+    if (!::isatty(STDERR_FILENO)) return nullptr;
+    return std::make_unique<fabric::ProgressLine>(stderr, title);
+}
 
 void print_json(const json& j) {
     std::cout << j.dump(2) << '\n';
@@ -231,6 +261,24 @@ std::vector<uint32_t> parse_number_list(std::string_view option, const std::stri
         at = comma + 1;
     }
     return out;
+}
+
+json stuck_json(const fabric::StuckReport& r) {
+    return json{{"chip", r.core.chip},
+                {"core", r.core.core.str()},
+                {"component", r.component},
+                {"kind", r.kind},
+                {"reason", fabric::stuck_reason_name(r.reason)},
+                {"status", r.status_name},
+                {"stage", r.stage_name},
+                {"stuck_at", r.stuck_at_name},
+                {"detail", r.head.detail},
+                {"heartbeat", r.head.heartbeat},
+                {"unchanged_cycles", r.unchanged_cycles},
+                {"at_cycle", r.at_cycle},
+                {"core_state", fabric::run_state_name(r.run.state)},
+                {"pc", r.run.pc ? json(*r.run.pc) : json(nullptr)},
+                {"description", r.describe()}};
 }
 
 }  // namespace fabricctl

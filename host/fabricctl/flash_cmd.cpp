@@ -27,7 +27,7 @@ namespace {
 using fabric::ErrorCategory;
 using nlohmann::json;
 
-class Command final : public FlashCommand {
+class Command final : public CliCommand {
   public:
     Command(CLI::App& app, bool& as_json) : as_json_(as_json) {
         cmd_ = app.add_subcommand("flash", "Load firmware onto Ethernet cores and start it");
@@ -42,8 +42,7 @@ class Command final : public FlashCommand {
         cmd_->add_option("--chips", chips_, "Chips, e.g. 0,1 (default: every chip the target reaches)");
         cmd_->add_option("--eth", eth_, "Ethernet channels, e.g. 0,1, or all")->required();
         cmd_->add_flag("--wait", wait_, "Wait for every core to exit (always with --target sim)");
-        cmd_->add_option("--max-cycles", max_cycles_, "Cycle budget when waiting")
-            ->check(CLI::PositiveNumber)
+        add_max_cycles_option(*cmd_, max_cycles_, "Cycle budget when waiting")
             ->capture_default_str();
         cmd_->add_option("firmware", firmware_, "Firmware ELF (rv32im)")->required();
         cmd_->add_flag("--json", as_json_, "Print the result as JSON");
@@ -187,8 +186,8 @@ class Command final : public FlashCommand {
 
 }  // namespace
 
-std::shared_ptr<const FlashCommand> add_flash_command(CLI::App& app, bool& as_json) {
-    return std::make_shared<Command>(app, as_json);
+CliCommands add_flash_commands(CLI::App& app, bool& as_json) {
+    return {std::make_shared<Command>(app, as_json)};
 }
 
 }  // namespace fabricctl

@@ -25,6 +25,7 @@
 #include "fabric/mesh_graph.h"
 #include "fabric/mesh_plan.h"
 #include "fabric/mesh_traffic.h"
+#include "fabric/progress.h"
 #include "fabric/soc_descriptor.h"
 #include "protocol/fabric.h"
 #include "protocol/test_kernels.h"
@@ -163,9 +164,10 @@ struct MeshWorker {
 
 struct Session;
 
-class Command final : public MeshFabricCommand {
+class Command final : public CliCommand {
   public:
-    Command(CLI::App& mesh, bool& as_json) : as_json_(as_json) {
+    Command(CLI::App& app, bool& as_json) : as_json_(as_json) {
+        CLI::App& mesh = mesh_group(app);
         verbs_ = {
             {Verb::Up,
              mesh.add_subcommand(
@@ -204,10 +206,9 @@ class Command final : public MeshFabricCommand {
             c->add_option(
                 "--slots", slots_,
                 "Sender and receiver slots per channel, S,R (default: the most that fit)");
-            c->add_option(
-                 "--timeout-cycles", budget_,
-                 "Cycle budget for bring-up, traffic and termination together (default 50000000)")
-                ->check(CLI::PositiveNumber);
+            add_max_cycles_option(
+                *c, budget_,
+                "Cycle budget for bring-up, traffic and termination together (default 50000000)");
             c->add_option("--stall-cycles", stall_cycles_,
                           "Health monitor: a router whose heartbeat stands still this many cycles "
                           "while it should run is stuck (default 1000000)")
@@ -227,8 +228,7 @@ class Command final : public MeshFabricCommand {
         CLI::App* run = verbs_.at(Verb::Run);
         run->add_option("--packets", packets_, "Packets to every destination, per plane")
             ->capture_default_str();
-        run->add_option("--bytes", bytes_, "Bytes per packet (multiple of 16)")
-            ->capture_default_str();
+        add_bytes_option(*run, bytes_, "Bytes per packet (multiple of 16)")->capture_default_str();
         run->add_option("--worker-elf", worker_elf_,
                         "Traffic kernel (default: this build's fabric_traffic.elf)");
     }
@@ -297,7 +297,12 @@ struct Session {
     uint32_t slots = 0;                    // positions per flow region
     uint64_t traffic_cycles = 0, send_cycles = 0, deliveries = 0, mismatch_words = 0;
     std::vector<std::string> problems;
+    fabric::ProgressLine* progress = nullptr;  // on a terminal only
 };
+
+void show_stage(const Session& s, const char* stage) {
+    if (s.progress) s.progress->stage(stage);
+}
 
 // ---- the traffic of `mesh run` ------------------------------------------------------------------
 
@@ -379,7 +384,7 @@ void run_traffic(Session& s, fabric::FabricRunner& runner) {
         round.run = fabric::run_mesh_traffic(runner, round.traffic, lo);
         uint64_t send = 0;
         for (const auto& o : round.run.workers) {
-            s.outcomes.push_back({o.launch, o.results, o.status, o.stuck_at});
+            s.outcomes.push_back(o);
             send = std::max<uint64_t>(send, o.results.cycles);
             const MeshWorker& w = s.workers[s.outcomes.size() - 1];
             if (auto p = traffic_problem(w.name, s.outcomes.back(), w.kernel->args.packet_count)) {
@@ -541,6 +546,7 @@ int report_no_links(const Session& s, bool as_json) {
 }
 
 int report(const Session& s, bool as_json, bool quiet, const fabric::FabricRunner* runner) {
+    if (s.progress) s.progress->finish();
     const fabric::MeshPlan& plan = *s.plan;
     const auto& g = plan.tables.graph();
     const bool ok = s.problems.empty();
@@ -817,11 +823,20 @@ int Command::run() const {
     s.dev = std::make_unique<fabric::InterruptibleDevice>(std::move(s.dev));
     fabric::FabricRunner runner(*s.dev, s.plan->fabric, std::move(router_elf));
     if (stall_cycles_) runner.set_stall_cycles(stall_cycles_);
+    const auto progress = progress_on_terminal(fmt::format("mesh {}", verb_name(s.verb)));
+    if (progress) {
+        s.progress = progress.get();
+        progress->set_expected(s.deliveries);
+        progress->set_delivered_counter([&runner] { return delivered_so_far(runner); });
+        static_cast<fabric::InterruptibleDevice&>(*s.dev).after_each_slice(
+            [p = progress.get()](uint64_t cycles) { p->tick(cycles); });
+    }
     if (!s.pcie) return operate(s, runner);
     // On silicon the routers outlive the process: an interrupted command stops what it started.
     try {
         return operate(s, runner);
     } catch (const fabric::Interrupted& e) {
+        if (progress) progress->finish();
         if (const std::string done = fabric::terminate_after_interrupt(runner, e, s.budget);
             !done.empty()) {
             log_line(done);
@@ -848,6 +863,7 @@ int Command::operate(Session& s, fabric::FabricRunner& runner) const {
     } else {
         // ---- bring up ----
         const auto t0 = std::chrono::steady_clock::now();
+        show_stage(s, "bring-up");
         runner.bring_up(s.budget);
         s.bring_up_wall_seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -857,11 +873,15 @@ int Command::operate(Session& s, fabric::FabricRunner& runner) const {
         // `status` shows have moved.
         if (s.verb == Verb::Status) runner.monitor(std::min(kStatusWatchCycles, left()));
         s.live = runner.status();
-        if (s.verb == Verb::Run) run_traffic(s, runner);
+        if (s.verb == Verb::Run) {
+            show_stage(s, "traffic");
+            run_traffic(s, runner);
+        }
         if (s.pcie && s.verb == Verb::Up) return report(s, as_json_, quiet_, &runner);
     }
 
     // ---- terminate (the model ends with the command; on silicon `run` stops what it started) ----
+    show_stage(s, "termination");
     s.final = terminate_fabric(runner, left(), s.problems);
     s.terminated = s.problems.empty();  // graceful: then every router must say so
     const bool graceful = s.terminated;
@@ -879,8 +899,8 @@ int Command::operate(Session& s, fabric::FabricRunner& runner) const {
 
 }  // namespace
 
-std::shared_ptr<const MeshFabricCommand> add_mesh_fabric_commands(CLI::App& mesh, bool& as_json) {
-    return std::make_shared<Command>(mesh, as_json);
+CliCommands add_mesh_fabric_commands(CLI::App& app, bool& as_json) {
+    return {std::make_shared<Command>(app, as_json)};
 }
 
 }  // namespace fabricctl

@@ -70,7 +70,7 @@ std::string links_text(const fabric::ClusterDescriptor& cd) {
     return s.empty() ? "none" : s;
 }
 
-class Commands final : public PcieCommands {
+class Commands final : public CliCommand {
   public:
     Commands(CLI::App& app, bool& as_json) : as_json_(as_json) {
         devices_ = app.add_subcommand("devices", "Discover Tenstorrent PCIe devices (tt-kmd)");
@@ -97,9 +97,7 @@ class Commands final : public PcieCommands {
         run_->add_option("--dir", dir_, "Device node directory (--target pcie)");
         run_->add_option("--soc", soc_, "SoC descriptor (default: the arch's)");
         run_->add_option("--core", core_, "ERISC: eth channel (e.g. 0) of chip 0")->required();
-        run_->add_option("--max-cycles", max_cycles_, "Cycle budget")
-            ->check(CLI::PositiveNumber)
-            ->capture_default_str();
+        add_max_cycles_option(*run_, max_cycles_, "Cycle budget")->capture_default_str();
         run_->add_option("firmware", firmware_, "Firmware ELF (rv32im)")->required();
         run_->add_flag("--json", as_json_, "Print the result as JSON");
     }
@@ -303,8 +301,8 @@ class Commands final : public PcieCommands {
 
 }  // namespace
 
-std::shared_ptr<const PcieCommands> add_pcie_commands(CLI::App& app, bool& as_json) {
-    return std::make_shared<Commands>(app, as_json);
+CliCommands add_pcie_commands(CLI::App& app, bool& as_json) {
+    return {std::make_shared<Commands>(app, as_json)};
 }
 
 }  // namespace fabricctl

@@ -309,9 +309,9 @@ void ClusterCheck::print_report_json(const fabric::ClusterLintReport& lint, cons
 
 }  // namespace
 
-std::vector<std::shared_ptr<const CliCommand>> add_topology_commands(CLI::App& app, CLI::App& mesh,
-                                                                     bool& as_json) {
-    return {std::make_shared<MeshMap>(mesh, as_json), std::make_shared<ClusterCheck>(app, as_json)};
+CliCommands add_topology_commands(CLI::App& app, bool& as_json) {
+    return {std::make_shared<MeshMap>(mesh_group(app), as_json),
+            std::make_shared<ClusterCheck>(app, as_json)};
 }
 
 }  // namespace fabricctl

@@ -71,6 +71,7 @@ uint64_t InterruptibleDevice::advance(uint64_t cycles) {
         const uint64_t slice = std::min(cycles - ran, kInterruptSliceCycles);
         const uint64_t r = inner_.advance(slice);
         ran += r;
+        if (hook_) hook_(inner_.cycles());
         if (r < slice) break;  // nothing on the device can make progress any more
     }
     return ran;

@@ -1,6 +1,8 @@
 // fabricctl as a process: what happens around a command rather than in it. Results that cannot be
 // written to stdout are a failure (exit 109), never a silent success. SIGINT / SIGTERM stop a
-// model run within a poll of the device: exit 130 / 143, one line on stderr.
+// model run within a poll of the device: exit 130 / 143, one line on stderr. A long run shows its
+// progress on one redrawn line when stderr is a terminal (a pty through script(1)), and nothing
+// extra otherwise.
 
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -24,6 +26,33 @@ const std::string kStdoutFull =
     "fabricctl: error: cannot write the results to stdout: No space left on device\n";
 
 }  // namespace
+
+// ---- option names: one per meaning, the old ones hidden aliases -------------------------------
+
+TEST_CASE("fabricctl: renamed options still work and say so", "[cli][options]") {
+    const std::string n300 = kSoc + "/n300_cluster.yaml";
+    const auto size = t::fabricctl({"fabric", "run", "--cluster", n300, "--size", "100"});
+    CHECK(size.code == 101);  // the value reached --bytes' check
+    CHECK(size.err ==
+          "fabricctl: warning: --size is deprecated, use --bytes\n"
+          "fabricctl: error: --bytes 100: must be a non-zero multiple of 16 and at most 7616 on "
+          "wormhole_b0\n");
+    const auto timeout = t::fabricctl({"sim", "run", "--arch", "wormhole_b0", "--core", "0",
+                                       kSoc + "/missing.elf", "--timeout-cycles", "10"});
+    CHECK(timeout.code == 101);
+    CHECK_THAT(timeout.err, Catch::Matchers::StartsWith(
+                                "fabricctl: warning: --timeout-cycles is deprecated, use "
+                                "--max-cycles\nfabricctl: error: "));
+    // The alias keeps the option's check.
+    t::expect_failure(t::fabricctl({"mesh", "up", "--cluster", n300, "--timeout-cycles", "0"}),
+                      100);
+    // Hidden: --help names only the new ones.
+    const auto help = t::fabricctl({"mesh", "run", "--help"});
+    CHECK_THAT(help.out,
+               Catch::Matchers::Contains("--max-cycles") && Catch::Matchers::Contains("--bytes"));
+    CHECK_THAT(help.out, !Catch::Matchers::Contains("--timeout-cycles") &&
+                             !Catch::Matchers::Contains("--size"));
+}
 
 // ---- stdout write errors (109) ------------------------------------------------------------------
 
@@ -84,4 +113,49 @@ TEST_CASE("fabricctl: SIGTERM stops a model run promptly, exit 143", "[cli][sign
     CHECK(j["ok"] == false);
     CHECK(j["error"]["category"] == "interrupted");
     CHECK(j["exit_code"] == 143);
+}
+
+// ---- progress on a terminal
+// ----------------------------------------------------------------------
+
+namespace {
+
+const std::vector<std::string> kT3kRun{"mesh",
+                                       "run",
+                                       "--cluster",
+                                       kSoc + "/t3k_cluster.yaml",
+                                       "--mesh-graph",
+                                       kSoc + "/t3k_mesh_graph.yaml",
+                                       "--packets",
+                                       "2",
+                                       "--bytes",
+                                       "256",
+                                       "-q"};
+
+}  // namespace
+
+TEST_CASE("fabricctl: a long run on a terminal shows its progress on one line", "[cli][progress]") {
+    std::string command = FABRICCTL;
+    for (const auto& a : kT3kRun) command += " " + a;
+    // script(1) runs the command on a pty (stdout and stderr both) and copies what it wrote.
+    const auto r =
+        t::run_process("/usr/bin/script", {"-qec", command, "/dev/null"}, FABRIC_TEST_TMP_DIR);
+    INFO("terminal: " << r.out);
+    CHECK(r.code == 0);
+    using Catch::Matchers::Contains;
+    CHECK_THAT(r.out, Contains("\rmesh run: bring-up, 0 of 112 packets delivered"));
+    CHECK_THAT(r.out, Contains("\rmesh run: traffic, ") && Contains(" cycles/s"));
+    // The routers publish their counters as they go: some of the 112 by now.
+    CHECK_THAT(r.out,
+               Contains("\rmesh run: termination, ") && Contains(" of 112 packets delivered"));
+    // Erased (overwritten with blanks) before the results start at the beginning of the line.
+    CHECK_THAT(r.out, Contains(" \rmesh graph "));
+}
+
+TEST_CASE("fabricctl: a long run writes no progress when stderr is not a terminal",
+          "[cli][progress]") {
+    const auto r = t::fabricctl(kT3kRun);
+    CHECK(r.code == 0);
+    CHECK(r.err.empty());  // -q: no verdict either
+    CHECK(r.out.find('\r') == std::string::npos);
 }

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -75,10 +76,13 @@ class InterruptibleDevice final : public Device {
     }
 
     Device& inner() { return inner_; }
+    // Called after every slice with the device's cycles (e.g. to redraw a progress line).
+    void after_each_slice(std::function<void(uint64_t cycles)> hook) { hook_ = std::move(hook); }
 
   private:
     Device& inner_;
     std::unique_ptr<Device> owned_;
+    std::function<void(uint64_t)> hook_;
 };
 
 // After Interrupted reached a caller whose routers run on hardware (they outlive the process):
