@@ -1,12 +1,17 @@
 #include "cli_common.h"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <vector>
 
 #include "fabric/error.h"
+#include "fabric/health_monitor.h"
 #include "fabric/kmd_port.h"
 #include "fabric/pcie_device.h"
 #include "fabric/soc_descriptor.h"
@@ -47,8 +52,69 @@ std::string one_line(std::string s) {
     return s;
 }
 
+CLI::App& command_group(CLI::App& app, const std::string& name, const std::string& description) {
+    for (CLI::App* sub : app.get_subcommands({})) {
+        if (sub->get_name() == name) return *sub;
+    }
+    CLI::App* group = app.add_subcommand(name, description);
+    group->require_subcommand(1);
+    return *group;
+}
+
+CLI::App& mesh_group(CLI::App& app) {
+    return command_group(app, "mesh", "Mesh graph descriptors, routing tables and the 2D fabric");
+}
+
+CLI::Option* add_max_cycles_option(CLI::App& cmd, uint64_t& value, const std::string& help) {
+    return add_renamed_option(cmd, "--max-cycles", "--timeout-cycles", value, help,
+                              CLI::PositiveNumber);
+}
+
+CLI::Option* add_bytes_option(CLI::App& cmd, uint32_t& value, const std::string& help) {
+    return add_renamed_option(cmd, "--bytes", "--size", value, help);
+}
+
+namespace {
+// errno of the first failed write to stdout; 0 while none failed (or the reason is unknown).
+int stdout_errno = 0;
+
+void note_stdout_failure() {
+    if (stdout_errno == 0) stdout_errno = errno;
+}
+}  // namespace
+
+std::unique_ptr<fabric::ProgressLine> progress_on_terminal(const std::string& title) {
+    if (!::isatty(STDERR_FILENO)) return nullptr;
+    return std::make_unique<fabric::ProgressLine>(stderr, title);
+}
+
+void print_json(const json& j) {
+    std::cout << j.dump(2) << '\n';
+    flush_stdout();
+}
+
+void flush_stdout() {
+    errno = 0;
+    if (std::fflush(stdout) != 0) note_stdout_failure();
+}
+
+bool stdout_write_failed(const std::system_error& e) {
+    if (!std::ferror(stdout)) return false;
+    if (stdout_errno == 0) stdout_errno = e.code().value();
+    return true;
+}
+
+int finish_stdout(int code) {
+    flush_stdout();
+    if (!std::ferror(stdout) && std::cout.good()) return code;
+    const std::string reason =
+        stdout_errno ? fmt::format(": {}", std::strerror(stdout_errno)) : std::string();
+    log_line(fmt::format("error: cannot write the results to stdout{}", reason));
+    return code == kOk ? kOutput : code;
+}
+
 void log_line(const std::string& msg) {
-    std::fflush(stdout);
+    flush_stdout();
     // Paths and names in a message may come from the command line or a file: never raw.
     std::fprintf(stderr, "fabricctl: %s\n", fabric::escape_control(one_line(msg)).c_str());
 }
@@ -61,7 +127,7 @@ int report_error(bool as_json, std::string_view category, const std::string& mes
                {"error", {{"category", category}, {"message", one_line(message)}}},
                {"exit_code", code}};
         for (const auto& [key, value] : extra.items()) j[key] = value;
-        std::cout << j.dump(2) << std::endl;
+        print_json(j);
     }
     return code;
 }
@@ -195,6 +261,24 @@ std::vector<uint32_t> parse_number_list(std::string_view option, const std::stri
         at = comma + 1;
     }
     return out;
+}
+
+json stuck_json(const fabric::StuckReport& r) {
+    return json{{"chip", r.core.chip},
+                {"core", r.core.core.str()},
+                {"component", r.component},
+                {"kind", r.kind},
+                {"reason", fabric::stuck_reason_name(r.reason)},
+                {"status", r.status_name},
+                {"stage", r.stage_name},
+                {"stuck_at", r.stuck_at_name},
+                {"detail", r.head.detail},
+                {"heartbeat", r.head.heartbeat},
+                {"unchanged_cycles", r.unchanged_cycles},
+                {"at_cycle", r.at_cycle},
+                {"core_state", fabric::run_state_name(r.run.state)},
+                {"pc", r.run.pc ? json(*r.run.pc) : json(nullptr)},
+                {"description", r.describe()}};
 }
 
 }  // namespace fabricctl

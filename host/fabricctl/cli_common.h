@@ -2,16 +2,20 @@
 // JSON), and where default SoC descriptors and firmware images are found.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <vector>
 
 #include "fabric/device.h"
 #include "fabric/elf.h"
 #include "fabric/error.h"
+#include "fabric/health_monitor.h"
+#include "fabric/progress.h"
 #include "fabric/soc_descriptor.h"
 #include "hal/arch_map.h"
 
@@ -35,18 +39,47 @@ enum ExitCode : int {
                                // or the health monitor found a stuck component (a router whose
                                // heartbeat stopped, that trapped or exited while it should run):
                                // the message names it; --json adds a "stuck" array
+    kOutput = 109,             // the results could not be written to stdout (disk full, ...)
     kInternal = 110,           // a bug: please report
+    kSignalBase = 128,         // stopped by signal N (SIGINT 130, SIGTERM 143), as a shell says
 };
 
 int exit_code_for(fabric::ErrorCategory c);
 
-// A fabricctl command: registered on the command line at start, run when it was parsed.
+// A fabricctl subcommand. Its constructor adds it and its options to the command line (CLI11);
+// main() parses, asks every command whether it was the one parsed, and runs that one: it calls
+// the library and prints. Each lives in its own <name>_cmd.cpp, whose header declares only
+// add_<name>_commands(app, as_json); the --json flag of every command sets `as_json`, which main()
+// reads when it reports an error.
 class CliCommand {
   public:
     virtual ~CliCommand() = default;
     virtual bool parsed() const = 0;
     virtual int run() const = 0;  // the exit code; throws fabric::Error
 };
+using CliCommands = std::vector<std::shared_ptr<const CliCommand>>;
+
+// The subcommand `name` of `app` (e.g. "mesh", which several command files add to), added with
+// `description` the first time.
+CLI::App& command_group(CLI::App& app, const std::string& name, const std::string& description);
+// `mesh`: mesh routes (mesh_cmd), map (topology_cmd), up | status | down | run (mesh_fabric_cmd).
+CLI::App& mesh_group(CLI::App& app);
+
+// stdout: every result goes through these, so a failed write is seen however it was printed.
+// A JSON document (2-space indent) and a newline on stdout.
+void print_json(const nlohmann::json& j);
+// Flush stdout, remembering the reason of the first write that failed.
+void flush_stdout();
+// Whether `e` (what fmt::print throws) is a failed write to stdout; if so its reason is remembered.
+bool stdout_write_failed(const std::system_error& e);
+// The exit code once the results are out: `code`, or kOutput if stdout could not be written
+// (a full disk, a closed file): then "error: cannot write the results to stdout: <reason>" is
+// logged. A command's own failure code is kept, with the same line.
+int finish_stdout(int code);
+
+// A progress line on stderr (fabric/progress.h) when stderr is a terminal; nullptr otherwise, so
+// nothing extra is written to a file or a pipe.
+std::unique_ptr<fabric::ProgressLine> progress_on_terminal(const std::string& title);
 
 // Messages are one line: fold any embedded newlines.
 std::string one_line(std::string s);
@@ -58,10 +91,37 @@ void log_line(const std::string& msg);
 int report_error(bool as_json, std::string_view category, const std::string& message, int code,
                  const nlohmann::json& extra = nlohmann::json::object());
 
+// One stuck component as JSON (the "stuck" array of an error document).
+nlohmann::json stuck_json(const fabric::StuckReport& r);
+
 // "0,2,5" -> {0, 2, 5}; Error(BadInput) "<option> <text>: 'x' is not a <what>" for anything but
 // comma-separated decimal numbers (at most 6 digits each). Empty text gives an empty list.
 std::vector<uint32_t> parse_number_list(std::string_view option, const std::string& text,
                                         std::string_view what = "number");
+
+// Option names are the same in every command: --max-cycles (the cycle budget), --bytes (bytes
+// per packet). A renamed option stays as a hidden alias that still works and says on stderr
+// "warning: --size is deprecated, use --bytes"; given both, the later one counts.
+template <typename T>
+CLI::Option* add_renamed_option(CLI::App& cmd, const std::string& name, const std::string& old_name,
+                                T& value, const std::string& help,
+                                const CLI::Validator& check = CLI::Validator()) {
+    CLI::Option* opt = cmd.add_option(name, value, help)->check(check);
+    cmd.add_option_function<T>(
+           old_name,
+           [&value, name, old_name](const T& v) {
+               log_line("warning: " + old_name + " is deprecated, use " + name);
+               value = v;
+           },
+           "")
+        ->check(check)
+        ->group("");  // hidden from --help
+    return opt;
+}
+// --max-cycles N (N > 0); old name --timeout-cycles.
+CLI::Option* add_max_cycles_option(CLI::App& cmd, uint64_t& value, const std::string& help);
+// --bytes B: bytes per packet; old name --size.
+CLI::Option* add_bytes_option(CLI::App& cmd, uint32_t& value, const std::string& help);
 
 // The default SoC descriptor of an arch: $FABRIC_SOC_DESCRIPTOR_DIR, next to the executable,
 // ../share/erisc-fabric/soc_descriptors, then the source tree. Error(BadInput) if none.

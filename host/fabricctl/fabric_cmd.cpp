@@ -17,8 +17,11 @@
 #include "fabric/error.h"
 #include "fabric/fabric_plan.h"
 #include "fabric/fabric_runner.h"
+#include "fabric/fabric_traffic.h"
+#include "fabric/interrupt.h"
 #include "fabric/launch.h"
 #include "fabric/mesh_traffic.h"
+#include "fabric/progress.h"
 #include "fabric/soc_descriptor.h"
 #include "protocol/fabric.h"
 #include "protocol/test_kernels.h"
@@ -36,21 +39,27 @@ using nlohmann::json;
 
 namespace {
 
-// The worker cores of `soc` that are workers on every chip of `chips` once the cluster's
-// harvesting is applied, in the descriptor's order.
-std::vector<fabric::CoreCoord> workers_on_every_chip(const fabric::SocDescriptor& soc,
-                                                     const fabric::ClusterDescriptor& cluster,
-                                                     const std::vector<fabric::ChipId>& chips) {
-    const fabric::HarvestedSocs socs(soc, cluster);
-    std::vector<fabric::CoreCoord> out;
-    for (const fabric::CoreCoord& c : soc.cores(fabric::CoreType::Worker)) {
-        const bool everywhere = std::all_of(chips.begin(), chips.end(), [&](fabric::ChipId chip) {
-            return socs(chip).core_type(c) == fabric::CoreType::Worker;
-        });
-        if (everywhere) out.push_back(c);
-    }
-    return out;
-}
+// The options of `fabric up` and `fabric run` (one parse fills one of them).
+struct FabricArgs {
+    std::string cluster;
+    std::string soc;
+    std::string topology = "line";
+    std::string chips;  // "0,1,2,3"; empty: 0..n-1
+    uint32_t link = 0;
+    uint32_t size = 1024;
+    uint32_t packets = 16;
+    std::string pattern = "neighbour";
+    std::string router_elf;
+    std::string worker_elf;
+    std::string base_fw;
+    bool no_base_fw = false;
+    uint64_t max_cycles = 0;    // 0: kDefaultFabricMaxCycles
+    uint64_t stall_cycles = 0;  // 0: fabric::kDefaultStallCycles
+    uint64_t watch = 0;         // `up`: let the fabric run this long under the health monitor
+    std::string stall_router;   // sim fault: "CHIP:ETH@CYCLES", freeze that router's core
+    bool json = false;
+    bool quiet = false;
+};
 
 std::vector<fabric::ChipId> parse_chips(const std::string& text, uint32_t chip_count) {
     if (text.empty()) {
@@ -93,17 +102,6 @@ std::optional<StallFault> parse_stall_router(const std::string& text) {
     return f;
 }
 
-// One worker kernel: its core, direction, route and where its packets land.
-struct WorkerPlan {
-    fabric::CoreLocation core;
-    FabricDir dir;
-    size_t index;                       // source index: its region on every sink
-    std::vector<fabric::ChipId> dests;  // chips its route writes, nearest first
-    uint32_t route;
-    uint32_t seed;
-    TrafficKernel kernel;  // one destination: the route's chips
-};
-
 void print_router_table(const std::vector<fabric::RouterSnapshot>& snaps,
                         const fabric::FabricPlan& plan, uint32_t payload, uint64_t cycles,
                         bool traffic) {
@@ -130,82 +128,9 @@ void print_router_table(const std::vector<fabric::RouterSnapshot>& snaps,
 
 }  // namespace
 
-json stuck_json(const fabric::StuckReport& r) {
-    return json{{"chip", r.core.chip},
-                {"core", r.core.core.str()},
-                {"component", r.component},
-                {"kind", r.kind},
-                {"reason", fabric::stuck_reason_name(r.reason)},
-                {"status", r.status_name},
-                {"stage", r.stage_name},
-                {"stuck_at", r.stuck_at_name},
-                {"detail", r.head.detail},
-                {"heartbeat", r.head.heartbeat},
-                {"unchanged_cycles", r.unchanged_cycles},
-                {"at_cycle", r.at_cycle},
-                {"core_state", fabric::run_state_name(r.run.state)},
-                {"pc", r.run.pc ? json(*r.run.pc) : json(nullptr)},
-                {"description", r.describe()}};
-}
+namespace {
 
-FabricCommands add_fabric_commands(CLI::App& app, FabricArgs& a) {
-    auto* fab = app.add_subcommand("fabric", "The 1D fabric (line or ring) in the simulator");
-    fab->require_subcommand(1);
-    FabricCommands cmds;
-    cmds.up = fab->add_subcommand("up", "Bring the fabric up, show every router, terminate it");
-    cmds.run = fab->add_subcommand(
-        "run", "Bring the fabric up, send worker traffic through it, check it, terminate");
-    for (CLI::App* c : {cmds.up, cmds.run}) {
-        c->add_option("--cluster", a.cluster, "Cluster descriptor (tt-umd YAML)")->required();
-        c->add_option("--soc", a.soc, "SoC descriptor (default: the cluster arch's)");
-        c->add_option("--topology", a.topology, "line or ring")
-            ->check(CLI::IsMember({"line", "ring"}))
-            ->capture_default_str();
-        c->add_option("--chips", a.chips,
-                      "Chips in line/ring order, e.g. 0,1,2,3 (default: every chip, 0..n-1)");
-        c->add_option("--link", a.link, "Which link between two neighbours (ascending channel)")
-            ->capture_default_str();
-        c->add_option("--router-elf", a.router_elf,
-                      "Router firmware (default: this build's fabric_router.elf)");
-        auto* base = c->add_option("--base-fw", a.base_fw,
-                                   "Wormhole base firmware on the router cores (default: this "
-                                   "build's erisc_base.elf)");
-        c->add_flag("--no-base-fw", a.no_base_fw, "Start the routers bare metal (reset PC)")
-            ->excludes(base);
-        c->add_option("--max-cycles", a.max_cycles,
-                      "Cycle budget for bring-up, traffic and termination together (default "
-                      "50000000)")
-            ->check(CLI::PositiveNumber);
-        c->add_option("--stall-cycles", a.stall_cycles,
-                      "Health monitor: a router whose heartbeat stands still this many cycles "
-                      "while it should run is stuck (default 1000000)")
-            ->check(CLI::PositiveNumber);
-        c->add_option("--stall-router", a.stall_router,
-                      "Simulator fault: freeze router CHIP:ETH (its eth channel) CYCLES after the "
-                      "workers start (run) or after bring-up (up), as CHIP:ETH@CYCLES; the "
-                      "health monitor must name it");
-        c->add_flag("--json", a.json, "Print the result as JSON");
-        c->add_flag("-q,--quiet", a.quiet, "No verdict line on success");
-    }
-    cmds.up
-        ->add_option("--watch", a.watch,
-                     "Let the fabric run this many cycles under the health monitor before "
-                     "terminating it (default 0; with --stall-router: long enough to see it)")
-        ->check(CLI::NonNegativeNumber);
-    cmds.run->add_option("--size", a.size, "Payload bytes per packet (multiple of 16)")
-        ->capture_default_str();
-    cmds.run->add_option("--packets", a.packets, "Packets per worker")->capture_default_str();
-    cmds.run
-        ->add_option("--pattern", a.pattern,
-                     "neighbour: each chip to the next one; all-to-all: each chip to every "
-                     "other (multicast in each direction)")
-        ->check(CLI::IsMember({"neighbour", "all-to-all"}))
-        ->capture_default_str();
-    cmds.run->add_option("--worker-elf", a.worker_elf,
-                         "Worker traffic kernel (default: this build's fabric_traffic.elf)");
-    return cmds;
-}
-
+// Plan, bring up, (run traffic,) terminate, check and report: the whole of `fabric up|run`.
 int fabric_main(const FabricArgs& a, bool traffic) {
     const auto cluster = fabric::ClusterDescriptor::load_file(a.cluster);
     const hal::Arch arch = cluster.arch();
@@ -228,7 +153,7 @@ int fabric_main(const FabricArgs& a, bool traffic) {
         const uint32_t max = pf::max_payload_bytes(am);
         if (a.size == 0 || a.size % 16 != 0 || a.size > max) {
             fabric::fail(ErrorCategory::BadInput,
-                         "--size {}: must be a non-zero multiple of 16 and at most {} on {}",
+                         "--bytes {}: must be a non-zero multiple of 16 and at most {} on {}",
                          a.size, max, fabric::arch_name(arch));
         }
         if (a.packets == 0 || a.packets > kMaxPackets) {
@@ -271,91 +196,16 @@ int fabric_main(const FabricArgs& a, bool traffic) {
     const std::optional<BaseFirmware> base_fw =
         choose_base_firmware(a.base_fw, !a.no_base_fw, arch);
 
-    // ---- the workers: core, route, where the data lands ----
-    // A multicast writes one core position on every chip, so the workers are those no chip of
-    // the line harvests.
-    const std::vector<fabric::CoreCoord> workers_on_chip =
-        workers_on_every_chip(soc, cluster, plan.chips);
-    if (traffic && workers_on_chip.size() < 3) {
-        fabric::fail(
-            ErrorCategory::BadInput,
-            "{}: fabric run needs 3 worker cores that every chip has, {} has {} (harvesting "
-            "of {} applied)",
-            soc_path, soc_path, workers_on_chip.size(), a.cluster);
-    }
-    const size_t n = plan.chips.size();
-    const bool ring = plan.topology == pf::Topology::Ring;
-    std::vector<WorkerPlan> wplans;
-    const uint32_t dest_slots = std::min(a.packets, kMaxDestSlots);
-    const uint32_t region_bytes = dest_slots * a.size;
-    const uint32_t sink_base = traffic_sink_base(arch);
+    // ---- the workers: core, route, where the data lands (fabric/fabric_traffic.h) ----
+    std::optional<fabric::FabricTraffic> plan_traffic;
     if (traffic) {
-        const auto add = [&](size_t i, FabricDir dir, uint32_t count) {
-            WorkerPlan w;
-            w.core = {plan.chips[i], workers_on_chip[dir == FabricDir::East ? 0 : 1]};
-            w.dir = dir;
-            w.index = wplans.size();
-            for (uint32_t h = 1; h <= count; ++h) {
-                const size_t j = dir == FabricDir::East ? (i + h) % n : (i + n - h) % n;
-                w.dests.push_back(plan.chips[j]);
-            }
-            w.route = count == 1 ? pf::route_unicast(1) : pf::route_multicast(1, count);
-            w.seed = 0x1000u * static_cast<uint32_t>(w.index + 1);
-            wplans.push_back(std::move(w));
-        };
-        for (size_t i = 0; i < n; ++i) {
-            if (a.pattern == "neighbour") {
-                if (ring || i + 1 < n) {
-                    add(i, FabricDir::East, 1);
-                } else {
-                    add(i, FabricDir::West, 1);
-                }
-            } else if (ring) {
-                add(i, FabricDir::East, static_cast<uint32_t>(n - 1));
-            } else {
-                if (i + 1 < n) add(i, FabricDir::East, static_cast<uint32_t>(n - 1 - i));
-                if (i > 0) add(i, FabricDir::West, static_cast<uint32_t>(i));
-            }
-        }
-        const uint64_t sink_end = uint64_t{sink_base} + uint64_t{region_bytes} * wplans.size();
-        if (sink_end > soc.worker_l1_size()) {
-            fabric::fail(ErrorCategory::BadInput,
-                         "--size {} x {} positions x {} workers do not fit the receiving worker's "
-                         "L1 ({} B from {})",
-                         a.size, dest_slots, wplans.size(), soc.worker_l1_size(),
-                         fabric::hex32(sink_base));
-        }
-        const TrafficL1 l1 = traffic_l1(arch);
-        const fabric::CoreCoord sink = workers_on_chip[2];
-        for (auto& w : wplans) {
-            TrafficKernel& k = w.kernel;
-            k.core = w.core;
-            k.name = fmt::format("worker {} ({})", w.core.str(), fabric::dir_name(w.dir));
-            protocol::FabricDest d{};
-            d.route = w.route;
-            d.x = sink.x;
-            d.y = sink.y;
-            d.addr = static_cast<uint32_t>(sink_base + w.index * region_bytes);
-            d.seed = w.seed;
-            k.dests = {d};
-            auto& g = k.args;
-            g.channel = plan.worker_channel(w.core.chip, w.dir);
-            g.send_type = static_cast<uint32_t>(pf::NocSendType::UnicastWrite);
-            g.packet_bytes = a.size;
-            g.packet_count = a.packets;
-            g.num_dests = 1;
-            g.dest_slots = dest_slots;
-            g.dests_addr = l1.dests;
-            g.conn_l1 = l1.conn;
-            g.src_addr = l1.src;
-            g.timeout_us = traffic_timeout_us(budget, arch);
-            if (uint64_t{g.src_addr} + region_bytes > l1.src_end) {
-                fabric::fail(ErrorCategory::BadInput,
-                             "--size {} x {} positions do not fit the sending worker's L1 below "
-                             "the mailbox",
-                             a.size, dest_slots);
-            }
-        }
+        fabric::FabricTrafficOptions to;
+        to.pattern = *fabric::parse_fabric_traffic_pattern(a.pattern);
+        to.packets = a.packets;
+        to.packet_bytes = a.size;
+        to.timeout_us = traffic_timeout_us(budget, arch);
+        const fabric::HarvestedSocs socs(soc, cluster);  // no worker on a harvested row/column
+        plan_traffic = fabric::plan_fabric_traffic(plan, std::cref(socs), *worker_elf, to);
     }
 
 #ifndef FABRIC_HAVE_SIM
@@ -368,12 +218,22 @@ int fabric_main(const FabricArgs& a, bool traffic) {
     fabric::SimDeviceOptions opts;
     opts.cluster = cluster;
     if (base_fw) opts.wh_base_firmware = base_fw->image;
-    fabric::SimDevice dev(std::move(soc), arch, std::move(opts));
+    fabric::SimDevice model(std::move(soc), arch, std::move(opts));
+    fabric::InterruptibleDevice dev(model);
     const auto left = [&]() -> uint64_t {
         return dev.cycles() >= budget ? 1 : budget - dev.cycles();
     };
 
     fabric::FabricRunner runner(dev, plan, std::move(router_elf));
+    const auto progress = progress_on_terminal(traffic ? "fabric run" : "fabric up");
+    const auto show_stage = [&](const char* stage) {
+        if (progress) progress->stage(stage);
+    };
+    if (progress) {
+        progress->set_expected(plan_traffic ? plan_traffic->deliveries() : 0);
+        progress->set_delivered_counter([&runner] { return delivered_so_far(runner); });
+        dev.after_each_slice([p = progress.get()](uint64_t cycles) { p->tick(cycles); });
+    }
     if (a.stall_cycles) runner.set_stall_cycles(a.stall_cycles);
     // The router --stall-router freezes (checked before anything runs).
     std::optional<fabric::CoreLocation> stall_core;
@@ -392,8 +252,9 @@ int fabric_main(const FabricArgs& a, bool traffic) {
     }
     const auto inject_stall = [&] {
         if (!stall_core) return;
-        dev.freeze_core(*stall_core, dev.cycles() + stall->after);
+        model.freeze_core(*stall_core, model.cycles() + stall->after);
     };
+    show_stage("bring-up");
     runner.bring_up(budget);
     runner.check_health();
     if (!traffic) {
@@ -409,26 +270,18 @@ int fabric_main(const FabricArgs& a, bool traffic) {
     uint64_t send_cycles = 0;     // the longest worker's open .. last send (its own clock)
     std::vector<std::string> problems;
     if (traffic) {
-        std::vector<fabric::LaunchTarget> targets;
-        for (const auto& w : wplans) targets.push_back({w.core, &*worker_elf, worker_rules});
-        // Clear every sink region first (on every chip), so stale data cannot pass the check.
-        for (fabric::ChipId c : plan.chips) {
-            const std::vector<uint8_t> zeros(region_bytes * wplans.size(), 0);
-            dev.write({c, workers_on_chip[2]}, sink_base, zeros);
-        }
         fabric::LaunchOptions lo;
         lo.max_cycles = left();
         lo.poll_cycles = 1'000;
-        size_t k = 0;
+        show_stage("traffic");
         inject_stall();  // the workers start now
-        const auto wres = runner.run_workers(targets, lo, [&](const fabric::LaunchTarget&) {
-            load_traffic_kernel(dev, arch, wplans[k++].kernel);
-        });
-        for (size_t i = 0; i < wplans.size(); ++i) {
-            wout.push_back(read_traffic_outcome(dev, arch, wplans[i].kernel, wres[i]));
-            traffic_cycles = std::max(traffic_cycles, wres[i].cycles);
-            send_cycles = std::max<uint64_t>(send_cycles, wout[i].results.cycles);
-            if (auto p = traffic_problem(wplans[i].kernel.name, wout[i], a.packets)) {
+        const fabric::FabricTrafficRun run = fabric::run_fabric_traffic(runner, *plan_traffic, lo);
+        traffic_cycles = run.cycles;
+        for (size_t i = 0; i < run.workers.size(); ++i) {
+            const auto& o = run.workers[i];
+            wout.push_back(o);
+            send_cycles = std::max<uint64_t>(send_cycles, o.results.cycles);
+            if (auto p = traffic_problem(plan_traffic->workers[i].name, wout[i], a.packets)) {
                 problems.push_back(std::move(*p));
             }
         }
@@ -439,34 +292,26 @@ int fabric_main(const FabricArgs& a, bool traffic) {
     }
 
     // ---- terminate ----
+    show_stage("termination");
     const std::vector<fabric::RouterSnapshot> final_snaps =
         terminate_fabric(runner, left(), problems);
 
     // ---- check what landed, and the router counters ----
     uint64_t data_mismatch_words = 0;
-    uint64_t expect_deliveries = 0;
+    const uint64_t expect_deliveries = plan_traffic ? plan_traffic->deliveries() : 0;
     if (traffic && problems.empty()) {
-        for (const auto& w : wplans) {
-            expect_deliveries += uint64_t{a.packets} * w.dests.size();
-            for (fabric::ChipId c : w.dests) {
-                const protocol::FabricDest& d = w.kernel.dests.front();
-                std::vector<uint8_t> got(region_bytes);
-                dev.read({c, workers_on_chip[2]}, d.addr, got);
-                const fabric::PatternCheck check =
-                    fabric::check_pattern(got, a.size, dest_slots, d.seed);
-                if (check.bad_words) {
-                    data_mismatch_words += check.bad_words;
-                    problems.push_back(fmt::format(
-                        "data from {} on chip {} (core {} at {}): {} words differ, first at +{}",
-                        w.core.str(), c, workers_on_chip[2].str(), fabric::hex32(d.addr),
-                        check.bad_words, check.first_bad));
-                }
-            }
+        for (const auto& m : fabric::check_fabric_landed(dev, *plan_traffic)) {
+            data_mismatch_words += m.check.bad_words;
+            problems.push_back(fmt::format(
+                "data from {} on chip {} (core {} at {}): {} words differ, first at +{}",
+                plan_traffic->workers[m.worker].target.core.str(), m.chip, plan_traffic->sink.str(),
+                fabric::hex32(m.addr), m.check.bad_words, m.check.first_bad));
         }
         check_router_counters(final_snaps, expect_deliveries, problems);
     }
 
     // ---- report ----
+    if (progress) progress->finish();
     const bool ok = problems.empty();
     const int code = ok ? kOk : traffic_failure_code(wout);
     const uint32_t fig_bytes = traffic ? a.size : payload_cap;
@@ -478,9 +323,9 @@ int fabric_main(const FabricArgs& a, bool traffic) {
             "fabric run passed: {} {} ({} chips, {} routers), {} worker(s) x {} packets of {} B "
             "({}), {} deliveries checked; bring-up {} cycles, traffic {} cycles (sending {}), "
             "{:.3f} B/cycle over all links while sending",
-            fabric::topology_name(plan.topology), fmt::join(plan.chips, ","), n,
-            plan.routers.size(), wplans.size(), a.packets, a.size, a.pattern, expect_deliveries,
-            runner.ready_cycles(), traffic_cycles, send_cycles,
+            fabric::topology_name(plan.topology), fmt::join(plan.chips, ","), plan.chips.size(),
+            plan.routers.size(), plan_traffic->workers.size(), a.packets, a.size, a.pattern,
+            expect_deliveries, runner.ready_cycles(), traffic_cycles, send_cycles,
             bytes_per_cycle(total_bytes, send_cycles));
     } else if (ok) {
         verdict = fmt::format(
@@ -522,13 +367,13 @@ int fabric_main(const FabricArgs& a, bool traffic) {
                {"exit_code", code}};
         if (traffic) {
             json workers = json::array();
-            for (size_t i = 0; i < wplans.size(); ++i) {
-                const auto& w = wplans[i];
-                json wj{{"chip", w.core.chip},
-                        {"core", w.core.core.str()},
+            for (size_t i = 0; i < plan_traffic->workers.size(); ++i) {
+                const auto& w = plan_traffic->workers[i];
+                json wj{{"chip", w.target.core.chip},
+                        {"core", w.target.core.core.str()},
                         {"dir", fabric::dir_name(w.dir)},
                         {"dests", w.dests},
-                        {"route", w.route},
+                        {"route", w.dest.route},
                         {"outcome", fabric::outcome_name(wout[i].launch.outcome)},
                         {"exit_status", wout[i].launch.status.exit_status},
                         {"packets_sent", wout[i].results.packets_sent},
@@ -548,23 +393,109 @@ int fabric_main(const FabricArgs& a, bool traffic) {
             j["data_mismatch_words"] = data_mismatch_words;
             j["bytes_per_cycle"] = bytes_per_cycle(total_bytes, send_cycles);
         }
-        std::cout << j.dump(2) << std::endl;
+        print_json(j);
     } else {
         print_router_table(final_snaps, plan, fig_bytes, send_cycles, traffic);
         if (traffic) {
-            for (size_t i = 0; i < wplans.size(); ++i) {
-                const auto& w = wplans[i];
+            for (size_t i = 0; i < plan_traffic->workers.size(); ++i) {
+                const auto& w = plan_traffic->workers[i];
                 fmt::print("worker {} {} -> chips {}: {} packets, {} cycles (send {}), {}\n",
-                           w.core.str(), fabric::dir_name(w.dir), fmt::join(w.dests, ","),
+                           w.target.core.str(), fabric::dir_name(w.dir), fmt::join(w.dests, ","),
                            wout[i].results.packets_sent, wout[i].launch.cycles,
                            wout[i].results.cycles, fabric::outcome_name(wout[i].launch.outcome));
             }
         }
-        std::fflush(stdout);
+        flush_stdout();
     }
     if (!ok || !a.quiet) log_line(verdict);
     return code;
 #endif
+}
+
+// `fabric up` (no traffic) or `fabric run`; both read the one FabricArgs the parse filled.
+class FabricCommand final : public CliCommand {
+  public:
+    FabricCommand(CLI::App* cmd, std::shared_ptr<const FabricArgs> args, bool& as_json,
+                  bool traffic)
+        : cmd_(cmd), args_(std::move(args)), as_json_(as_json), traffic_(traffic) {}
+
+    bool parsed() const override { return cmd_->parsed(); }
+    int run() const override {
+        FabricArgs a = *args_;
+        a.json = as_json_;
+        return fabric_main(a, traffic_);
+    }
+
+  private:
+    CLI::App* cmd_;
+    std::shared_ptr<const FabricArgs> args_;
+    bool& as_json_;
+    bool traffic_;
+};
+
+}  // namespace
+
+CliCommands add_fabric_commands(CLI::App& app, bool& as_json) {
+    auto* fab = app.add_subcommand("fabric", "The 1D fabric (line or ring) in the simulator");
+    fab->require_subcommand(1);
+    const auto args = std::make_shared<FabricArgs>();
+    FabricArgs& a = *args;
+    struct {
+        CLI::App* up;
+        CLI::App* run;
+    } cmds;
+    cmds.up = fab->add_subcommand("up", "Bring the fabric up, show every router, terminate it");
+    cmds.run = fab->add_subcommand(
+        "run", "Bring the fabric up, send worker traffic through it, check it, terminate");
+    for (CLI::App* c : {cmds.up, cmds.run}) {
+        c->add_option("--cluster", a.cluster, "Cluster descriptor (tt-umd YAML)")->required();
+        c->add_option("--soc", a.soc, "SoC descriptor (default: the cluster arch's)");
+        c->add_option("--topology", a.topology, "line or ring")
+            ->check(CLI::IsMember({"line", "ring"}))
+            ->capture_default_str();
+        c->add_option("--chips", a.chips,
+                      "Chips in line/ring order, e.g. 0,1,2,3 (default: every chip, 0..n-1)");
+        c->add_option("--link", a.link, "Which link between two neighbours (ascending channel)")
+            ->capture_default_str();
+        c->add_option("--router-elf", a.router_elf,
+                      "Router firmware (default: this build's fabric_router.elf)");
+        auto* base = c->add_option("--base-fw", a.base_fw,
+                                   "Wormhole base firmware on the router cores (default: this "
+                                   "build's erisc_base.elf)");
+        c->add_flag("--no-base-fw", a.no_base_fw, "Start the routers bare metal (reset PC)")
+            ->excludes(base);
+        add_max_cycles_option(*c, a.max_cycles,
+                              "Cycle budget for bring-up, traffic and termination together "
+                              "(default 50000000)");
+        c->add_option("--stall-cycles", a.stall_cycles,
+                      "Health monitor: a router whose heartbeat stands still this many cycles "
+                      "while it should run is stuck (default 1000000)")
+            ->check(CLI::PositiveNumber);
+        c->add_option("--stall-router", a.stall_router,
+                      "Simulator fault: freeze router CHIP:ETH (its eth channel) CYCLES after the "
+                      "workers start (run) or after bring-up (up), as CHIP:ETH@CYCLES; the "
+                      "health monitor must name it");
+        c->add_flag("--json", as_json, "Print the result as JSON");
+        c->add_flag("-q,--quiet", a.quiet, "No verdict line on success");
+    }
+    cmds.up
+        ->add_option("--watch", a.watch,
+                     "Let the fabric run this many cycles under the health monitor before "
+                     "terminating it (default 0; with --stall-router: long enough to see it)")
+        ->check(CLI::NonNegativeNumber);
+    add_bytes_option(*cmds.run, a.size, "Payload bytes per packet (multiple of 16)")
+        ->capture_default_str();
+    cmds.run->add_option("--packets", a.packets, "Packets per worker")->capture_default_str();
+    cmds.run
+        ->add_option("--pattern", a.pattern,
+                     "neighbour: each chip to the next one; all-to-all: each chip to every "
+                     "other (multicast in each direction)")
+        ->check(CLI::IsMember({"neighbour", "all-to-all"}))
+        ->capture_default_str();
+    cmds.run->add_option("--worker-elf", a.worker_elf,
+                         "Worker traffic kernel (default: this build's fabric_traffic.elf)");
+    return {std::make_shared<FabricCommand>(cmds.up, args, as_json, false),
+            std::make_shared<FabricCommand>(cmds.run, args, as_json, true)};
 }
 
 }  // namespace fabricctl

@@ -12,6 +12,7 @@
 #include "fabric/cluster_descriptor.h"
 #include "fabric/elf.h"
 #include "fabric/error.h"
+#include "fabric/interrupt.h"
 #include "fabric/kmd_abi.h"
 #include "fabric/launch.h"
 #include "fabric/soc_descriptor.h"
@@ -26,7 +27,7 @@ namespace {
 using fabric::ErrorCategory;
 using nlohmann::json;
 
-class Command final : public FlashCommand {
+class Command final : public CliCommand {
   public:
     Command(CLI::App& app, bool& as_json) : as_json_(as_json) {
         cmd_ = app.add_subcommand("flash", "Load firmware onto Ethernet cores and start it");
@@ -41,8 +42,7 @@ class Command final : public FlashCommand {
         cmd_->add_option("--chips", chips_, "Chips, e.g. 0,1 (default: every chip the target reaches)");
         cmd_->add_option("--eth", eth_, "Ethernet channels, e.g. 0,1, or all")->required();
         cmd_->add_flag("--wait", wait_, "Wait for every core to exit (always with --target sim)");
-        cmd_->add_option("--max-cycles", max_cycles_, "Cycle budget when waiting")
-            ->check(CLI::PositiveNumber)
+        add_max_cycles_option(*cmd_, max_cycles_, "Cycle budget when waiting")
             ->capture_default_str();
         cmd_->add_option("firmware", firmware_, "Firmware ELF (rv32im)")->required();
         cmd_->add_flag("--json", as_json_, "Print the result as JSON");
@@ -52,7 +52,8 @@ class Command final : public FlashCommand {
 
     int run() const override {
         const auto image = fabric::ElfImage::load_file(firmware_);
-        std::unique_ptr<fabric::Device> dev = open_device();
+        std::unique_ptr<fabric::Device> dev =
+            std::make_unique<fabric::InterruptibleDevice>(open_device());
         const fabric::SocDescriptor& soc = dev->soc(0);
         // Which cores: every (chip, channel) checked before anything is written.
         std::vector<uint32_t> chips = parse_number_list("--chips", chips_, "chip number");
@@ -154,13 +155,14 @@ class Command final : public FlashCommand {
             lines.push_back(fmt::format("chip {} eth {:<2} (core {}): {}, {}", core.chip, eth[i], core.core.str(), method, what));
         }
         if (as_json_) {
-            std::cout << json{{"ok", code == kOk}, {"device", dev.description()}, {"firmware", firmware_},
-                              {"cores", cores}, {"exit_code", code}}
-                             .dump(2)
-                      << std::endl;
+            print_json(json{{"ok", code == kOk},
+                            {"device", dev.description()},
+                            {"firmware", firmware_},
+                            {"cores", cores},
+                            {"exit_code", code}});
         } else {
-            for (const auto& l : lines) std::cout << l << "\n";
-            std::cout << std::flush;
+            for (const auto& l : lines) fmt::print("{}\n", l);
+            flush_stdout();
             log_line(fmt::format("flashed {} onto {} eth core{} of {}", firmware_, targets.size(),
                                  targets.size() == 1 ? "" : "s", dev.description()));
         }
@@ -184,8 +186,8 @@ class Command final : public FlashCommand {
 
 }  // namespace
 
-std::shared_ptr<const FlashCommand> add_flash_command(CLI::App& app, bool& as_json) {
-    return std::make_shared<Command>(app, as_json);
+CliCommands add_flash_commands(CLI::App& app, bool& as_json) {
+    return {std::make_shared<Command>(app, as_json)};
 }
 
 }  // namespace fabricctl

@@ -15,18 +15,10 @@
 // is 0 only if every core exited with status 0 (else the first failing core's code, as `sim run`).
 #pragma once
 
-#include <CLI/CLI.hpp>
-#include <memory>
+#include "cli_common.h"
 
 namespace fabricctl {
 
-class FlashCommand {
-  public:
-    virtual ~FlashCommand() = default;
-    virtual bool parsed() const = 0;
-    virtual int run() const = 0;  // the exit code; throws fabric::Error
-};
-
-std::shared_ptr<const FlashCommand> add_flash_command(CLI::App& app, bool& as_json);
+CliCommands add_flash_commands(CLI::App& app, bool& as_json);
 
 }  // namespace fabricctl

@@ -1,430 +1,93 @@
-// fabricctl: the erisc-fabric command line.
+// fabricctl: the erisc-fabric command line. main() only dispatches: every subcommand is a
+// CliCommand (cli_common.h) in its own <name>_cmd.cpp, which parses its options, calls the host
+// library and prints. Usage of each is at the top of its header.
 //
-//   fabricctl soc show <descriptor.yaml> [--json]
-//   fabricctl sim run --arch A [--soc yaml] [--cluster yaml] [--base-fw elf | --no-base-fw]
-//                     (--core C firmware.elf | --load [chip:]core=fw.elf ...)
-//                     [--max-cycles N] [--trace f.fst] [--json] [--quiet]
-//   fabricctl fabric up|run --cluster yaml [--topology line|ring] [--chips 0,1,..] ...
-//   (fabric_cmd.h) fabricctl mesh routes --mesh-graph yaml ... (mesh_cmd.h) fabricctl mesh
-//   up|status|down|run --cluster yaml [--mesh-graph file] ... (mesh_fabric_cmd.h) fabricctl mesh
-//   map | cluster check --cluster yaml [--mesh-graph file] ... (topology_cmd.h) fabricctl devices
-//   [--links] [--json] | fabricctl pcie run --target pcie|sim ... (pcie_cmd.h) fabricctl flash
-//   [--target sim|pcie] [--chips ..] --eth ..|all firmware.elf [--wait] (flash_cmd.h)
+//   soc show (soc_cmd.h)  sim run (sim_cmd.h)  fabric up|run (fabric_cmd.h)
+//   mesh routes (mesh_cmd.h)  mesh up|status|down|run (mesh_fabric_cmd.h)
+//   mesh map, cluster check (topology_cmd.h)  devices, pcie run (pcie_cmd.h)  flash (flash_cmd.h)
 //
-// Results go to stdout (for `sim run`: exactly the firmware console; with --json: one JSON
-// document), logs and errors to stderr, one line each. Exit codes are listed in ExitCode
-// (cli_common.h) and documented in host/README.md.
+// Results go to stdout (with --json: one JSON document), logs and errors to stderr, one line
+// each. Exit codes are listed in ExitCode (cli_common.h) and documented in host/README.md.
 #include <CLI/CLI.hpp>
-#include <cstdio>
-#include <cstdlib>
-#include <filesystem>
-#include <iostream>
-#include <map>
+#include <csignal>
 #include <nlohmann/json.hpp>
-#include <optional>
 #include <string>
-#include <vector>
+#include <string_view>
+#include <system_error>
 
 #include "cli_common.h"
-#include "fabric/cluster_descriptor.h"
-#include "fabric/elf.h"
 #include "fabric/error.h"
-#include "fabric/launch.h"
-#include "fabric/soc_descriptor.h"
+#include "fabric/health_monitor.h"
+#include "fabric/interrupt.h"
 #include "fabric_cmd.h"
 #include "flash_cmd.h"
 #include "mesh_cmd.h"
 #include "mesh_fabric_cmd.h"
 #include "pcie_cmd.h"
+#include "sim_cmd.h"
+#include "soc_cmd.h"
 #include "topology_cmd.h"
-#ifdef FABRIC_HAVE_SIM
-#include "fabric/sim_device.h"
-#endif
 
 namespace {
 
-using fabric::ErrorCategory;
 using nlohmann::json;
-
 using namespace fabricctl;
 
-// ---------------------------------------------------------------------------------------------
-// soc show
-
-json soc_json(const fabric::SocDescriptor& d) {
-    using fabric::CoreType;
-    json counts = json::object();
-    for (auto t : {CoreType::Worker, CoreType::Eth, CoreType::Dram, CoreType::Pcie, CoreType::Arc,
-                   CoreType::RouterOnly, CoreType::Security, CoreType::L2cpu}) {
-        counts[std::string(fabric::core_type_name(t))] = d.count(t);
-    }
-    json eth = json::array();
-    for (uint32_t ch = 0; ch < d.eth_channels(); ++ch) {
-        const auto c = d.eth_core(ch);
-        eth.push_back({{"channel", ch}, {"core", c.str()}, {"x", c.x}, {"y", c.y}});
-    }
-    json dram = json::array();
-    for (const auto& chan : d.dram_channels()) {
-        json ports = json::array();
-        for (const auto& c : chan) ports.push_back(c.str());
-        dram.push_back(ports);
-    }
-    return json{{"source", d.source()},
-                {"arch", fabric::arch_name(d.arch())},
-                {"grid", {{"x_size", d.grid_x()}, {"y_size", d.grid_y()}}},
-                {"counts", counts},
-                {"eth_channels", eth},
-                {"dram_channels", dram},
-                {"worker_l1_size", d.worker_l1_size()},
-                {"eth_l1_size", d.eth_l1_size()},
-                {"dram_bank_size", d.dram_bank_size()}};
+// SIGINT / SIGTERM only raise the flag; the device's next step throws fabric::Interrupted, and
+// the command undoes what it started on hardware before the process exits (fabric/interrupt.h).
+extern "C" void on_stop_signal(int signal) {
+    fabric::request_interrupt(signal);
 }
 
-std::string kib(uint64_t bytes) {
-    if (bytes % (1024ull * 1024 * 1024) == 0) return fmt::format("{} GiB", bytes >> 30);
-    if (bytes % (1024ull * 1024) == 0) return fmt::format("{} MiB", bytes >> 20);
-    if (bytes % 1024 == 0) return fmt::format("{} KiB", bytes >> 10);
-    return fmt::format("{} B", bytes);
+void install_stop_handlers() {
+    struct sigaction sa {};
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    for (int signal : {SIGINT, SIGTERM}) sigaction(signal, &sa, nullptr);
 }
 
-int soc_show(const std::string& path, bool as_json) {
-    const auto d = fabric::SocDescriptor::load_file(path);
-    if (as_json) {
-        json j = soc_json(d);
-        j["ok"] = true;
-        std::cout << j.dump(2) << std::endl;
-        return kOk;
+// Every subcommand, in the order --help lists them.
+CliCommands add_all_commands(CLI::App& app, bool& as_json) {
+    CliCommands all;
+    for (auto add :
+         {add_soc_commands, add_sim_commands, add_fabric_commands, add_mesh_commands,
+          add_mesh_fabric_commands, add_pcie_commands, add_flash_commands, add_topology_commands}) {
+        for (auto& c : add(app, as_json)) all.push_back(std::move(c));
     }
-    using fabric::CoreType;
-    std::string counts;
-    for (auto t : {CoreType::Worker, CoreType::Eth, CoreType::Dram, CoreType::Pcie, CoreType::Arc,
-                   CoreType::RouterOnly, CoreType::Security, CoreType::L2cpu}) {
-        if (d.count(t) == 0 && (t == CoreType::Security || t == CoreType::L2cpu)) continue;
-        counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", fabric::core_type_name(t),
-                              d.count(t));
-    }
-    std::string eth;
-    for (uint32_t ch = 0; ch < d.eth_channels(); ++ch) {
-        eth += fmt::format("{}{}:{}", ch == 0 ? "" : " ", ch, d.eth_core(ch).str());
-    }
-    fmt::print("descriptor   {}\n", d.source());
-    fmt::print("arch         {}\n", fabric::arch_name(d.arch()));
-    fmt::print("grid         {} x {}\n", d.grid_x(), d.grid_y());
-    fmt::print("cores        {}\n", counts);
-    fmt::print("dram         {} channels, {} per bank\n", d.dram_channels().size(),
-               kib(d.dram_bank_size()));
-    fmt::print("L1           worker {} ({}), eth {} ({})\n", d.worker_l1_size(),
-               kib(d.worker_l1_size()), d.eth_l1_size(), kib(d.eth_l1_size()));
-    fmt::print("eth channels {}\n", eth.empty() ? "none" : eth);
-    return kOk;
+    return all;
 }
 
-// ---------------------------------------------------------------------------------------------
-// sim run
-
-struct SimRunArgs {
-    std::string arch;
-    std::string soc;
-    std::string cluster;
-    std::string core;
-    std::vector<std::string> loads;
-    std::string base_fw;
-    bool no_base_fw = false;
-    uint64_t max_cycles = fabric::kDefaultMaxCycles;
-    std::string trace;
-    std::string firmware;
-    bool json = false;
-    bool quiet = false;
-};
-
-// --core / the core part of --load: an eth channel ("3") or NOC0 coordinates ("9-0") of an eth
-// core. `what` names the option in messages.
-fabric::CoreCoord resolve_eth_core(const fabric::SocDescriptor& d, const std::string& spec,
-                                   const std::string& what) {
-    const bool digits = !spec.empty() && spec.find_first_not_of("0123456789") == std::string::npos;
-    if (digits) {
-        if (spec.size() > 6) {
-            fabric::fail(ErrorCategory::BadInput, "{}: eth channel out of range", what);
+// Run the parsed command; its failure, reported: one line on stderr (and with --json the error
+// document on stdout), the exit code of its category.
+int run_parsed(const CliCommands& commands, bool json_out) {
+    try {
+        for (const auto& c : commands) {
+            if (c->parsed()) return c->run();
         }
-        const auto ch = static_cast<uint32_t>(std::stoul(spec));
-        if (ch >= d.eth_channels()) {
-            fabric::fail(ErrorCategory::BadInput,
-                         "{}: eth channel {} does not exist ({} has channels 0..{})", what, ch,
-                         d.source(), d.eth_channels() == 0 ? 0 : d.eth_channels() - 1);
-        }
-        return d.eth_core(ch);
+        return report_error(json_out, "usage", "no command given (run 'fabricctl --help')", kUsage);
+    } catch (const fabric::Interrupted& e) {
+        return report_error(json_out, "interrupted", e.what(), kSignalBase + e.signal());
+    } catch (const fabric::HealthError& e) {
+        json stuck = json::array();
+        for (const auto& r : e.reports()) stuck.push_back(stuck_json(r));
+        return report_error(json_out, fabric::category_name(e.category()), e.what(),
+                            exit_code_for(e.category()), json{{"stuck", stuck}});
+    } catch (const fabric::Error& e) {
+        return report_error(json_out, fabric::category_name(e.category()), e.what(),
+                            exit_code_for(e.category()));
+    } catch (const std::system_error& e) {
+        // fmt::print throws when stdout refuses a write; main() reports that, once.
+        if (stdout_write_failed(e)) return kOutput;
+        return report_error(json_out, "internal", fmt::format("internal error: {}", e.what()),
+                            kInternal);
+    } catch (const std::exception& e) {
+        return report_error(json_out, "internal", fmt::format("internal error: {}", e.what()),
+                            kInternal);
     }
-    const auto c = fabric::parse_core_coord(spec);
-    if (!c) {
-        fabric::fail(ErrorCategory::BadInput,
-                     "{}: not an eth channel number or 'x-y' core coordinate", what);
-    }
-    const auto t = d.core_type(*c);
-    if (!t) {
-        fabric::fail(ErrorCategory::BadInput, "{}: no core at {} in {} (grid {}x{})", what,
-                     c->str(), d.source(), d.grid_x(), d.grid_y());
-    }
-    if (*t != fabric::CoreType::Eth) {
-        fabric::fail(ErrorCategory::BadInput, "{}: core {} is a '{}' core, not an eth core", what,
-                     c->str(), fabric::core_type_name(*t));
-    }
-    return *c;
 }
 
-// One image for one core, from --core + firmware or from --load [chip:]core=firmware.elf.
-struct LoadSpec {
-    std::string option;  // as given, for messages
-    fabric::CoreLocation loc;
-    uint32_t channel = 0;
-    std::string path;
-    std::optional<fabric::ElfImage> image;
-};
-
-LoadSpec parse_load(const std::string& text, const fabric::SocDescriptor& soc, uint32_t chips) {
-    const std::string what = fmt::format("--load {}", text);
-    const auto eq = text.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
-        fabric::fail(ErrorCategory::BadInput, "{}: expected [chip:]core=firmware.elf", what);
-    }
-    LoadSpec l;
-    l.option = what;
-    l.path = text.substr(eq + 1);
-    std::string core = text.substr(0, eq);
-    if (const auto colon = core.find(':'); colon != std::string::npos) {
-        const std::string chip = core.substr(0, colon);
-        if (chip.empty() || chip.size() > 6 ||
-            chip.find_first_not_of("0123456789") != std::string::npos) {
-            fabric::fail(ErrorCategory::BadInput, "{}: '{}' is not a chip number", what, chip);
-        }
-        l.loc.chip = static_cast<uint32_t>(std::stoul(chip));
-        core = core.substr(colon + 1);
-    }
-    if (l.loc.chip >= chips) {
-        fabric::fail(ErrorCategory::BadInput,
-                     "{}: chip {} does not exist (the cluster has {} chip{}: 0..{})", what,
-                     l.loc.chip, chips, chips == 1 ? "" : "s", chips - 1);
-    }
-    l.loc.core = resolve_eth_core(soc, core, what);
-    l.channel = *soc.eth_channel(l.loc.core);
-    return l;
-}
-
-// Console output. A single core without --cluster streams its characters unchanged; otherwise
-// every line is prefixed "[chip:x-y] " so the cores' outputs can be told apart.
-class ConsoleMux {
-  public:
-    explicit ConsoleMux(bool prefixed) : prefixed_(prefixed) {}
-    void put(const fabric::CoreLocation& c, char ch) {
-        if (!prefixed_) {
-            std::fputc(ch, stdout);
-            if (ch == '\n') std::fflush(stdout);
-            return;
-        }
-        std::string& line = lines_[c];
-        if (ch != '\n') {
-            line.push_back(ch);
-            return;
-        }
-        emit(c, line);
-        line.clear();
-    }
-    void finish() {
-        for (auto& [c, line] : lines_) {
-            if (!line.empty()) emit(c, line);
-            line.clear();
-        }
-        std::fflush(stdout);
-    }
-
-  private:
-    static void emit(const fabric::CoreLocation& c, const std::string& line) {
-        std::fprintf(stdout, "[%u:%s] %s\n", c.chip, c.core.str().c_str(), line.c_str());
-        std::fflush(stdout);
-    }
-    bool prefixed_;
-    std::map<fabric::CoreLocation, std::string> lines_;
-};
-
-int firmware_code(uint32_t status) {
-    return status <= kFirmwareStatusMax ? static_cast<int>(status) : kFirmwareStatusHigh;
-}
-
-int sim_run(const SimRunArgs& a) {
-    const auto arch = fabric::parse_arch(a.arch);
-    if (!arch) fabric::fail(ErrorCategory::Internal, "--arch {} passed validation", a.arch);
-    const std::string soc_path = a.soc.empty() ? find_default_descriptor(*arch) : a.soc;
-    auto soc = fabric::SocDescriptor::load_file(soc_path);
-    if (soc.arch() != *arch) {
-        fabric::fail(ErrorCategory::BadInput, "{}: descriptor is for {} but --arch is {}", soc_path,
-                     fabric::arch_name(soc.arch()), fabric::arch_name(*arch));
-    }
-    std::optional<fabric::ClusterDescriptor> cluster;
-    if (!a.cluster.empty()) {
-        cluster = fabric::ClusterDescriptor::load_file(a.cluster);
-        if (cluster->arch() != *arch) {
-            fabric::fail(ErrorCategory::BadInput, "{}: cluster is {} but --arch is {}", a.cluster,
-                         fabric::arch_name(cluster->arch()), fabric::arch_name(*arch));
-        }
-    }
-    const uint32_t chips = cluster ? cluster->chip_count() : 1;
-
-    // What runs where: --core + firmware first, then every --load in order.
-    std::vector<LoadSpec> loads;
-    if (!a.core.empty()) {
-        LoadSpec l;
-        l.option = fmt::format("--core {}", a.core);
-        l.loc = {0, resolve_eth_core(soc, a.core, l.option)};
-        l.channel = *soc.eth_channel(l.loc.core);
-        l.path = a.firmware;
-        loads.push_back(std::move(l));
-    }
-    for (const auto& text : a.loads) loads.push_back(parse_load(text, soc, chips));
-    for (size_t i = 0; i < loads.size(); ++i) {
-        for (size_t j = 0; j < i; ++j) {
-            if (loads[j].loc == loads[i].loc) {
-                fabric::fail(ErrorCategory::BadInput, "{}: {} already gets {} ({})",
-                             loads[i].option, loads[i].loc.str(), loads[j].path, loads[j].option);
-            }
-        }
-    }
-    const auto placement = fabric::erisc_placement(hal::arch_map(*arch), soc.eth_l1_size());
-    for (auto& l : loads) {
-        l.image = fabric::ElfImage::load_file(l.path);
-        l.image->check_placement(placement);  // before creating the model: fail fast
-        if (const uint32_t base = hal::arch_map(*arch).app_fw_base; l.image->entry() != base) {
-            log_line(
-                fmt::format("warning: {}: entry {} is not the {} firmware base {}; was it built "
-                            "for another arch?",
-                            l.path, fabric::hex32(l.image->entry()), fabric::arch_name(*arch),
-                            fabric::hex32(base)));
-        }
-    }
-
-    // Base firmware: by default for --cluster runs on Wormhole (eth cores boot like silicon).
-    const std::optional<BaseFirmware> base_fw = choose_base_firmware(a.base_fw, !a.no_base_fw && cluster, *arch);
-
-#ifndef FABRIC_HAVE_SIM
-    (void)chips;
-    fabric::fail(ErrorCategory::Unsupported,
-                 "this fabricctl was built without the simulator (sim_model), 'sim run' is "
-                 "unavailable");
-#else
-    fabric::SimDeviceOptions opts;
-    opts.cluster = cluster;
-    if (base_fw) opts.wh_base_firmware = base_fw->image;
-    fabric::SimDevice dev(std::move(soc), *arch, std::move(opts));
-    const bool legacy = !cluster && loads.size() == 1;  // the single-core form: unchanged output
-    ConsoleMux console(!legacy);
-    if (!a.json)
-        dev.set_console_sink([&](const fabric::CoreLocation& c, char ch) { console.put(c, ch); });
-    if (!a.trace.empty()) dev.trace_to(loads.front().loc, a.trace);
-
-    fabric::LaunchOptions lopts;
-    lopts.max_cycles = a.max_cycles;
-    std::vector<fabric::LaunchTarget> targets;
-    for (const auto& l : loads) targets.push_back({l.loc, &*l.image, placement});
-    const auto results = fabric::launch_many(dev, targets, lopts);
-    console.finish();
-    std::fflush(stdout);
-
-    // Verdicts, one line per core; the exit code of the worst outcome (trap, then timeout, then the
-    // first non-zero firmware status).
-    bool any_trap = false, any_timeout = false;
-    int first_status_code = kOk;
-    json cores = json::array();
-    for (size_t i = 0; i < loads.size(); ++i) {
-        const LoadSpec& l = loads[i];
-        const fabric::LaunchResult& r = results[i];
-        const std::string where = fmt::format("{} (eth {})", l.loc.str(), l.channel);
-        int code = kOk;
-        switch (r.outcome) {
-            case fabric::LaunchOutcome::Exited: {
-                code = firmware_code(r.status.exit_status);
-                std::string verdict =
-                    r.returned_to_base_firmware
-                        ? fmt::format(
-                              "firmware on {} returned {} to the base firmware after {} cycles",
-                              where, r.status.exit_status, r.cycles)
-                        : fmt::format("firmware on {} exited with status {} after {} cycles", where,
-                                      r.status.exit_status, r.cycles);
-                if (code == kFirmwareStatusHigh) verdict += fmt::format(" (exit code {})", code);
-                if (!a.quiet || code != kOk) log_line(verdict);
-                if (code != kOk && first_status_code == kOk) first_status_code = code;
-                break;
-            }
-            case fabric::LaunchOutcome::Trapped:
-                code = kTrap;
-                any_trap = true;
-                log_line(fmt::format(
-                    "firmware trapped on {}: {} (mcause {}) at pc {}, tval {}, after {} cycles",
-                    where, r.status.trap_name, r.status.trap_cause, fabric::hex32(r.status.trap_pc),
-                    fabric::hex32(r.status.trap_tval), r.cycles));
-                break;
-            case fabric::LaunchOutcome::Timeout:
-                code = kTimeout;
-                any_timeout = true;
-                log_line(fmt::format(
-                    "cycle budget of {} cycles exhausted: firmware on {} still running at pc {}",
-                    a.max_cycles, where,
-                    r.status.pc ? fabric::hex32(*r.status.pc) : std::string("unknown")));
-                break;
-            default:
-                fabric::fail(ErrorCategory::Internal, "unknown launch outcome");
-        }
-        json c{
-            {"core",
-             {{"chip", l.loc.chip},
-              {"x", l.loc.core.x},
-              {"y", l.loc.core.y},
-              {"eth_channel", l.channel}}},
-            {"firmware", l.path},
-            {"entry", l.image->entry()},
-            {"launch", r.method == fabric::LaunchMethod::LaunchFlag ? "launch_flag" : "reset_pc"},
-            {"outcome", fabric::outcome_name(r.outcome)},
-            {"cycles", r.cycles},
-            {"console", dev.console(l.loc)},
-            {"exit_code", code}};
-        if (r.status.pc) c["pc"] = *r.status.pc;
-        if (r.outcome == fabric::LaunchOutcome::Exited) {
-            c["exit_status"] = r.status.exit_status;
-            c["returned_to_base_firmware"] = r.returned_to_base_firmware;
-        }
-        if (r.outcome == fabric::LaunchOutcome::Trapped) {
-            c["trap"] = {{"cause", r.status.trap_cause},
-                         {"name", r.status.trap_name},
-                         {"pc", r.status.trap_pc},
-                         {"tval", r.status.trap_tval}};
-        }
-        cores.push_back(std::move(c));
-    }
-    const int code = any_trap ? kTrap : any_timeout ? kTimeout : first_status_code;
-
-    if (a.json) {
-        json j;
-        if (legacy) {  // the single-core document, as before, plus "cores"
-            j = cores.front();
-            j.erase("launch");
-            j.erase("returned_to_base_firmware");
-            j["max_cycles"] = a.max_cycles;
-        }
-        j["ok"] = code == kOk;
-        j["arch"] = fabric::arch_name(*arch);
-        j["soc"] = soc_path;
-        if (cluster) j["cluster"] = a.cluster;
-        j["base_firmware"] = base_fw ? json(base_fw->path) : json(nullptr);
-        j["device_cycles"] = dev.cycles();
-        j["max_cycles"] = a.max_cycles;
-        j["cores"] = cores;
-        j["exit_code"] = code;
-        std::cout << j.dump(2) << std::endl;
-    }
-    return code;
-#endif
-}
-
-}  // namespace
-
-int main(int argc, char** argv) {
+// Parse the command line and run the command it names; the exit code.
+int run_fabricctl(int argc, char** argv) {
     CLI::App app{"erisc-fabric control: SoC descriptors, firmware on the simulated ERISC",
                  "fabricctl"};
     app.set_version_flag("--version", FABRIC_VERSION);
@@ -433,66 +96,9 @@ int main(int argc, char** argv) {
         "Exit codes: 0 ok; 1-63 firmware exit status (sim run); 64 firmware status >= 64; "
         "100 usage; 101 bad input; 102 bad SoC descriptor; 103 bad ELF; 104 firmware trapped; "
         "105 cycle budget exhausted; 106 device error; 107 unsupported; 108 fabric failure; "
-        "110 internal error.");
-
+        "109 stdout not writable; 110 internal error; 130/143 SIGINT/SIGTERM.");
     bool as_json = false;
-
-    // soc show
-    auto* soc = app.add_subcommand("soc", "SoC descriptors (tt-umd YAML)");
-    soc->require_subcommand(1);
-    auto* soc_show_cmd = soc->add_subcommand("show", "Validate a SoC descriptor and summarize it");
-    std::string soc_path;
-    soc_show_cmd->add_option("descriptor", soc_path, "SoC descriptor YAML")->required();
-    soc_show_cmd->add_flag("--json", as_json, "Print the summary as JSON");
-
-    // sim run
-    auto* simc = app.add_subcommand("sim", "Run firmware on the Verilated SoC model");
-    simc->require_subcommand(1);
-    auto* run =
-        simc->add_subcommand("run", "Load an ELF onto a simulated ERISC and run it to exit");
-    SimRunArgs ra;
-    const CLI::Validator arch_check(
-        [](std::string& s) -> std::string {
-            if (fabric::parse_arch(s)) return {};
-            return "unknown arch '" + s + "' (known: wormhole_b0, blackhole)";
-        },
-        "wormhole_b0|blackhole", "arch");
-    run->add_option("--arch", ra.arch, "Chip architecture")->required()->check(arch_check);
-    run->add_option("--soc", ra.soc,
-                    "SoC descriptor (default: soc_descriptors/<arch default>.yaml)");
-    run->add_option("--cluster", ra.cluster,
-                    "Cluster descriptor (tt-umd YAML): the chips and their Ethernet links");
-    run->add_option("--core", ra.core, "ERISC to run on: eth channel (e.g. 0) or NOC0 x-y (9-0)");
-    run->add_option(
-           "--load", ra.loads,
-           "Load firmware onto a core: [chip:]core=firmware.elf (core: eth channel or x-y; "
-           "chip default 0); repeatable")
-        ->allow_extra_args(false);
-    auto* base_opt = run->add_option("--base-fw", ra.base_fw,
-                                     "Wormhole base firmware every eth core boots (default for "
-                                     "--cluster: the build's erisc_base.elf)");
-    run->add_flag("--no-base-fw", ra.no_base_fw,
-                  "Start every core bare metal (reset PC), also with --cluster")
-        ->excludes(base_opt);
-    run->add_option("--max-cycles", ra.max_cycles, "Cycle budget")
-        ->check(CLI::PositiveNumber)
-        ->capture_default_str();
-    run->add_option("--trace", ra.trace, "Write an FST waveform of the (first) core's tile");
-    run->add_flag("--json", ra.json, "Print the result as JSON (console included, not streamed)");
-    run->add_flag("-q,--quiet", ra.quiet, "No log line on a successful exit");
-    run->add_option("firmware", ra.firmware, "Firmware ELF (rv32im) for --core");
-
-    // fabric up | run
-    FabricArgs fa;
-    const FabricCommands fabric_cmds = add_fabric_commands(app, fa);
-    const auto mesh_cmd = fabricctl::add_mesh_command(app, as_json);  // mesh routes
-    const auto mesh_fabric_cmd =  // mesh up | status | down | run
-        fabricctl::add_mesh_fabric_commands(*app.get_subcommand("mesh"), as_json);
-    const auto pcie_cmds = fabricctl::add_pcie_commands(app, as_json);  // devices, pcie run
-    const auto flash_cmd = fabricctl::add_flash_command(app, as_json);
-    const auto topology_cmds =  // mesh map, cluster check
-        fabricctl::add_topology_commands(app, *app.get_subcommand("mesh"), as_json);
-
+    const CliCommands commands = add_all_commands(app, as_json);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -508,45 +114,12 @@ int main(int argc, char** argv) {
                             fmt::format("{} (run 'fabricctl --help')", msg), kUsage);
     }
 
-    const bool json_out = as_json || ra.json || fa.json;
-    try {
-        if (soc_show_cmd->parsed()) return soc_show(soc_path, as_json);
-        if (mesh_cmd->parsed()) return mesh_cmd->run();
-        if (mesh_fabric_cmd->parsed()) return mesh_fabric_cmd->run();
-        if (pcie_cmds->parsed()) return pcie_cmds->run();
-        if (flash_cmd->parsed()) return flash_cmd->run();
-        for (const auto& c : topology_cmds) {
-            if (c->parsed()) return c->run();
-        }
-        if (run->parsed()) {
-            if (ra.core.empty() != ra.firmware.empty()) {
-                return report_error(json_out, "usage",
-                                    ra.core.empty()
-                                        ? "a firmware file needs --core (or use --load core=fw.elf)"
-                                        : "--core needs a firmware file (run 'fabricctl --help')",
-                                    kUsage);
-            }
-            if (ra.core.empty() && ra.loads.empty()) {
-                return report_error(json_out, "usage",
-                                    "nothing to run: give --core C firmware.elf or --load "
-                                    "[chip:]core=firmware.elf (run 'fabricctl --help')",
-                                    kUsage);
-            }
-            return sim_run(ra);
-        }
-        if (fabric_cmds.up->parsed()) return fabric_main(fa, false);
-        if (fabric_cmds.run->parsed()) return fabric_main(fa, true);
-        return report_error(json_out, "usage", "no command given (run 'fabricctl --help')", kUsage);
-    } catch (const fabric::HealthError& e) {
-        json stuck = json::array();
-        for (const auto& r : e.reports()) stuck.push_back(stuck_json(r));
-        return report_error(json_out, fabric::category_name(e.category()), e.what(),
-                            exit_code_for(e.category()), json{{"stuck", stuck}});
-    } catch (const fabric::Error& e) {
-        return report_error(json_out, fabric::category_name(e.category()), e.what(),
-                            exit_code_for(e.category()));
-    } catch (const std::exception& e) {
-        return report_error(json_out, "internal", fmt::format("internal error: {}", e.what()),
-                            kInternal);
-    }
+    return run_parsed(commands, as_json);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    install_stop_handlers();
+    return finish_stdout(run_fabricctl(argc, argv));
 }

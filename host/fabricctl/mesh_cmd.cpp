@@ -10,6 +10,7 @@
 #include <tuple>
 #include <vector>
 
+#include "cli_common.h"
 #include "fabric/error.h"
 #include "fabric/mesh_graph.h"
 #include "fabric/routing_tables.h"
@@ -100,13 +101,10 @@ std::string planes_range_str(uint32_t ports) {
     return ports == 0 ? "no routing planes" : fmt::format("routing planes 0..{}", ports - 1);
 }
 
-class MeshRoutes final : public MeshCommand {
+class MeshRoutes final : public CliCommand {
   public:
     MeshRoutes(CLI::App& app, bool& as_json) : as_json_(as_json) {
-        auto* mesh =
-            app.add_subcommand("mesh", "Mesh graph descriptors, routing tables and the 2D fabric");
-        mesh->require_subcommand(1);
-        cmd_ = mesh->add_subcommand(
+        cmd_ = mesh_group(app).add_subcommand(
             "routes",
             "Validate a mesh graph descriptor (MGD 2.0 textproto or tt-metal YAML) and print its "
             "L0/L1 routing tables and a source route");
@@ -152,7 +150,7 @@ class MeshRoutes final : public MeshCommand {
                 t.source_route(parse_node(from_, "--from", g), parse_node(to_, "--to", g), plane_);
         }
         if (as_json_) {
-            std::cout << to_json(g, t, route, mapped).dump(2) << std::endl;
+            print_json(to_json(g, t, route, mapped));
         } else {
             print_text(g, t, route, mapped);
         }
@@ -368,8 +366,8 @@ class MeshRoutes final : public MeshCommand {
 
 }  // namespace
 
-std::shared_ptr<const MeshCommand> add_mesh_command(CLI::App& app, bool& as_json) {
-    return std::make_shared<MeshRoutes>(app, as_json);
+CliCommands add_mesh_commands(CLI::App& app, bool& as_json) {
+    return {std::make_shared<MeshRoutes>(app, as_json)};
 }
 
 }  // namespace fabricctl

@@ -8,22 +8,10 @@
 // main() reports like every other command (bad descriptor 102, bad --from/--to/--mesh/--plane 101).
 #pragma once
 
-#include <CLI/CLI.hpp>
-#include <memory>
+#include "cli_common.h"
 
 namespace fabricctl {
 
-class MeshCommand {
-  public:
-    virtual ~MeshCommand() = default;
-    // True when `mesh routes` was given on the command line.
-    virtual bool parsed() const = 0;
-    // Run it; returns the exit code (0). Throws fabric::Error.
-    virtual int run() const = 0;
-};
-
-// Add the `mesh` subcommand to `app`. Its --json flag sets `as_json`, the flag main() reads when
-// it reports an error.
-std::shared_ptr<const MeshCommand> add_mesh_command(CLI::App& app, bool& as_json);
+CliCommands add_mesh_commands(CLI::App& app, bool& as_json);
 
 }  // namespace fabricctl

@@ -20,10 +20,12 @@
 #include "fabric/elf.h"
 #include "fabric/error.h"
 #include "fabric/fabric_runner.h"
+#include "fabric/interrupt.h"
 #include "fabric/kmd_abi.h"
 #include "fabric/mesh_graph.h"
 #include "fabric/mesh_plan.h"
 #include "fabric/mesh_traffic.h"
+#include "fabric/progress.h"
 #include "fabric/soc_descriptor.h"
 #include "protocol/fabric.h"
 #include "protocol/test_kernels.h"
@@ -160,9 +162,12 @@ struct MeshWorker {
     std::string name;                         // "worker chip 0 core 1-1 (E plane 0)"
 };
 
-class Command final : public MeshFabricCommand {
+struct Session;
+
+class Command final : public CliCommand {
   public:
-    Command(CLI::App& mesh, bool& as_json) : as_json_(as_json) {
+    Command(CLI::App& app, bool& as_json) : as_json_(as_json) {
+        CLI::App& mesh = mesh_group(app);
         verbs_ = {
             {Verb::Up,
              mesh.add_subcommand(
@@ -201,10 +206,9 @@ class Command final : public MeshFabricCommand {
             c->add_option(
                 "--slots", slots_,
                 "Sender and receiver slots per channel, S,R (default: the most that fit)");
-            c->add_option(
-                 "--timeout-cycles", budget_,
-                 "Cycle budget for bring-up, traffic and termination together (default 50000000)")
-                ->check(CLI::PositiveNumber);
+            add_max_cycles_option(
+                *c, budget_,
+                "Cycle budget for bring-up, traffic and termination together (default 50000000)");
             c->add_option("--stall-cycles", stall_cycles_,
                           "Health monitor: a router whose heartbeat stands still this many cycles "
                           "while it should run is stuck (default 1000000)")
@@ -224,8 +228,7 @@ class Command final : public MeshFabricCommand {
         CLI::App* run = verbs_.at(Verb::Run);
         run->add_option("--packets", packets_, "Packets to every destination, per plane")
             ->capture_default_str();
-        run->add_option("--bytes", bytes_, "Bytes per packet (multiple of 16)")
-            ->capture_default_str();
+        add_bytes_option(*run, bytes_, "Bytes per packet (multiple of 16)")->capture_default_str();
         run->add_option("--worker-elf", worker_elf_,
                         "Traffic kernel (default: this build's fabric_traffic.elf)");
     }
@@ -238,6 +241,9 @@ class Command final : public MeshFabricCommand {
     int run() const override;
 
   private:
+    // Bring up (or attach), run the verb, terminate as the target asks, report.
+    int operate(Session& s, fabric::FabricRunner& runner) const;
+
     Verb verb() const {
         for (const auto& [v, c] : verbs_) {
             if (c->parsed()) return v;
@@ -291,7 +297,12 @@ struct Session {
     uint32_t slots = 0;                    // positions per flow region
     uint64_t traffic_cycles = 0, send_cycles = 0, deliveries = 0, mismatch_words = 0;
     std::vector<std::string> problems;
+    fabric::ProgressLine* progress = nullptr;  // on a terminal only
 };
+
+void show_stage(const Session& s, const char* stage) {
+    if (s.progress) s.progress->stage(stage);
+}
 
 // ---- the traffic of `mesh run` ------------------------------------------------------------------
 
@@ -373,7 +384,7 @@ void run_traffic(Session& s, fabric::FabricRunner& runner) {
         round.run = fabric::run_mesh_traffic(runner, round.traffic, lo);
         uint64_t send = 0;
         for (const auto& o : round.run.workers) {
-            s.outcomes.push_back({o.launch, o.results, o.status, o.stuck_at});
+            s.outcomes.push_back(o);
             send = std::max<uint64_t>(send, o.results.cycles);
             const MeshWorker& w = s.workers[s.outcomes.size() - 1];
             if (auto p = traffic_problem(w.name, s.outcomes.back(), w.kernel->args.packet_count)) {
@@ -519,16 +530,14 @@ int report_no_links(const Session& s, bool as_json) {
                     verb_name(s.verb), g.mesh_count(), g.mesh_count() == 1 ? "" : "es",
                     s.plan->fabric.chips.size(), s.plan->fabric.chips.size() == 1 ? "" : "s");
     if (as_json) {
-        std::cout << json{{"ok", true},
-                          {"command", verb_name(s.verb)},
-                          {"mesh_graph", s.graph_path},
-                          {"cluster", s.cluster_path},
-                          {"chips", s.plan->fabric.chips},
-                          {"routers", json::array()},
-                          {"verdict", verdict},
-                          {"exit_code", kOk}}
-                         .dump(2)
-                  << std::endl;
+        print_json(json{{"ok", true},
+                        {"command", verb_name(s.verb)},
+                        {"mesh_graph", s.graph_path},
+                        {"cluster", s.cluster_path},
+                        {"chips", s.plan->fabric.chips},
+                        {"routers", json::array()},
+                        {"verdict", verdict},
+                        {"exit_code", kOk}});
     } else if (!s.derived.empty()) {
         fmt::print("{}\n", s.derived);
     }
@@ -537,6 +546,7 @@ int report_no_links(const Session& s, bool as_json) {
 }
 
 int report(const Session& s, bool as_json, bool quiet, const fabric::FabricRunner* runner) {
+    if (s.progress) s.progress->finish();
     const fabric::MeshPlan& plan = *s.plan;
     const auto& g = plan.tables.graph();
     const bool ok = s.problems.empty();
@@ -675,7 +685,7 @@ int report(const Session& s, bool as_json, bool quiet, const fabric::FabricRunne
             j["bytes_per_cycle"] =
                 bytes_per_cycle(total_bytes_sent(s.final, s.bytes), s.send_cycles);
         }
-        std::cout << j.dump(2) << std::endl;
+        print_json(j);
     } else {
         print_summary(s);
         if (s.brought_up) {
@@ -713,7 +723,7 @@ int report(const Session& s, bool as_json, bool quiet, const fabric::FabricRunne
             fmt::print("{}terminated gracefully: {} of {} routers terminated\n",
                        s.verb == Verb::Up ? "" : "\n", n, s.final.size());
         }
-        std::fflush(stdout);
+        flush_stdout();
     }
     if (!ok || !quiet) log_line(verdict);
     return code;
@@ -810,12 +820,35 @@ int Command::run() const {
         s.dev = std::make_unique<fabric::SimDevice>(std::move(soc), arch, std::move(o));
 #endif
     }
+    s.dev = std::make_unique<fabric::InterruptibleDevice>(std::move(s.dev));
     fabric::FabricRunner runner(*s.dev, s.plan->fabric, std::move(router_elf));
     if (stall_cycles_) runner.set_stall_cycles(stall_cycles_);
+    const auto progress = progress_on_terminal(fmt::format("mesh {}", verb_name(s.verb)));
+    if (progress) {
+        s.progress = progress.get();
+        progress->set_expected(s.deliveries);
+        progress->set_delivered_counter([&runner] { return delivered_so_far(runner); });
+        static_cast<fabric::InterruptibleDevice&>(*s.dev).after_each_slice(
+            [p = progress.get()](uint64_t cycles) { p->tick(cycles); });
+    }
+    if (!s.pcie) return operate(s, runner);
+    // On silicon the routers outlive the process: an interrupted command stops what it started.
+    try {
+        return operate(s, runner);
+    } catch (const fabric::Interrupted& e) {
+        if (progress) progress->finish();
+        if (const std::string done = fabric::terminate_after_interrupt(runner, e, s.budget);
+            !done.empty()) {
+            log_line(done);
+        }
+        throw;
+    }
+}
+
+int Command::operate(Session& s, fabric::FabricRunner& runner) const {
     const auto left = [&]() -> uint64_t {
         return s.dev->cycles() >= s.budget ? 1 : s.budget - s.dev->cycles();
     };
-
     // ---- on silicon the fabric outlives the command: status reads it, down stops it ----
     if (s.pcie && s.verb == Verb::Status) {
         s.live = runner.status();
@@ -830,6 +863,7 @@ int Command::run() const {
     } else {
         // ---- bring up ----
         const auto t0 = std::chrono::steady_clock::now();
+        show_stage(s, "bring-up");
         runner.bring_up(s.budget);
         s.bring_up_wall_seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -839,11 +873,15 @@ int Command::run() const {
         // `status` shows have moved.
         if (s.verb == Verb::Status) runner.monitor(std::min(kStatusWatchCycles, left()));
         s.live = runner.status();
-        if (s.verb == Verb::Run) run_traffic(s, runner);
+        if (s.verb == Verb::Run) {
+            show_stage(s, "traffic");
+            run_traffic(s, runner);
+        }
         if (s.pcie && s.verb == Verb::Up) return report(s, as_json_, quiet_, &runner);
     }
 
     // ---- terminate (the model ends with the command; on silicon `run` stops what it started) ----
+    show_stage(s, "termination");
     s.final = terminate_fabric(runner, left(), s.problems);
     s.terminated = s.problems.empty();  // graceful: then every router must say so
     const bool graceful = s.terminated;
@@ -861,8 +899,8 @@ int Command::run() const {
 
 }  // namespace
 
-std::shared_ptr<const MeshFabricCommand> add_mesh_fabric_commands(CLI::App& mesh, bool& as_json) {
-    return std::make_shared<Command>(mesh, as_json);
+CliCommands add_mesh_fabric_commands(CLI::App& app, bool& as_json) {
+    return {std::make_shared<Command>(app, as_json)};
 }
 
 }  // namespace fabricctl

@@ -22,19 +22,10 @@
 // still running at the budget 105).
 #pragma once
 
-#include <CLI/CLI.hpp>
-#include <memory>
+#include "cli_common.h"
 
 namespace fabricctl {
 
-class MeshFabricCommand {
-  public:
-    virtual ~MeshFabricCommand() = default;
-    virtual bool parsed() const = 0;
-    virtual int run() const = 0;  // the exit code; throws fabric::Error
-};
-
-// Adds up / status / down / run to the `mesh` subcommand; their --json sets `as_json`.
-std::shared_ptr<const MeshFabricCommand> add_mesh_fabric_commands(CLI::App& mesh, bool& as_json);
+CliCommands add_mesh_fabric_commands(CLI::App& app, bool& as_json);
 
 }  // namespace fabricctl

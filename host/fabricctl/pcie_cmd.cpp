@@ -9,6 +9,7 @@
 #include "fabric/cluster_descriptor.h"
 #include "fabric/elf.h"
 #include "fabric/error.h"
+#include "fabric/interrupt.h"
 #include "fabric/kmd_abi.h"
 #include "fabric/launch.h"
 #include "fabric/pcie_device.h"
@@ -69,7 +70,7 @@ std::string links_text(const fabric::ClusterDescriptor& cd) {
     return s.empty() ? "none" : s;
 }
 
-class Commands final : public PcieCommands {
+class Commands final : public CliCommand {
   public:
     Commands(CLI::App& app, bool& as_json) : as_json_(as_json) {
         devices_ = app.add_subcommand("devices", "Discover Tenstorrent PCIe devices (tt-kmd)");
@@ -96,9 +97,7 @@ class Commands final : public PcieCommands {
         run_->add_option("--dir", dir_, "Device node directory (--target pcie)");
         run_->add_option("--soc", soc_, "SoC descriptor (default: the arch's)");
         run_->add_option("--core", core_, "ERISC: eth channel (e.g. 0) of chip 0")->required();
-        run_->add_option("--max-cycles", max_cycles_, "Cycle budget")
-            ->check(CLI::PositiveNumber)
-            ->capture_default_str();
+        add_max_cycles_option(*run_, max_cycles_, "Cycle budget")->capture_default_str();
         run_->add_option("firmware", firmware_, "Firmware ELF (rv32im)")->required();
         run_->add_flag("--json", as_json_, "Print the result as JSON");
     }
@@ -164,7 +163,7 @@ class Commands final : public PcieCommands {
                                 {"chips_with_mmio", mmio},
                                 {"ethernet_connections", links}};
             }
-            std::cout << j.dump(2) << std::endl;
+            print_json(j);
             return kOk;
         }
         if (found.empty()) {
@@ -233,12 +232,14 @@ class Commands final : public PcieCommands {
         const auto placement = fabric::erisc_placement(hal::arch_map(arch), soc.eth_l1_size());
         image.check_placement(placement);
         fabric::PcieDevice dev(port, std::move(soc));
+        fabric::InterruptibleDevice stoppable(dev);
         fabric::LaunchOptions lo;
         lo.max_cycles = max_cycles_;
-        const auto r = fabric::launch(dev, core, image, placement, lo);
+        const auto r = fabric::launch(stoppable, core, image, placement, lo);
 #ifdef FABRIC_HAVE_SIM
         if (auto* sp = dynamic_cast<fabric::SimKmdPort*>(port.get()); sp && !as_json_) {
-            std::cout << sp->model().console(core) << std::flush;
+            fmt::print("{}", sp->model().console(core));
+            flush_stdout();
         }
 #endif
         int code = kOk;
@@ -277,7 +278,7 @@ class Commands final : public PcieCommands {
                    {"cycles", r.cycles},
                    {"exit_code", code}};
             if (r.outcome == fabric::LaunchOutcome::Exited) j["exit_status"] = r.status.exit_status;
-            std::cout << j.dump(2) << std::endl;
+            print_json(j);
         } else {
             log_line(verdict);
         }
@@ -300,8 +301,8 @@ class Commands final : public PcieCommands {
 
 }  // namespace
 
-std::shared_ptr<const PcieCommands> add_pcie_commands(CLI::App& app, bool& as_json) {
-    return std::make_shared<Commands>(app, as_json);
+CliCommands add_pcie_commands(CLI::App& app, bool& as_json) {
+    return {std::make_shared<Commands>(app, as_json)};
 }
 
 }  // namespace fabricctl

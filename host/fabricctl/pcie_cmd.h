@@ -14,21 +14,10 @@
 //       simulated driver (--target sim, --arch required). Exit codes as `sim run`.
 #pragma once
 
-#include <CLI/CLI.hpp>
-#include <memory>
+#include "cli_common.h"
 
 namespace fabricctl {
 
-class PcieCommands {
-  public:
-    virtual ~PcieCommands() = default;
-    // True when `devices` or `pcie run` was given.
-    virtual bool parsed() const = 0;
-    // Run it; returns the exit code. Throws fabric::Error.
-    virtual int run() const = 0;
-};
-
-// Add `devices` and `pcie run` to `app`; their --json flags set `as_json`.
-std::shared_ptr<const PcieCommands> add_pcie_commands(CLI::App& app, bool& as_json);
+CliCommands add_pcie_commands(CLI::App& app, bool& as_json);
 
 }  // namespace fabricctl

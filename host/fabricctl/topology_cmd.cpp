@@ -167,7 +167,7 @@ class MeshMap final : public CliCommand {
         const MeshGraph g = args_.graph_for(cluster);
         const TopologyMap map = fabric::map_topology(g, cluster, args_.map_options());
         if (as_json_) {
-            std::cout << map_json(map, args_.derived()).dump(2) << std::endl;
+            print_json(map_json(map, args_.derived()));
             return kOk;
         }
         if (args_.derived()) fmt::print("{}\n", derived_note(g, cluster));
@@ -234,8 +234,8 @@ class ClusterCheck final : public CliCommand {
     int run() const override;
 
   private:
-    void print_json(const fabric::ClusterLintReport& lint, const MeshGraph& g,
-                    const fabric::CablingReport& r, int code) const;
+    void print_report_json(const fabric::ClusterLintReport& lint, const MeshGraph& g,
+                           const fabric::CablingReport& r, int code) const;
 
     CLI::App* cmd_ = nullptr;
     bool& as_json_;
@@ -252,7 +252,7 @@ int ClusterCheck::run() const {
     const fabric::CablingReport r = fabric::check_cabling(g, cluster, args_.map_options());
     const int code = !lint.findings.empty() ? kBadDescriptor : r.hostable ? kOk : kBadInput;
     if (as_json_) {
-        print_json(lint, g, r, code);
+        print_report_json(lint, g, r, code);
         return code;
     }
     fmt::print("cluster {}: {} {} chip{}, {} link{}\n", cluster.source(), cluster.chip_count(),
@@ -291,8 +291,8 @@ int ClusterCheck::run() const {
     return code;
 }
 
-void ClusterCheck::print_json(const fabric::ClusterLintReport& lint, const MeshGraph& g,
-                              const fabric::CablingReport& r, int code) const {
+void ClusterCheck::print_report_json(const fabric::ClusterLintReport& lint, const MeshGraph& g,
+                                     const fabric::CablingReport& r, int code) const {
     json findings = json::array(), shorts = json::array(), strays = json::array(),
          placement = json::object();
     for (const auto& f : lint.findings) {
@@ -311,14 +311,14 @@ void ClusterCheck::print_json(const fabric::ClusterLintReport& lint, const MeshG
              {"missing", shorts},        {strays_key, strays},
              {"placement", placement},   {"exit_code", code}};
     if (!r.hostable) out["refusal"] = r.refusal;
-    std::cout << out.dump(2) << std::endl;
+    print_json(out);
 }
 
 }  // namespace
 
-std::vector<std::shared_ptr<const CliCommand>> add_topology_commands(CLI::App& app, CLI::App& mesh,
-                                                                     bool& as_json) {
-    return {std::make_shared<MeshMap>(mesh, as_json), std::make_shared<ClusterCheck>(app, as_json)};
+CliCommands add_topology_commands(CLI::App& app, bool& as_json) {
+    return {std::make_shared<MeshMap>(mesh_group(app), as_json),
+            std::make_shared<ClusterCheck>(app, as_json)};
 }
 
 }  // namespace fabricctl

@@ -46,7 +46,6 @@ struct MappingArgs {
 std::string derived_note(const fabric::MeshGraph& g, const fabric::ClusterDescriptor& cluster);
 
 // Adds `mesh map` to the `mesh` subcommand and `cluster check` to the app.
-std::vector<std::shared_ptr<const CliCommand>> add_topology_commands(CLI::App& app, CLI::App& mesh,
-                                                                     bool& as_json);
+CliCommands add_topology_commands(CLI::App& app, bool& as_json);
 
 }  // namespace fabricctl

@@ -16,69 +16,9 @@ namespace fabricctl {
 namespace pf = protocol::fabric;
 using nlohmann::json;
 
-namespace {
-
-template <typename T>
-void write_struct(fabric::Device& dev, const fabric::CoreLocation& core, uint32_t addr,
-                  const T& value) {
-    std::vector<uint8_t> bytes(sizeof(T));
-    std::memcpy(bytes.data(), &value, sizeof(T));
-    dev.write(core, addr, bytes);
-}
-
-// The kernel's destination table sits in front of the connection words.
-static_assert(protocol::kFabricMaxDests * sizeof(protocol::FabricDest) <= 0x300);
-static_assert(0x300 + protocol::kFabricConnL1Bytes <= 0x400);
-
-}  // namespace
-
-TrafficL1 traffic_l1(hal::Arch arch) {
-    const uint32_t base = protocol::test_l1_base(arch);
-    return TrafficL1{base, base + 0x300, base + 0x400, protocol::test_mailbox_addr(arch)};
-}
-
-uint32_t traffic_sink_base(hal::Arch arch) {
-    return pf::align_up(
-        protocol::test_mailbox_addr(arch) + static_cast<uint32_t>(sizeof(protocol::TestMailbox)),
-        4096);
-}
-
 uint32_t traffic_timeout_us(uint64_t budget_cycles, hal::Arch arch) {
     return static_cast<uint32_t>(
         std::clamp<uint64_t>(budget_cycles / hal::arch_map(arch).aiclk_mhz / 2, 1, 20'000));
-}
-
-void load_traffic_kernel(fabric::Device& dev, hal::Arch arch, const TrafficKernel& k) {
-    if (k.dests.empty() || k.dests.size() > protocol::kFabricMaxDests ||
-        k.dests.size() != k.args.num_dests) {
-        fabric::fail(fabric::ErrorCategory::Internal, "{}: {} destinations, args say {}", k.name,
-                     k.dests.size(), k.args.num_dests);
-    }
-    for (size_t i = 0; i < k.dests.size(); ++i) {
-        write_struct(dev, k.core,
-                     k.args.dests_addr + static_cast<uint32_t>(i * sizeof(protocol::FabricDest)),
-                     k.dests[i]);
-    }
-    protocol::TestMailbox m{};
-    m.magic = protocol::kTestMailboxMagic;
-    m.role = static_cast<uint32_t>(protocol::KernelRole::Master);
-    m.num_args = sizeof(k.args) / 4;
-    std::memcpy(m.args, &k.args, sizeof(k.args));
-    write_struct(dev, k.core, protocol::test_mailbox_addr(arch), m);
-}
-
-TrafficOutcome read_traffic_outcome(fabric::Device& dev, hal::Arch arch, const TrafficKernel& k,
-                                    const fabric::LaunchResult& launch) {
-    protocol::TestMailbox m{};
-    std::vector<uint8_t> mb(sizeof(m));
-    dev.read(k.core, protocol::test_mailbox_addr(arch), mb);
-    std::memcpy(&m, mb.data(), sizeof(m));
-    TrafficOutcome o;
-    o.launch = launch;
-    std::memcpy(&o.results, m.results, sizeof(o.results));
-    o.status = m.status;
-    o.stuck_at = m.stuck_at;
-    return o;
 }
 
 std::optional<std::string> traffic_problem(std::string_view name, const TrafficOutcome& o,
@@ -196,6 +136,12 @@ json router_json(const fabric::RouterSnapshot& s, const fabric::RouterPlacement&
                   {"bytes_received", s.received() * packet_bytes},
                   {"bytes_per_cycle", bytes_per_cycle(s.sent() * packet_bytes, cycles)}});
     return j;
+}
+
+uint64_t delivered_so_far(fabric::FabricRunner& runner) {
+    uint64_t n = 0;
+    for (const auto& s : runner.status()) n += s.block.delivered;
+    return n;
 }
 
 }  // namespace fabricctl

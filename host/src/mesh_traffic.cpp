@@ -252,20 +252,25 @@ void zero_mesh_sinks(Device& device, const MeshTraffic& t) {
     }
 }
 
+MeshWorkerOutcome read_worker_outcome(Device& device, hal::Arch arch, const CoreLocation& core,
+                                      const LaunchResult& launch) {
+    MeshWorkerOutcome o;
+    o.launch = launch;
+    protocol::TestMailbox mb{};
+    std::vector<uint8_t> raw(sizeof(mb));
+    device.read(core, protocol::test_mailbox_addr(arch), raw);
+    std::memcpy(&mb, raw.data(), sizeof(mb));
+    o.status = mb.status;
+    o.stuck_at = mb.stuck_at;
+    std::memcpy(&o.results, mb.results, sizeof(o.results));
+    return o;
+}
+
 std::vector<MeshWorkerOutcome> read_mesh_outcomes(Device& device, const MeshTraffic& t,
                                                   std::span<const LaunchResult> launches) {
     std::vector<MeshWorkerOutcome> out;
     for (size_t i = 0; i < launches.size() && i < t.workers.size(); ++i) {
-        MeshWorkerOutcome o;
-        o.launch = launches[i];
-        protocol::TestMailbox mb{};
-        std::vector<uint8_t> raw(sizeof(mb));
-        device.read(t.workers[i].target.core, protocol::test_mailbox_addr(t.arch), raw);
-        std::memcpy(&mb, raw.data(), sizeof(mb));
-        o.status = mb.status;
-        o.stuck_at = mb.stuck_at;
-        std::memcpy(&o.results, mb.results, sizeof(o.results));
-        out.push_back(o);
+        out.push_back(read_worker_outcome(device, t.arch, t.workers[i].target.core, launches[i]));
     }
     return out;
 }

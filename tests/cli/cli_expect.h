@@ -18,6 +18,16 @@ namespace fabric::test {
 inline Run fabricctl(const std::vector<std::string>& args) {
     return run_process(FABRICCTL, args, FABRIC_TEST_TMP_DIR);
 }
+// With stdout going to `stdout_to` (e.g. "/dev/full") instead of being captured.
+inline Run fabricctl_to(const std::string& stdout_to, const std::vector<std::string>& args) {
+    return run_process(FABRICCTL, args, FABRIC_TEST_TMP_DIR, stdout_to);
+}
+
+// Sent `sig.signal` after `sig.after`.
+inline SignalledRun fabricctl_signalled(const SignalAfter& sig,
+                                        const std::vector<std::string>& args) {
+    return run_process_signalled(FABRICCTL, args, FABRIC_TEST_TMP_DIR, sig);
+}
 
 // `text` in a new file of the temporary directory; returns its path.
 inline std::string write_file(const std::string& name, const std::string& text) {

@@ -62,7 +62,7 @@ TEST_CASE("fabricctl fabric: usage errors", "[cli][fabric]") {
     CHECK_THAT(topo.err, Contains("star"));
     expect_failure(fabricctl(run_args({"--cluster", kN300, "--pattern", "random"})), 100);
     expect_failure(fabricctl(run_args({"--cluster", kN300, "--max-cycles", "0"})), 100);
-    expect_failure(fabricctl(run_args({"--cluster", kN300, "--size", "abc"})), 100);
+    expect_failure(fabricctl(run_args({"--cluster", kN300, "--bytes", "abc"})), 100);
     expect_failure(fabricctl(run_args({"--cluster", kN300, "--stall-cycles", "0"})), 100);
     expect_failure(fabricctl(run_args({"--cluster", kN300, "--watch", "5"})), 100);  // up only
     const auto help = fabricctl({"fabric", "run", "--help"});
@@ -88,10 +88,10 @@ TEST_CASE("fabricctl fabric: bad input is 101 with the reason", "[cli][fabric]")
         {{"--cluster", kT3k},
          "chips 3 and 4 are neighbours in the line (0,1,2,3,4,5,6,7) but not connected"},
         {{"--cluster", kT3k, "--chips", "0,1", "--link", "2"}, "chips 0 and 1 have 2 link(s)"},
-        {{"--cluster", kN300, "--size", "100"},
-         "--size 100: must be a non-zero multiple of 16 and at most 7616"},
-        {{"--cluster", kN300, "--size", "0"}, "--size 0"},
-        {{"--cluster", kN300, "--size", "7632"}, "at most 7616 on wormhole_b0"},
+        {{"--cluster", kN300, "--bytes", "100"},
+         "--bytes 100: must be a non-zero multiple of 16 and at most 7616"},
+        {{"--cluster", kN300, "--bytes", "0"}, "--bytes 0"},
+        {{"--cluster", kN300, "--bytes", "7632"}, "at most 7616 on wormhole_b0"},
         {{"--cluster", kN300, "--packets", "0"}, "--packets 0: must be 1..1000000"},
         {{"--cluster", kN300, "--router-elf", kTmp + "/no_such_router.elf"}, "no_such_router.elf"},
         {{"--cluster", kN300, "--worker-elf", kTmp + "/no_such_worker.elf"}, "no_such_worker.elf"},
@@ -158,7 +158,7 @@ TEST_CASE("fabricctl fabric up: n300 line, both launch methods", "[cli][fabric][
 TEST_CASE("fabricctl fabric run: neighbour traffic on a line, JSON", "[cli][fabric][sim]") {
     if (!have_fabric_firmware()) return;
     const auto r = fabricctl(run_args({"--cluster", kT3k, "--chips", "4,5,6", "--packets", "8",
-                                       "--size", "512", "--json", "-q"}));
+                                       "--bytes", "512", "--json", "-q"}));
     INFO("stderr: " << r.err);
     REQUIRE(r.code == 0);
     CHECK(r.err.empty());
@@ -214,7 +214,7 @@ TEST_CASE("fabricctl fabric run: all-to-all on a ring (multicast over the dateli
     if (!have_fabric_firmware()) return;
     const auto r =
         fabricctl(run_args({"--cluster", kT3k, "--topology", "ring", "--chips", "0,1,5,4",
-                            "--pattern", "all-to-all", "--packets", "4", "--size", "2048"}));
+                            "--pattern", "all-to-all", "--packets", "4", "--bytes", "2048"}));
     INFO("stdout: " << r.out);
     INFO("stderr: " << r.err);
     CHECK(r.code == 0);
@@ -242,7 +242,7 @@ TEST_CASE("fabricctl fabric run: Blackhole", "[cli][fabric][sim]") {
                                "ethernet_connections: [[{chip: 0, chan: 0}, {chip: 1, chan: 1}]]\n"
                                "chips_with_mmio: [{0: 0}]\n");
     const auto r =
-        fabricctl(run_args({"--cluster", bh, "--packets", "4", "--size", "8192", "--json"}));
+        fabricctl(run_args({"--cluster", bh, "--packets", "4", "--bytes", "8192", "--json"}));
     INFO("stdout: " << r.out);
     INFO("stderr: " << r.err);
     REQUIRE(r.code == 0);
@@ -348,7 +348,7 @@ TEST_CASE("fabricctl fabric: a healthy fabric passes the health monitor",
     INFO("stderr: " << up.err);
     CHECK(up.code == 0);
     CHECK(up.err.empty());
-    const auto run = fabricctl(run_args({"--cluster", kN300, "--packets", "64", "--size", "7616",
+    const auto run = fabricctl(run_args({"--cluster", kN300, "--packets", "64", "--bytes", "7616",
                                          "--stall-cycles", "50000", "-q"}));
     INFO("stderr: " << run.err);
     CHECK(run.code == 0);

@@ -79,7 +79,7 @@ TEST_CASE("fabricctl mesh up/status/down/run: usage errors are 100", "[cli][mesh
         expect_failure(topo, 100);
         CHECK_THAT(topo.err, Contains("ring not in {mesh,torus}"));
         expect_failure(fabricctl(t3k(verb, {"--target", "usb"})), 100);
-        expect_failure(fabricctl(t3k(verb, {"--timeout-cycles", "0"})), 100);
+        expect_failure(fabricctl(t3k(verb, {"--max-cycles", "0"})), 100);
     }
     expect_failure(fabricctl(t3k("up", {"--packets", "4"})), 100);  // run only
     const auto help = fabricctl({"mesh", "--help"});
@@ -394,7 +394,7 @@ TEST_CASE("fabricctl mesh run: more than 16 destinations behind one router take 
 
 TEST_CASE("fabricctl mesh: fabric failures are 108 and name the routers", "[cli][mesh][sim]") {
     if (!have_mesh_firmware()) return;
-    const auto small = fabricctl(t3k("up", {"--timeout-cycles", "1000"}));
+    const auto small = fabricctl(t3k("up", {"--max-cycles", "1000"}));
     expect_failure(small, 108);
     CHECK_THAT(
         small.err,

@@ -361,7 +361,7 @@ TEST_CASE("fabricctl fabric run on a harvested cluster: workers only where no ch
     // 3-1); a 1D multicast writes one core position on every chip of the line.
     const auto r =
         fabricctl({"fabric", "run", "--cluster", real("t3k"), "--chips", "5,1,0,4", "--packets",
-                   "8", "--size", "512", "--pattern", "all-to-all", "--json"});
+                   "8", "--bytes", "512", "--pattern", "all-to-all", "--json"});
     INFO(r.err);
     REQUIRE(r.code == 0);
     const json j = json::parse(r.out);

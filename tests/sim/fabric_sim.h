@@ -306,7 +306,7 @@ inline std::string blackhole_chain_cluster(uint32_t n) {
     std::ofstream out(path);
     std::string arch, chips, links;
     for (uint32_t i = 0; i < n; ++i) {
-        arch += (i ? ", " : "") + std::to_string(i) + ": blackhole";
+        arch.append(i ? ", " : "").append(std::to_string(i)).append(": blackhole");  // not operator+: GCC 12 -O3 -Wrestrict
         chips += (i ? ", " : "") + std::to_string(i) + ": [" + std::to_string(i) + ", 0, 0, 0]";
         if (i + 1 < n) {
             links += "  - [{chip: " + std::to_string(i) + ", chan: 0}, {chip: " + std::to_string(i + 1) +

@@ -114,7 +114,7 @@ class MuxSim {
         std::string s = "mux " + at.str() + ": status " + fabric::router_status_name(b.status) + ", stage " +
                         fabric::router_status_name(b.stage) + ", stuck at " + fabric::router_wait_name(b.stuck_at) +
                         ", detail " + hex(b.detail) + ", heartbeat " + std::to_string(b.heartbeat) + ", forwarded";
-        for (uint32_t c = 0; c < pf::kMuxMaxChannels && c < 8; ++c) s += " " + std::to_string(b.forwarded[c]);
+        for (uint32_t c = 0; c < pf::kMuxMaxChannels && c < 8; ++c) s.append(" ").append(std::to_string(b.forwarded[c]));
         s += ", undrained " + std::to_string(b.undrained) + " (channels " + hex(b.undrained_channels) +
              "), connects " + std::to_string(b.connects) + ", teardowns " + std::to_string(b.teardowns) + ", giveups " + std::to_string(b.forward_giveups) +
              "\n  " + rig().describe(at);
@@ -214,7 +214,7 @@ void deliver_case(const std::string& cluster, uint32_t full, uint32_t header, ui
         for (const Client& c : clients) {
             s += m.rig().describe(c.core) + "\n  block:";
             for (uint32_t v : m.rig().read_words(mux, c.args.channel.connection, 24))
-                s += " " + hex(v);
+                s.append(" ").append(hex(v));  // not operator+: GCC 12 -O3 -Wrestrict
             s += " pushed stream " +
                  hex(m.rig().read32(mux,
                                     hal::stream::reg_addr(

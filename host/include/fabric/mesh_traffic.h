@@ -125,6 +125,10 @@ struct MeshWorkerOutcome {
     bool passed(const MeshTrafficWorker& w) const;
 };
 
+// A fabric_traffic kernel's outcome from its mailbox on `core`, after the launch that gave
+// `launch`.
+MeshWorkerOutcome read_worker_outcome(Device& device, hal::Arch arch, const CoreLocation& core,
+                                      const LaunchResult& launch);
 // Each worker's outcome from its mailbox, after the launch that gave `launches` (in workers order).
 std::vector<MeshWorkerOutcome> read_mesh_outcomes(Device& device, const MeshTraffic& traffic,
                                                   std::span<const LaunchResult> launches);
