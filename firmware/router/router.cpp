@@ -76,7 +76,7 @@ constexpr bool kSmallImage = false;
 constexpr hal::EthTxq kTxq = hal::EthTxq::Q0;
 
 // Per-channel slot state lives in fixed arrays: a config with more slots is refused.
-constexpr uint32_t kMaxSlots = 32;
+constexpr uint32_t kMaxSlots = pf::kMaxRouterSlots;
 // A packet taken from a receiver channel tags its NoC requests with the channel's next transaction
 // ID, in turn: rx0 IDs 0..6 and rx1 7..13, or 0..13 for rx0 alone (a line). Packets that many takes
 // apart share an ID, which only makes a flush check conservative. (IDs by slot index instead put
@@ -146,37 +146,9 @@ constexpr hal::StreamId rx_sent_id(uint32_t r) { return stream_id(pf::kStreamRxS
 constexpr hal::StreamId completed_id(uint32_t c) { return stream_id(pf::kStreamCompleted0 + c); }
 constexpr hal::StreamId pushed_id(uint32_t c) { return stream_id(pf::kStreamPushed0 + c); }
 
-// Why a config was refused (RouterStatusBlock::detail with status ConfigInvalid).
-enum class ConfigCheck : uint32_t {
-    Magic = 1,
-    Version = 2,
-    Topology = 3,
-    PayloadBytes = 4,
-    SenderSlots = 5,
-    ReceiverSlots = 6,
-    Dateline = 7,
-    Downstream = 8,
-    Timeouts = 9,
-    Layout = 10,
-    IsMaster = 11,
-    DownstreamConfig = 12,  // the downstream router's config does not match ours (read at ready)
-    MeshConfig = 13,        // 2D: MeshRouterConfig missing or inconsistent
-};
-
-// Why a packet was dropped (RouterStatusBlock::detail, last one; status stays as it was).
-enum class BadPacket : uint32_t {
-    Magic = 0x100,
-    SendType = 0x101,
-    PayloadBytes = 0x102,
-    Route = 0x103,
-    Target = 0x104,      // destination coordinates or address range
-    Scatter = 0x105,     // chunk count or sizes
-    NoDownstream = 0x106,  // a forward on a router without a downstream channel
-    SrcChannel = 0x107,  // src_channel is not a sender channel (its credit cannot be returned)
-    RouteTooLong = 0x108,  // ring/torus: a worker's (ch0) route of more than ring_size - 1 hops (per dimension)
-    DstNode = 0x109,     // 2D entry router: the destination mesh/device has no route from here
-    Turn = 0x10A,        // 2D: a Y -> X turn (dimension order), other than out of the mesh
-};
+using pf::BadPacket;
+using pf::ConfigCheck;
+using pf::HandshakeField;
 
 // The route bits a worker's packet may use: on a ring of n chips at most n - 1 hops (2 bits each),
 // since a longer route would cross the dateline again on VC1 and close a cycle of waits
@@ -669,25 +641,23 @@ pf::LinkParams Router::my_params() const {
     return p;
 }
 
-// The first LinkParams field (0-based, declaration order) in which the peer disagrees with us,
-// or -1. Identity is checked both ways: the peer is who we expect, and it expects us.
+// The first LinkParams field in which the peer disagrees with us, or -1. Identity is checked
+// both ways: the peer is who we expect, and it expects us.
 int mismatch(const pf::LinkParams& mine, const pf::LinkParams& peer, uint32_t peer_channel) {
-    if (peer.version != mine.version) return 0;
-    if (peer.topology != mine.topology) return 1;
-    if (peer.payload_bytes != mine.payload_bytes) return 2;
-    if (peer.receiver_slots[0] != mine.receiver_slots[0]) return 3;
-    if (peer.receiver_slots[1] != mine.receiver_slots[1]) return 4;
-    if (peer.chip_id != mine.expect_chip) return 5;
-    if (peer.eth_channel != peer_channel) return 6;
-    if (peer.expect_chip != mine.chip_id) return 7;
+    const auto at = [](HandshakeField f) { return static_cast<int>(f); };
+    if (peer.version != mine.version) return at(HandshakeField::Version);
+    if (peer.topology != mine.topology) return at(HandshakeField::Topology);
+    if (peer.payload_bytes != mine.payload_bytes) return at(HandshakeField::PayloadBytes);
+    if (peer.receiver_slots[0] != mine.receiver_slots[0]) return at(HandshakeField::ReceiverSlots0);
+    if (peer.receiver_slots[1] != mine.receiver_slots[1]) return at(HandshakeField::ReceiverSlots1);
+    if (peer.chip_id != mine.expect_chip) return at(HandshakeField::ChipId);
+    if (peer.eth_channel != peer_channel) return at(HandshakeField::EthChannel);
+    if (peer.expect_chip != mine.chip_id) return at(HandshakeField::ExpectChip);
     return -1;
 }
 
-// HandshakeMismatch detail beyond the LinkParams fields: both ends were configured as master.
-constexpr uint32_t kMismatchBothMasters = 8;
-// ... the peer's receive area (its rx_base, our receiver slot counts, which LinkParams makes the
-// peer's too) is misaligned or not inside L1: sender_step sends there without per-packet checks.
-constexpr uint32_t kMismatchRxArea = 9;
+constexpr uint32_t kMismatchBothMasters = static_cast<uint32_t>(HandshakeField::BothMasters);
+constexpr uint32_t kMismatchRxArea = static_cast<uint32_t>(HandshakeField::RxArea);
 
 uint32_t msg_check(const pf::HandshakeMsg& m) {
     return m.magic ^ m.params.chip_id ^ m.params.payload_bytes;
@@ -1891,6 +1861,6 @@ int Router::run() {
 }  // namespace
 
 int main() {
-    Router router;  // on the stack: local data RAM (see RxSlotState)
+    Router router;  // on the stack: local data RAM (see the note above c_)
     return router.run();
 }
