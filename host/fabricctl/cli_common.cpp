@@ -49,7 +49,8 @@ std::string one_line(std::string s) {
 
 void log_line(const std::string& msg) {
     std::fflush(stdout);
-    std::fprintf(stderr, "fabricctl: %s\n", one_line(msg).c_str());
+    // Paths and names in a message may come from the command line or a file: never raw.
+    std::fprintf(stderr, "fabricctl: %s\n", fabric::escape_control(one_line(msg)).c_str());
 }
 
 int report_error(bool as_json, std::string_view category, const std::string& message, int code,

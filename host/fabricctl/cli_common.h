@@ -50,7 +50,8 @@ class CliCommand {
 
 // Messages are one line: fold any embedded newlines.
 std::string one_line(std::string s);
-// "fabricctl: <msg>" on stderr (stdout flushed first).
+// "fabricctl: <msg>" on stderr (stdout flushed first), control characters escaped
+// (fabric::escape_control).
 void log_line(const std::string& msg);
 // Log "error: <message>"; with --json also print {"ok": false, "error": {...}, "exit_code"}
 // (and the members of `extra`, an object, beside them).

@@ -36,6 +36,22 @@ using nlohmann::json;
 
 namespace {
 
+// The worker cores of `soc` that are workers on every chip of `chips` once the cluster's
+// harvesting is applied, in the descriptor's order.
+std::vector<fabric::CoreCoord> workers_on_every_chip(const fabric::SocDescriptor& soc,
+                                                     const fabric::ClusterDescriptor& cluster,
+                                                     const std::vector<fabric::ChipId>& chips) {
+    const fabric::HarvestedSocs socs(soc, cluster);
+    std::vector<fabric::CoreCoord> out;
+    for (const fabric::CoreCoord& c : soc.cores(fabric::CoreType::Worker)) {
+        const bool everywhere = std::all_of(chips.begin(), chips.end(), [&](fabric::ChipId chip) {
+            return socs(chip).core_type(c) == fabric::CoreType::Worker;
+        });
+        if (everywhere) out.push_back(c);
+    }
+    return out;
+}
+
 std::vector<fabric::ChipId> parse_chips(const std::string& text, uint32_t chip_count) {
     if (text.empty()) {
         std::vector<fabric::ChipId> all;
@@ -256,11 +272,16 @@ int fabric_main(const FabricArgs& a, bool traffic) {
         choose_base_firmware(a.base_fw, !a.no_base_fw, arch);
 
     // ---- the workers: core, route, where the data lands ----
-    const auto& workers_on_chip = soc.cores(fabric::CoreType::Worker);
+    // A multicast writes one core position on every chip, so the workers are those no chip of
+    // the line harvests.
+    const std::vector<fabric::CoreCoord> workers_on_chip =
+        workers_on_every_chip(soc, cluster, plan.chips);
     if (traffic && workers_on_chip.size() < 3) {
-        fabric::fail(ErrorCategory::BadInput,
-                     "{}: fabric run needs 3 worker cores per chip, {} has {}", soc_path, soc_path,
-                     workers_on_chip.size());
+        fabric::fail(
+            ErrorCategory::BadInput,
+            "{}: fabric run needs 3 worker cores that every chip has, {} has {} (harvesting "
+            "of {} applied)",
+            soc_path, soc_path, workers_on_chip.size(), a.cluster);
     }
     const size_t n = plan.chips.size();
     const bool ring = plan.topology == pf::Topology::Ring;
@@ -431,7 +452,8 @@ int fabric_main(const FabricArgs& a, bool traffic) {
                 const protocol::FabricDest& d = w.kernel.dests.front();
                 std::vector<uint8_t> got(region_bytes);
                 dev.read({c, workers_on_chip[2]}, d.addr, got);
-                const fabric::PatternCheck check = fabric::check_pattern(got, a.size, dest_slots, d.seed);
+                const fabric::PatternCheck check =
+                    fabric::check_pattern(got, a.size, dest_slots, d.seed);
                 if (check.bad_words) {
                     data_mismatch_words += check.bad_words;
                     problems.push_back(fmt::format(

@@ -4,12 +4,12 @@
 //   fabricctl sim run --arch A [--soc yaml] [--cluster yaml] [--base-fw elf | --no-base-fw]
 //                     (--core C firmware.elf | --load [chip:]core=fw.elf ...)
 //                     [--max-cycles N] [--trace f.fst] [--json] [--quiet]
-//   fabricctl fabric up|run --cluster yaml [--topology line|ring] [--chips 0,1,..] ... (fabric_cmd.h)
-//   fabricctl mesh routes --mesh-graph yaml ... (mesh_cmd.h)
-//   fabricctl mesh up|status|down|run --cluster yaml [--mesh-graph file] ... (mesh_fabric_cmd.h)
-//   fabricctl mesh map | cluster check --cluster yaml [--mesh-graph file] ... (topology_cmd.h)
-//   fabricctl devices [--links] [--json] | fabricctl pcie run --target pcie|sim ... (pcie_cmd.h)
-//   fabricctl flash [--target sim|pcie] [--chips ..] --eth ..|all firmware.elf [--wait] (flash_cmd.h)
+//   fabricctl fabric up|run --cluster yaml [--topology line|ring] [--chips 0,1,..] ...
+//   (fabric_cmd.h) fabricctl mesh routes --mesh-graph yaml ... (mesh_cmd.h) fabricctl mesh
+//   up|status|down|run --cluster yaml [--mesh-graph file] ... (mesh_fabric_cmd.h) fabricctl mesh
+//   map | cluster check --cluster yaml [--mesh-graph file] ... (topology_cmd.h) fabricctl devices
+//   [--links] [--json] | fabricctl pcie run --target pcie|sim ... (pcie_cmd.h) fabricctl flash
+//   [--target sim|pcie] [--chips ..] --eth ..|all firmware.elf [--wait] (flash_cmd.h)
 //
 // Results go to stdout (for `sim run`: exactly the firmware console; with --json: one JSON
 // document), logs and errors to stderr, one line each. Exit codes are listed in ExitCode
@@ -35,8 +35,8 @@
 #include "flash_cmd.h"
 #include "mesh_cmd.h"
 #include "mesh_fabric_cmd.h"
-#include "topology_cmd.h"
 #include "pcie_cmd.h"
+#include "topology_cmd.h"
 #ifdef FABRIC_HAVE_SIM
 #include "fabric/sim_device.h"
 #endif

@@ -295,7 +295,9 @@ struct Session {
 
 // ---- the traffic of `mesh run` ------------------------------------------------------------------
 
-void plan_traffic(Session& s, const fabric::SocDescriptor& soc) {
+void plan_traffic(Session& s, const fabric::SocDescriptor& soc,
+                  const fabric::ClusterDescriptor& cluster) {
+    const fabric::HarvestedSocs socs(soc, cluster);  // no worker on a harvested row or column
     const fabric::MeshPlan& plan = *s.plan;
     const std::vector<MeshNode> nodes = all_nodes(plan.tables.graph());
     std::vector<fabric::MeshFlow> all;
@@ -330,13 +332,15 @@ void plan_traffic(Session& s, const fabric::SocDescriptor& soc) {
             "--bytes {}: {} flows x {} B do not fit a traffic kernel's source buffer ({} B)",
             s.bytes, most, s.bytes, src_bytes);
     }
-    const size_t sinks = soc.cores(fabric::CoreType::Worker).size();
-    if (fabric::kMeshSinkCoreIndex + flows.size() > sinks) {
-        fabric::fail(ErrorCategory::BadInput,
-                     "mesh run needs {} rounds (a router with {} flows), one sink core each from "
-                     "worker core {}; {} has {} worker cores",
-                     flows.size(), (flows.size() - 1) * protocol::kFabricMaxDests + 1,
-                     fabric::kMeshSinkCoreIndex, soc.source(), sinks);
+    for (fabric::ChipId chip : plan.fabric.chips) {
+        const size_t sinks = socs(chip).cores(fabric::CoreType::Worker).size();
+        if (fabric::kMeshSinkCoreIndex + flows.size() > sinks) {
+            fabric::fail(ErrorCategory::BadInput,
+                         "mesh run needs {} rounds (a router with {} flows), one sink core each "
+                         "from worker core {}; chip {} has {} worker cores ({})",
+                         flows.size(), (flows.size() - 1) * protocol::kFabricMaxDests + 1,
+                         fabric::kMeshSinkCoreIndex, chip, sinks, soc.source());
+        }
     }
     for (size_t r = 0; r < flows.size(); ++r) {
         fabric::MeshTrafficOptions o;
@@ -345,7 +349,8 @@ void plan_traffic(Session& s, const fabric::SocDescriptor& soc) {
         o.slots = s.slots;
         o.sink_core_index = fabric::kMeshSinkCoreIndex + static_cast<uint32_t>(r);
         o.timeout_us = traffic_timeout_us(s.budget, arch);
-        s.rounds.push_back({fabric::plan_mesh_traffic(plan, soc, *s.worker_elf, flows[r], o), {}});
+        s.rounds.push_back(
+            {fabric::plan_mesh_traffic(plan, std::cref(socs), *s.worker_elf, flows[r], o), {}});
     }
     for (size_t r = 0; r < s.rounds.size(); ++r) {
         const fabric::MeshTraffic& t = s.rounds[r].traffic;
@@ -785,7 +790,7 @@ int Command::run() const {
         s.worker_path = firmware_path(worker_elf_, arch, "fabric_traffic", "--worker-elf");
         s.worker_elf = fabric::ElfImage::load_file(s.worker_path);
         s.worker_elf->check_placement(worker_rules);
-        plan_traffic(s, soc);
+        plan_traffic(s, soc, cluster);
     }
     if (!s.pcie) {
 #ifndef FABRIC_HAVE_SIM
@@ -797,6 +802,7 @@ int Command::run() const {
             choose_base_firmware(base_fw_, !no_base_fw_, arch);
         fabric::SimDeviceOptions o;
         o.cluster = cluster;
+        o.modeled_chips = s.plan->fabric.chips;  // the chips the mesh uses, not the whole cluster
         if (base_fw) {
             s.base_fw_path = base_fw->path;
             o.wh_base_firmware = base_fw->image;

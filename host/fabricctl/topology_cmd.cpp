@@ -198,13 +198,22 @@ json stray_json(const fabric::StrayLink& s) {
                 {"peer_chan", s.b.chan}, {"node", s.node_a.str()}, {"peer_node", s.node_b.str()}};
 }
 
-std::string short_text(const fabric::ShortPair& s) {
+// "chip 3 [n300 0x1000000000123]" (its board) where the descriptor says, else "chip 3".
+std::string chip_name(const ClusterDescriptor& c, fabric::ChipId chip) {
+    const auto board = c.board(chip);
+    return board ? fmt::format("chip {} [{} {:#x}]", chip, fabric::escape_control(board->type),
+                               board->id)
+                 : fmt::format("chip {}", chip);
+}
+
+std::string short_text(const ClusterDescriptor& c, const fabric::ShortPair& s) {
     std::string have;
     for (const auto& [a, b] : s.links)
         have += fmt::format("{}{} <-> {}", have.empty() ? "" : ", ", a.str(), b.str());
-    return fmt::format("missing: {} (chip {} - chip {}) has {} of {} link{} ({}){}", s.pair,
-                       s.chip_a, s.chip_b, s.links.size(), s.channels, s.channels == 1 ? "" : "s",
-                       fabric::policy_name(s.policy), have.empty() ? "" : ": " + have);
+    return fmt::format("missing: {} ({} - {}) has {} of {} link{} ({}){}", s.pair,
+                       chip_name(c, s.chip_a), chip_name(c, s.chip_b), s.links.size(), s.channels,
+                       s.channels == 1 ? "" : "s", fabric::policy_name(s.policy),
+                       have.empty() ? "" : ": " + have);
 }
 
 class ClusterCheck final : public CliCommand {
@@ -225,40 +234,48 @@ class ClusterCheck final : public CliCommand {
     int run() const override;
 
   private:
+    void print_json(const fabric::ClusterLintReport& lint, const MeshGraph& g,
+                    const fabric::CablingReport& r, int code) const;
+
     CLI::App* cmd_ = nullptr;
     bool& as_json_;
     std::string cluster_;
     MappingArgs args_;
 };
 
+// The descriptor's own wiring problems (duplicate, asymmetric, self-connected entries, unknown
+// chips or channels), then the cabling against the graph on what is left of it.
 int ClusterCheck::run() const {
-    const ClusterDescriptor cluster = ClusterDescriptor::load_file(cluster_);
+    const fabric::ClusterLintReport lint = ClusterDescriptor::lint_file(cluster_);
+    const ClusterDescriptor& cluster = lint.usable;
     const MeshGraph g = args_.graph_for(cluster);
     const fabric::CablingReport r = fabric::check_cabling(g, cluster, args_.map_options());
-    const int code = r.hostable ? kOk : kBadInput;
+    const int code = !lint.findings.empty() ? kBadDescriptor : r.hostable ? kOk : kBadInput;
     if (as_json_) {
-        json shorts = json::array(), strays = json::array(), placement = json::object();
-        for (const auto& s : r.short_pairs) shorts.push_back(short_json(s));
-        for (const auto& s : r.stray_links) strays.push_back(stray_json(s));
-        for (const auto& [node, chip] : r.placement) placement[node.str()] = chip;
-        json out{
-            {"ok", r.hostable},           {"cluster", cluster.source()}, {"mesh_graph", g.source()},
-            {"derived", args_.derived()}, {"hostable", r.hostable},      {"missing", shorts},
-            {"wrong_pair", strays},       {"placement", placement},      {"exit_code", code}};
-        if (!r.hostable) out["refusal"] = r.refusal;
-        std::cout << out.dump(2) << std::endl;
+        print_json(lint, g, r, code);
         return code;
     }
     fmt::print("cluster {}: {} {} chip{}, {} link{}\n", cluster.source(), cluster.chip_count(),
                fabric::arch_name(cluster.arch()), cluster.chip_count() == 1 ? "" : "s",
                cluster.connections().size(), cluster.connections().size() == 1 ? "" : "s");
-    if (args_.derived()) fmt::print("{}\n", derived_note(g, cluster));
-    for (const auto& s : r.short_pairs) fmt::print("{}\n", short_text(s));
-    for (const auto& s : r.stray_links) {
-        fmt::print("wrong pair: {} <-> {} joins {} and {}, which are not neighbours in {}\n",
-                   s.a.str(), s.b.str(), s.node_a.str(), s.node_b.str(), g.source());
+    for (const auto& f : lint.findings) {
+        fmt::print("{}: {}:{}: {}: {}\n", fabric::cluster_lint_kind_name(f.kind), cluster.source(),
+                   f.line, f.field, f.message);
     }
-    if (r.hostable) {
+    if (args_.derived()) fmt::print("{}\n", derived_note(g, cluster));
+    for (const auto& s : r.short_pairs) fmt::print("{}\n", short_text(cluster, s));
+    for (const auto& s : r.stray_links) {
+        fmt::print(
+            "wrong pair: {} <-> {} joins {} on {} and {} on {}, which are not neighbours in {}\n",
+            s.a.str(), s.b.str(), s.node_a.str(), chip_name(cluster, s.a.chip), s.node_b.str(),
+            chip_name(cluster, s.b.chip), g.source());
+    }
+    if (!lint.findings.empty()) {
+        log_line(fmt::format("cluster check failed: {} has {} wiring problem{} (listed above){}",
+                             cluster.source(), lint.findings.size(),
+                             lint.findings.size() == 1 ? "" : "s",
+                             r.hostable ? "" : "; " + r.refusal));
+    } else if (r.hostable) {
         log_line(fmt::format(
             "cluster check passed: {} can host {}{}", cluster.source(), g.source(),
             r.short_pairs.empty() ? "" : " (with fewer routing planes where links are missing)"));
@@ -266,6 +283,28 @@ int ClusterCheck::run() const {
         log_line(fmt::format("cluster check failed: {}", r.refusal));
     }
     return code;
+}
+
+void ClusterCheck::print_json(const fabric::ClusterLintReport& lint, const MeshGraph& g,
+                              const fabric::CablingReport& r, int code) const {
+    json findings = json::array(), shorts = json::array(), strays = json::array(),
+         placement = json::object();
+    for (const auto& f : lint.findings) {
+        findings.push_back({{"kind", fabric::cluster_lint_kind_name(f.kind)},
+                            {"line", f.line},
+                            {"field", f.field},
+                            {"message", f.message}});
+    }
+    for (const auto& s : r.short_pairs) shorts.push_back(short_json(s));
+    for (const auto& s : r.stray_links) strays.push_back(stray_json(s));
+    for (const auto& [node, chip] : r.placement) placement[node.str()] = chip;
+    json out{{"ok", code == kOk},        {"cluster", lint.usable.source()},
+             {"mesh_graph", g.source()}, {"derived", args_.derived()},
+             {"hostable", r.hostable},   {"wiring", findings},
+             {"missing", shorts},        {"wrong_pair", strays},
+             {"placement", placement},   {"exit_code", code}};
+    if (!r.hostable) out["refusal"] = r.refusal;
+    std::cout << out.dump(2) << std::endl;
 }
 
 }  // namespace

@@ -2,10 +2,11 @@
 
 #include <algorithm>
 #include <cstring>
-#include <fstream>
-#include <iterator>
+#include <optional>
+#include <utility>
 
 #include "fabric/error.h"
+#include "fabric/input_file.h"
 #include "protocol/erisc_base_fw.h"
 
 namespace fabric {
@@ -63,6 +64,26 @@ struct Reader {
                (uint32_t{b[off + 3]} << 24);
     }
 };
+
+// Two segments whose load ranges overlap, the one with the higher program header index first; in
+// O(n log n) (an image may have 65534 program headers).
+std::optional<std::pair<const ElfSegment*, const ElfSegment*>> first_overlap(
+    const std::vector<ElfSegment>& segments) {
+    std::vector<const ElfSegment*> by_address;
+    for (const auto& s : segments) by_address.push_back(&s);
+    std::sort(by_address.begin(), by_address.end(), [](const ElfSegment* a, const ElfSegment* b) {
+        return std::pair(a->address, a->index) < std::pair(b->address, b->index);
+    });
+    const ElfSegment* reaching_furthest = nullptr;
+    for (const ElfSegment* s : by_address) {
+        if (reaching_furthest && s->address < reaching_furthest->end()) {
+            if (s->index > reaching_furthest->index) return std::pair(s, reaching_furthest);
+            return std::pair(reaching_furthest, s);
+        }
+        if (!reaching_furthest || s->end() > reaching_furthest->end()) reaching_furthest = s;
+    }
+    return std::nullopt;
+}
 
 }  // namespace
 
@@ -186,16 +207,11 @@ ElfImage ElfImage::parse(std::span<const uint8_t> bytes, const std::string& name
     }
     if (img.segments_.empty()) bad("no loadable (PT_LOAD) segment with memory size > 0");
 
-    for (size_t a = 0; a < img.segments_.size(); ++a) {
-        for (size_t b = 0; b < a; ++b) {
-            const auto& sa = img.segments_[a];
-            const auto& sb = img.segments_[b];
-            if (sa.address < sb.end() && sb.address < sa.end()) {
-                bad(fmt::format("segment {} {} overlaps segment {} {}", sa.index,
-                                range_str(sa.address, sa.end()), sb.index,
-                                range_str(sb.address, sb.end())));
-            }
-        }
+    if (const auto pair = first_overlap(img.segments_)) {
+        const auto& [later, earlier] = *pair;
+        bad(fmt::format("segment {} {} overlaps segment {} {}", later->index,
+                        range_str(later->address, later->end()), earlier->index,
+                        range_str(earlier->address, earlier->end())));
     }
 
     const bool entry_ok = std::any_of(img.segments_.begin(), img.segments_.end(), [&](auto& s) {
@@ -214,9 +230,13 @@ ElfImage ElfImage::parse(std::span<const uint8_t> bytes, const std::string& name
         if (uint64_t{shoff} + uint64_t{shnum} * kShdrSize > size) {
             bad(fmt::format("section header table runs past the end of the file ({} bytes)", size));
         }
+        std::optional<uint32_t> symtab;
         for (uint32_t i = 0; i < shnum; ++i) {
             const uint64_t sh = shoff + uint64_t{i} * kShdrSize;
             if (r.u32(sh + 4) != kShtSymtab) continue;
+            // The gABI allows one; each could otherwise name the whole file again.
+            if (symtab) bad(fmt::format("sections {} and {} are both symbol tables", *symtab, i));
+            symtab = i;
             const uint32_t sym_off = r.u32(sh + 16);
             const uint32_t sym_size = r.u32(sh + 20);
             const uint32_t link = r.u32(sh + 24);
@@ -255,12 +275,8 @@ ElfImage ElfImage::parse(std::span<const uint8_t> bytes, const std::string& name
 }
 
 ElfImage ElfImage::load_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) fail(ErrorCategory::BadInput, "{}: cannot open firmware image", path);
-    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
-                               std::istreambuf_iterator<char>());
-    if (in.bad()) fail(ErrorCategory::BadInput, "{}: cannot read firmware image", path);
-    return parse(bytes, path);
+    const std::string bytes = read_input_file(path, kElfInput);
+    return parse({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, path);
 }
 
 std::optional<uint32_t> ElfImage::symbol(std::string_view name) const {

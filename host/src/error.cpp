@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "fabric/coord.h"
+#include "utf8.h"
 
 namespace fabric {
 
@@ -27,6 +28,24 @@ std::string_view category_name(ErrorCategory c) {
         default:
             return "unknown";
     }
+}
+
+std::string escape_control(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (size_t at = 0; at < text.size();) {
+        const utf8::Char c = utf8::decode(text, at);
+        const size_t bytes = c.length == 0 ? 1 : c.length;
+        if (c.length == 0 || utf8::is_control(c.code) || utf8::is_bidi_control(c.code)) {
+            for (size_t i = 0; i < bytes; ++i) {
+                out += fmt::format("\\x{:02x}", static_cast<uint8_t>(text[at + i]));
+            }
+        } else {
+            out.append(text.substr(at, bytes));
+        }
+        at += bytes;
+    }
+    return out;
 }
 
 std::string hex32(uint64_t value) {

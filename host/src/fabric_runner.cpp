@@ -493,9 +493,16 @@ bool FabricRunner::advance_until(uint64_t deadline, Pred&& done, std::vector<Rou
     return true;
 }
 
-void FabricRunner::bring_up(uint64_t timeout_cycles) {
-    if (started_) fail(ErrorCategory::BadInput, "fabric: bring_up called twice");
-    if (timeout_cycles == 0) fail(ErrorCategory::BadInput, "fabric: bring-up timeout is 0 cycles");
+void FabricRunner::refuse_restart(const char* what) const {
+    if (started_) fail(ErrorCategory::BadInput, "fabric: {} after bring_up, start or attach", what);
+}
+
+void FabricRunner::start() {
+    refuse_restart("start");
+    start_routers();
+}
+
+void FabricRunner::start_routers() {
     methods_ = load_many(device_, targets_);
     for (size_t i = 0; i < plan_.routers.size(); ++i) {
         const RouterPlacement& r = plan_.routers[i];
@@ -525,6 +532,12 @@ void FabricRunner::bring_up(uint64_t timeout_cycles) {
     start_many(device_, targets_, methods_);
     started_ = true;
     start_cycle_ = device_.cycles();
+}
+
+void FabricRunner::bring_up(uint64_t timeout_cycles) {
+    refuse_restart("bring_up");
+    if (timeout_cycles == 0) fail(ErrorCategory::BadInput, "fabric: bring-up timeout is 0 cycles");
+    start_routers();
     const uint64_t deadline = start_cycle_ + timeout_cycles;
 
     const auto wait_for = [&](pf::RouterStatus goal, const char* phase) {
@@ -568,7 +581,7 @@ void FabricRunner::bring_up(uint64_t timeout_cycles) {
 }
 
 void FabricRunner::attach() {
-    if (started_) fail(ErrorCategory::BadInput, "fabric: attach after bring_up or attach");
+    refuse_restart("attach");
     methods_.clear();
     for (const LaunchTarget& t : targets_) methods_.push_back(device_.launch_method(t.core));
     started_ = true;  // snapshot() reads through the methods

@@ -730,7 +730,7 @@ class MeshGraphParser : YamlFields {
 };
 
 MeshGraph MeshGraph::parse_yaml(std::string_view yaml_text, const std::string& source) {
-    const YAML::Node root = load_yaml(yaml_text, source);
+    const YAML::Node root = load_yaml(yaml_text, source, kMeshGraphInput);
     try {
         return MeshGraphParser(source).parse(root);
     } catch (const YAML::Exception& e) {  // defensive: yaml-cpp access errors
@@ -790,7 +790,7 @@ MeshGraph MeshGraph::parse(std::string_view text, const std::string& source) {
 }
 
 MeshGraph MeshGraph::load_file(const std::string& path) {
-    const std::string text = read_text_file(path, "mesh graph descriptor");
+    const std::string text = read_text_file(path, kMeshGraphInput);
     if (has_mgd_extension(path)) return parse_textproto(text, path);
     return parse(text, path);
 }

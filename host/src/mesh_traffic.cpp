@@ -57,26 +57,68 @@ std::vector<std::vector<MeshFlow>> mesh_traffic_rounds(const MeshPlan& plan, std
     return rounds;
 }
 
-MeshTraffic plan_mesh_traffic(const MeshPlan& plan, const SocDescriptor& soc, const ElfImage& traffic_elf,
-                              std::vector<MeshFlow> flows, const MeshTrafficOptions& o) {
-    MeshTraffic t;
-    t.arch = plan.fabric.arch;
-    t.flows = std::move(flows);
-    t.packets = o.packets;
-    t.packet_bytes = o.packet_bytes;
-    t.slots = o.slots != 0 ? o.slots : std::min<uint32_t>(o.packets, 4);
-    t.start_together = o.start_together;
+namespace {
+
+// A chip's worker cores and where a kernel may load on them, looked up once per chip.
+struct ChipWorkers {
+    const std::vector<CoreCoord>* cores = nullptr;
+    PlacementRules placement;
+    uint32_t l1_size = 0;
+};
+
+class WorkerPlacer {
+  public:
+    WorkerPlacer(const ChipSocs& socs, hal::Arch arch) : socs_(socs), arch_(arch) {}
+
+    const ChipWorkers& chip(ChipId chip) {
+        auto it = chips_.find(chip);
+        if (it != chips_.end()) return it->second;
+        const SocDescriptor& soc = socs_(chip);
+        ChipWorkers w;
+        w.cores = &soc.cores(CoreType::Worker);
+        w.placement = erisc_placement(hal::arch_map(arch_), soc.worker_l1_size());
+        w.l1_size = soc.worker_l1_size();
+        return chips_.emplace(chip, std::move(w)).first->second;
+    }
+
+    // The sink core of a chip: worker core `index` of that chip.
+    CoreCoord sink(ChipId chip, uint32_t index) {
+        const auto& cores = *this->chip(chip).cores;
+        if (index >= cores.size()) {
+            fail(ErrorCategory::BadInput,
+                 "mesh traffic: sink core index {} (chip {} has {} worker cores)", index, chip,
+                 cores.size());
+        }
+        return cores[index];
+    }
+
+  private:
+    const ChipSocs& socs_;
+    hal::Arch arch_;
+    std::map<ChipId, ChipWorkers> chips_;
+};
+
+void check_traffic_options(const MeshTrafficOptions& o, uint32_t slots) {
     if (o.packets == 0) fail(ErrorCategory::BadInput, "mesh traffic: packets must be at least 1");
     if (o.packet_bytes == 0 || o.packet_bytes % 16 != 0) {
         fail(ErrorCategory::BadInput, "mesh traffic: packet size {} is not a positive multiple of 16", o.packet_bytes);
     }
     // A position no packet reaches would hold zeros and fail the check.
-    if (t.slots > o.packets) {
-        fail(ErrorCategory::BadInput, "mesh traffic: {} slots for {} packets per flow", t.slots, o.packets);
+    if (slots > o.packets) {
+        fail(ErrorCategory::BadInput, "mesh traffic: {} slots for {} packets per flow", slots,
+             o.packets);
     }
-    // Traffic that could deadlock is refused before anything runs: a hang is worse than no run.
+    // A region is addressed with 32 bits (region_bytes()); any region this large misses L1 anyway.
+    if (uint64_t{slots} * o.packet_bytes > UINT32_MAX) {
+        fail(ErrorCategory::BadInput, "mesh traffic: {} slots of {} B do not fit in any L1", slots,
+             o.packet_bytes);
+    }
+}
+
+// Traffic that could deadlock is refused before anything runs: a hang is worse than no run.
+void refuse_deadlock(const MeshPlan& plan, std::span<const MeshFlow> flows) {
     std::map<uint32_t, std::vector<std::pair<MeshNode, MeshNode>>> by_plane;
-    for (const MeshFlow& f : t.flows) by_plane[f.plane].push_back({f.src, f.dst});
+    for (const MeshFlow& f : flows) by_plane[f.plane].push_back({f.src, f.dst});
     for (const auto& [plane, pairs] : by_plane) {
         if (const auto cycle = plan.wait_cycle(pairs, plane)) {
             fail(ErrorCategory::Fabric,
@@ -85,16 +127,26 @@ MeshTraffic plan_mesh_traffic(const MeshPlan& plan, const SocDescriptor& soc, co
                  plane, *cycle);
         }
     }
-    const auto& cores = soc.cores(CoreType::Worker);
-    if (o.sink_core_index >= cores.size()) {
-        fail(ErrorCategory::BadInput, "mesh traffic: sink core index {} (the SoC has {} worker cores)",
-             o.sink_core_index, cores.size());
-    }
-    const CoreCoord sink = cores[o.sink_core_index];
+}
+
+}  // namespace
+
+MeshTraffic plan_mesh_traffic(const MeshPlan& plan, const ChipSocs& socs,
+                              const ElfImage& traffic_elf, std::vector<MeshFlow> flows,
+                              const MeshTrafficOptions& o) {
+    MeshTraffic t;
+    t.arch = plan.fabric.arch;
+    t.flows = std::move(flows);
+    t.packets = o.packets;
+    t.packet_bytes = o.packet_bytes;
+    t.slots = o.slots != 0 ? o.slots : std::min<uint32_t>(o.packets, 4);
+    t.start_together = o.start_together;
+    check_traffic_options(o, t.slots);
+    refuse_deadlock(plan, t.flows);
+    WorkerPlacer placer(socs, t.arch);
     const uint32_t l1 = protocol::test_l1_base(t.arch);
     const uint32_t mailbox = protocol::test_mailbox_addr(t.arch);
     const uint32_t sink_base = mesh_sink_base(t.arch);
-    const PlacementRules placement = erisc_placement(hal::arch_map(t.arch), soc.worker_l1_size());
 
     std::map<const RouterPlacement*, size_t> by_router;
     std::map<ChipId, uint32_t> workers_on_chip, flows_into_chip;
@@ -108,8 +160,10 @@ MeshTraffic plan_mesh_traffic(const MeshPlan& plan, const SocDescriptor& soc, co
             if (index >= o.sink_core_index) {
                 fail(ErrorCategory::BadInput, "mesh traffic: chip {} needs worker core {}, the sink core", chip, index);
             }
+            const ChipWorkers& on_chip = placer.chip(chip);
+            placer.sink(chip, o.sink_core_index);  // the chip has its sink core, so this worker too
             MeshTrafficWorker w;
-            w.target = {{chip, cores[index]}, &traffic_elf, placement};
+            w.target = {{chip, (*on_chip.cores)[index]}, &traffic_elf, on_chip.placement};
             auto& a = w.args;
             a.channel = plan.worker_channel(*s.router);
             a.send_type = static_cast<uint32_t>(pf::NocSendType::UnicastWrite);
@@ -128,8 +182,9 @@ MeshTraffic plan_mesh_traffic(const MeshPlan& plan, const SocDescriptor& soc, co
                  router_component_name(*s.router));
         }
         const ChipId dst_chip = plan.chip_of(f.dst);
+        const CoreCoord sink = placer.sink(dst_chip, o.sink_core_index);
         const uint64_t addr = sink_base + uint64_t(flows_into_chip[dst_chip]++) * t.region_bytes();
-        if (addr + t.region_bytes() > soc.worker_l1_size()) {
+        if (addr + t.region_bytes() > placer.chip(dst_chip).l1_size) {
             fail(ErrorCategory::BadInput, "mesh traffic: the sink regions of chip {} ({} B each) pass the end of L1",
                  dst_chip, t.region_bytes());
         }
@@ -148,13 +203,33 @@ MeshTraffic plan_mesh_traffic(const MeshPlan& plan, const SocDescriptor& soc, co
     }
     for (auto& w : t.workers) {
         w.args.num_dests = static_cast<uint32_t>(w.dests.size());
-        w.args.packet_count = o.packets * w.args.num_dests;
+        const uint64_t packet_count = uint64_t{o.packets} * w.args.num_dests;
+        if (packet_count > UINT32_MAX) {
+            fail(ErrorCategory::BadInput,
+                 "mesh traffic: {} packets for the worker on {} (at most {})", packet_count,
+                 w.target.core.str(), UINT32_MAX);
+        }
+        w.args.packet_count = static_cast<uint32_t>(packet_count);
         if (w.args.src_addr + uint64_t(w.args.num_dests) * t.region_bytes() > mailbox) {
             fail(ErrorCategory::BadInput, "mesh traffic: {} flows x {} slots x {} B do not fit below the mailbox of {}",
                  w.args.num_dests, t.slots, t.packet_bytes, w.target.core.str());
         }
     }
     return t;
+}
+
+MeshTraffic plan_mesh_traffic(const MeshPlan& plan, const Device& device,
+                              const ElfImage& traffic_elf, std::vector<MeshFlow> flows,
+                              const MeshTrafficOptions& options) {
+    const ChipSocs socs = [&](ChipId chip) -> const SocDescriptor& { return device.soc(chip); };
+    return plan_mesh_traffic(plan, socs, traffic_elf, std::move(flows), options);
+}
+
+MeshTraffic plan_mesh_traffic(const MeshPlan& plan, const SocDescriptor& soc,
+                              const ElfImage& traffic_elf, std::vector<MeshFlow> flows,
+                              const MeshTrafficOptions& options) {
+    const ChipSocs socs = [&](ChipId) -> const SocDescriptor& { return soc; };
+    return plan_mesh_traffic(plan, socs, traffic_elf, std::move(flows), options);
 }
 
 void load_mesh_worker(Device& device, hal::Arch arch, const MeshTrafficWorker& w) {

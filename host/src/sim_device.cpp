@@ -66,6 +66,7 @@ SimDevice::SimDevice(SocDescriptor soc, hal::Arch arch, SimDeviceOptions options
         fail(ErrorCategory::BadInput, "{}: cluster is {} but the device was asked for {}",
              cluster_desc_.source(), arch_name(cluster_desc_.arch()), arch_name(arch_));
     }
+    chip_socs_.emplace(soc_, cluster_desc_);
     for (const auto& c : cluster_desc_.connections()) {
         for (const EthPortRef& p : {c.a, c.b}) {
             if (p.chan >= soc_.eth_channels()) {
@@ -81,26 +82,66 @@ SimDevice::SimDevice(SocDescriptor soc, hal::Arch arch, SimDeviceOptions options
         co.wh_base_firmware = boot_image(*options.wh_base_firmware);
         base_fw_ = true;
     }
+    choose_modeled_chips(options.modeled_chips);
     std::vector<sim::ChipSpec> specs;
-    for (ChipId c = 0; c < cluster_desc_.chip_count(); ++c) specs.push_back(chip_spec(soc_, c));
+    for (const ChipId c : modeled_) specs.push_back(chip_spec(SimDevice::soc(c), c));
     try {
         cluster_ = std::make_unique<sim::Cluster>(std::move(specs), std::move(co));
-        for (const auto& c : cluster_desc_.connections())
-            cluster_->connect(c.a.chip, c.a.chan, c.b.chip, c.b.chan);
+        for (const auto& c : cluster_desc_.connections()) {
+            const auto a = model_index_[c.a.chip];
+            const auto b = model_index_[c.b.chip];
+            if (a && b) cluster_->connect(*a, c.a.chan, *b, c.b.chan);
+        }
     } catch (const std::invalid_argument& e) {
         fail(ErrorCategory::BadInput, "{}: cannot build the model: {}", description(), e.what());
     }
-    cluster_->on_tile_created([this](uint32_t chip, uint32_t x, uint32_t y) {
-        tile_created(CoreLocation{chip, {x, y}});
+    cluster_->on_tile_created([this](uint32_t model_chip, uint32_t x, uint32_t y) {
+        tile_created(CoreLocation{modeled_[model_chip], {x, y}});
     });
 }
 
 SimDevice::~SimDevice() = default;
 
+void SimDevice::choose_modeled_chips(const std::optional<std::vector<ChipId>>& chips) {
+    const uint32_t n = cluster_desc_.chip_count();
+    model_index_.assign(n, std::nullopt);
+    if (!chips) {
+        for (ChipId c = 0; c < n; ++c) modeled_.push_back(c);
+    } else {
+        if (chips->empty()) fail(ErrorCategory::BadInput, "{}: no chip to model", description());
+        for (const ChipId c : *chips) {
+            if (c >= n) {
+                fail(ErrorCategory::BadInput, "{}: chip {} to model does not exist (chips 0..{})",
+                     description(), c, n - 1);
+            }
+            if (!model_index_[c]) {
+                model_index_[c] = 0;  // numbered below, in chip order
+                modeled_.push_back(c);
+            }
+        }
+        std::sort(modeled_.begin(), modeled_.end());
+    }
+    for (uint32_t i = 0; i < modeled_.size(); ++i) model_index_[modeled_[i]] = i;
+}
+
+std::optional<uint32_t> SimDevice::model_chip_index(ChipId chip) const {
+    return chip < model_index_.size() ? model_index_[chip] : std::nullopt;
+}
+
+sim::Chip& SimDevice::model_chip(ChipId chip) const {
+    const auto index = model_chip_index(chip);
+    if (!index) {
+        fail(ErrorCategory::BadInput, "{}: chip {} is not modeled in this run", description(),
+             chip);
+    }
+    return cluster_->chip(*index);
+}
+
 std::string SimDevice::description() const {
     const uint32_t n = cluster_desc_.chip_count();
     const size_t links = cluster_desc_.connections().size();
     std::string s = fmt::format("sim {} ({} chip{}", arch_name(arch_), n, n == 1 ? "" : "s");
+    if (!modeled_.empty() && modeled_.size() < n) s += fmt::format(", {} modeled", modeled_.size());
     if (links > 0) s += fmt::format(", {} Ethernet link{}", links, links == 1 ? "" : "s");
     return s + ")";
 }
@@ -114,7 +155,7 @@ const SocDescriptor& SimDevice::soc(ChipId chip) const {
         fail(ErrorCategory::BadInput, "{}: chip {} does not exist (chips 0..{})", description(),
              chip, chip_count() - 1);
     }
-    return soc_;
+    return (*chip_socs_)(chip);
 }
 
 void SimDevice::check_core(const CoreLocation& core) const {
@@ -124,15 +165,21 @@ void SimDevice::check_core(const CoreLocation& core) const {
         fail(ErrorCategory::BadInput, "{}: no core at {} on chip {} (grid {}x{}, {})",
              description(), core.core.str(), core.chip, d.grid_x(), d.grid_y(), d.source());
     }
+    if (*type == CoreType::HarvestedWorker) {
+        fail(ErrorCategory::Device,
+             "{}: {} is a harvested worker (Tensix harvest mask {} of chip {}): its tile is off",
+             description(), core.str(), hex32(d.tensix_harvest_mask()), core.chip);
+    }
     if (*type != CoreType::Eth && *type != CoreType::Worker) {
         fail(ErrorCategory::Unsupported, "{}: {} is a '{}' core, which the model does not simulate",
              description(), core.str(), core_type_name(*type));
     }
+    (void)model_chip(core.chip);  // a chip left out of the model is not there to touch
 }
 
 void SimDevice::tile_created(const CoreLocation& core) {
     std::string* buf = &consoles_[core];
-    cluster_->chip(core.chip).tile(core.core.x, core.core.y).on_console([this, buf, core](char ch) {
+    model_chip(core.chip).tile(core.core.x, core.core.y).on_console([this, buf, core](char ch) {
         buf->push_back(ch);
         if (sink_) sink_(core, ch);
     });
@@ -141,7 +188,7 @@ void SimDevice::tile_created(const CoreLocation& core) {
 sim::Tile& SimDevice::tile(const CoreLocation& core) {
     check_core(core);
     try {
-        return cluster_->chip(core.chip).tile(core.core.x, core.core.y);
+        return model_chip(core.chip).tile(core.core.x, core.core.y);
     } catch (const std::exception& e) {
         fail(ErrorCategory::Device, "{}: cannot model {}: {}", description(), core.str(), e.what());
     }
@@ -149,7 +196,7 @@ sim::Tile& SimDevice::tile(const CoreLocation& core) {
 
 size_t SimDevice::tile_count() const {
     size_t n = 0;
-    for (ChipId c = 0; c < chip_count(); ++c) n += cluster_->chip(c).tile_count();
+    for (uint32_t i = 0; i < modeled_.size(); ++i) n += cluster_->chip(i).tile_count();
     return n;
 }
 
@@ -177,7 +224,7 @@ static auto model_access(const SimDevice& dev, const CoreLocation& core, uint64_
 void SimDevice::write(const CoreLocation& core, uint64_t addr, std::span<const uint8_t> data) {
     const uint32_t a = addr32(core, addr, data.size());
     tile(core);
-    sim::Chip& chip = cluster_->chip(core.chip);
+    sim::Chip& chip = model_chip(core.chip);
     model_access(*this, core, addr, data.size(), "write",
                  [&] { chip.write(core.core.x, core.core.y, a, data); });
 }
@@ -185,7 +232,7 @@ void SimDevice::write(const CoreLocation& core, uint64_t addr, std::span<const u
 void SimDevice::read(const CoreLocation& core, uint64_t addr, std::span<uint8_t> data) {
     const uint32_t a = addr32(core, addr, data.size());
     tile(core);
-    sim::Chip& chip = cluster_->chip(core.chip);
+    sim::Chip& chip = model_chip(core.chip);
     model_access(*this, core, addr, data.size(), "read",
                  [&] { chip.read(core.core.x, core.core.y, a, data); });
 }
@@ -193,7 +240,7 @@ void SimDevice::read(const CoreLocation& core, uint64_t addr, std::span<uint8_t>
 void SimDevice::write32(const CoreLocation& core, uint64_t addr, uint32_t value) {
     const uint32_t a = addr32(core, addr, 4);
     tile(core);
-    sim::Chip& chip = cluster_->chip(core.chip);
+    sim::Chip& chip = model_chip(core.chip);
     model_access(*this, core, addr, 4, "write",
                  [&] { chip.write32(core.core.x, core.core.y, a, value); });
 }
@@ -201,7 +248,7 @@ void SimDevice::write32(const CoreLocation& core, uint64_t addr, uint32_t value)
 uint32_t SimDevice::read32(const CoreLocation& core, uint64_t addr) {
     const uint32_t a = addr32(core, addr, 4);
     tile(core);
-    sim::Chip& chip = cluster_->chip(core.chip);
+    sim::Chip& chip = model_chip(core.chip);
     return model_access(*this, core, addr, 4, "read",
                         [&] { return chip.read32(core.core.x, core.core.y, a); });
 }
@@ -238,7 +285,7 @@ uint64_t SimDevice::run_with_freezes(uint64_t cycles, bool only_while_busy) {
 void SimDevice::apply_due_freezes() {
     for (auto it = pending_freezes_.begin(); it != pending_freezes_.end();) {
         if (it->second <= cycles()) {
-            cluster_->chip(it->first.chip).set_frozen(it->first.core.x, it->first.core.y, true);
+            model_chip(it->first.chip).set_frozen(it->first.core.x, it->first.core.y, true);
             it = pending_freezes_.erase(it);
         } else {
             ++it;
@@ -255,12 +302,12 @@ void SimDevice::freeze_core(const CoreLocation& core, std::optional<uint64_t> at
 void SimDevice::thaw_core(const CoreLocation& core) {
     tile(core);
     pending_freezes_.erase(core);
-    cluster_->chip(core.chip).set_frozen(core.core.x, core.core.y, false);
+    model_chip(core.chip).set_frozen(core.core.x, core.core.y, false);
 }
 
 bool SimDevice::core_frozen(const CoreLocation& core) {
     tile(core);
-    return cluster_->chip(core.chip).frozen(core.core.x, core.core.y);
+    return model_chip(core.chip).frozen(core.core.x, core.core.y);
 }
 
 uint64_t SimDevice::cycles() const {
@@ -301,8 +348,8 @@ CoreStatus SimDevice::core_status(const CoreLocation& core) {
 
 LaunchMethod SimDevice::launch_method(const CoreLocation& core) {
     tile(core);  // a WH eth core boots its base firmware when it is first used
-    const auto channel = soc_.eth_channel(core.core);
-    if (channel && cluster_->runs_base_firmware(core.chip, *channel))
+    const auto channel = soc(core.chip).eth_channel(core.core);
+    if (channel && cluster_->runs_base_firmware(*model_chip_index(core.chip), *channel))
         return LaunchMethod::LaunchFlag;
     return LaunchMethod::ResetPc;
 }

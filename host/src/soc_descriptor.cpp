@@ -1,13 +1,11 @@
-#include "yaml_fields.h"
 #include "fabric/soc_descriptor.h"
 
 #include <yaml-cpp/yaml.h>
 
-#include <charconv>
-#include <fstream>
-#include <sstream>
+#include <initializer_list>
 
 #include "fabric/error.h"
+#include "yaml_fields.h"
 
 namespace fabric {
 
@@ -29,6 +27,8 @@ std::string_view core_type_name(CoreType t) {
             return "security";
         case CoreType::L2cpu:
             return "l2cpu";
+        case CoreType::HarvestedWorker:
+            return "harvested_workers";
         default:
             return "unknown";
     }
@@ -43,6 +43,43 @@ std::optional<hal::Arch> parse_arch(std::string_view name) {
 std::string_view arch_name(hal::Arch arch) {
     return hal::arch_map(arch).name;
 }
+
+std::span<const uint32_t> tensix_harvest_lines(hal::Arch arch) {
+    static constexpr uint32_t kWormholeRows[] = {11, 1, 10, 2, 9, 3, 8, 4, 7, 5};
+    static constexpr uint32_t kBlackholeColumns[] = {1,  16, 2,  15, 3,  14, 4,
+                                                     13, 5,  12, 6,  11, 7,  10};
+    if (arch == hal::Arch::Blackhole) return kBlackholeColumns;
+    return kWormholeRows;
+}
+
+namespace {
+
+// Every top-level key of tt-umd's SoC descriptor schema (docs/yaml_schemas/soc_descriptor.yaml)
+// and of the descriptors tt-metal ships (the dram_* views). Anything else is refused by name.
+const std::initializer_list<std::string_view> kSocKeys = {"grid",
+                                                          "arc",
+                                                          "pcie",
+                                                          "dram",
+                                                          "harvested_dram",
+                                                          "eth",
+                                                          "harvested_eth",
+                                                          "functional_workers",
+                                                          "harvested_workers",
+                                                          "router_only",
+                                                          "security",
+                                                          "l2cpu",
+                                                          "noc0_x_to_noc1_x",
+                                                          "noc0_y_to_noc1_y",
+                                                          "worker_l1_size",
+                                                          "dram_bank_size",
+                                                          "eth_l1_size",
+                                                          "arch_name",
+                                                          "features",
+                                                          "dram_preferred_eth_endpoint",
+                                                          "dram_preferred_worker_endpoint",
+                                                          "dram_address_offsets"};
+
+}  // namespace
 
 // Builds a SocDescriptor from a parsed YAML document, failing with the file, line and field.
 class SocDescriptorParser : YamlFields {
@@ -61,20 +98,25 @@ class SocDescriptorParser : YamlFields {
         const auto a = parse_arch(arch_text);
         if (!a) {
             bad(arch, "arch_name",
-                fmt::format("unknown arch '{}' (known: WORMHOLE_B0, wormhole_b0, BLACKHOLE, "
+                fmt::format("unknown arch {} (known: WORMHOLE_B0, wormhole_b0, BLACKHOLE, "
                             "blackhole)",
-                            arch_text));
+                            quoted(arch_text)));
         }
         d_.arch_ = *a;
+        check_keys(root, kSocKeys, "");
 
         const YAML::Node grid = required(root, "grid");
         if (!grid.IsMap()) bad(grid, "grid", fmt::format("expected a mapping, got {}", kind(grid)));
+        check_keys(grid, {"x_size", "y_size"}, "grid");
         d_.grid_x_ = grid_size(required(grid, "x_size", "grid."), "grid.x_size");
         d_.grid_y_ = grid_size(required(grid, "y_size", "grid."), "grid.y_size");
 
-        d_.worker_l1_size_ = u32(required(root, "worker_l1_size"), "worker_l1_size");
-        d_.eth_l1_size_ = u32(required(root, "eth_l1_size"), "eth_l1_size");
-        d_.dram_bank_size_ = u64(required(root, "dram_bank_size"), "dram_bank_size");
+        const hal::ArchMap& arch_map = hal::arch_map(d_.arch_);
+        d_.worker_l1_size_ =
+            l1_size(required(root, "worker_l1_size"), "worker_l1_size", kMaxWorkerL1Size);
+        d_.eth_l1_size_ =
+            l1_size(required(root, "eth_l1_size"), "eth_l1_size", arch_map.eth_l1_size);
+        d_.dram_bank_size_ = dram_bank_size(required(root, "dram_bank_size"));
 
         core_list(required(root, "arc"), CoreType::Arc);
         core_list(required(root, "pcie"), CoreType::Pcie);
@@ -84,6 +126,19 @@ class SocDescriptorParser : YamlFields {
         core_list(required(root, "router_only"), CoreType::RouterOnly);
         if (root["security"]) core_list(root["security"], CoreType::Security);
         if (root["l2cpu"]) core_list(root["l2cpu"], CoreType::L2cpu);
+        if (root["harvested_workers"])
+            core_list(root["harvested_workers"], CoreType::HarvestedWorker);
+        for (const char* key : {"harvested_eth", "harvested_dram", "dram_preferred_eth_endpoint",
+                                "dram_preferred_worker_endpoint"}) {
+            if (root[key]) coords(root[key], key);
+        }
+        if (root["noc0_x_to_noc1_x"])
+            numbers(root["noc0_x_to_noc1_x"], "noc0_x_to_noc1_x", d_.grid_x_);
+        if (root["noc0_y_to_noc1_y"])
+            numbers(root["noc0_y_to_noc1_y"], "noc0_y_to_noc1_y", d_.grid_y_);
+        if (root["dram_address_offsets"]) {
+            numbers(root["dram_address_offsets"], "dram_address_offsets", std::nullopt);
+        }
         if (root["features"] && !root["features"].IsMap() && !root["features"].IsNull()) {
             bad(root["features"], "features",
                 fmt::format("expected a mapping, got {}", kind(root["features"])));
@@ -101,13 +156,55 @@ class SocDescriptorParser : YamlFields {
         return static_cast<uint32_t>(v);
     }
 
+    // An L1 size: the model and the loaders need a positive multiple of 4 within the arch's L1.
+    uint32_t l1_size(const YAML::Node& n, std::string_view field, uint32_t arch_max) const {
+        const uint32_t v = u32(n, field);
+        if (v == 0 || v > arch_max || v % 4 != 0) {
+            bad(n, field,
+                fmt::format("{} is not an L1 size of {} (a multiple of 4 in 4..{} bytes)", v,
+                            arch_name(d_.arch_), arch_max));
+        }
+        return v;
+    }
+
+    uint64_t dram_bank_size(const YAML::Node& n) const {
+        const uint64_t v = u64(n, "dram_bank_size");
+        if (v == 0 || v > kMaxDramBankSize) {
+            bad(n, "dram_bank_size",
+                fmt::format("{} is not a DRAM bank size in 1..{} bytes", v, kMaxDramBankSize));
+        }
+        return v;
+    }
+
+    // A list of unsigned integers, each below `limit` when there is one.
+    void numbers(const YAML::Node& list, std::string_view field,
+                 std::optional<uint32_t> limit) const {
+        if (!list.IsSequence() && !list.IsNull()) {
+            bad(list, field, fmt::format("expected a list of numbers, got {}", kind(list)));
+        }
+        for (size_t i = 0; i < list.size(); ++i) {
+            const std::string f = fmt::format("{}[{}]", field, i);
+            const uint64_t v = u64(list[i], f);
+            if (limit && v >= *limit) {
+                bad(list[i], f, fmt::format("{} is outside the grid (0..{})", v, *limit - 1));
+            }
+        }
+    }
+
+    // A list of coordinates the descriptor lists but the host does not use (harvested eth and
+    // DRAM, preferred DRAM endpoints): checked to be coordinates in the grid.
+    void coords(const YAML::Node& list, std::string_view field) const {
+        require_list(list, field);
+        for (size_t i = 0; i < list.size(); ++i) coord(list[i], fmt::format("{}[{}]", field, i));
+    }
+
     CoreCoord coord(const YAML::Node& n, const std::string& field) const {
         if (!n.IsScalar()) {
             bad(n, field, fmt::format("expected an 'x-y' core coordinate, got {}", kind(n)));
         }
         const auto c = parse_core_coord(n.Scalar());
         if (!c) {
-            bad(n, field, fmt::format("'{}' is not an 'x-y' core coordinate", n.Scalar()));
+            bad(n, field, fmt::format("{} is not an 'x-y' core coordinate", quoted(n.Scalar())));
         }
         if (c->x >= d_.grid_x_ || c->y >= d_.grid_y_) {
             bad(n, field,
@@ -172,7 +269,7 @@ class SocDescriptorParser : YamlFields {
 };
 
 SocDescriptor SocDescriptor::parse(std::string_view yaml_text, const std::string& source) {
-    const YAML::Node root = load_yaml(yaml_text, source);
+    const YAML::Node root = load_yaml(yaml_text, source, kSocDescriptorInput);
     try {
         return SocDescriptorParser(source).parse(root);
     } catch (const YAML::Exception& e) {  // defensive: yaml-cpp access errors
@@ -181,7 +278,7 @@ SocDescriptor SocDescriptor::parse(std::string_view yaml_text, const std::string
 }
 
 SocDescriptor SocDescriptor::load_file(const std::string& path) {
-    return parse(read_text_file(path, "SoC descriptor"), path);
+    return parse(read_text_file(path, kSocDescriptorInput), path);
 }
 
 std::optional<CoreType> SocDescriptor::core_type(CoreCoord c) const {
@@ -209,6 +306,39 @@ std::optional<uint32_t> SocDescriptor::eth_channel(CoreCoord c) const {
     const auto it = eth_channel_at_.find(c);
     if (it == eth_channel_at_.end()) return std::nullopt;
     return it->second;
+}
+
+SocDescriptor SocDescriptor::harvested(uint32_t tensix_mask) const {
+    const auto lines = tensix_harvest_lines(arch_);
+    if (tensix_mask >> lines.size() != 0) {
+        fail(ErrorCategory::BadInput,
+             "{}: Tensix harvest mask {} has bits beyond the {} {} of {} (bits 0..{})", source_,
+             hex32(tensix_mask), lines.size(),
+             arch_ == hal::Arch::Blackhole ? "harvestable columns" : "harvestable rows",
+             arch_name(arch_), lines.size() - 1);
+    }
+    SocDescriptor d = *this;
+    d.tensix_harvest_mask_ |= tensix_mask;
+    const auto is_harvested = [&](CoreCoord c) {
+        const uint32_t line = arch_ == hal::Arch::Blackhole ? c.x : c.y;
+        for (size_t bit = 0; bit < lines.size(); ++bit) {
+            if ((tensix_mask >> bit & 1u) != 0 && lines[bit] == line) return true;
+        }
+        return false;
+    };
+    auto& workers = d.cores_[CoreType::Worker];
+    auto& harvested = d.cores_[CoreType::HarvestedWorker];
+    std::vector<CoreCoord> kept;
+    for (const CoreCoord& c : workers) {
+        if (!is_harvested(c)) {
+            kept.push_back(c);
+            continue;
+        }
+        harvested.push_back(c);
+        d.type_at_[c] = CoreType::HarvestedWorker;
+    }
+    workers = std::move(kept);
+    return d;
 }
 
 uint32_t SocDescriptor::l1_size(CoreCoord c) const {

@@ -793,14 +793,27 @@ void check_fits(const MeshGraph& g, const ClusterDescriptor& cluster) {
              "topology map: {} has {} devices but cluster {} has only {} chip(s)", g.source(),
              g.device_count(), cluster.source(), cluster.chip_count());
     }
-    if (!g.pins().empty()) {
-        fail(ErrorCategory::BadInput,
-             "topology map: {} line {}: pinnings to a tray and ASIC location are not supported (a "
-             "tt-umd "
-             "cluster descriptor carries no tray ids); pin devices to chips with --pin "
-             "MESH:DEVICE=CHIP",
-             g.source(), g.pins().front().line);
+}
+
+// The descriptor's pinnings (a device on a tray and ASIC location) as chips, added to the user's.
+MapOptions with_asic_pins(const MeshGraph& g, const ClusterDescriptor& cluster, MapOptions o) {
+    for (const AsicPin& pin : g.pins()) {
+        std::optional<ChipId> found;
+        bool unknown = false;
+        for (ChipId c = 0; c < cluster.chip_count(); ++c) {
+            const auto pos = cluster.asic_position(c);
+            unknown = unknown || !pos;
+            if (pos == AsicPosition{pin.tray_id, pin.asic_location}) found = c;
+        }
+        if (!found) {
+            fail(ErrorCategory::BadInput,
+                 "topology map: {} line {}: {} is pinned to tray {} ASIC {}, which no chip of {} is{}", g.source(),
+                 pin.line, pin.node.str(), pin.tray_id, pin.asic_location, cluster.source(),
+                 unknown ? " (the descriptor gives no PCI bus of some Galaxy chips, so their trays are unknown)" : "");
+        }
+        o.pins.push_back({pin.node, *found});
     }
+    return o;
 }
 
 }  // namespace
@@ -808,7 +821,7 @@ void check_fits(const MeshGraph& g, const ClusterDescriptor& cluster) {
 TopologyMap map_topology(const MeshGraph& graph, const ClusterDescriptor& cluster,
                          const MapOptions& options) {
     check_fits(graph, cluster);
-    TopologyMapper mapper(graph, cluster, options);
+    TopologyMapper mapper(graph, cluster, with_asic_pins(graph, cluster, options));
     if (mapper.search({})) return mapper.result();
     fail(ErrorCategory::BadInput, "{}", mapper.failure());
 }
@@ -816,7 +829,7 @@ TopologyMap map_topology(const MeshGraph& graph, const ClusterDescriptor& cluste
 CablingReport check_cabling(const MeshGraph& graph, const ClusterDescriptor& cluster,
                             const MapOptions& options, uint32_t max_short) {
     check_fits(graph, cluster);
-    TopologyMapper mapper(graph, cluster, options);
+    TopologyMapper mapper(graph, cluster, with_asic_pins(graph, cluster, options));
     if (mapper.search({})) {
         CablingReport r = mapper.report();
         r.hostable = true;

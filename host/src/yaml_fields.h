@@ -1,41 +1,40 @@
-// Typed field reads for the descriptor parsers (SoC and cluster descriptors): every failure is an
-// Error(BadDescriptor) naming the file, the line and the field.
+// YAML for the descriptor parsers: load_yaml (text checks, shape checks, then yaml-cpp) and typed
+// field reads (YamlFields) where every failure is an Error(BadDescriptor) naming the file, the line
+// and the field.
 #pragma once
 
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <charconv>
 #include <cstdint>
 #include <initializer_list>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <string_view>
 
 #include "fabric/error.h"
+#include "fabric/input_file.h"
 #include "fmt/format.h"
 
 namespace fabric {
 
-// Parse YAML text; malformed YAML is Error(BadDescriptor) naming source, line and column.
-inline YAML::Node load_yaml(std::string_view text, const std::string& source) {
-    try {
-        return YAML::Load(std::string(text));
-    } catch (const YAML::ParserException& e) {
-        fail(ErrorCategory::BadDescriptor, "{}:{}:{}: malformed YAML: {}", source, e.mark.line + 1,
-             e.mark.column + 1, e.msg);
-    }
-}
+// Deeper nesting than any descriptor format needs (the deepest, a cluster's boards, is 4 levels):
+// refused before yaml-cpp's own recursion (2000 levels) can take the stack.
+inline constexpr uint32_t kMaxYamlDepth = 32;
 
-// A whole file; Error(BadInput) "<path>: cannot open/read <what>" when it cannot be read.
-inline std::string read_text_file(const std::string& path, std::string_view what) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) fail(ErrorCategory::BadInput, "{}: cannot open {}", path, what);
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (in.bad()) fail(ErrorCategory::BadInput, "{}: cannot read {}", path, what);
-    return text.str();
-}
+// Long values are cut to this many bytes in messages.
+inline constexpr size_t kMaxQuotedBytes = 60;
+
+// 'text' for a message, cut to kMaxQuotedBytes with "..." (a message stays one readable line).
+std::string quoted(std::string_view text);
+
+// Parse YAML text of one input kind (yaml_fields.cpp): check_text, then a pass over the parser's
+// events, then the tree. Error(BadDescriptor) naming source and line for malformed YAML and for
+// what yaml-cpp accepts silently but a descriptor must not have: a duplicate key (yaml-cpp keeps
+// both; the message gives both lines), a second document (yaml-cpp's Load drops it, and with it
+// any text after the end of the first), nesting deeper than kMaxYamlDepth, more nodes than the
+// input kind allows.
+YAML::Node load_yaml(std::string_view text, const std::string& source, const InputKind& kind);
 
 class YamlFields {
 protected:
@@ -55,7 +54,7 @@ protected:
             case YAML::NodeType::Null:
                 return "nothing (null)";
             case YAML::NodeType::Scalar:
-                return fmt::format("the scalar '{}'", n.Scalar());
+                return fmt::format("the scalar {}", quoted(n.Scalar()));
             case YAML::NodeType::Sequence:
                 return "a list";
             case YAML::NodeType::Map:
@@ -112,7 +111,7 @@ protected:
             if (found) continue;
             std::string list;
             for (std::string_view k : known) list += fmt::format("{}{}", list.empty() ? "" : ", ", k);
-            bad(kv.first, field, fmt::format("unknown key '{}' (known: {})", key, list));
+            bad(kv.first, field, fmt::format("unknown key {} (known: {})", quoted(key), list));
         }
     }
 

@@ -115,6 +115,43 @@ TEST_CASE("fabricctl: files that do not exist", "[cli]") {
     CHECK_THAT(r.err, Contains("/nonexistent/soc.yaml") && Contains("cannot open"));
 }
 
+TEST_CASE("fabricctl: a directory or a device file as an input is bad input (101)", "[cli]") {
+    auto r = fabricctl({"soc", "show", "/dev/zero"});
+    expect_failure(r, 101);
+    CHECK(r.err ==
+          "fabricctl: error: /dev/zero: not a regular file (a character device); a SoC "
+          "descriptor must be a file\n");
+    r = fabricctl({"soc", "show", kTmp});
+    expect_failure(r, 101);
+    CHECK(r.err == "fabricctl: error: " + kTmp +
+                       ": not a regular file (a directory); a SoC descriptor must be a file\n");
+    r = fabricctl({"sim", "run", "--arch", "wormhole_b0", "--core", "0", "/dev/zero"});
+    expect_failure(r, 101);
+    CHECK(r.err ==
+          "fabricctl: error: /dev/zero: not a regular file (a character device); a "
+          "firmware image must be a file\n");
+    r = fabricctl({"sim", "run", "--arch", "wormhole_b0", "--cluster", kTmp, "--no-base-fw",
+                   "--core", "0", wh_program("", 0)});
+    expect_failure(r, 101);
+    CHECK(r.err == "fabricctl: error: " + kTmp +
+                       ": not a regular file (a directory); a cluster descriptor must be a file\n");
+}
+
+TEST_CASE("fabricctl: control characters from a file never reach the terminal raw", "[cli]") {
+    const std::string soc =
+        write_file("ctl.yaml", "arch_name: \"wormhole_b0\\x1b]0;owned\\x07\\x1b[2J\"\n");
+    const auto r = fabricctl({"soc", "show", soc});
+    expect_failure(r, 102);
+    CHECK(r.err ==
+          "fabricctl: error: " + soc +
+              ":1: field 'arch_name': unknown arch 'wormhole_b0\\x1b]0;owned\\x07\\x1b[2J' "
+              "(known: WORMHOLE_B0, wormhole_b0, BLACKHOLE, blackhole)\n");
+    const auto raw = fabricctl({"soc", "show", write_file("raw.yaml", "arch_name: x\x1b[31m\n")});
+    expect_failure(raw, 102);
+    CHECK_THAT(raw.err, Contains(":1:13: control character U+001B"));
+    CHECK(raw.err.find('\x1b') == std::string::npos);
+}
+
 // ---- bad descriptor (102)
 // ------------------------------------------------------------------------
 
@@ -134,10 +171,18 @@ TEST_CASE("fabricctl soc show: descriptor breaking the schema", "[cli]") {
     SECTION("missing field") {
         const auto at = text.find("eth_l1_size:");
         REQUIRE(at != std::string::npos);
-        text.replace(at, std::string("eth_l1_size:").size(), "eth_l1_bytes:");
+        text.erase(at, std::string("eth_l1_size:\n  262144\n").size());
         const auto r = fabricctl({"soc", "show", write_file("soc.yaml", text)});
         expect_failure(r, 102);
         CHECK_THAT(r.err, Contains("field 'eth_l1_size'") && Contains("missing"));
+    }
+    SECTION("a misspelt key is unknown") {
+        const auto at = text.find("eth_l1_size:");
+        REQUIRE(at != std::string::npos);
+        text.replace(at, std::string("eth_l1_size:").size(), "eth_l1_bytes:");
+        const auto r = fabricctl({"soc", "show", write_file("soc.yaml", text)});
+        expect_failure(r, 102);
+        CHECK_THAT(r.err, Contains(":54: unknown key 'eth_l1_bytes' (known: grid, arc,"));
     }
     SECTION("unknown arch") {
         const auto at = text.find("arch_name: WORMHOLE_B0");

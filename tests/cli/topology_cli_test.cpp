@@ -10,6 +10,7 @@
 
 #include "cli_expect.h"
 #include "fabric/cluster_descriptor.h"
+#include "fabric/soc_descriptor.h"
 #include "run_process.h"
 
 using Catch::Matchers::Contains;
@@ -86,16 +87,16 @@ TEST_CASE("fabricctl cluster check: a miscabled T3K, a link down, a good one", "
     const auto bad =
         fabricctl({"cluster", "check", "--cluster", real("t3k_miscabled"), "--mesh-graph", graph});
     CHECK(bad.code == 101);
-    CHECK(bad.out == "cluster " + real("t3k_miscabled") +
-                         ": 8 wormhole_b0 chips, 20 links\n"
-                         "missing: M0D5 -E- M0D6 (chip 3 - chip 2) has 0 of 2 links (RELAXED)\n"
-                         "wrong pair: chip 0 chan 0 <-> chip 3 chan 0 joins M0D2 and M0D5, which "
-                         "are not neighbours in " +
-                         graph +
-                         "\n"
-                         "wrong pair: chip 0 chan 1 <-> chip 3 chan 1 joins M0D2 and M0D5, which "
-                         "are not neighbours in " +
-                         graph + "\n");
+    const std::string chip0 = "chip 0 [n300 0x100014611a33e15]",
+                      chip2 = "chip 2 [n300 0x100014611a34a01]",
+                      chip3 = "chip 3 [n300 0x100014611a34cc7]";
+    CHECK(bad.out == "cluster " + real("t3k_miscabled") + ": 8 wormhole_b0 chips, 20 links\n" +
+                         "missing: M0D5 -E- M0D6 (" + chip3 + " - " + chip2 +
+                         ") has 0 of 2 links (RELAXED)\n" +
+                         "wrong pair: chip 0 chan 0 <-> chip 3 chan 0 joins M0D2 on " + chip0 +
+                         " and M0D5 on " + chip3 + ", which are not neighbours in " + graph + "\n" +
+                         "wrong pair: chip 0 chan 1 <-> chip 3 chan 1 joins M0D2 on " + chip0 +
+                         " and M0D5 on " + chip3 + ", which are not neighbours in " + graph + "\n");
     CHECK_THAT(
         bad.err,
         EndsWith("M0D5 -E- M0D6 needs 1 link (RELAXED, channels 2), but chip 3 and chip 2 are not "
@@ -104,20 +105,44 @@ TEST_CASE("fabricctl cluster check: a miscabled T3K, a link down, a good one", "
     const auto down = fabricctl(
         {"cluster", "check", "--cluster", real("t3k_missing_link"), "--mesh-graph", graph});
     CHECK(down.code == 0);
-    CHECK_THAT(
-        down.out,
-        Contains(
-            "missing: M0D1 -E- M0D2 (chip 1 - chip 0) has 1 of 2 links (RELAXED): chip 1 chan 6 "
-            "<-> chip 0 chan 6\n"));
+    CHECK_THAT(down.out,
+               Contains("missing: M0D1 -E- M0D2 (chip 1 [n300 ") &&
+                   Contains("has 1 of 2 links (RELAXED): chip 1 chan 6 <-> chip 0 chan 6\n"));
     CHECK_THAT(down.err, Contains("cluster check passed") && Contains("with fewer routing planes"));
 
     const auto good = fabricctl({"cluster", "check", "--cluster", real("galaxy_6u"), "--json"});
     CHECK(good.code == 0);
     const json j = json::parse(good.out);
     CHECK(j["hostable"] == true);
+    CHECK(j["wiring"].empty());
     CHECK(j["missing"].empty());
     CHECK(j["wrong_pair"].empty());
     CHECK(j["placement"].size() == 32);
+}
+
+TEST_CASE(
+    "fabricctl cluster check: entries listed twice or with two peers are named with their lines",
+    "[cli][topology]") {
+    const auto dup = fabricctl({"cluster", "check", "--cluster", real("t3k_duplicate")});
+    CHECK(dup.code == 102);
+    CHECK_THAT(
+        dup.out,
+        Contains("duplicate_connection: " + real("t3k_duplicate") +
+                 ":176: ethernet_connections[20]: chip 5 chan 0 <-> chip 1 chan 8 is listed again "
+                 "(first as ethernet_connections[6])\n"));
+    CHECK_THAT(dup.err, EndsWith("has 1 wiring problem (listed above)\n"));
+    const auto asym =
+        fabricctl({"cluster", "check", "--cluster", real("t3k_asymmetric"), "--json"});
+    CHECK(asym.code == 102);
+    const json j = json::parse(asym.out);
+    REQUIRE(j["wiring"].size() == 1);
+    CHECK(j["wiring"][0]["kind"] == "asymmetric_connection");
+    CHECK(j["wiring"][0]["line"] == 176);
+    CHECK(j["wiring"][0]["message"] ==
+          "chip 5 chan 0 is joined to chip 1 chan 0 here but to chip 1 chan 8 by "
+          "ethernet_connections[6]");
+    // What is left once the second entry is set aside still hosts the T3K.
+    CHECK(j["hostable"] == true);
 }
 
 TEST_CASE("fabricctl mesh run on real-shaped clusters: all-to-all, every byte checked",
@@ -303,4 +328,28 @@ TEST_CASE("fabricctl mesh routes --cluster: each hop on its chips and channels",
     const json j = json::parse(mapped.out);
     CHECK(j["route"]["meshes"] == json::array({0, 1, 2, 3}));
     for (const auto& h : j["route"]["hops"]) CHECK(h.contains("chip"));
+}
+
+TEST_CASE("fabricctl fabric run on a harvested cluster: workers only where no chip is harvested",
+          "[cli][topology][sim]") {
+    // The T3K fixture harvests rows on every chip (chip 1: mask 3, the rows of workers 1-1 and
+    // 3-1); a 1D multicast writes one core position on every chip of the line.
+    const auto r =
+        fabricctl({"fabric", "run", "--cluster", real("t3k"), "--chips", "5,1,0,4", "--packets",
+                   "8", "--size", "512", "--pattern", "all-to-all", "--json"});
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    const json j = json::parse(r.out);
+    const auto cluster = fabric::ClusterDescriptor::load_file(real("t3k"));
+    const auto soc = fabric::SocDescriptor::load_file(kSoc + "/wormhole_b0_80_arch.yaml");
+    const fabric::HarvestedSocs socs(soc, cluster);
+    REQUIRE(j["workers"].size() == 6);
+    for (const auto& w : j["workers"]) {
+        const auto core = fabric::parse_core_coord(w["core"].get<std::string>());
+        REQUIRE(core);
+        for (fabric::ChipId chip : {5u, 1u, 0u, 4u})
+            CHECK(socs(chip).core_type(*core) == fabric::CoreType::Worker);
+    }
+    CHECK(j["data_mismatch_words"] == 0);
+    CHECK(j["deliveries"] == 96);  // 8 packets to each of the 3 others from each of the 4 chips
 }

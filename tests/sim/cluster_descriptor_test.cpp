@@ -18,8 +18,7 @@ void run_every_link(const std::string& file, uint32_t expect_chips, uint32_t exp
     REQUIRE(desc.chip_count() == expect_chips);
     REQUIRE(desc.connections().size() == expect_links);
 
-    Rig rig(desc.chip_count(), desc.arch());
-    for (const auto& c : desc.connections()) rig.connect(c.a.chip, c.a.chan, c.b.chip, c.b.chan);
+    Rig rig(desc);
 
     protocol::PingPongArgs args{};
     args.iterations = 4;

@@ -1,16 +1,20 @@
-// A planned 1D fabric in the model for the sim tests (fabric_test.cpp, mux_test.cpp): the plan's
-// links connected in a Rig, routers loaded with their configs, brought up to ReadyForTraffic,
-// terminated and checked. Helpers for the shipped descriptors and line/ring options.
+// A planned 1D fabric in the model for the sim tests (fabric_test.cpp, mux_test.cpp): the
+// cluster's chips and links in a Rig, and the host's FabricRunner over the Rig's device to bring
+// the plan's routers up, run worker kernels beside them and terminate them -- the one bring-up
+// path `fabricctl fabric` and the sim_cluster tests use. Helpers for the shipped descriptors and
+// line/ring options.
 #pragma once
 
 #include <catch2/catch.hpp>
-
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fabric/cluster_descriptor.h"
@@ -34,30 +38,66 @@ inline std::string desc_path(const std::string& f) {
     return std::string(FABRIC_SOC_DESCRIPTOR_DIR) + "/" + f;
 }
 
-inline const fabric::SocDescriptor& soc(hal::Arch arch) {
-    static const fabric::SocDescriptor wh = fabric::SocDescriptor::load_file(desc_path("wormhole_b0_80_arch.yaml"));
-    static const fabric::SocDescriptor bh = fabric::SocDescriptor::load_file(desc_path("blackhole_140_arch.yaml"));
-    return arch == hal::Arch::Blackhole ? bh : wh;
-}
-
 // The receiving core on every chip (a Tensix core, NOC0 coordinates): WH 3-1, BH 3-2.
 constexpr uint32_t kSinkX = 3;
 constexpr uint32_t sink_y(hal::Arch a) {
     return a == hal::Arch::Blackhole ? 2 : 1;
 }
 
-// A planned fabric in a Rig: the plan's links connected, routers loaded and brought up.
+// Budgets of the fabric's own steps (device cycles): bring-up (the routers' handshake and ready),
+// graceful termination (quiescence, drain and exit).
+constexpr uint64_t kBringUpCycles = 2'200'000;
+constexpr uint64_t kTerminateCycles = 5'000'000;
+
+// A kernel for FabricSim::run_workers: its image, its test mailbox (role Master) if it has one,
+// and what else is written to its L1 after the image and before any kernel starts.
+struct Kernel {
+    Core core;
+    std::string image;
+    std::optional<std::vector<uint32_t>> mailbox;                   // the mailbox's argument words
+    std::vector<std::pair<uint32_t, std::vector<uint8_t>>> writes;  // (address, bytes)
+};
+
+// A kernel that takes `args` in its test mailbox.
+template <typename Args>
+Kernel mailbox_kernel(Core c, std::string image, const Args& args) {
+    return Kernel{c, std::move(image), simfw::mailbox_args(args), {}};
+}
+
+// Bytes of a plain struct, for Kernel::writes.
+template <typename T>
+std::vector<uint8_t> bytes_of(const T& value) {
+    std::vector<uint8_t> b(sizeof value);
+    std::memcpy(b.data(), &value, sizeof value);
+    return b;
+}
+
+// Write what a kernel takes before it starts: its mailbox (if it has one), then its writes.
+inline void set_up_kernel(Rig& rig, const Kernel& k) {
+    if (k.mailbox) rig.write_mailbox(k.core, protocol::KernelRole::Master, *k.mailbox);
+    for (const auto& [addr, bytes] : k.writes) rig.write(k.core, addr, bytes);
+}
+
+// Load a kernel straight into the Rig and set it up, not released: for tests that start it and
+// watch it themselves (fault schedules, refused configs).
+inline void load_kernel(Rig& rig, const Kernel& k) {
+    rig.load_image(k.core, k.image);
+    set_up_kernel(rig, k);
+}
+
+using ConfigTweak = std::function<void(const RouterPlacement&, pf::RouterConfig&)>;
+
+// A planned fabric in a Rig: every link of the cluster connected, the routers run by a
+// FabricRunner (built when they are started).
 class FabricSim {
   public:
     // `cluster_file`: a shipped descriptor's name, or a path (contains '/').
     FabricSim(const std::string& cluster_file, const FabricOptions& o)
-        : cluster_(fabric::ClusterDescriptor::load_file(
-              cluster_file.find('/') == std::string::npos ? desc_path(cluster_file) : cluster_file)),
-          plan_(fabric::plan_fabric(cluster_, soc(cluster_.arch()), o)),
-          rig_(cluster_.chip_count(), cluster_.arch()) {
-        for (const RouterPlacement& p : plan_.routers) {
-            if (p.dir == FabricDir::East) rig_.connect(p.chip, p.eth_channel, p.config.peer_chip_id, p.config.peer_eth_channel);
-        }
+        : cluster_(fabric::ClusterDescriptor::load_file(cluster_file.find('/') == std::string::npos
+                                                            ? desc_path(cluster_file)
+                                                            : cluster_file)),
+          plan_(fabric::plan_fabric(cluster_, simfw::soc_descriptor(cluster_.arch()), o)),
+          rig_(cluster_) {
         // A NoC write to a core that is not instantiated is lost (NoEndpoint): the receiving
         // cores exist from the start, held in reset.
         for (fabric::ChipId c : plan_.chips) (void)rig_.chip(c).tile(kSinkX, sink_y(cluster_.arch()));
@@ -65,26 +105,72 @@ class FabricSim {
 
     Rig& rig() { return rig_; }
     const fabric::FabricPlan& plan() const { return plan_; }
-    static Core core(const RouterPlacement& p) { return Core{p.chip, p.core.core.x, p.core.core.y}; }
+    // The runner of the routers; start() or start_routers() makes it.
+    fabric::FabricRunner& runner() {
+        REQUIRE(runner_.has_value());
+        return *runner_;
+    }
+    static Core core(const RouterPlacement& p) { return Core::at(p.core); }
     const RouterPlacement& router(uint32_t index, FabricDir d) const { return plan_.router(plan_.chips[index], d); }
     pf::WorkerChannel channel(uint32_t index, FabricDir d) const { return plan_.worker_channel(plan_.chips[index], d); }
     uint32_t chip(uint32_t index) const { return plan_.chips[index]; }
 
-    // Write every config (after `tweak`), clear the host words, load and release the routers.
-    void load(const std::function<void(const RouterPlacement&, pf::RouterConfig&)>& tweak = {}) {
-        for (const RouterPlacement& p : plan_.routers) {
-            pf::RouterConfig c = p.config;
-            if (tweak) tweak(p, c);
-            std::vector<uint8_t> bytes(sizeof c);
-            std::memcpy(bytes.data(), &c, sizeof c);
-            const Core rc = core(p);
-            rig_.load_image(rc, "fabric_router");
-            rig_.write(rc, p.layout.config, bytes);
-            rig_.write32(rc, p.layout.termination, 0);
-            rig_.write32(rc, p.layout.ready, 0);
-            rig_.zero(rc, p.layout.status, sizeof(pf::RouterStatusBlock));
+    // Bring the fabric up through the runner: every router ends in ReadyForTraffic.
+    void start() {
+        make_runner(plan_);
+        runner_->bring_up(kBringUpCycles);
+    }
+
+    // Start the routers of `plan` (this fabric's plan or a variant of it: tweaked configs, fewer
+    // routers) and wait for nothing: tests of what the routers do on their own at start-up.
+    void start_routers(fabric::FabricPlan plan) {
+        make_runner(std::move(plan));
+        runner_->start();
+    }
+    void start_routers() { start_routers(plan_); }
+
+    // This fabric's plan with `tweak` applied to every router's config. The layouts stay the
+    // plan's: the routers, not the host, must find the fault.
+    fabric::FabricPlan tweaked(const ConfigTweak& tweak) const {
+        fabric::FabricPlan p = plan_;
+        for (RouterPlacement& r : p.routers) tweak(r, r.config);
+        return p;
+    }
+
+    // Run the kernels through the runner (loaded, set up, started together; the routers keep
+    // running) until each has exited, or for at most `max_cycles`. Their results in order (one
+    // still running at the end: Timeout).
+    std::vector<fabric::LaunchResult> run_kernels(const std::vector<Kernel>& kernels,
+                                                  uint64_t max_cycles) {
+        std::vector<fabric::LaunchTarget> targets;
+        for (const Kernel& k : kernels) targets.push_back(rig_.target(k.core, k.image));
+        const auto set_up = [&](const fabric::LaunchTarget& t) {
+            set_up_kernel(rig_, kernel_at(kernels, t.core));
+        };
+        fabric::LaunchOptions o;
+        o.max_cycles = max_cycles;
+        o.poll_cycles = fabric::kFabricPollCycles;
+        return runner().run_workers(targets, o, set_up);
+    }
+
+    // run_kernels, then every kernel must have exited, and a mailbox kernel passed; `story` (if
+    // given) is added to the failure message.
+    void run_workers(const std::vector<Kernel>& kernels, uint64_t max_cycles,
+                     const std::function<std::string()>& story = {}) {
+        const std::vector<fabric::LaunchResult> results = run_kernels(kernels, max_cycles);
+        for (size_t i = 0; i < kernels.size(); ++i) {
+            const Kernel& k = kernels[i];
+            const bool exited = results[i].outcome == fabric::LaunchOutcome::Exited;
+            const bool passed = exited && (!k.mailbox || rig_.passed(k.core));
+            // The whole story (every router, the kernel, the caller's) only when it is needed.
+            const std::string why =
+                passed
+                    ? std::string()
+                    : k.image + " " + std::string(fabric::outcome_name(results[i].outcome)) + ": " +
+                          rig_.describe(k.core) + "\n" + (story ? story() : "") + describe();
+            INFO(why);
+            REQUIRE(passed);
         }
-        for (const RouterPlacement& p : plan_.routers) rig_.release(core(p));
     }
 
     pf::RouterStatusBlock status(const RouterPlacement& p) {
@@ -117,22 +203,6 @@ class FabricSim {
         return out;
     }
 
-    // Load, handshake, ready: every router ends in ReadyForTraffic.
-    void start() {
-        load();
-        const bool hs = rig_.run_until([&] { return all_status(RouterStatus::HandshakeComplete); }, 2'000'000, 256);
-        INFO(describe());
-        REQUIRE(hs);
-        for (const RouterPlacement& p : plan_.routers) rig_.write32(core(p), p.layout.ready, pf::kReadyMagic);
-        REQUIRE(rig_.run_until([&] { return all_status(RouterStatus::ReadyForTraffic); }, 200'000, 64));
-    }
-
-    void terminate(pf::Termination t) {
-        for (const RouterPlacement& p : plan_.routers) {
-            rig_.write32(core(p), p.layout.termination, static_cast<uint32_t>(t));
-        }
-    }
-
     bool routers_exited() {
         for (const RouterPlacement& p : plan_.routers) {
             if (rig_.state(core(p)) == sim::RunState::Running) return false;
@@ -140,12 +210,29 @@ class FabricSim {
         return true;
     }
 
-    // Graceful termination: every router drains, exits 0 with Terminated and nothing undrained.
+    // Graceful termination through the runner (quiescence first), then every router exited
+    // cleanly (check_terminated_cleanly).
     void stop_graceful() {
-        terminate(pf::Termination::Graceful);
-        const bool done = rig_.run_until([&] { return routers_exited(); }, 5'000'000, 256);
+        (void)runner().terminate(pf::Termination::Graceful, kTerminateCycles);
+        check_terminated_cleanly();
+    }
+
+    // Graceful termination asked at once, with no wait for quiescence: the routers themselves
+    // must drain what is in flight. Then every router exited cleanly.
+    void stop_graceful_now() {
+        for (const RouterPlacement& p : plan_.routers) {
+            rig_.write32(core(p), p.layout.termination,
+                         static_cast<uint32_t>(pf::Termination::Graceful));
+        }
+        const bool done = rig_.run_until([&] { return routers_exited(); }, kTerminateCycles, 256);
         INFO(describe());
         REQUIRE(done);
+        check_terminated_cleanly();
+    }
+
+    // Every router exited 0 with Terminated, nothing undrained, no bad packet, every channel's
+    // packets completed.
+    void check_terminated_cleanly() {
         for (const RouterPlacement& p : plan_.routers) {
             INFO(core(p).str());
             const auto b = status(p);
@@ -177,9 +264,24 @@ class FabricSim {
     }
 
   private:
+    void make_runner(fabric::FabricPlan plan) {
+        REQUIRE_FALSE(runner_.has_value());  // one fabric per test
+        runner_.emplace(rig_.device(), std::move(plan),
+                        simfw::firmware(cluster_.arch(), "fabric_router"));
+    }
+
+    static const Kernel& kernel_at(const std::vector<Kernel>& kernels,
+                                   const fabric::CoreLocation& at) {
+        for (const Kernel& k : kernels) {
+            if (k.core.location() == at) return k;
+        }
+        throw std::logic_error("no kernel on " + at.str());
+    }
+
     fabric::ClusterDescriptor cluster_;
     fabric::FabricPlan plan_;
     Rig rig_;
+    std::optional<fabric::FabricRunner> runner_;
 };
 
 inline FabricOptions line_options(std::vector<fabric::ChipId> chips, uint32_t payload = pf::kDefaultPayloadBytes) {

@@ -1,8 +1,9 @@
 // The 1D fabric in the model: fabric_router on the Ethernet cores of a line or ring planned by the
-// host (fabric::plan_fabric over the shipped cluster descriptors), worker kernels
-// (fabric_traffic, fabric_conn_stress) on Tensix cores sending through the worker adapter. Every
-// test checks the delivered bytes, the counters and the router statuses exactly, and ends with a
-// termination every router must answer (graceful: nothing left undrained).
+// host (fabric::plan_fabric over the shipped cluster descriptors) and brought up, run and
+// terminated by the host's FabricRunner (fabric_sim.h), worker kernels (fabric_traffic,
+// fabric_conn_stress) on Tensix cores sending through the worker adapter. Every test checks the
+// delivered bytes, the counters and the router statuses exactly, and ends with a termination
+// every router must answer (graceful: nothing left undrained).
 #include <catch2/catch.hpp>
 
 #include <chrono>
@@ -27,12 +28,11 @@ namespace pf = protocol::fabric;
 using fabric::FabricDir;
 using fabric::FabricOptions;
 using fabric::RouterPlacement;
+using pf::NocSendType;
+using pf::RouterStatus;
 using protocol::FabricDest;
 using protocol::FabricTrafficArgs;
 using protocol::FabricTrafficResults;
-using protocol::KernelRole;
-using pf::NocSendType;
-using pf::RouterStatus;
 using simfw::Core;
 using simfw::Rig;
 using namespace fabric_sim;
@@ -84,12 +84,13 @@ FabricDest dest(uint32_t route, Core at, uint32_t addr, uint32_t seed, uint32_t 
     return d;
 }
 
-void launch_traffic(Rig& rig, Core w, const FabricTrafficArgs& a, const std::vector<FabricDest>& dests) {
+// A fabric_traffic worker on `w` sending to `dests` (its destination list at kDestsAddr).
+Kernel traffic_kernel(Core w, const FabricTrafficArgs& a, const std::vector<FabricDest>& dests) {
     std::vector<uint8_t> bytes(dests.size() * sizeof(FabricDest));
     std::memcpy(bytes.data(), dests.data(), bytes.size());
-    rig.load(w, "fabric_traffic", KernelRole::Master, a);
-    rig.write(w, kDestsAddr, bytes);
-    rig.release(w);
+    Kernel k = mailbox_kernel(w, "fabric_traffic", a);
+    k.writes.emplace_back(kDestsAddr, std::move(bytes));
+    return k;
 }
 
 // What `packets` packets of send type `a` to destination `d` left on core `at` (see FabricDest).
@@ -142,14 +143,6 @@ bool exited(Rig& rig, const std::vector<Core>& cores) {
     return true;
 }
 
-void run_workers(FabricSim& f, const std::vector<Core>& workers, uint64_t budget) {
-    const bool done = f.rig().run_until([&] { return exited(f.rig(), workers); }, budget, 1024);
-    INFO(f.describe());
-    for (const Core& w : workers) INFO(f.rig().describe(w));
-    REQUIRE(done);
-    for (const Core& w : workers) REQUIRE_KERNEL_PASSED(f.rig(), w);
-}
-
 const char* type_name(NocSendType t) {
     switch (t) {
         case NocSendType::UnicastWrite: return "unicast write";
@@ -199,9 +192,7 @@ void two_chip_send_type(const std::string& cluster, NocSendType type, Core worke
     const auto dw = dest(pf::route_unicast(1), sw, kRegion, 200, kSem);
     const auto ae = traffic_args(f.channel(0, FabricDir::East), type, bytes, count, 1, slots);
     const auto aw = traffic_args(f.channel(1, FabricDir::West), type, bytes, count, 1, slots);
-    launch_traffic(f.rig(), we, ae, {de});
-    launch_traffic(f.rig(), ww, aw, {dw});
-    run_workers(f, {we, ww}, 20'000'000);
+    f.run_workers({traffic_kernel(we, ae, {de}), traffic_kernel(ww, aw, {dw})}, 20'000'000);
     // Once idle, the routers' published counters are exact without any termination.
     f.rig().cluster().step(50'000);
     CHECK(f.status(f.router(0, FabricDir::East)).completed[0] == count);
@@ -256,8 +247,7 @@ TEST_CASE("fabric: payload sizes up to the arch maximum, split at the slot size"
     const Core w = on(f.chip(0), kWorkerEast), s = on(f.chip(1), kSink);
     const auto d = dest(pf::route_unicast(1), s, kRegion, 7, kSem);
     const auto a = traffic_args(f.channel(0, FabricDir::East), NocSendType::FusedWriteAtomicInc, bytes, count, 1, slots);
-    launch_traffic(f.rig(), w, a, {d});
-    run_workers(f, {w}, 20'000'000);
+    f.run_workers({traffic_kernel(w, a, {d})}, 20'000'000);
     f.stop_graceful();
     check_dest(f.rig(), s, a, d, count);
     const uint32_t packets = count * ((bytes + payload - 1) / payload);
@@ -279,9 +269,7 @@ TEST_CASE("fabric: 8-chip line, unicast 1..7 hops in both directions", "[sim][fa
         const auto n = static_cast<uint32_t>(hops.size());
         const auto ae = traffic_args(f.channel(0, FabricDir::East), NocSendType::FusedWriteAtomicInc, bytes, per_dest * n, n, per_dest);
         const auto aw = traffic_args(f.channel(7, FabricDir::West), NocSendType::FusedWriteAtomicInc, bytes, per_dest * n, n, per_dest);
-        launch_traffic(f.rig(), we, ae, de);
-        launch_traffic(f.rig(), ww, aw, dw);
-        run_workers(f, {we, ww}, 50'000'000);
+        f.run_workers({traffic_kernel(we, ae, de), traffic_kernel(ww, aw, dw)}, 50'000'000);
         f.rig().run(200'000);  // let the last packets land before checking
         for (uint32_t i = 0; i < n; ++i) {
             check_dest(f.rig(), on(f.chip(hops[i]), kSink), ae, de[i], per_dest);
@@ -306,8 +294,7 @@ TEST_CASE("fabric: 1D multicast writes every chip of the range", "[sim][fabric][
     // hops 2..4 (chips 2, 3, 7); chip 1 only forwards
     const auto d = dest(pf::route_multicast(2, 3), kSink, kRegion, 55, kSem);
     const auto a = traffic_args(f.channel(0, FabricDir::East), NocSendType::FusedWriteAtomicInc, bytes, count, 1, count);
-    launch_traffic(f.rig(), w, a, {d});
-    run_workers(f, {w}, 20'000'000);
+    f.run_workers({traffic_kernel(w, a, {d})}, 20'000'000);
     f.stop_graceful();
     for (uint32_t i = 2; i <= 4; ++i) check_dest(f.rig(), on(f.chip(i), kSink), a, d, count);
     CHECK(f.rig().read32(on(f.chip(1), kSink), kSem) == 0);
@@ -327,12 +314,13 @@ namespace {
 constexpr uint32_t kAllToAllMaxHops = 4;
 
 struct AllToAll {
-    std::vector<Core> workers;
+    std::vector<Kernel> workers;
     std::vector<std::pair<FabricTrafficArgs, std::vector<std::pair<Core, FabricDest>>>> sends;
 };
 
-AllToAll launch_all_to_all(FabricSim& f, uint32_t n, bool ring, uint32_t per_dest, uint32_t bytes, uint32_t slots,
-                           Core worker_east = kWorkerEast, Core worker_west = kWorkerWest, Core sink_core = kSink) {
+AllToAll plan_all_to_all(FabricSim& f, uint32_t n, bool ring, uint32_t per_dest, uint32_t bytes,
+                         uint32_t slots, Core worker_east = kWorkerEast,
+                         Core worker_west = kWorkerWest, Core sink_core = kSink) {
     AllToAll t;
     for (uint32_t i = 0; i < n; ++i) {
         for (FabricDir dir : {FabricDir::East, FabricDir::West}) {
@@ -357,8 +345,7 @@ AllToAll launch_all_to_all(FabricSim& f, uint32_t n, bool ring, uint32_t per_des
             const auto nd = static_cast<uint32_t>(dests.size());
             auto a = traffic_args(f.channel(i, dir), NocSendType::FusedWriteAtomicInc, bytes, per_dest * nd, nd, slots);
             a.timeout_us = 100'000;
-            launch_traffic(f.rig(), w, a, dests);
-            t.workers.push_back(w);
+            t.workers.push_back(traffic_kernel(w, a, dests));
             t.sends.emplace_back(a, where);
         }
     }
@@ -377,8 +364,8 @@ TEST_CASE("fabric: all-to-all on a 4-chip line", "[sim][fabric][t3k]") {
     FabricSim f("t3k_cluster.yaml", line_options({0, 1, 2, 3}));
     f.start();
     const uint32_t per_dest = 40, bytes = 1024, slots = 4;
-    const AllToAll t = launch_all_to_all(f, 4, false, per_dest, bytes, slots);
-    run_workers(f, t.workers, 100'000'000);
+    const AllToAll t = plan_all_to_all(f, 4, false, per_dest, bytes, slots);
+    f.run_workers(t.workers, 100'000'000);
     f.stop_graceful();
     f.check_link_counts();
     check_all_to_all(f, t, per_dest);
@@ -394,8 +381,8 @@ void ring_all_to_all(uint32_t per_dest) {
     const uint32_t bytes = 1024, slots = 4;
     const auto t0 = std::chrono::steady_clock::now();
     const uint64_t c0 = f.rig().cluster().cycle();
-    const AllToAll t = launch_all_to_all(f, 8, true, per_dest, bytes, slots);
-    run_workers(f, t.workers, 4'000'000'000);
+    const AllToAll t = plan_all_to_all(f, 8, true, per_dest, bytes, slots);
+    f.run_workers(t.workers, 4'000'000'000);
     const uint64_t cycles = f.rig().cluster().cycle() - c0;
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     f.stop_graceful();
@@ -433,8 +420,9 @@ TEST_CASE("fabric: Blackhole all-to-all on a 4-chip line", "[sim][fabric][blackh
     FabricSim f(blackhole_chain_cluster(4), line_options({0, 1, 2, 3}));
     f.start();
     const uint32_t per_dest = 40, bytes = 2048, slots = 4;
-    const AllToAll t = launch_all_to_all(f, 4, false, per_dest, bytes, slots, kBhWorkerEast, kBhWorkerWest, kBhSink);
-    run_workers(f, t.workers, 100'000'000);
+    const AllToAll t =
+        plan_all_to_all(f, 4, false, per_dest, bytes, slots, kBhWorkerEast, kBhWorkerWest, kBhSink);
+    f.run_workers(t.workers, 100'000'000);
     f.stop_graceful();
     f.check_link_counts();
     check_all_to_all(f, t, per_dest);
@@ -455,6 +443,7 @@ TEST_CASE("fabric: connection stress, open/send/close with one and three workers
     const Core sink = on(f.chip(1), kSink);
     std::vector<Core> cores;
     for (uint32_t k = 0; k < workers; ++k) cores.push_back(Core{f.chip(0), 1 + k, 2});
+    std::vector<Kernel> kernels;
     for (uint32_t k = 0; k < workers; ++k) {
         protocol::FabricConnStressArgs a{};
         a.channel = f.channel(0, FabricDir::East);
@@ -474,10 +463,10 @@ TEST_CASE("fabric: connection stress, open/send/close with one and three workers
         a.src_addr = kSrcAddr;
         a.conn_l1 = kConnL1;
         a.timeout_us = 20'000;
-        f.rig().launch(cores[k], "fabric_conn_stress", KernelRole::Master, a);
+        kernels.push_back(mailbox_kernel(cores[k], "fabric_conn_stress", a));
     }
     const auto t0 = std::chrono::steady_clock::now();
-    run_workers(f, cores, 4'000'000'000);
+    f.run_workers(kernels, 4'000'000'000);
     WARN(workers << " workers x " << iterations << " open/send/close: " << f.rig().cluster().cycle() << " cycles, "
                  << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() << " s wall");
     f.stop_graceful();
@@ -499,14 +488,13 @@ TEST_CASE("fabric: immediate termination with traffic in flight", "[sim][fabric]
     auto ae = traffic_args(f.channel(0, FabricDir::East), NocSendType::FusedWriteAtomicInc, bytes, count, 1, slots);
     auto aw = traffic_args(f.channel(3, FabricDir::West), NocSendType::FusedWriteAtomicInc, bytes, count, 1, slots);
     ae.timeout_us = aw.timeout_us = 200;  // a router that stopped answers no more credits
-    launch_traffic(f.rig(), we, ae, {de});
-    launch_traffic(f.rig(), ww, aw, {dw});
-    f.rig().cluster().step(300'000);
+    // 300,000 cycles of traffic, then the routers stop with the workers still sending.
+    const auto res =
+        f.run_kernels({traffic_kernel(we, ae, {de}), traffic_kernel(ww, aw, {dw})}, 300'000);
+    REQUIRE(res[0].outcome == fabric::LaunchOutcome::Timeout);
     REQUIRE(f.rig().state(we) == sim::RunState::Running);
-    f.terminate(pf::Termination::Immediate);
-    const bool done = f.rig().run_until([&] { return f.routers_exited(); }, 2'000'000, 64);
+    (void)f.runner().terminate(pf::Termination::Immediate, 2'000'000);
     INFO(f.describe());
-    REQUIRE(done);
     for (const RouterPlacement& p : f.plan().routers) {
         INFO(FabricSim::core(p).str());
         CHECK(f.status(p).status == static_cast<uint32_t>(RouterStatus::Terminated));
@@ -541,19 +529,18 @@ TEST_CASE("fabric: graceful termination delivers everything in flight", "[sim][f
     const Core we = on(f.chip(0), kWorkerEast);
     const auto de = dest(pf::route_unicast(3), on(f.chip(3), kSink), kRegion, 33, kSem);
     auto ae = traffic_args(f.channel(0, FabricDir::East), NocSendType::FusedWriteAtomicInc, bytes, count, 1, slots);
-    launch_traffic(f.rig(), we, ae, {de});
-    run_workers(f, {we}, 50'000'000);
-    // Ask at once: packets are still on their way through chips 1 and 2.
-    f.stop_graceful();
+    f.run_workers({traffic_kernel(we, ae, {de})}, 50'000'000);
+    // Ask at once (no wait for quiescence): packets are still on their way through chips 1 and 2.
+    f.stop_graceful_now();
     check_dest(f.rig(), on(f.chip(3), kSink), ae, de, count);
     CHECK(f.status(f.router(0, FabricDir::East)).sent[0] == count);
 }
 
 TEST_CASE("fabric: handshake mismatch (payload_bytes) stops both ends", "[sim][fabric][handshake]") {
     FabricSim f("n300_cluster.yaml", line_options({0, 1}));
-    f.load([](const RouterPlacement& p, pf::RouterConfig& c) {
+    f.start_routers(f.tweaked([](const RouterPlacement& p, pf::RouterConfig& c) {
         if (p.chip == 1) c.payload_bytes = 2048;
-    });
+    }));
     const bool done = f.rig().run_until([&] { return f.routers_exited(); }, 2'000'000, 256);
     INFO(f.describe());
     REQUIRE(done);
@@ -568,7 +555,8 @@ TEST_CASE("fabric: handshake mismatch (payload_bytes) stops both ends", "[sim][f
 
 TEST_CASE("fabric: two masters on one link are a handshake mismatch", "[sim][fabric][handshake]") {
     FabricSim f("n300_cluster.yaml", line_options({0, 1}));
-    f.load([](const RouterPlacement&, pf::RouterConfig& c) { c.is_master = 1; });
+    f.start_routers(
+        f.tweaked([](const RouterPlacement&, pf::RouterConfig& c) { c.is_master = 1; }));
     REQUIRE(f.rig().run_until([&] { return f.routers_exited(); }, 2'000'000, 256));
     INFO(f.describe());
     for (const RouterPlacement& p : f.plan().routers) {
@@ -581,14 +569,12 @@ TEST_CASE("fabric: two masters on one link are a handshake mismatch", "[sim][fab
 TEST_CASE("fabric: a peer that never starts is a handshake timeout", "[sim][fabric][handshake]") {
     FabricSim f("n300_cluster.yaml", line_options({0, 1}));
     const RouterPlacement& master = f.router(0, FabricDir::East);
-    pf::RouterConfig c = master.config;
-    c.handshake_timeout_us = 50;
-    std::vector<uint8_t> bytes(sizeof c);
-    std::memcpy(bytes.data(), &c, sizeof c);
+    // Only the master is started, and gives up after 50 us.
+    fabric::FabricPlan alone = f.plan();
+    alone.routers = {master};
+    alone.routers[0].config.handshake_timeout_us = 50;
+    f.start_routers(alone);
     const Core mc = FabricSim::core(master);
-    f.rig().load_image(mc, "fabric_router");
-    f.rig().write(mc, master.layout.config, bytes);
-    f.rig().release(mc);
     REQUIRE(f.rig().run_until([&] { return f.rig().state(mc) != sim::RunState::Running; }, 1'000'000, 256));
     const auto b = f.status(master);
     CHECK(b.status == static_cast<uint32_t>(RouterStatus::Timeout));
@@ -598,7 +584,8 @@ TEST_CASE("fabric: a peer that never starts is a handshake timeout", "[sim][fabr
 
 TEST_CASE("fabric: an invalid config is refused", "[sim][fabric]") {
     FabricSim f("n300_cluster.yaml", line_options({0, 1}));
-    f.load([](const RouterPlacement&, pf::RouterConfig& c) { c.payload_bytes = 100; });
+    f.start_routers(
+        f.tweaked([](const RouterPlacement&, pf::RouterConfig& c) { c.payload_bytes = 100; }));
     REQUIRE(f.rig().run_until([&] { return f.routers_exited(); }, 200'000, 256));
     for (const RouterPlacement& p : f.plan().routers) {
         CHECK(f.status(p).status == static_cast<uint32_t>(RouterStatus::ConfigInvalid));
@@ -655,8 +642,7 @@ void bad_header_case(bool ring) {
         CHECK(f.status(rx).bad_packets == i + 1);
         CHECK(fabric::router_detail_name(f.status(rx).status, f.status(rx).detail) == why[i]);
     }
-    f.terminate(pf::Termination::Graceful);
-    REQUIRE(f.rig().run_until([&] { return f.routers_exited(); }, 2'000'000, 256));
+    (void)f.runner().terminate(pf::Termination::Graceful, 2'000'000);
     INFO(f.describe());
     const auto bt = f.status(tx), br = f.status(rx);
     CHECK(bt.status == static_cast<uint32_t>(RouterStatus::Terminated));
@@ -677,12 +663,11 @@ TEST_CASE("fabric: a bad packet header is dropped, counted, and its credit retur
 
 TEST_CASE("fabric: the termination word ends the wait for the ready word", "[sim][fabric][termination]") {
     FabricSim f("n300_cluster.yaml", line_options({0, 1}));
-    f.load();
+    f.start_routers();  // nobody writes the ready word
     REQUIRE(f.rig().run_until([&] { return f.all_status(RouterStatus::HandshakeComplete); }, 2'000'000, 256));
     f.rig().cluster().step(20'000);
     CHECK(f.all_status(RouterStatus::HandshakeComplete));  // waiting for ready, not giving up
-    f.terminate(pf::Termination::Immediate);
-    REQUIRE(f.rig().run_until([&] { return f.routers_exited(); }, 100'000, 64));
+    (void)f.runner().terminate(pf::Termination::Immediate, 100'000);
     for (const RouterPlacement& p : f.plan().routers) {
         const auto b = f.status(p);
         CHECK(b.status == static_cast<uint32_t>(RouterStatus::Terminated));

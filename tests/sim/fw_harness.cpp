@@ -26,45 +26,19 @@ std::string Core::str() const {
     return s.str();
 }
 
-sim::ChipSpec chip_spec(hal::Arch arch, const std::string& name) {
-    static std::mutex m;
-    static std::map<hal::Arch, fabric::SocDescriptor> cache;
-    std::lock_guard<std::mutex> lock(m);
-    auto it = cache.find(arch);
-    if (it == cache.end()) {
-        const std::string file = std::string(FABRIC_SOC_DESCRIPTOR_DIR) + "/" +
-                                 (arch == hal::Arch::Blackhole ? "blackhole_140_arch.yaml" : "wormhole_b0_80_arch.yaml");
-        it = cache.emplace(arch, fabric::SocDescriptor::load_file(file)).first;
-    }
-    const fabric::SocDescriptor& d = it->second;
-    sim::ChipSpec s;
-    s.arch = arch;
-    s.grid_x = d.grid_x();
-    s.grid_y = d.grid_y();
-    s.name = name;
-    // Eth cores first, in channel order (ChipSpec: channel n is the n-th Eth core listed).
-    for (const fabric::CoreCoord& c : d.cores(fabric::CoreType::Eth)) {
-        s.cores.push_back({c.x, c.y, sim::CoreKind::Eth, d.eth_l1_size()});
-    }
-    for (const fabric::CoreCoord& c : d.cores(fabric::CoreType::Worker)) {
-        s.cores.push_back({c.x, c.y, sim::CoreKind::Worker, d.worker_l1_size()});
-    }
-    for (const auto& ch : d.dram_channels()) {
-        std::vector<sim::noc::Coord> ports;
-        for (const fabric::CoreCoord& p : ch) ports.push_back({p.x, p.y});
-        s.dram_channels.push_back(ports);
-    }
-    s.dram_bank_size = d.dram_bank_size();
-    return s;
+const fabric::SocDescriptor& soc_descriptor(hal::Arch arch) {
+    static const fabric::SocDescriptor wh = fabric::SocDescriptor::load_file(
+        std::string(FABRIC_SOC_DESCRIPTOR_DIR) + "/wormhole_b0_80_arch.yaml");
+    static const fabric::SocDescriptor bh = fabric::SocDescriptor::load_file(
+        std::string(FABRIC_SOC_DESCRIPTOR_DIR) + "/blackhole_140_arch.yaml");
+    return arch == hal::Arch::Blackhole ? bh : wh;
 }
 
 std::string firmware_path(hal::Arch arch, const std::string& name) {
     return std::string(FABRIC_FIRMWARE_DIR) + "/" + hal::arch_map(arch).name + "/" + name + ".elf";
 }
 
-namespace {
-
-const fabric::ElfImage& elf(hal::Arch arch, const std::string& name) {
+const fabric::ElfImage& firmware(hal::Arch arch, const std::string& name) {
     static std::mutex m;
     static std::map<std::string, fabric::ElfImage> cache;
     std::lock_guard<std::mutex> lock(m);
@@ -79,17 +53,7 @@ const fabric::ElfImage& elf(hal::Arch arch, const std::string& name) {
     return it->second;
 }
 
-std::vector<sim::ChipSpec> specs(uint32_t chips, hal::Arch arch) {
-    std::vector<sim::ChipSpec> v;
-    for (uint32_t i = 0; i < chips; ++i) v.push_back(chip_spec(arch, "chip" + std::to_string(i)));
-    return v;
-}
-
-sim::ClusterOptions options(const std::optional<sim::eth::LinkConfig>& link) {
-    sim::ClusterOptions o;
-    o.link = link;
-    return o;
-}
+namespace {
 
 const char* state_name(sim::RunState s) {
     switch (s) {
@@ -114,8 +78,16 @@ std::string hex(uint32_t v) {
 
 }  // namespace
 
-Rig::Rig(uint32_t chips, hal::Arch arch, std::optional<sim::eth::LinkConfig> link)
-    : arch_(hal::arch_map(arch)), cluster_(specs(chips, arch), options(link)) {}
+Rig::Rig(uint32_t chips, hal::Arch arch)
+    : arch_(hal::arch_map(arch)),
+      device_(soc_descriptor(arch), arch, chips),
+      cluster_(device_.cluster()) {}
+
+Rig::Rig(const fabric::ClusterDescriptor& cluster)
+    : arch_(hal::arch_map(cluster.arch())),
+      device_(soc_descriptor(cluster.arch()), cluster.arch(),
+              fabric::SimDeviceOptions{cluster, std::nullopt}),
+      cluster_(device_.cluster()) {}
 
 Core Rig::eth(uint32_t chip, uint32_t channel) {
     const sim::noc::Coord c = cluster_.chip(chip).eth_core(channel);
@@ -137,7 +109,7 @@ sim::eth::Link& Rig::link(Core c) {
 void Rig::load_image(Core c, const std::string& name) {
     sim::Chip& ch = cluster_.chip(c.chip);
     ch.write32(c.x, c.y, hc::kSoftResetReg, hc::kSoftResetAllRiscs);
-    const fabric::ElfImage& img = elf(arch_.arch, name);
+    const fabric::ElfImage& img = firmware(arch_.arch, name);
     for (const fabric::ElfSegment& seg : img.segments()) {
         ch.write(c.x, c.y, seg.address, seg.bytes);
     }
@@ -146,6 +118,10 @@ void Rig::load_image(Core c, const std::string& name) {
 
 void Rig::load_words(Core c, const std::string& name, protocol::KernelRole role, const std::vector<uint32_t>& args) {
     load_image(c, name);
+    write_mailbox(c, role, args);
+}
+
+void Rig::write_mailbox(Core c, protocol::KernelRole role, const std::vector<uint32_t>& args) {
     sim::Chip& ch = cluster_.chip(c.chip);
     protocol::TestMailbox m{};
     m.magic = protocol::kTestMailboxMagic;
@@ -155,6 +131,14 @@ void Rig::load_words(Core c, const std::string& name, protocol::KernelRole role,
     std::vector<uint8_t> bytes(sizeof m);
     std::memcpy(bytes.data(), &m, sizeof m);
     ch.write(c.x, c.y, mailbox_addr(), bytes);
+}
+
+fabric::LaunchTarget Rig::target(Core c, const std::string& name) {
+    const fabric::SocDescriptor& soc = device_.soc(c.chip);
+    const bool eth = soc.core_type({c.x, c.y}) == fabric::CoreType::Eth;
+    const uint32_t l1 = eth ? soc.eth_l1_size() : soc.worker_l1_size();
+    return fabric::LaunchTarget{c.location(), &firmware(arch_.arch, name),
+                                fabric::erisc_placement(arch_, l1)};
 }
 
 void Rig::release(Core c) {
@@ -227,8 +211,9 @@ std::string Rig::describe(Core c) {
         s << "\n  failure: code " << f.code << ", hal status " << hal::to_string(static_cast<hal::Status>(f.hal_status))
           << ", step " << f.step << ", detail " << f.detail << " (" << hex(f.detail) << ")";
     }
-    if (!t.console().empty()) {
-        s << "\n  console: " << t.console();
+    const std::string console = device_.console(c.location());
+    if (!console.empty()) {
+        s << "\n  console: " << console;
     }
     return s.str();
 }

@@ -1,18 +1,23 @@
 // Running the test and benchmark kernels (firmware/tests, firmware/benchmarks) in the model: a
-// sim::Cluster of chips built from the shipped SoC descriptor, the kernels' ELFs loaded the way the
-// host loads them (segments into L1, reset PC, release ERISC0), and the test mailbox
+// fabric::SimDevice of chips built from the shipped SoC descriptor (the Device the host's control
+// plane drives, so FabricRunner runs on the same chips), the kernels' ELFs loaded the way the host
+// loads them (segments into L1, reset PC, release ERISC0), and the test mailbox
 // (protocol/test_mailbox.h) for arguments, results and termination. Used by the sim tests
 // (tests/sim) and the Ethernet microbenchmarks (benchmarks/eth_bench).
 #pragma once
 
 #include <cstdint>
 #include <cstring>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "chip.h"
 #include "cluster.h"
+#include "fabric/cluster_descriptor.h"
+#include "fabric/elf.h"
+#include "fabric/launch.h"
+#include "fabric/sim_device.h"
+#include "fabric/soc_descriptor.h"
 #include "hal/arch_map.h"
 #include "protocol/test_kernels.h"
 #include "protocol/test_mailbox.h"
@@ -26,21 +31,39 @@ struct Core {
     uint32_t y = 0;
     bool operator==(const Core&) const = default;
     std::string str() const;  // "chip 0 core 9-0"
+    // The same core as the host's control plane names it.
+    fabric::CoreLocation location() const { return {chip, {x, y}}; }
+    static Core at(const fabric::CoreLocation& l) { return {l.chip, l.core.x, l.core.y}; }
 };
 
-// The chip spec of the shipped SoC descriptor of `arch` (soc_descriptors/), named `name`.
-sim::ChipSpec chip_spec(hal::Arch arch, const std::string& name);
+// The shipped SoC descriptor of `arch` (soc_descriptors/), loaded once.
+const fabric::SocDescriptor& soc_descriptor(hal::Arch arch);
 
 // Path of a kernel ELF built by this tree (<build>/firmware/<arch>/<name>.elf).
 std::string firmware_path(hal::Arch arch, const std::string& name);
+// That ELF, loaded once and checked to fit an eth core's application range.
+const fabric::ElfImage& firmware(hal::Arch arch, const std::string& name);
+
+// A kernel's argument struct as the mailbox's argument words.
+template <typename Args>
+std::vector<uint32_t> mailbox_args(const Args& args) {
+    static_assert(sizeof(Args) <= sizeof(uint32_t) * protocol::kTestMaxArgs);
+    static_assert(sizeof(Args) % 4 == 0);
+    std::vector<uint32_t> words(sizeof(Args) / 4);
+    std::memcpy(words.data(), &args, sizeof(Args));
+    return words;
+}
 
 class Rig {
   public:
     // `chips` chips of the shipped descriptor, no connections yet. Bare-metal launch (no WH base
     // firmware): a kernel is loaded into a core held in reset and released at its entry.
-    explicit Rig(uint32_t chips, hal::Arch arch = hal::Arch::WormholeB0,
-                 std::optional<sim::eth::LinkConfig> link = std::nullopt);
+    explicit Rig(uint32_t chips, hal::Arch arch = hal::Arch::WormholeB0);
+    // The chips and every Ethernet link of a cluster descriptor, bare metal as above.
+    explicit Rig(const fabric::ClusterDescriptor& cluster);
 
+    // The chips as the host's control plane sees them (FabricRunner, launch).
+    fabric::SimDevice& device() { return device_; }
     sim::Cluster& cluster() { return cluster_; }
     sim::Chip& chip(uint32_t id) { return cluster_.chip(id); }
     const hal::ArchMap& arch() const { return arch_; }
@@ -58,13 +81,10 @@ class Rig {
     // everything else zero). Not released.
     template <typename Args>
     void load(Core c, const std::string& name, protocol::KernelRole role, const Args& args) {
-        static_assert(sizeof(Args) <= sizeof(uint32_t) * protocol::kTestMaxArgs);
-        std::vector<uint32_t> words(sizeof(Args) / 4);
-        std::memcpy(words.data(), &args, sizeof(Args));
-        load_words(c, name, role, words);
+        load_words(c, name, role, mailbox_args(args));
     }
     // Load an ELF into `c` (held in reset first) with no mailbox set up: firmware that takes its
-    // configuration elsewhere (the fabric router reads RouterConfig from its own L1 block). Not
+    // configuration elsewhere (the fabric mux reads MuxConfig from its own L1 block). Not
     // released.
     void load_image(Core c, const std::string& name);
     void release(Core c);
@@ -123,11 +143,19 @@ class Rig {
     uint32_t pattern_mismatches(Core c, uint32_t addr, uint32_t bytes, uint32_t seed);
     void fill_pattern(Core c, uint32_t addr, uint32_t bytes, uint32_t seed);
 
+    // Kernel `name` on `c` as the host's launch (and FabricRunner::run_workers) takes it: the
+    // image, and the application range of `c`'s L1 (eth or Tensix) as its placement.
+    fabric::LaunchTarget target(Core c, const std::string& name);
+    // Write `c`'s mailbox as load() does (magic, role, args, everything else zero) and nothing
+    // else: for a kernel someone else loads (FabricRunner::run_workers).
+    void write_mailbox(Core c, protocol::KernelRole role, const std::vector<uint32_t>& args);
+
   private:
     void load_words(Core c, const std::string& name, protocol::KernelRole role, const std::vector<uint32_t>& args);
 
     const hal::ArchMap& arch_;
-    sim::Cluster cluster_;
+    fabric::SimDevice device_;
+    sim::Cluster& cluster_;  // device_'s model
 };
 
 // Catch2: require that a kernel passed, with the whole story when it did not.

@@ -23,7 +23,6 @@
 #include "protocol/fabric_mux.h"
 
 using namespace fabric_sim;
-using protocol::KernelRole;
 using protocol::MuxWorkerArgs;
 using protocol::MuxWorkerResults;
 
@@ -84,15 +83,20 @@ class MuxSim {
 
     pf::MuxLayout layout(const pf::MuxConfig& c) { return pf::mux_layout(rig().arch(), c); }
 
-    // Load (not release) a mux image with its config; status and termination words zeroed.
-    void load_mux(Core at, const pf::MuxConfig& c, const std::string& elf = "fabric_mux") {
+    // A mux image with its config as a kernel: config written, status and termination words
+    // zeroed before it starts.
+    Kernel mux_kernel(Core at, const pf::MuxConfig& c, const std::string& elf = "fabric_mux") {
         const pf::MuxLayout l = layout(c);
-        rig().load_image(at, elf);
-        std::vector<uint8_t> bytes(sizeof c);
-        std::memcpy(bytes.data(), &c, sizeof c);
-        rig().write(at, l.config, bytes);
-        rig().zero(at, l.status, sizeof(pf::MuxStatusBlock));
-        rig().write32(at, l.termination, 0);
+        Kernel k{at, elf, std::nullopt, {}};
+        k.writes.emplace_back(l.config, bytes_of(c));
+        k.writes.emplace_back(l.status, std::vector<uint8_t>(sizeof(pf::MuxStatusBlock), 0));
+        k.writes.emplace_back(l.termination, std::vector<uint8_t>(4, 0));
+        return k;
+    }
+
+    // Load (not release) a mux image with its config, as mux_kernel says.
+    void load_mux(Core at, const pf::MuxConfig& c, const std::string& elf = "fabric_mux") {
+        load_kernel(rig(), mux_kernel(at, c, elf));
     }
 
     pf::MuxStatusBlock status(Core at) {
@@ -151,9 +155,15 @@ MuxWorkerArgs client_args(const pf::WorkerChannel& ch, uint32_t w, uint32_t coun
     return a;
 }
 
+// A client kernel: its args in the mailbox, the master's done word zeroed.
+Kernel client_kernel(const Client& c) {
+    Kernel k = mailbox_kernel(c.core, "mux_worker", c.args);
+    k.writes.emplace_back(kDoneAddr, std::vector<uint8_t>(4, 0));
+    return k;
+}
+
 void load_client(Rig& rig, const Client& c) {
-    rig.load(c.core, "mux_worker", KernelRole::Master, c.args);
-    rig.write32(c.core, kDoneAddr, 0);
+    load_kernel(rig, client_kernel(c));
 }
 
 // Every byte (full-size) or the counter (header-only) client `a` left on `sink`.
@@ -189,31 +199,32 @@ void deliver_case(const std::string& cluster, uint32_t full, uint32_t header, ui
     const Core mux = on_eth ? m.rig().eth(m.fabric().chip(0), busy_eth == 15 ? 14 : 15) : tensix(a, m.fabric().chip(0), 0);
     const Core sink{m.fabric().chip(1), kSinkX, sink_y(a)};
     const pf::MuxConfig cfg = m.config(0, FabricDir::East, full, slots, 1024, header, slots);
-    m.load_mux(mux, cfg);
+    std::vector<Kernel> kernels = {m.mux_kernel(mux, cfg)};
     std::vector<Client> clients;
     const Core master = tensix(a, mux.chip, 1);
     for (uint32_t w = 0; w < full + header; ++w) {
         const pf::WorkerChannel ch = pf::mux_channel(m.rig().arch(), cfg, w, mux.x, mux.y);
         clients.push_back({tensix(a, mux.chip, 1 + w),
                            client_args(ch, w, count, 1024, sink, 1000 * (w + 1), master, full + header, w == 0)});
-        load_client(m.rig(), clients.back());
+        kernels.push_back(client_kernel(clients.back()));
     }
-    m.rig().release(mux);
-    for (const Client& c : clients) m.rig().release(c.core);
-    std::vector<Core> cores = {mux};
-    for (const Client& c : clients) cores.push_back(c.core);
-    const bool done = m.rig().run_until([&] { return all_exited(m.rig(), cores); }, 20'000'000, 256);
-    INFO(m.describe(mux));
-    std::string story;
-    for (const Client& c : clients) {
-        story += m.rig().describe(c.core) + "\n  block:";
-        for (uint32_t v : m.rig().read_words(mux, c.args.channel.connection, 24)) story += " " + hex(v);
-        story += " pushed stream " + hex(m.rig().read32(mux, hal::stream::reg_addr(c.args.channel.pushed_stream, hal::kWormholeB0.stream.remote_dest_buf_space_available)));
-        story += "\n";
-    }
-    INFO(story);
-    REQUIRE(done);
-    for (const Client& c : clients) REQUIRE_KERNEL_PASSED(m.rig(), c.core);
+    // On failure: the mux, and each client with its connection block and pushed stream.
+    const auto story = [&] {
+        std::string s = m.describe(mux) + "\n";
+        for (const Client& c : clients) {
+            s += m.rig().describe(c.core) + "\n  block:";
+            for (uint32_t v : m.rig().read_words(mux, c.args.channel.connection, 24))
+                s += " " + hex(v);
+            s += " pushed stream " +
+                 hex(m.rig().read32(mux,
+                                    hal::stream::reg_addr(
+                                        c.args.channel.pushed_stream,
+                                        hal::kWormholeB0.stream.remote_dest_buf_space_available)));
+            s += "\n";
+        }
+        return s;
+    };
+    m.fabric().run_workers(kernels, 20'000'000, story);
     const pf::MuxStatusBlock b = m.status(mux);
     CHECK(m.rig().exit_code(mux) == 0);
     CHECK(b.status == static_cast<uint32_t>(RouterStatus::Terminated));
@@ -301,7 +312,7 @@ TEST_CASE("mux: an invalid config is refused with the reason", "[sim][mux]") {
 
 TEST_CASE("mux: a router that is never ready: the mux times out saying so", "[sim][mux]") {
     MuxSim m("n300_cluster.yaml", line_options({0, 1}, 2048));
-    m.fabric().load();  // routers handshake but nobody writes their ready word
+    m.fabric().start_routers();  // routers handshake but nobody writes their ready word
     const Core mux = tensix(m.arch(), 0, 0);
     pf::MuxConfig c = m.config(0, FabricDir::East, 2, 1, 1024);
     c.ready_timeout_us = 50;
@@ -313,8 +324,7 @@ TEST_CASE("mux: a router that is never ready: the mux times out saying so", "[si
     CHECK(s.status == static_cast<uint32_t>(RouterStatus::Timeout));
     CHECK(s.stage == static_cast<uint32_t>(RouterStatus::StreamsInitialized));
     CHECK(s.stuck_at == static_cast<uint32_t>(pf::RouterWait::RouterReady));
-    m.fabric().terminate(pf::Termination::Immediate);
-    REQUIRE(m.rig().run_until([&] { return m.fabric().routers_exited(); }, 1'000'000, 256));
+    (void)m.fabric().runner().terminate(pf::Termination::Immediate, 1'000'000);
 }
 
 TEST_CASE("mux: a bad header from a client is dropped, counted and its slot returned", "[sim][mux]") {

@@ -15,6 +15,8 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <set>
@@ -602,4 +604,39 @@ TEST_CASE("mesh (sim): a second runner attaches to a running fabric and terminat
         CHECK(s.core_finished);
         CHECK(s.block.undrained == 0);
     }
+}
+
+TEST_CASE("mesh (sim): all-to-all on a t3k whose chips are harvested where workers would go",
+          "[mesh][sim][harvest]") {
+    REQUIRE_FIRMWARE();
+    // t3k_cluster.yaml with harvesting: every chip loses row 1 (bit 1), where the unharvested
+    // placement puts its workers, and row 7 (bit 8), where it puts the sink core; chip 5 row 2 too.
+    std::ifstream in(kSocDir + "/t3k_cluster.yaml");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    text += "harvesting:\n";
+    for (uint32_t chip = 0; chip < 8; ++chip) {
+        const uint32_t mask = (1u << 1) | (1u << 8) | (chip == 5 ? 1u << 3 : 0u);
+        text += "  " + std::to_string(chip) +
+                ": {noc_translation: true, harvest_mask: " + std::to_string(mask) + "}\n";
+    }
+    Mesh m(fabric::MeshGraph::load_file(kSocDir + "/t3k_mesh_graph.yaml"),
+           fabric::ClusterDescriptor::parse(text, "t3k_harvested.yaml"), options(), *router);
+    m.runner.bring_up(5'000'000);
+    fabric::MeshTrafficOptions o;
+    o.packets = 12;
+    o.packet_bytes = 1024;
+    const Traffic t = fabric::plan_mesh_traffic(m.plan, m.dev, *traffic, all_to_all(m.plan), o);
+    for (const auto& w : t.workers) {
+        INFO("worker " << w.target.core.str());
+        CHECK(m.dev.soc(w.target.core.chip).core_type(w.target.core.core) ==
+              fabric::CoreType::Worker);
+        CHECK((w.target.core.core.y != 1 && w.target.core.core.y != 7));
+        for (const auto& sink : w.sinks)
+            CHECK(sink.core == fabric::CoreCoord{1, sink.chip == 5 ? 10u : 9u});
+    }
+    run(m, t);
+    m.runner.monitor(300'000);
+    check_landed(m, t);
+    const auto fin = terminate_clean(m);
+    CHECK(delivered(fin) == 56 * 12);
 }

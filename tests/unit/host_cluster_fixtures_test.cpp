@@ -298,19 +298,19 @@ TEST_CASE("cluster fixtures: faulty variants have exactly their fault", "[cluste
     check_link(miscabled, port(3, 1), port(0, 1));
 }
 
-// Today's loader stops at the first port used twice; `fabricctl cluster check` lists them all.
+// The loader stops at the first port used twice; ClusterDescriptor::lint lists them all.
 TEST_CASE("cluster fixtures: duplicate and asymmetric entries are refused", "[cluster_fixtures]") {
     const std::string dir = fabric::test::descriptor_dir() + "/clusters/";
     const std::string duplicate = dir + "t3k_duplicate_cluster.yaml";
     CHECK(expect_error(ErrorCategory::BadDescriptor,
                        [&] { ClusterDescriptor::load_file(duplicate); }) ==
           duplicate +
-              ":176: field 'ethernet_connections[20][0]': chip 5 chan 0 is already used by "
-              "ethernet_connections[6][1]");
+              ":176: field 'ethernet_connections[20]': chip 5 chan 0 <-> chip 1 chan 8 is listed "
+              "again (first as ethernet_connections[6])");
     const std::string asymmetric = dir + "t3k_asymmetric_cluster.yaml";
     CHECK(expect_error(ErrorCategory::BadDescriptor,
                        [&] { ClusterDescriptor::load_file(asymmetric); }) ==
           asymmetric +
-              ":176: field 'ethernet_connections[20][0]': chip 5 chan 0 is already used by "
-              "ethernet_connections[6][1]");
+              ":176: field 'ethernet_connections[20]': chip 5 chan 0 is joined to chip 1 chan 0 "
+              "here but to chip 1 chan 8 by ethernet_connections[6]");
 }

@@ -381,6 +381,46 @@ TEST_CASE("fabric runner: bring-up, workers, graceful termination", "[fabric_run
         Contains("it was terminated"));
 }
 
+TEST_CASE("fabric runner: start starts the routers and waits for nothing", "[fabric_runner]") {
+    Rig rig;
+    FabricRunner runner(rig.dev, rig.plan, router_elf(), 100);
+    runner.start();
+    CHECK(rig.dev.now == 0);
+    CHECK(runner.started());
+    CHECK_FALSE(runner.up());
+    for (const auto& r : rig.plan.routers) {
+        INFO(r.core.str());
+        std::vector<uint8_t> cfg(sizeof(pf::RouterConfig));
+        rig.dev.read(r.core, r.layout.config, cfg);
+        CHECK(std::memcmp(cfg.data(), &r.config, sizeof(r.config)) == 0);
+        CHECK(rig.dev.core_status(r.core).state == CoreRunState::Running);
+    }
+    // The routers handshake on their own; nobody writes the ready word.
+    rig.dev.advance(10'000);
+    for (const auto& s : runner.status()) {
+        INFO(s.describe());
+        CHECK(s.status_name() == "handshake_complete");
+        CHECK(rig.dev.read32(s.core, rig.plan.routers.front().layout.ready) == 0);
+    }
+    CHECK(runner.health().empty());
+    const auto refused = [&](const std::function<void()>& f) {
+        return expect_error(ErrorCategory::BadInput, f);
+    };
+    CHECK(refused([&] { runner.start(); }) == "fabric: start after bring_up, start or attach");
+    CHECK(refused([&] { runner.bring_up(10'000); }) ==
+          "fabric: bring_up after bring_up, start or attach");
+    CHECK(refused([&] { runner.attach(); }) == "fabric: attach after bring_up, start or attach");
+    const auto img = router_elf();
+    const auto rules = fabric::erisc_placement(hal::kWormholeB0, wh_soc().worker_l1_size());
+    const std::vector<fabric::LaunchTarget> w{{{0, {1, 1}}, &img, rules}};
+    CHECK(refused([&] { (void)runner.run_workers(w); }) ==
+          "fabric: workers can only run while the fabric is up (bring it up first)");
+    for (const auto& s : runner.terminate(pf::Termination::Immediate, 10'000)) {
+        CHECK(s.status_name() == "terminated");
+        CHECK(s.core_finished);
+    }
+}
+
 TEST_CASE("fabric runner: a router stuck in the handshake is named", "[fabric_runner]") {
     Rig rig(std::pair{1u, FabricDir::West}, Script::StuckHandshaking);
     FabricRunner runner(rig.dev, rig.plan, router_elf(), 1'000);
@@ -521,7 +561,7 @@ TEST_CASE("fabric runner: bad calls and inputs", "[fabric_runner]") {
                Contains("bring-up timeout is 0 cycles"));
     runner.bring_up(10'000);
     CHECK_THAT(expect_error(ErrorCategory::BadInput, [&] { runner.bring_up(10'000); }),
-               Contains("bring_up called twice"));
+               Contains("fabric: bring_up after bring_up, start or attach"));
     CHECK_THAT(expect_error(ErrorCategory::BadInput, [&] { (void)runner.run_workers(w); }),
                Contains("worker chip 0 core 8-0 is the east router core of chip 0 (eth 2)"));
     {

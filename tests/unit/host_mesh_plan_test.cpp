@@ -487,11 +487,13 @@ TEST_CASE("mesh plan: crossed channel numbers join the k-th link at both ends", 
         "  - [{chip: 1, chan: 4}, {chip: 0, chan: 3}]\n"
         "  - [{chip: 0, chan: 2}, {chip: 1, chan: 5}]\n"
         "chips_with_mmio: [{0: 0}]\n";
-    const MeshPlan plan = plan_mesh(graph("n300_mesh_graph.yaml"), ClusterDescriptor::parse(crossed, "x.yaml"),
-                                    wh_soc(), opts(pf::Topology::Mesh, {0, 1}));
+    const MeshPlan plan =
+        plan_mesh(graph("n300_mesh_graph.yaml"), ClusterDescriptor::parse(crossed, "x.yaml"),
+                  wh_soc(), opts(pf::Topology::Mesh, {0, 1}));
     const auto ends = [&](MeshNode n, MeshDir d, uint32_t plane) {
         const auto& c = plan.router(n, d, plane).config;
-        return fmt::format("{}:{}-{}:{}", c.chip_id, c.eth_channel, c.peer_chip_id, c.peer_eth_channel);
+        return fmt::format("{}:{}-{}:{}", c.chip_id, c.eth_channel, c.peer_chip_id,
+                           c.peer_eth_channel);
     };
     CHECK(ends({0, 0}, MeshDir::E, 0) == "0:2-1:5");
     CHECK(ends({0, 1}, MeshDir::W, 0) == "1:5-0:2");
@@ -534,8 +536,9 @@ TEST_CASE("mesh plan: every bad input is named", "[mesh][plan]") {
     CHECK_THAT(bad_plan(t3kg, t3kc, wh_soc(), opts(pf::Topology::Torus)),
                Contains("is a ring of 2 rows (N/S)"));
     // A torus of several meshes (both its VCs are taken inside the mesh).
-    CHECK_THAT(bad_plan(specg, specc, wh_soc(), opts(pf::Topology::Torus)),
-               Contains("spec_4mesh_3x3_mesh_graph.yaml has 4 meshes and a torus; a torus is one mesh"));
+    CHECK_THAT(
+        bad_plan(specg, specc, wh_soc(), opts(pf::Topology::Torus)),
+        Contains("spec_4mesh_3x3_mesh_graph.yaml has 4 meshes and a torus; a torus is one mesh"));
     {
         auto o = opts(pf::Topology::Line);
         CHECK_THAT(bad_plan(t3kg, t3kc, wh_soc(), o),
@@ -566,10 +569,11 @@ TEST_CASE("mesh plan: every bad input is named", "[mesh][plan]") {
             "  - [{chip: 0, chan: 2}, {chip: 1, chan: 5}]\n"
             "  - [{chip: 0, chan: 3}, {chip: 1, chan: 4}]\n"
             "chips_with_mmio: [{0: 0}]\n";
-        CHECK_THAT(bad_plan(MeshGraph::parse(text, "twice.yaml"), ClusterDescriptor::parse(two, "two.yaml"),
-                            wh_soc(), opts(pf::Topology::Mesh)),
-                   Contains("M0D0 (chip 0) and M1D0 (chip 1) would be neighbours in two "
-                            "directions (E and S"));
+        CHECK_THAT(
+            bad_plan(MeshGraph::parse(text, "twice.yaml"),
+                     ClusterDescriptor::parse(two, "two.yaml"), wh_soc(), opts(pf::Topology::Mesh)),
+            Contains("M0D0 (chip 0) and M1D0 (chip 1) would be neighbours in two "
+                     "directions (E and S"));
     }
     // 65 meshes: more than an exit table holds.
     {

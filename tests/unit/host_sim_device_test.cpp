@@ -5,6 +5,7 @@
 #include "expect_error.h"
 #include "fabric/launch.h"
 #include "fabric/sim_device.h"
+#include "memory_cap.h"
 #include "test_elf.h"
 
 using Catch::Matchers::Contains;
@@ -150,4 +151,71 @@ TEST_CASE("SimDevice: untouched cores stay in reset", "[simdevice]") {
     CHECK(dev.core_status({0, {9, 0}}).state == CoreRunState::Reset);
     dev.advance(100);
     CHECK(dev.core_status({0, {9, 0}}).state == CoreRunState::Reset);
+}
+
+TEST_CASE("SimDevice: each chip harvested as the cluster says; a harvested worker is off",
+          "[simdevice][harvest]") {
+    // Chip 1 harvests Tensix row y = 1 (bit 1), chip 0 nothing.
+    fabric::SimDeviceOptions o;
+    o.cluster = fabric::ClusterDescriptor::parse(
+        "arch: {0: wormhole_b0, 1: wormhole_b0}\n"
+        "ethernet_connections: [[{chip: 0, chan: 8}, {chip: 1, chan: 0}]]\n"
+        "chips_with_mmio: [{0: 0}]\n"
+        "harvesting:\n"
+        "  0: {noc_translation: true, harvest_mask: 0}\n"
+        "  1: {noc_translation: true, harvest_mask: 2}\n",
+        "h.yaml");
+    SimDevice dev(wh(), hal::Arch::WormholeB0, o);
+    CHECK(dev.soc(0).count(fabric::CoreType::Worker) == 80);
+    CHECK(dev.soc(1).count(fabric::CoreType::Worker) == 72);
+    CHECK(dev.soc(1).cores(fabric::CoreType::Worker).front() == fabric::CoreCoord{1, 2});
+    CHECK(dev.soc(1).tensix_harvest_mask() == 2);
+    dev.write32({0, {1, 1}}, 0x1000, 7);  // chip 0's row 1 is there
+    CHECK(dev.read32({0, {1, 1}}, 0x1000) == 7);
+    dev.write32({1, {1, 2}}, 0x1000, 9);
+    CHECK(dev.read32({1, {1, 2}}, 0x1000) == 9);
+    CHECK(t::expect_error(ErrorCategory::Device,
+                          [&] {
+                              dev.write32({1, {4, 1}}, 0x1000, 1);
+                          }) ==
+          "sim wormhole_b0 (2 chips, 1 Ethernet link): chip 1 core 4-1 is a harvested worker "
+          "(Tensix harvest mask 0x00000002 of chip 1): its tile is off");
+    std::vector<uint8_t> buf(4);
+    CHECK_THROWS_AS(dev.read({1, {9, 1}}, 0, buf), fabric::Error);
+    CHECK(dev.tile_count() == 2);  // nothing was modeled for the harvested cores
+}
+
+TEST_CASE("SimDevice: only the chips a run models cost memory", "[simdevice][memory]") {
+    // 1024 chips (the cap), chip 0 linked to chip 1, nothing else: model chips 0 and 1 only.
+    std::string text = "arch:\n";
+    for (uint32_t i = 0; i < fabric::kMaxClusterChips; ++i)
+        text += fmt::format("  {}: wormhole_b0\n", i);
+    text +=
+        "ethernet_connections: [[{chip: 0, chan: 8}, {chip: 1, chan: 0}],\n"
+        "                       [{chip: 1, chan: 9}, {chip: 1000, chan: 3}]]\n"
+        "chips_with_mmio: [{0: 0}]\n";
+    const auto cluster = fabric::ClusterDescriptor::parse(text, "big.yaml");
+    const auto run = t::run_with_memory_cap(2ull << 30, [&] {
+        fabric::SimDeviceOptions o;
+        o.cluster = cluster;
+        o.modeled_chips = std::vector<fabric::ChipId>{1, 0};
+        SimDevice dev(wh(), hal::Arch::WormholeB0, o);
+        dev.write32({1, {9, 0}}, 0x20000, 5);
+        if (dev.read32({1, {9, 0}}, 0x20000) != 5 || dev.model_chip_index(1) != 1u ||
+            dev.model_chip_index(1000).has_value() || dev.chip_count() != 1024) {
+            throw std::logic_error("wrong model");
+        }
+        dev.write32({1000, {9, 0}}, 0x20000, 5);  // not modeled
+    });
+    CHECK(run.outcome ==
+          "error: sim wormhole_b0 (1024 chips, 2 modeled, 2 Ethernet links): chip 1000 is not "
+          "modeled in this run");
+    CHECK(run.growth_bytes() < (64ull << 20));  // every chip modeled: ~3.6 GB
+    fabric::SimDeviceOptions bad;
+    bad.cluster = cluster;
+    bad.modeled_chips = std::vector<fabric::ChipId>{1024};
+    CHECK(t::expect_error(ErrorCategory::BadInput,
+                          [&] { SimDevice(wh(), hal::Arch::WormholeB0, bad); }) ==
+          "sim wormhole_b0 (1024 chips, 2 Ethernet links): chip 1024 to model does not exist "
+          "(chips 0..1023)");
 }

@@ -48,12 +48,15 @@ dram_bank_size: 2147483648
 arch_name: wormhole_b0
 )";
 
-std::string replace(const std::string& line, const std::string& with) {
-    std::string s = kSmall;
+std::string replace_in(std::string s, const std::string& line, const std::string& with) {
     const auto at = s.find(line);
     REQUIRE(at != std::string::npos);
     s.replace(at, line.size(), with);
     return s;
+}
+
+std::string replace(const std::string& line, const std::string& with) {
+    return replace_in(kSmall, line, with);
 }
 
 std::string bad(ErrorCategory cat, const std::string& yaml) {
@@ -245,4 +248,124 @@ TEST_CASE("bad descriptor: file that cannot be read is bad input", "[soc][bad]")
     CHECK_THAT(expect_error(ErrorCategory::BadInput,
                             [] { SocDescriptor::load_file("/nonexistent/board.yaml"); }),
                Contains("/nonexistent/board.yaml") && Contains("cannot open"));
+}
+
+TEST_CASE("bad descriptor: sizes of 0 or 2^32-1 and sizes beyond the arch", "[soc][bad]") {
+    const auto size_error = [](const std::string& line, const std::string& with) {
+        return bad(ErrorCategory::BadDescriptor, replace(line, with));
+    };
+    CHECK(size_error("worker_l1_size: 1499136", "worker_l1_size: 0") ==
+          "board.yaml:10: field 'worker_l1_size': 0 is not an L1 size of wormhole_b0 (a multiple "
+          "of 4 in 4..1572864 bytes)");
+    CHECK(size_error("worker_l1_size: 1499136", "worker_l1_size: 4294967295") ==
+          "board.yaml:10: field 'worker_l1_size': 4294967295 is not an L1 size of wormhole_b0 (a "
+          "multiple of 4 in 4..1572864 bytes)");
+    CHECK(size_error("worker_l1_size: 1499136", "worker_l1_size: 1499137") ==
+          "board.yaml:10: field 'worker_l1_size': 1499137 is not an L1 size of wormhole_b0 (a "
+          "multiple of 4 in 4..1572864 bytes)");
+    CHECK(size_error("eth_l1_size: 262144", "eth_l1_size: 0") ==
+          "board.yaml:11: field 'eth_l1_size': 0 is not an L1 size of wormhole_b0 (a multiple of "
+          "4 in 4..262144 bytes)");
+    CHECK(size_error("eth_l1_size: 262144", "eth_l1_size: 524288") ==
+          "board.yaml:11: field 'eth_l1_size': 524288 is not an L1 size of wormhole_b0 (a "
+          "multiple of 4 in 4..262144 bytes)");
+    CHECK(size_error("eth_l1_size: 262144", "eth_l1_size: 4294967295") ==
+          "board.yaml:11: field 'eth_l1_size': 4294967295 is not an L1 size of wormhole_b0 (a "
+          "multiple of 4 in 4..262144 bytes)");
+    CHECK(size_error("dram_bank_size: 2147483648", "dram_bank_size: 0") ==
+          "board.yaml:12: field 'dram_bank_size': 0 is not a DRAM bank size in 1..68719476736 "
+          "bytes");
+    CHECK(size_error("dram_bank_size: 2147483648", "dram_bank_size: 18446744073709551615") ==
+          "board.yaml:12: field 'dram_bank_size': 18446744073709551615 is not a DRAM bank size in "
+          "1..68719476736 bytes");
+    CHECK(size_error("dram_bank_size: 2147483648", "dram_bank_size: 18446744073709551616") ==
+          "board.yaml:12: field 'dram_bank_size': expected an unsigned integer, got the scalar "
+          "'18446744073709551616'");
+    CHECK(size_error("  x_size: 4", "  x_size: 4294967295") ==
+          "board.yaml:2: field 'grid.x_size': 4294967295 is not a grid size in 1..64");
+    // Blackhole's ERISC L1 is 512 KiB.
+    const std::string bh = replace("arch_name: wormhole_b0", "arch_name: blackhole");
+    CHECK(SocDescriptor::parse(replace_in(bh, "eth_l1_size: 262144", "eth_l1_size: 524288"),
+                               "board.yaml")
+              .eth_l1_size() == 524288);
+}
+
+TEST_CASE("bad descriptor: unknown keys are refused by name", "[soc][bad]") {
+    CHECK(bad(ErrorCategory::BadDescriptor, kSmall + "dram_views: []\n") ==
+          "board.yaml:14: unknown key 'dram_views' (known: grid, arc, pcie, dram, harvested_dram, "
+          "eth, harvested_eth, functional_workers, harvested_workers, router_only, security, "
+          "l2cpu, noc0_x_to_noc1_x, noc0_y_to_noc1_y, worker_l1_size, dram_bank_size, "
+          "eth_l1_size, arch_name, features, dram_preferred_eth_endpoint, "
+          "dram_preferred_worker_endpoint, dram_address_offsets)");
+    CHECK(bad(ErrorCategory::BadDescriptor, replace("  y_size: 3", "  y_size: 3\n  z_size: 1")) ==
+          "board.yaml:4: field 'grid': unknown key 'z_size' (known: x_size, y_size)");
+}
+
+TEST_CASE("every key of tt-umd's and tt-metal's published SoC descriptors loads", "[soc]") {
+    // Shaped like tt-umd tests/soc_descs/serialized.yaml and blackhole_140_arch.yaml, and
+    // tt-metal's soc_descriptors (the dram_* views): our own small grid.
+    const std::string all_keys =
+        replace("functional_workers: [1-1, 2-1, 1-2, 2-2]", "functional_workers: [1-1, 2-1, 1-2]") +
+        "harvested_dram: []\n"
+        "harvested_eth: []\n"
+        "harvested_workers: [2-2]\n"
+        "security: []\n"
+        "l2cpu: []\n"
+        "noc0_x_to_noc1_x: [3, 2, 1, 0]\n"
+        "noc0_y_to_noc1_y: [2, 1, 0]\n"
+        "dram_preferred_eth_endpoint: [0-0, 3-0]\n"
+        "dram_preferred_worker_endpoint: [0-0, 3-1]\n"
+        "dram_address_offsets: [0, 0]\n"
+        "features:\n"
+        "  noc: {translation_id_enabled: true}\n"
+        "  unpacker: {version: 2, "
+        "inline_srca_trans_without_srca_trans_instr: true}\n"
+        "  math: {dst_size_alignment: 32768}\n"
+        "  packer: {version: 2}\n"
+        "  overlay: {version: 2}\n";
+    const auto d = SocDescriptor::parse(all_keys, "board.yaml");
+    CHECK(d.cores(CoreType::HarvestedWorker) == std::vector<CoreCoord>{{2, 2}});
+    CHECK(d.core_type({2, 2}) == CoreType::HarvestedWorker);
+    CHECK(d.count(CoreType::Worker) == 3);
+    CHECK(bad(ErrorCategory::BadDescriptor, kSmall + "noc0_x_to_noc1_x: [3, 2, 1, 4]\n") ==
+          "board.yaml:14: field 'noc0_x_to_noc1_x[3]': 4 is outside the grid (0..3)");
+}
+
+TEST_CASE("harvesting: Wormhole rows and Blackhole columns become harvested workers", "[soc]") {
+    const auto wh = SocDescriptor::load_file(kDir + "/wormhole_b0_80_arch.yaml");
+    // Bit 1 is row y = 1, the row the first workers are on.
+    const auto h = wh.harvested(0x2);
+    CHECK(h.tensix_harvest_mask() == 0x2);
+    CHECK(h.count(CoreType::Worker) == 72);
+    CHECK(h.cores(CoreType::HarvestedWorker) ==
+          std::vector<CoreCoord>{{1, 1}, {2, 1}, {3, 1}, {4, 1}, {6, 1}, {7, 1}, {8, 1}, {9, 1}});
+    CHECK(h.cores(CoreType::Worker).front() == CoreCoord{1, 2});
+    CHECK(h.core_type({4, 1}) == CoreType::HarvestedWorker);
+    CHECK(expect_error(ErrorCategory::BadInput,
+                       [&] {
+                           h.l1_size({4, 1});
+                       }) ==
+          kDir + "/wormhole_b0_80_arch.yaml: core 4-1 is a 'harvested_workers' core and has no L1");
+    // tt-umd's n300 example: harvest_mask 65 = bits 0 and 6 = rows 11 and 8.
+    const auto n300 = wh.harvested(65);
+    CHECK(n300.count(CoreType::Worker) == 64);
+    for (const CoreCoord& c : n300.cores(CoreType::HarvestedWorker)) CHECK((c.y == 11 || c.y == 8));
+    CHECK(wh.harvested(0).cores(CoreType::Worker) == wh.cores(CoreType::Worker));
+    CHECK(expect_error(ErrorCategory::BadInput, [&] { wh.harvested(0x400); }) ==
+          kDir +
+              "/wormhole_b0_80_arch.yaml: Tensix harvest mask 0x00000400 has bits beyond the "
+              "10 harvestable rows of wormhole_b0 (bits 0..9)");
+
+    const auto bh = SocDescriptor::load_file(kDir + "/blackhole_140_arch.yaml");
+    // tt-umd's P300 example: harvest_mask 8320 = bits 7 and 13 = columns 13 and 10.
+    const auto p300 = bh.harvested(8320);
+    CHECK(p300.count(CoreType::Worker) == 120);
+    CHECK(p300.count(CoreType::HarvestedWorker) == 20);
+    for (const CoreCoord& c : p300.cores(CoreType::HarvestedWorker))
+        CHECK((c.x == 13 || c.x == 10));
+    CHECK(bh.harvested(1).core_type({1, 2}) == CoreType::HarvestedWorker);
+    CHECK(expect_error(ErrorCategory::BadInput, [&] { bh.harvested(1u << 14); }) ==
+          kDir +
+              "/blackhole_140_arch.yaml: Tensix harvest mask 0x00004000 has bits beyond the "
+              "14 harvestable columns of blackhole (bits 0..13)");
 }

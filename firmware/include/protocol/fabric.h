@@ -585,8 +585,9 @@ constexpr uint32_t mesh_path_xy(uint32_t row, uint32_t col, uint32_t dst_row, ui
 // The same on a torus of rows x cols: each dimension that wraps (ring_ns: rows, ring_ew: columns)
 // the shorter way round (a tie goes E / S), so at most half a ring per dimension; one that does
 // not wrap the direct way. Returns the path length.
-constexpr uint32_t mesh_path_torus_xy(uint32_t row, uint32_t col, uint32_t dst_row, uint32_t dst_col, uint32_t rows,
-                                      uint32_t cols, uint32_t* path, bool ring_ns = true, bool ring_ew = true) {
+constexpr uint32_t mesh_path_torus_xy(uint32_t row, uint32_t col, uint32_t dst_row,
+                                      uint32_t dst_col, uint32_t rows, uint32_t cols,
+                                      uint32_t* path, bool ring_ns = true, bool ring_ew = true) {
     uint32_t n = 0;
     const uint32_t east = (dst_col + cols - col) % cols, south = (dst_row + rows - row) % rows;
     const bool go_e = ring_ew ? east <= cols - east : dst_col >= col;
@@ -607,7 +608,8 @@ constexpr uint32_t torus_path_len(uint32_t row, uint32_t col, uint32_t dst_row, 
 static_assert(torus_path_len(0, 0, 0, 3, 4, 4) == 1 && torus_path_len(0, 0, 2, 2, 4, 4) == 4);
 static_assert([] {  // columns only wrap: 3 columns east of col 0 is 1 hop W, 3 rows south stays 3 S
     uint32_t p[kMaxHops2D] = {};
-    return mesh_path_torus_xy(0, 0, 3, 3, 4, 4, p, false, true) == 4 && p[0] == static_cast<uint32_t>(MeshDirection::W);
+    return mesh_path_torus_xy(0, 0, 3, 3, 4, 4, p, false, true) == 4 &&
+           p[0] == static_cast<uint32_t>(MeshDirection::W);
 }());
 
 constexpr MeshUnicast mesh_route_xy(uint32_t row, uint32_t col, uint32_t dst_row, uint32_t dst_col) {

@@ -28,10 +28,17 @@ enum class ErrorCategory {
 // Stable lower-case name of a category ("bad_descriptor"), used in --json output.
 std::string_view category_name(ErrorCategory c);
 
+// `text` safe to print on a terminal: every byte of a control character (C0, DEL, C1, line ends
+// included), of a bidirectional override and of invalid UTF-8 becomes \xNN; printable UTF-8 is
+// kept. Names and values read from files reach messages through this, so a file cannot move the
+// cursor, recolour the terminal or split a one-line message.
+std::string escape_control(std::string_view text);
+
 class Error : public std::runtime_error {
   public:
+    // The message is stored escaped (escape_control): what() is always one printable line.
     Error(ErrorCategory category, const std::string& message)
-        : std::runtime_error(message), category_(category) {}
+        : std::runtime_error(escape_control(message)), category_(category) {}
 
     ErrorCategory category() const noexcept { return category_; }
 

@@ -10,6 +10,7 @@
 //               layout.exit_table in the same write), then start all of them together. Advance
 //               until every router is HandshakeComplete, write kReadyMagic to every ready word,
 //               advance until every router is ReadyForTraffic.
+//   start:      bring_up's first step alone (load, configure, start), nothing waited for.
 //   run_workers: launch worker kernels and wait for them only (the routers keep running).
 //   terminate:  Graceful: wait for global quiescence first (every router has sent == completed on
 //               every channel, all routers together received what they sent, and the counters
@@ -127,14 +128,20 @@ class FabricRunner {
 
     // Load, configure and start every router, then handshake and ready, within `timeout_cycles`
     // device cycles in total. Error(Fabric) naming every router that is not there in time or
-    // reports an error; Error(BadInput) if called twice.
+    // reports an error; Error(BadInput) after bring_up, start or attach.
     void bring_up(uint64_t timeout_cycles);
+    // Only the first step of bring_up: load, configure and start every router, and return at once
+    // (nothing is waited for, the ready word stays 0). For callers that watch the start-up
+    // themselves, e.g. tests of configs the routers must refuse. status, health, monitor and
+    // terminate work afterwards; bring_up, attach and run_workers do not. Error(BadInput) after
+    // bring_up, start or attach.
+    void start();
     // Take over a fabric an earlier runner (e.g. an earlier `fabricctl mesh up` on silicon) brought
     // up and left running, instead of bring_up: nothing is loaded or started. Every router of the
     // plan must hold the plan's RouterConfig (and MeshRouterConfig) and be ReadyForTraffic with its
     // core running; else Error(Fabric) naming each one that is not (nothing is written).
-    // Error(BadInput) after bring_up or attach. Then status, monitor and terminate work as after
-    // bring_up (handshake_cycles / ready_cycles stay 0: not seen).
+    // Error(BadInput) after bring_up, start or attach. Then status, monitor and terminate work as
+    // after bring_up (handshake_cycles / ready_cycles stay 0: not seen).
     void attach();
     bool started() const { return started_; }
     bool up() const { return up_; }
@@ -182,6 +189,9 @@ class FabricRunner {
                                           uint64_t timeout_cycles);
 
   private:
+    void refuse_restart(const char* what) const;
+    // Load, configure and start every router (no waiting); the health monitor starts with them.
+    void start_routers();
     RouterSnapshot snapshot(size_t i);
     // Advance until pred(all snapshots) holds; returns false at the deadline. `each_poll` (if
     // given) runs after every advance, before the snapshots are taken; it may throw.

@@ -25,9 +25,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
+#include "fabric/device.h"
 #include "fabric/elf.h"
 #include "fabric/fabric_runner.h"
 #include "fabric/launch.h"
@@ -85,11 +87,24 @@ uint32_t mesh_worker_source_bytes(hal::Arch arch);
 // flow order within each round. Error(BadInput) as MeshPlan::send.
 std::vector<std::vector<MeshFlow>> mesh_traffic_rounds(const MeshPlan& plan, std::span<const MeshFlow> flows);
 
+// The SoC descriptor of each chip, harvesting applied (SimDevice::soc, PcieDevice::soc): workers
+// and sinks go only on the chip's own Worker cores, never on a harvested row or column.
+using ChipSocs = std::function<const SocDescriptor&(ChipId)>;
+
 // The workers for `flows` (see the top of the file). Pure. Error(Fabric) naming the cycle if the
 // flows could deadlock (MeshPlan::wait_cycle). Error(BadInput) for a flow MeshPlan::send
 // refuses, a worker with more than kFabricMaxDests flows or whose source buffer does not fit below
 // the mailbox, a chip needing so many workers that they reach the sink core, sink regions beyond
-// the worker L1, a packet size that is 0 or not a multiple of 16.
+// the worker L1, a packet size that is 0 or not a multiple of 16, more than 2^32 - 1 packets for
+// one worker.
+MeshTraffic plan_mesh_traffic(const MeshPlan& plan, const ChipSocs& socs,
+                              const ElfImage& traffic_elf, std::vector<MeshFlow> flows,
+                              const MeshTrafficOptions& options = {});
+// Each chip's descriptor from the device the traffic will run on.
+MeshTraffic plan_mesh_traffic(const MeshPlan& plan, const Device& device,
+                              const ElfImage& traffic_elf, std::vector<MeshFlow> flows,
+                              const MeshTrafficOptions& options = {});
+// The same descriptor for every chip (a cluster without harvesting).
 MeshTraffic plan_mesh_traffic(const MeshPlan& plan, const SocDescriptor& soc, const ElfImage& traffic_elf,
                               std::vector<MeshFlow> flows, const MeshTrafficOptions& options = {});
 

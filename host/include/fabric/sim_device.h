@@ -1,8 +1,10 @@
 // SimDevice: the Device backend over the simulator (sim::Cluster of sim::Chip, sim/README.md).
 // One chip, or the chips and Ethernet links of a cluster descriptor; every chip uses the same SoC
-// descriptor. Tiles are created on first use, one per core the program touches: eth cores get
-// eth_l1_size of L1, workers worker_l1_size. Other core types (DRAM, PCIe, ARC, routers) are not
-// cores the host can address and accesses to them fail with a clear error.
+// descriptor, harvested as the cluster descriptor says (SocDescriptor::harvested with the chip's
+// harvest_mask): a harvested worker is not modeled, and touching it is Error(Device), as on
+// silicon where that tile is off. Tiles are created on first use, one per core the program
+// touches: eth cores get eth_l1_size of L1, workers worker_l1_size. Other core types (DRAM, PCIe,
+// ARC, routers) are not cores the host can address and accesses to them fail with a clear error.
 //
 // Wormhole eth cores boot like silicon when a base firmware image is given: the model loads it,
 // writes the link-training results (connected or not, from the cluster descriptor) and releases
@@ -18,6 +20,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "fabric/cluster_descriptor.h"
 #include "fabric/device.h"
@@ -25,6 +28,7 @@
 #include "fabric/soc_descriptor.h"
 
 namespace sim {
+class Chip;
 class Tile;
 class Cluster;
 }  // namespace sim
@@ -32,12 +36,17 @@ class Cluster;
 namespace fabric {
 
 struct SimDeviceOptions {
-    // Chips and links (default: one chip, no links). Its arch must be the SoC descriptor's, and
-    // every connected channel must exist in the SoC descriptor.
+    // Chips, links and harvesting (default: one chip, no links). Its arch must be the SoC
+    // descriptor's, and every connected channel must exist in the SoC descriptor.
     std::optional<ClusterDescriptor> cluster;
     // Wormhole only: base firmware every eth core boots when first used (base_firmware_placement).
     // Ignored for Blackhole, which has no base firmware in the model.
     std::optional<ElfImage> wh_base_firmware;
+    // Only these chips of the cluster are modeled (default: every chip): a run that uses a few
+    // chips of a large cluster pays only for those, since the model keeps about 3.6 MB of NOC
+    // state per chip. A link to a chip that is not modeled is down (its port never trains);
+    // touching such a chip is Error(BadInput).
+    std::optional<std::vector<ChipId>> modeled_chips = std::nullopt;
 };
 
 class SimDevice final : public Device {
@@ -52,6 +61,7 @@ class SimDevice final : public Device {
 
     std::string description() const override;
     uint32_t chip_count() const override;
+    // The chip's descriptor: the device's SoC descriptor with the chip's harvesting applied.
     const SocDescriptor& soc(ChipId chip) const override;
 
     void write(const CoreLocation& core, uint64_t addr, std::span<const uint8_t> data) override;
@@ -82,8 +92,11 @@ class SimDevice final : public Device {
     size_t tile_count() const;
     const ClusterDescriptor& cluster_descriptor() const { return cluster_desc_; }
     bool has_base_firmware() const { return base_fw_; }
-    // The model itself: chips, links (fault hooks), run reports.
+    // The model itself: chips, links (fault hooks), run reports. Its chip indices are the
+    // device's chip ids unless SimDeviceOptions::modeled_chips picked a subset (model_chip_index).
     sim::Cluster& cluster() { return *cluster_; }
+    // The model's index of a chip; nullopt for a chip that is not modeled.
+    std::optional<uint32_t> model_chip_index(ChipId chip) const;
 
     // Fault hook: freeze a core (sim::Chip::set_frozen) at device cycle `at_cycle` (default: now;
     // a cycle already passed also means now): its RISC stops executing while the rest of the
@@ -97,6 +110,9 @@ class SimDevice final : public Device {
     bool core_frozen(const CoreLocation& core);
 
   private:
+    void choose_modeled_chips(const std::optional<std::vector<ChipId>>& chips);
+    // The model of a chip (Error(BadInput) if it is not modeled).
+    sim::Chip& model_chip(ChipId chip) const;
     void check_core(const CoreLocation& core) const;
     uint32_t addr32(const CoreLocation& core, uint64_t addr, size_t len) const;
     void tile_created(const CoreLocation& core);
@@ -107,6 +123,9 @@ class SimDevice final : public Device {
 
     SocDescriptor soc_;
     hal::Arch arch_;
+    std::optional<HarvestedSocs> chip_socs_;  // per chip, the cluster's harvesting applied
+    std::vector<std::optional<uint32_t>> model_index_;  // per chip: its index in the model
+    std::vector<ChipId> modeled_;                       // model index -> chip
     ClusterDescriptor cluster_desc_;
     bool base_fw_ = false;
     std::unique_ptr<sim::Cluster> cluster_;

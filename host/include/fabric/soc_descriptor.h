@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,9 +22,10 @@ enum class CoreType {
     Dram,    // dram: ports of the DRAM channels
     Pcie,
     Arc,
-    RouterOnly,  // router_only: NOC routers without a core
-    Security,    // security (Blackhole)
-    L2cpu,       // l2cpu (Blackhole)
+    RouterOnly,       // router_only: NOC routers without a core
+    Security,         // security (Blackhole)
+    L2cpu,            // l2cpu (Blackhole)
+    HarvestedWorker,  // harvested_workers, or workers of a harvested row / column (harvested())
 };
 
 // The descriptor key of a core type ("functional_workers", "eth", ...).
@@ -33,6 +35,17 @@ std::string_view core_type_name(CoreType t);
 std::optional<hal::Arch> parse_arch(std::string_view name);
 // Canonical lower-case arch name ("wormhole_b0", "blackhole").
 std::string_view arch_name(hal::Arch arch);
+
+// The Tensix line each bit of a harvest mask disables (reference host-and-pcie.md §3): bit i is
+// the NOC0 row y = lines[i] on Wormhole, the NOC0 column x = lines[i] on Blackhole.
+std::span<const uint32_t> tensix_harvest_lines(hal::Arch arch);
+
+// Largest worker (Tensix) L1 of either arch: 1.5 MiB (tt-umd's Wormhole descriptor exposes 1464 KiB
+// of it).
+inline constexpr uint32_t kMaxWorkerL1Size = 1536u << 10;
+// Largest DRAM bank a descriptor may declare: the 36-bit NOC address space of a Wormhole DRAM
+// core (real banks: 2 GiB on Wormhole, 4 GiB on Blackhole).
+inline constexpr uint64_t kMaxDramBankSize = uint64_t{1} << 36;
 
 class SocDescriptor {
   public:
@@ -68,6 +81,13 @@ class SocDescriptor {
     // L1 size of a core with L1 (eth, worker). Throws Error(BadInput) for other cores.
     uint32_t l1_size(CoreCoord c) const;
 
+    // The descriptor of a chip whose Tensix lines in `tensix_mask` are harvested (a cluster
+    // descriptor's harvest_mask; tensix_harvest_lines): their workers become HarvestedWorker
+    // cores, in the order they were listed. Error(BadInput) for a bit beyond the arch's lines.
+    SocDescriptor harvested(uint32_t tensix_mask) const;
+    // The harvest mask applied by harvested() (0 for a descriptor as loaded).
+    uint32_t tensix_harvest_mask() const { return tensix_harvest_mask_; }
+
   private:
     SocDescriptor() = default;
 
@@ -78,6 +98,7 @@ class SocDescriptor {
     uint32_t worker_l1_size_ = 0;
     uint32_t eth_l1_size_ = 0;
     uint64_t dram_bank_size_ = 0;
+    uint32_t tensix_harvest_mask_ = 0;
     std::map<CoreType, std::vector<CoreCoord>> cores_;
     std::vector<std::vector<CoreCoord>> dram_channels_;
     std::map<CoreCoord, CoreType> type_at_;

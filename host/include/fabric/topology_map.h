@@ -10,8 +10,9 @@
 //   - a connection between two meshes (MGD) needs `channels` links between their chips, on
 //     devices with a free direction (not taken by a neighbour of their own mesh); the mapping
 //     chooses those links and gives each a port (MeshGraph::resolved);
-//   - devices pinned by the user (`--pin M:D=CHIP`) or the descriptor (pinnings, matched to the
-//     cluster's tray and ASIC location) are placed where pinned.
+//   - devices pinned by the user (`--pin M:D=CHIP`) or the descriptor (MGD pinnings, matched to
+//     ClusterDescriptor::asic_position: a Galaxy's tray from the PCI bus and the ASIC location;
+//     tray = chip id + 1 elsewhere) are placed where pinned.
 // The search is a depth-first embedding in breadth-first order of the logical graph, so every
 // device after the first of its mesh is placed next to a placed neighbour. Candidates are tried in
 // a fixed order (the chip whose Ethernet coordinates match the device's position, then the chip

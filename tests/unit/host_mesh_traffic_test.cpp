@@ -1,0 +1,123 @@
+// Worker placement of mesh traffic (fabric/mesh_traffic.h) on harvested chips: workers and sinks
+// go on each chip's own worker cores, never on a harvested row. No model needed.
+#include <catch2/catch.hpp>
+
+#include "descriptors.h"
+#include "expect_error.h"
+#include "fabric/mesh_plan.h"
+#include "fabric/mesh_traffic.h"
+#include "test_elf.h"
+
+using fabric::ChipId;
+using fabric::CoreCoord;
+using fabric::MeshFlow;
+using fabric::SocDescriptor;
+using fabric::test::wh_soc;
+namespace pf = protocol::fabric;
+
+namespace {
+
+fabric::MeshPlan t3k_plan() {
+    fabric::MeshFabricOptions o;
+    o.topology = pf::Topology::Mesh;
+    o.planes = {0};
+    return fabric::plan_mesh(fabric::test::mesh_graph("t3k_mesh_graph.yaml"),
+                             fabric::test::cluster("t3k_cluster.yaml"), wh_soc(), o);
+}
+
+// Every device of the t3k mesh (2 x 4) to every other on plane 0.
+std::vector<MeshFlow> all_to_all() {
+    std::vector<MeshFlow> flows;
+    const uint32_t devices = 8;
+    for (uint32_t s = 0; s < devices; ++s) {
+        for (uint32_t d = 0; d < devices; ++d) {
+            if (s != d) flows.push_back({{0, s}, {0, d}, 0});
+        }
+    }
+    return flows;
+}
+
+const fabric::ElfImage& traffic_image() {
+    static const auto image = fabric::ElfImage::parse(
+        fabric::test::program_elf({0x0000006f}, hal::kWormholeB0.app_fw_base), "traffic.elf");
+    return image;
+}
+
+}  // namespace
+
+TEST_CASE("mesh traffic: no worker or sink on a harvested row", "[mesh][traffic][harvest]") {
+    const auto plan = t3k_plan();
+    const auto flows = all_to_all();
+    const auto plain = fabric::plan_mesh_traffic(plan, wh_soc(), traffic_image(), flows);
+    // Unharvested, the first worker of a chip and its sink (worker core 40) sit on rows 1 and 7.
+    const ChipId chip0 = plain.workers.front().target.core.chip;
+    CHECK(plain.workers.front().target.core.core == CoreCoord{1, 1});
+    CHECK(plain.workers.front().sinks.front().core == CoreCoord{1, 7});
+
+    // Harvest row 1 (bit 1) and row 7 (bit 8) of that chip.
+    const SocDescriptor harvested = wh_soc().harvested((1u << 1) | (1u << 8));
+    const fabric::ChipSocs socs = [&](ChipId c) -> const SocDescriptor& {
+        return c == chip0 ? harvested : wh_soc();
+    };
+    const auto t = fabric::plan_mesh_traffic(plan, socs, traffic_image(), flows);
+    REQUIRE(t.workers.size() == plain.workers.size());
+    size_t on_chip0 = 0, sinks_on_chip0 = 0;
+    for (const auto& w : t.workers) {
+        if (w.target.core.chip == chip0) {
+            ++on_chip0;
+            CHECK(harvested.core_type(w.target.core.core) == fabric::CoreType::Worker);
+        }
+        for (const auto& sink : w.sinks) {
+            if (sink.chip != chip0) continue;
+            ++sinks_on_chip0;
+            // Worker core 40 of the harvested chip: rows 2, 3, 4, 5, 8 hold cores 0..39.
+            CHECK(sink.core == CoreCoord{1, 9});
+        }
+    }
+    CHECK(on_chip0 > 0);
+    CHECK(sinks_on_chip0 == 7);  // every other device sends to chip 0
+    CHECK(t.workers.front().target.core.core == CoreCoord{1, 2});
+    // Other chips keep the unharvested placement.
+    for (size_t i = 0; i < t.workers.size(); ++i) {
+        if (t.workers[i].target.core.chip != chip0) {
+            CHECK(t.workers[i].target.core == plain.workers[i].target.core);
+        }
+    }
+}
+
+TEST_CASE("mesh traffic: sizes that would wrap 32 bits are refused", "[mesh][traffic][bad]") {
+    const auto plan = t3k_plan();
+    fabric::MeshTrafficOptions o;
+    o.packets = 0x10000;
+    o.slots = 0x10000;
+    o.packet_bytes = 0x10000;
+    CHECK(fabric::test::expect_error(fabric::ErrorCategory::BadInput, [&] {
+              fabric::plan_mesh_traffic(plan, wh_soc(), traffic_image(), all_to_all(), o);
+          }) == "mesh traffic: 65536 slots of 65536 B do not fit in any L1");
+}
+
+TEST_CASE("HarvestedSocs: each chip's descriptor as the cluster harvests it",
+          "[traffic][harvest]") {
+    const auto cluster = fabric::ClusterDescriptor::parse(
+        "arch: {0: wormhole_b0, 1: wormhole_b0, 2: wormhole_b0}\n"
+        "ethernet_connections: []\nchips_with_mmio: [{0: 0}]\n"
+        "harvesting:\n"
+        "  1: {noc_translation: true, harvest_mask: 2}\n"
+        "  2: {noc_translation: true, harvest_mask: 2}\n",
+        "h.yaml");
+    const fabric::HarvestedSocs socs(wh_soc(), cluster);
+    CHECK(socs.chip_count() == 3);
+    CHECK(socs(0).count(fabric::CoreType::Worker) == 80);
+    CHECK(socs(1).count(fabric::CoreType::Worker) == 72);
+    CHECK(&socs(1) == &socs(2));  // one copy per distinct mask
+    CHECK(fabric::test::expect_error(fabric::ErrorCategory::BadInput, [&] { socs(3); }) ==
+          "h.yaml: chip 3 does not exist (chips 0..2)");
+    CHECK(fabric::test::expect_error(
+              fabric::ErrorCategory::BadInput,
+              [&] { fabric::HarvestedSocs(fabric::test::bh_soc(), cluster); }) ==
+          "h.yaml: cluster is wormhole_b0 but " + fabric::test::descriptor_dir() +
+              "/blackhole_140_arch.yaml describes blackhole");
+    // Usable wherever a ChipSocs is.
+    const fabric::ChipSocs as_function = std::cref(socs);
+    CHECK(&as_function(2) == &socs(2));
+}
