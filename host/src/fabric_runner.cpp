@@ -124,6 +124,8 @@ bool router_status_is_error(uint32_t status) {
 
 std::string config_check_name(uint32_t check) {
     switch (static_cast<pf::ConfigCheck>(check)) {
+        case pf::ConfigCheck::None:
+            return "none";
         case pf::ConfigCheck::Magic:
             return "magic";
         case pf::ConfigCheck::Version:
@@ -157,6 +159,8 @@ std::string config_check_name(uint32_t check) {
 
 std::string bad_packet_name(uint32_t reason) {
     switch (static_cast<pf::BadPacket>(reason)) {
+        case pf::BadPacket::None:
+            return "none";
         case pf::BadPacket::Magic:
             return "magic";
         case pf::BadPacket::SendType:

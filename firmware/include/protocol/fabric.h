@@ -304,6 +304,7 @@ enum class RouterWait : uint32_t {
 
 // Why a config was refused (status ConfigInvalid).
 enum class ConfigCheck : uint32_t {
+    None = 0,  // the config is fine
     Magic = 1,
     Version = 2,
     Topology = 3,       // not one the image runs (1D image: line, ring; 2D image: mesh, torus)
@@ -323,6 +324,7 @@ inline constexpr uint32_t kMaxRouterSlots = 32;
 
 // Why a packet was dropped (counted in bad_packets, completed so its credit returns).
 enum class BadPacket : uint32_t {
+    None = 0,  // the packet is fine
     Magic = 0x100,
     SendType = 0x101,
     PayloadBytes = 0x102,  // more than the slot's payload
