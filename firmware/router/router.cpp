@@ -906,7 +906,7 @@ Status Router::take(uint32_t r, Noc::Burst<false>& burst, TakeState& t) {
         const uint32_t id = t.id;
         rx.trid.set(idx, id);
         t.id = id + 1 == rx.end_id ? rx.first_id : id + 1;
-        topology_.pass_on(slot, Hop::of_plain(plain, head.route));
+        topology_.pass_on_plain(slot, head.route);
         HAL_TRY(forward(out, slot, head.payload_bytes(), id, burst));
     } else if (head.send_type() == static_cast<uint32_t>(pf::NocSendType::UnicastWrite)) {
         static_assert(offsetof(pf::PacketHeader, cmd.write.dst.addr) == 0 &&

@@ -17,6 +17,7 @@
 //   hop(head, slot, r)  what the hop says in general: write, forward into which ports
 //   check_route(...)    the route's checks for this hop
 //   pass_on(slot, hop)  the route the next router reads, rewritten in our slot before a forward
+//   pass_on_plain       the same for a plain hop (the fast take path)
 //   before_send(c, s)   a rewrite of slot `s` of channel c before it goes on the link (2D
 //   multicast)
 //
@@ -160,7 +161,10 @@ struct LineRing {
     }
     // The next router acts on the next 2 bits.
     [[gnu::always_inline]] void pass_on(uint32_t slot, const Hop& hop) const {
-        st(slot + 4 * kHdrRouteWord, hop.route >> 2);
+        pass_on_plain(slot, hop.route);
+    }
+    [[gnu::always_inline]] void pass_on_plain(uint32_t slot, uint32_t route) const {
+        st(slot + 4 * kHdrRouteWord, route >> 2);
     }
     static void before_send(uint32_t, uint32_t) {}
 };
@@ -191,11 +195,12 @@ struct Mesh {
     uint32_t no_turn = 0;
     const pf::MeshRouterConfig* config = nullptr;
     uint32_t exit_table = 0;  // L1 address of the exit table (entry routers)
-    // Per receiver channel and hop command, its plain case (see plain()): the port of a forward
-    // into one fed port with no forbidden turn, kPlainWriteHop for our own bit alone, else 0; all
-    // 0 on an entry router, whose packets take the route computed here. Built once the ports are
-    // known (index_ports). (A byte each: the stack has no room for more.)
-    static constexpr uint8_t kPlainWriteHop = 0xFF;
+    // The plain cases (see plain()), built once the ports are known (index_ports); none on an
+    // entry router, whose packets take the route computed here. write_cmd: our own bit alone
+    // (0xFF, no command, on an entry router). plain_hops: per receiver channel and hop command,
+    // the port of a forward into one fed port with no forbidden turn, else 0 (a byte each: the
+    // stack has no room for more).
+    uint32_t write_cmd = 0xFF;
     uint8_t plain_hops[pf::kNumReceiverChannels][16] = {};
 
     // Its MeshRouterConfig (RouterLayout::mesh_config), read beside the RouterConfig.
@@ -242,8 +247,8 @@ struct Mesh {
     // The plain hops, once we know which ports we feed (`present`: bit p, the port has slots).
     void index_ports(uint32_t present) {
         if (inter_mesh) return;
+        write_cmd = pf::dir_bit(dir);
         for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
-            plain_hops[r][pf::dir_bit(dir)] = kPlainWriteHop;
             for (uint32_t d = 0; d < pf::kMeshDirections; ++d) {
                 const uint32_t cmd = pf::dir_bit(d);
                 const uint32_t p = port_towards(r, d);
@@ -255,10 +260,10 @@ struct Mesh {
 
     // A plain forward is one whose route goes on in `route` (the fast path shifts it).
     [[gnu::always_inline]] PlainHop plain(const HeaderHead& h, uint32_t r) const {
-        const uint32_t p = plain_hops[r][h.route & 15];
-        const bool write = p == kPlainWriteHop;
-        const bool forward = !write && p != 0 && (h.route >> 4) != 0;
-        return {forward ? p : 0, forward ? 1u : 0u, write ? 1u : 0u};
+        const uint32_t cmd = h.route & 15;
+        if (cmd == write_cmd) return {0, 0, 1};
+        const uint32_t p = (h.route >> 4) != 0 ? plain_hops[r][cmd] : 0;
+        return {p, p != 0 ? 1u : 0u, 0};
     }
     // A worker's route on a torus must not cross a dateline twice (the others were counted by the
     // router that took them first).
@@ -292,9 +297,11 @@ struct Mesh {
     }
     // The next router acts on the next nibble: route and route_ext shift by one (two stores).
     [[gnu::always_inline]] void pass_on(uint32_t slot, const Hop& hop) const {
-        const uint32_t ext = route_ext(slot, hop);
-        st(slot + 4 * kHdrRouteWord, hop.route >> 4 | ext << 28);
-        st(slot + 4 * kHdrRouteExtWord, ext >> 4);
+        shift_route(slot, hop.route, route_ext(slot, hop));
+    }
+    // The same for a plain hop (never on an entry router: route_ext is the slot's).
+    [[gnu::always_inline]] void pass_on_plain(uint32_t slot, uint32_t route) const {
+        shift_route(slot, route, route_ext_of(slot));
     }
     // Sending a packet that turned into our direction (it came from a perpendicular one): a
     // multicast copy (kMeshMulticast) covers branch_hops[our dir] chips along it, writing on each;
@@ -308,6 +315,10 @@ struct Mesh {
 
   private:
     static uint32_t route_ext_of(uint32_t slot) { return ld(slot + 4 * kHdrRouteExtWord); }
+    static void shift_route(uint32_t slot, uint32_t route, uint32_t ext) {
+        st(slot + 4 * kHdrRouteWord, route >> 4 | ext << 28);
+        st(slot + 4 * kHdrRouteExtWord, ext >> 4);
+    }
     uint32_t route_ext(uint32_t slot, const Hop& hop) const {
         return inter_mesh ? hop.route_ext : route_ext_of(slot);
     }
