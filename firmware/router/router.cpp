@@ -271,6 +271,10 @@ constexpr hal::NocConfig kNocConfig{
     .atomic_return_l1_addr = kFixed.scratch + kScratchAtomicReturn,
     .prepared_bufs = 1u << kFwdDataBuf | 1u << kFwdPushedBuf | 1u << kDeliverBuf};
 
+// What a start-up stage returns to go on; a stage that ends the router returns its exit code
+// (>= 0: the low byte of the final status).
+constexpr int kGoOn = -1;
+
 class Router {
   public:
     int run();
@@ -347,13 +351,18 @@ class Router {
             write;  // to `word` (ch0: the connected worker's)
     };
 
-    // ---- start-up ----
+    // ---- start-up (each stage returns kGoOn, or the router's exit code) ----
+    int start_up();
+    int check_config_words();
+    int init_channels();
     int handshake();
     int wait_ready();
+    int connect_ports();
     ConfigCheck setup_ports();
     ConfigCheck setup_neighbour(uint32_t n, const Neighbour& nb);
 
-    // ---- main loop steps ----
+    // ---- the main loop and its steps ----
+    int main_loop();
     Status sender_step(uint32_t c, uint32_t pushed);
     Status sender_completions(uint32_t c, uint32_t n);
     Status announce(uint32_t rx);
@@ -544,7 +553,7 @@ int Router::handshake() {
         peer_rx_[r].next.addr = peer_rx_[r].base;
     }
     set_stage(RouterStatus::HandshakeComplete);
-    return -1;
+    return kGoOn;
 }
 
 // Wait for the host's ready word; the termination word ends the router instead.
@@ -553,7 +562,7 @@ int Router::wait_ready() {
         hal::wait_until([&] { return ld(g_layout.ready) == pf::kReadyMagic; },
                         hal::Deadline::after_us(kA, g_config.ready_timeout_us), term());
     if (s != Status::Ok) return stop_hal(s, RouterWait::ReadyWord);
-    return -1;
+    return kGoOn;
 }
 
 // Neighbour n (nb): our ports nb.port[i] are its channels nb.channel[i] (VC0, VC1), their slot
@@ -1247,8 +1256,26 @@ int Router::terminate_immediate() {
     return 0;
 }
 
+// ---- the router from start to end -------------------------------------------------------------
+
+// Start-up, then the main loop until the host's termination word or an error ends it.
 int Router::run() {
-    // Status words first, so the host sees this router alive even if the config is bad.
+    if (const int rc = start_up(); rc != kGoOn) return rc;
+    return main_loop();
+}
+
+// Start-up (README.md "Start-up"), stage by stage, each recorded in the status block.
+int Router::start_up() {
+    if (const int rc = check_config_words(); rc != kGoOn) return rc;
+    if (const int rc = init_channels(); rc != kGoOn) return rc;
+    if (const int rc = handshake(); rc != kGoOn) return rc;
+    if (const int rc = wait_ready(); rc != kGoOn) return rc;
+    return connect_ports();
+}
+
+// Read and check the config. Status words first, so the host sees this router alive even if the
+// config is bad.
+int Router::check_config_words() {
     load_struct(g_config, kFixed.config);
     Topology::read_own_config(g_mesh, kFixed.mesh_config);
     g_layout = pf::router_layout(kA, g_config);
@@ -1262,9 +1289,13 @@ int Router::run() {
     }
     set_stage(RouterStatus::ConfigChecked);
     topology_.set_up(g_config, &g_mesh, g_layout.exit_table);
+    return kGoOn;
+}
 
-    // Streams and the words others write into our L1, before the peer can send anything (it can
-    // only send after our handshake answer) and before any producer is allowed in (ready).
+// Streams and the words others write into our L1, before the peer can send anything (it can only
+// send after our handshake answer) and before any producer is allowed in (ready); then our
+// channels' state from the config.
+int Router::init_channels() {
     for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) (void)Streams::reset(rx_sent_id(r), 0);
     for (uint32_t c = 0; c < kSenders; ++c) {
         (void)Streams::reset(completed_id(c), 0);
@@ -1298,16 +1329,26 @@ int Router::run() {
         for (uint32_t i = 0; i < kMaxSlots; ++i) rx_[r].trid.set(i, rx_[r].first_id);
     }
     set_stage(RouterStatus::StreamsInitialized);
+    return kGoOn;
+}
 
-    if (const int rc = handshake(); rc >= 0) return rc;
-    if (const int rc = wait_ready(); rc >= 0) return rc;
+// Once the host says ready (every router of the chip configured): the ports into the other
+// routers of the chip, and the delivery writes' prepared request.
+int Router::connect_ports() {
     if (const ConfigCheck bad = setup_ports(); bad != ConfigCheck::None) {
         return stop(RouterStatus::ConfigInvalid, RouterWait::None, static_cast<uint32_t>(bad));
     }
-    s = noc_.prepare_write_any(kDeliverBuf, {}, deliver_, true);
+    const Status s = noc_.prepare_write_any(kDeliverBuf, {}, deliver_, true);
     if (s != Status::Ok) return stop_hal(s, RouterWait::None);
     set_stage(RouterStatus::ReadyForTraffic);
+    return kGoOn;
+}
 
+// The main loop (README.md "Main loop"): every pass the steps that have work, every kPollEvery
+// passes the L1 words (heartbeat, termination, the worker's connection block), the counters when
+// due; while draining, the drain's progress. It ends with the router.
+int Router::main_loop() {
+    Status s = Status::Ok;
     // Active channels (a bit each), so the loop does not poll streams nothing feeds. The loops
     // below are unrolled over the fixed channel numbers: each stream ID and state offset is then
     // a constant, not an index read from a stack array and multiplied on every pass.
