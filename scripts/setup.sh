@@ -13,6 +13,7 @@ packages=(
   catch2                                # unit tests
   clang libclang-rt-14-dev              # libFuzzer targets for the descriptor and ELF loaders
   qemu-system-misc                      # reference ISS for differential testing of our core
+  python3                               # the cluster fixture generator (checked in ctest)
 )
 
 missing=()

@@ -270,8 +270,8 @@ class MeshRoutes final : public MeshCommand {
         for (const auto& m : g.meshes()) {
             fmt::print(
                 "  mesh {}: {}x{} devices ({}), board {}, host topology {}x{}, {} channels {}\n",
-                m.id, m.rows, m.cols, dim_types_str(m), m.board, m.host_rows, m.host_cols,
-                m.channels, fabric::policy_name(m.policy));
+                m.id, m.rows, m.cols, dim_types_str(m), fabric::escape_control(m.board),
+                m.host_rows, m.host_cols, m.channels, fabric::policy_name(m.policy));
         }
         const auto cs = cables(g);
         fmt::print("\ninter-mesh connections ({}):\n", cs.empty() ? "none" : "from -> to");

@@ -264,7 +264,13 @@ int ClusterCheck::run() const {
     }
     if (args_.derived()) fmt::print("{}\n", derived_note(g, cluster));
     for (const auto& s : r.short_pairs) fmt::print("{}\n", short_text(cluster, s));
-    for (const auto& s : r.stray_links) {
+    // Once the graph maps, a link between devices that are not neighbours (a torus wrap a mesh
+    // graph does not use, say) is only unused; listing each would bury what matters.
+    if (r.hostable && !r.stray_links.empty()) {
+        fmt::print("unused: {} link{} between chips whose devices are not neighbours in {}\n",
+                   r.stray_links.size(), r.stray_links.size() == 1 ? "" : "s", g.source());
+    }
+    for (const auto& s : r.hostable ? std::vector<fabric::StrayLink>{} : r.stray_links) {
         fmt::print(
             "wrong pair: {} <-> {} joins {} on {} and {} on {}, which are not neighbours in {}\n",
             s.a.str(), s.b.str(), s.node_a.str(), chip_name(cluster, s.a.chip), s.node_b.str(),
@@ -297,11 +303,12 @@ void ClusterCheck::print_json(const fabric::ClusterLintReport& lint, const MeshG
     }
     for (const auto& s : r.short_pairs) shorts.push_back(short_json(s));
     for (const auto& s : r.stray_links) strays.push_back(stray_json(s));
+    const char* strays_key = r.hostable ? "unused" : "wrong_pair";
     for (const auto& [node, chip] : r.placement) placement[node.str()] = chip;
     json out{{"ok", code == kOk},        {"cluster", lint.usable.source()},
              {"mesh_graph", g.source()}, {"derived", args_.derived()},
              {"hostable", r.hostable},   {"wiring", findings},
-             {"missing", shorts},        {"wrong_pair", strays},
+             {"missing", shorts},        {strays_key, strays},
              {"placement", placement},   {"exit_code", code}};
     if (!r.hostable) out["refusal"] = r.refusal;
     std::cout << out.dump(2) << std::endl;

@@ -624,9 +624,11 @@ std::string TopologyMapper::failure() const {
     const DeadEnd& d = dead_end_;
     const std::string node = lg_.nodes[d.node].str();
     if (d.parent_chip) {
+        const std::string pin =
+            pinned_[d.node] ? fmt::format(" (it is pinned to chip {})", *pinned_[d.node]) : "";
         return fmt::format(
-            "{}: with {} device(s) placed, no free chip next to chip {} ({}) can be {}{}", where,
-            d.depth, *d.parent_chip, lg_.nodes[*d.parent].str(), node, limit);
+            "{}: with {} device(s) placed, no free chip next to chip {} ({}) can be {}{}{}", where,
+            d.depth, *d.parent_chip, lg_.nodes[*d.parent].str(), node, pin, limit);
     }
     size_t most = 0;
     for (ChipId c = 0; c < pg_.chips(); ++c) most = std::max(most, pg_.neighbours(c).size());
@@ -807,9 +809,13 @@ MapOptions with_asic_pins(const MeshGraph& g, const ClusterDescriptor& cluster, 
         }
         if (!found) {
             fail(ErrorCategory::BadInput,
-                 "topology map: {} line {}: {} is pinned to tray {} ASIC {}, which no chip of {} is{}", g.source(),
-                 pin.line, pin.node.str(), pin.tray_id, pin.asic_location, cluster.source(),
-                 unknown ? " (the descriptor gives no PCI bus of some Galaxy chips, so their trays are unknown)" : "");
+                 "topology map: {} line {}: {} is pinned to tray {} ASIC {}, which no chip of {} "
+                 "is{}",
+                 g.source(), pin.line, pin.node.str(), pin.tray_id, pin.asic_location,
+                 cluster.source(),
+                 unknown ? " (the descriptor gives no PCI bus of some Galaxy chips, so their trays "
+                           "are unknown)"
+                         : "");
         }
         o.pins.push_back({pin.node, *found});
     }

@@ -116,8 +116,17 @@ TEST_CASE("fabricctl cluster check: a miscabled T3K, a link down, a good one", "
     CHECK(j["hostable"] == true);
     CHECK(j["wiring"].empty());
     CHECK(j["missing"].empty());
-    CHECK(j["wrong_pair"].empty());
+    CHECK(j["unused"].empty());
     CHECK(j["placement"].size() == 32);
+
+    // A mesh graph on a torus-cabled Galaxy leaves the wrap links unused: counted, not listed.
+    const auto wraps = fabricctl({"cluster", "check", "--cluster", real("galaxy_6u_torus"),
+                                  "--mesh-graph", kSoc + "/galaxy_8x4_mesh_graph.yaml"});
+    CHECK(wraps.code == 0);
+    CHECK_THAT(wraps.out, Contains("unused: 48 links between chips whose devices are not "
+                                   "neighbours in " +
+                                   kSoc + "/galaxy_8x4_mesh_graph.yaml\n"));
+    CHECK_THAT(wraps.out, !Contains("wrong pair"));
 }
 
 TEST_CASE(
@@ -216,6 +225,8 @@ TEST_CASE(
          "mesh up: 1 mesh, 4 chips, 6 routers (plane 0: 6): handshake"},
         {"p150_x8_mesh_graph.yaml", "p150_x8",
          "mesh up: 1 mesh, 8 chips, 20 routers (plane 0: 20): handshake"},
+        {"p150_x8_mesh_graph.textproto", "p150_x8_cube",
+         "mesh up: 1 mesh, 8 chips, 24 routers (plane 0: 24): handshake"},
         {"p150_x8_ring_mesh_graph.textproto", "p150_x8_cube",
          "mesh up: 1 mesh, 8 chips, 16 routers (plane 0: 16): handshake"},
         {"t3k_mesh_graph.textproto", "t3k",
@@ -236,8 +247,20 @@ TEST_CASE(
          "mesh up: 1 mesh, 32 chips, 112 routers (plane 0: 112): handshake"},
         {"galaxy_8x4_torus_xy_mesh_graph.yaml", "galaxy_6u_torus",
          "mesh up: 1 mesh, 32 chips, 128 routers (plane 0: 128): handshake"},
+        {"galaxy_8x4_torus_x_mesh_graph.textproto", "galaxy_6u_torus",
+         "mesh up: 1 mesh, 32 chips, 120 routers (plane 0: 120): handshake"},
+        {"galaxy_8x4_torus_y_mesh_graph.textproto", "galaxy_6u_y_torus",
+         "mesh up: 1 mesh, 32 chips, 112 routers (plane 0: 112): handshake"},
+        {"galaxy_8x4_torus_xy_mesh_graph.textproto", "galaxy_6u_torus",
+         "mesh up: 1 mesh, 32 chips, 128 routers (plane 0: 128): handshake"},
         {"galaxy_8x4_torus_2d_mesh_graph.yaml", "galaxy_6u_torus",
          "mesh up: 1 mesh, 32 chips, 128 routers (plane 0: 128): handshake"},
+        {"dual_galaxy_mesh_graph.textproto", "galaxy_6u_x2",
+         "mesh up: 1 mesh, 64 chips, 224 routers (plane 0: 224): handshake"},
+        {"dual_galaxy_mesh_graph.yaml", "galaxy_6u_x2",
+         "mesh up: 1 mesh, 64 chips, 224 routers (plane 0: 224): handshake"},
+        {"dual_galaxy_relaxed_mesh_graph.yaml", "galaxy_6u_x2",
+         "mesh up: 2 meshes, 64 chips, 210 routers (plane 0: 210): handshake"},
         {"tg_mesh_graph.textproto", "tg",
          "mesh up: 5 meshes, 36 chips, 120 routers (plane 0: 120): handshake"},
         {"tg_mesh_graph.yaml", "tg",
@@ -246,6 +269,8 @@ TEST_CASE(
          "mesh up: 4 meshes, 32 chips, 100 routers (plane 0: 100): handshake"},
         {"bh_galaxy_split_4x2_mesh_graph.textproto", "bh_galaxy",
          "mesh up: 4 meshes, 32 chips, 104 routers (plane 0: 104): handshake"},
+        {"bh_galaxy_torus_xy_mesh_graph.textproto", "bh_galaxy",
+         "mesh up: 1 mesh, 32 chips, 128 routers (plane 0: 128): handshake"},
         {"bh_quad_galaxy_32x4_torus_xy_mesh_graph.textproto", "bh_galaxy_x4",
          "mesh up: 1 mesh, 128 chips, 512 routers (plane 0: 512): handshake"},
     };

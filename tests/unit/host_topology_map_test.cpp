@@ -292,7 +292,8 @@ TEST_CASE("every published shape maps onto a cluster shaped like the real one", 
           Case{"n300_2x2", 2, 2, 2, false}, Case{"galaxy_6u", 8, 4, 4, false},
           Case{"galaxy_6u", 4, 8, 4, false}, Case{"galaxy_6u_torus", 8, 4, 4, true},
           Case{"p150_x8", 2, 4, 2, false}, Case{"p300_x2", 2, 2, 2, false},
-          Case{"bh_galaxy", 8, 4, 2, true}, Case{"bh_galaxy_x4", 32, 4, 2, true}}) {
+          Case{"bh_galaxy", 8, 4, 2, true}, Case{"bh_galaxy_x4", 32, 4, 2, true},
+          Case{"galaxy_6u_x2", 8, 8, 4, false}}) {
         INFO(c.cluster << " " << c.rows << "x" << c.cols);
         const TopologyMap map = map_topology(
             shape(real(c.cluster), c.rows, c.cols, c.channels, c.torus), real(c.cluster));
@@ -327,6 +328,50 @@ TEST_CASE("real-shaped clusters with a fault are refused naming it", "[topology_
         EndsWith("t3k_miscabled_cluster.yaml (8 chips): M0D5 -E- M0D6 needs 2 links (STRICT, "
                  "channels 2), "
                  "but chip 3 and chip 2 are not connected"));
+}
+
+TEST_CASE("the descriptor's pinnings place devices on their tray and ASIC", "[topology_map]") {
+    // A Galaxy's tray comes from the PCI bus (UBB numbering: bus 0x0N is Wormhole tray 3), other
+    // boards count trays by chip; the older Galaxy format gives no bus, so no tray.
+    CHECK(real("galaxy_6u_torus").asic_position(0) == fabric::AsicPosition{3, 1});
+    CHECK_FALSE(real("galaxy_6u").asic_position(0));
+    CHECK(real("p150_x8_cube").asic_position(3) == fabric::AsicPosition{4, 0});
+    for (const auto& [graph, cluster_name] : std::vector<std::pair<std::string, std::string>>{
+             {"p150_x8_mesh_graph.textproto", "p150_x8_cube"},
+             {"galaxy_8x4_torus_x_mesh_graph.textproto", "galaxy_6u_torus"},
+             {"galaxy_8x4_torus_y_mesh_graph.textproto", "galaxy_6u_y_torus"},
+             {"galaxy_8x4_torus_xy_mesh_graph.textproto", "galaxy_6u_torus"},
+             {"bh_galaxy_torus_xy_mesh_graph.textproto", "bh_galaxy"}}) {
+        INFO(graph << " on " << cluster_name);
+        const MeshGraph& g = mesh_graph(graph);
+        const ClusterDescriptor& c = real(cluster_name);
+        REQUIRE_FALSE(g.pins().empty());
+        const TopologyMap map = map_topology(g, c);
+        for (const fabric::AsicPin& pin : g.pins()) {
+            INFO(pin.node.str());
+            CHECK(c.asic_position(map.chip_of(pin.node)) ==
+                  fabric::AsicPosition{pin.tray_id, pin.asic_location});
+        }
+    }
+    using Catch::Matchers::EndsWith;
+    // The 2 x 4 P150 cluster has no wrap links, so the pinned column torus cannot be placed.
+    CHECK_THAT(
+        expect_error(
+            ErrorCategory::BadInput,
+            [&] { map_topology(mesh_graph("p150_x8_mesh_graph.textproto"), real("p150_x8")); }),
+        EndsWith("(8 chips): with 1 device(s) placed, no free chip next to chip 0 (M0D0) "
+                 "can be M0D1 (it is pinned to chip 1)"));
+    const MeshGraph tray9 = MeshGraph::parse_textproto(
+        "mesh_descriptors { name: \"M0\" arch: BLACKHOLE device_topology { dims: [ 1, 2 ] }\n"
+        "  host_topology { dims: [ 1, 1 ] } channels { count: 2 } }\n"
+        "pinnings { logical_fabric_node_id { mesh_id: 0 chip_id: 1 } physical_asic_position { "
+        "tray_id: 9 asic_location: 0 } }\n"
+        "top_level_instance { mesh { mesh_descriptor: \"M0\" mesh_id: 0 } }\n",
+        "tray9.textproto");
+    CHECK_THAT(expect_error(ErrorCategory::BadInput, [&] { map_topology(tray9, real("p150_x8")); }),
+               EndsWith("tray9.textproto line 3: M0D1 is pinned to tray 9 ASIC 0, which no chip "
+                        "of " +
+                        fabric::test::descriptor_dir() + "/clusters/p150_x8_cluster.yaml is"));
 }
 
 TEST_CASE("the largest mesh of real-shaped clusters", "[topology_map]") {
