@@ -1,6 +1,7 @@
 // classify() and drop_reason() (firmware/router/classify.h, header.h, topology.h): what a router
 // does with a packet it takes, on both topologies, and the reason it reports for a bad one.
 #include <catch2/catch.hpp>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -359,4 +360,56 @@ TEST_CASE("classify 2D: an entry router routes from the destination node",
     h.dst_mesh = 2;
     h.dst_device = 16;
     CHECK(take(core, w.t, h, 0, w.limits).why == B::DstNode);
+}
+
+namespace {
+
+// The fast take path acts on classify()'s first stage alone (Topology::plain() and
+// plain_passes()), so that stage must say "plain" exactly for the packets the whole verdict finds
+// fine and plain: a forward into one port whose route goes on in `route`, or a write here only,
+// with the general decoding (Topology::hop()) giving the same port and write.
+template <class Topology>
+void check_plain_agrees(FakeCore& core, const Topology& t, const TakeLimits& limits, uint32_t route,
+                        uint32_t rx, uint32_t bits_per_hop) {
+    const pf::PacketHeader h = header(pf::NocSendType::UnicastWrite, route);
+    const Verdict v = take(core, t, h, rx, limits);
+    const fabric::router::Hop general = t.hop(fabric::router::read_head(kSlot), kSlot, rx);
+    const bool one_port = general.ports != 0 && (general.ports & (general.ports - 1)) == 0;
+    const bool goes_on = (route >> bits_per_hop) != 0;
+    const bool plain = v.why == B::None && ((one_port && !general.write && goes_on) ||
+                                            (general.ports == 0 && general.write));
+    INFO("route 0x" << std::hex << route << " rx " << rx);
+    CHECK(v.plain.any() == plain);
+    if (!v.plain.any()) return;
+    CHECK(v.hop.ports == general.ports);
+    CHECK(v.hop.write == general.write);
+    CHECK((v.plain.forward != 0) == (general.ports != 0));
+    CHECK((v.plain.port != 0 ? 1u << v.plain.port : 0u) == general.ports);
+}
+
+}  // namespace
+
+TEST_CASE("classify: the fast path's first stage agrees with the whole verdict",
+          "[router][classify]") {
+    FakeCore core;
+    // 1D: every hop action, with and without a next hop, from both receiver channels.
+    const LineRing line = line_router(ring_config(8));
+    for (uint32_t rx = 0; rx < 2; ++rx) {
+        for (uint32_t action = 0; action < 4; ++action) {
+            for (const uint32_t next : {0u, kWrite}) {
+                check_plain_agrees(core, line, kLineLimits, next << 2 | action, rx, 2);
+            }
+        }
+    }
+    // 2D: every hop command of routers facing each direction, with and without a next hop.
+    for (uint32_t d = 0; d < pf::kMeshDirections; ++d) {
+        const MeshSetup m(static_cast<pf::MeshDirection>(d));
+        for (uint32_t rx = 0; rx < 2; ++rx) {
+            for (uint32_t cmd = 0; cmd < 16; ++cmd) {
+                for (const uint32_t next : {0u, 1u}) {
+                    check_plain_agrees(core, m.t, m.limits, next << 4 | cmd, rx, 4);
+                }
+            }
+        }
+    }
 }
