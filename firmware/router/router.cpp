@@ -2,6 +2,9 @@
 // design). One instance per Ethernet link core. Built twice: fabric_router.elf for lines and rings
 // (1D), fabric_router_2d.elf (FABRIC_ROUTER_2D) for meshes and tori, where a packet may be
 // forwarded to any of the chip's other routers of its plane and the route is a hop nibble each.
+// The image's topology is a policy type (topology.h: LineRing or Mesh); the checks and decisions
+// are in the headers beside this file (README.md "Where things are"), this file moves the data.
+// Read run() (start_up(), then main_loop()) at the bottom first.
 //
 //   start-up   read + check RouterConfig, zero the streams and the router's L1 words, handshake
 //              with the peer (LinkParams must agree), wait for the host's ready word
