@@ -74,7 +74,7 @@ constexpr uint32_t kNeighbours = Topology::kNeighbours;
 // function, called from the (unrolled) main loop.
 #if defined(FABRIC_ROUTER_2D) && defined(FABRIC_ARCH_BLACKHOLE)
 #define ROUTER_HOT [[gnu::noinline]]
-constexpr bool kSmallImage = true;  // also leaves out optional refinements (complete_flushed)
+constexpr bool kSmallImage = true;  // also leaves out optional refinements (completion_step)
 #else
 #define ROUTER_HOT [[gnu::flatten]]
 constexpr bool kSmallImage = false;
@@ -380,11 +380,13 @@ class Router {
     bool port_full(uint32_t p);
     bool send_completions(uint32_t src, uint32_t n);
     void complete(Receiver& rx, uint32_t n);
-    Status completion_step(uint32_t r);
+    // The completion path: completion_step<R>() (inline: a run of flushed slots goes back as one
+    // +n), its second stage completion_walk<R>() for armed atomics and at termination.
     template <uint32_t R>
-    Status completion_step_rx();
+    Status completion_step();
     template <uint32_t R>
-    Status complete_flushed();
+    Status completion_walk();
+    Status completion_walk(uint32_t r);
     Status issue_armed(uint32_t r, uint32_t idx, uint32_t id);
     Status deliver(const pf::PacketHeader& h, uint32_t slot, uint32_t trid, bool& armed);
     Status deliver_other(const pf::PacketHeader& h, uint32_t slot, uint32_t trid, bool& armed);
@@ -762,7 +764,7 @@ ROUTER_HOT Status Router::sender_step(uint32_t c, uint32_t pushed) {
 }
 
 // Execute the packet's NoC command on this chip. Atomics that must follow flushed writes are
-// `armed`: issued by completion_step (from the header, still in the slot) once the slot is
+// `armed`: issued by completion_walk (from the header, still in the slot) once the slot is
 // flushed.
 // The common send type inline; the others out of line (code size: the receive path is inlined
 // once per receiver channel).
@@ -1021,7 +1023,7 @@ Status Router::take(uint32_t r, Noc::Burst<false>& burst, TakeState& t) {
 constexpr uint32_t kCompletionLookahead = 16;
 
 // The armed atomic of slot `idx` of rx r, out of line: inlined, its registers would make every
-// completion_step call save and restore a dozen more.
+// completion_walk call save and restore a dozen more.
 // Its target and value are read again from the header (the slot is ours until it completes):
 // AtomicInc's dst and value, or FusedWriteAtomicInc's sem and value, 8 B further on.
 [[gnu::noinline, gnu::flatten]] Status Router::issue_armed(uint32_t r, uint32_t idx, uint32_t id) {
@@ -1036,8 +1038,8 @@ constexpr uint32_t kCompletionLookahead = 16;
     return noc_.atomic_inc({xy & 0xFF, (xy >> 8) & 0xFF, addr}, value, {.trid = id});
 }
 
-Status Router::completion_step(uint32_t r) {
-    return r == 0 ? completion_step_rx<0>() : completion_step_rx<1>();
+Status Router::completion_walk(uint32_t r) {
+    return r == 0 ? completion_walk<0>() : completion_walk<1>();
 }
 
 // A packet pushed into one of our sender channels waits to be sent.
@@ -1050,16 +1052,16 @@ Status Router::completion_step(uint32_t r) {
 
 // The common case, inline in the main loop (the call alone would cost more than the work): no
 // armed atomic in rx R, and a run of flushed slots of one src_channel from the oldest goes back
-// as one +n; further runs go on the next passes. Armed atomics take completion_step_rx.
+// as one +n; further runs go on the next passes. Armed atomics take completion_walk().
 template <uint32_t R>
-[[gnu::always_inline]] inline Status Router::complete_flushed() {
+[[gnu::always_inline]] inline Status Router::completion_step() {
     Receiver& rx = rx_[R];
     const uint32_t pending = rx.taken - rx.done;
     if (pending == 0) return Status::Ok;
     uint32_t idx = rx.complete_idx;
     if (!noc_.trid_flushed(rx.trid[idx])) return Status::Ok;  // the oldest is not done yet
     if (rx.armed != 0) [[unlikely]]
-        return completion_step_rx<R>();
+        return completion_walk<R>();
     if (Eth::is_busy(kTxq)) return Status::Ok;  // the +n could not go now: no walk for nothing
     const uint32_t src = rx.src[idx];
     uint32_t n = 1;
@@ -1083,9 +1085,11 @@ template <uint32_t R>
     return Status::Ok;
 }
 
-// One copy per receiver channel: its state at constant offsets on the stack.
+// The walk: every flushed slot from the oldest, up to kCompletionLookahead, issuing armed atomics
+// and sending each run of one src_channel as one +n. One copy per receiver channel: its state at
+// constant offsets on the stack.
 template <uint32_t R>
-ROUTER_HOT Status Router::completion_step_rx() {
+ROUTER_HOT Status Router::completion_walk() {
     constexpr uint32_t r = R;
     Receiver& rx = rx_[r];
     if (rx.done == rx.taken) return Status::Ok;
@@ -1236,7 +1240,7 @@ int Router::terminate_immediate() {
         rx.armed = 0;
         const hal::Deadline d = progress_deadline();
         while (rx.done != rx.taken && !d.expired()) {
-            if (completion_step(r) != Status::Ok) break;
+            if (completion_walk(r) != Status::Ok) break;
         }
     }
     for (uint32_t c = 0; c < kSenders; ++c) {
@@ -1399,7 +1403,7 @@ int Router::main_loop() {
 #pragma GCC unroll 2
         for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
             if ((receivers & (1u << r)) == 0) continue;
-            s = r == 0 ? complete_flushed<0>() : complete_flushed<1>();
+            s = r == 0 ? completion_step<0>() : completion_step<1>();
             if (s != Status::Ok) return stop_hal(s, RouterWait::NocCmdBuf);
         }
 #pragma GCC unroll 9
