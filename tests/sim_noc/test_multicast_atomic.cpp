@@ -162,7 +162,7 @@ TEST_CASE("multicast write reaches exactly the rectangle", "[sim_noc][multicast]
     }
 }
 
-TEST_CASE("atomic increments from four sources sum exactly; every old value returned once",
+TEST_CASE("atomic increments from four sources sum exactly, every old value returned once",
           "[sim_noc][atomic]") {
     for (const hal::ArchMap* ap : {&hal::kWormholeB0, &hal::kBlackhole}) {
         const hal::ArchMap& a = *ap;

@@ -409,7 +409,7 @@ TEST_CASE("DRAM channels: one bank per channel, the same bytes through every por
     CHECK_THROWS_AS(sim::noc::DramChannels(chip.net, {{{10, 0}}}, 1024), std::out_of_range);
 }
 
-TEST_CASE("advance_idle: an idle clock jump equals idle steps; refused while traffic is in flight",
+TEST_CASE("advance_idle: an idle clock jump equals idle steps, refused while traffic is in flight",
           "[sim_noc][unicast]") {
     const hal::ArchMap& a = hal::kWormholeB0;
     Chip stepped(10, 12, a), jumped(10, 12, a);

@@ -3,6 +3,8 @@
 // a wormhole router per node (input buffers per virtual channel, route computation, round-robin
 // switch allocation, switch traversal, credit-based flow control) and, per attached core, the NIU:
 // the command-buffer registers the HAL driver (hal/noc.h) writes and the status counters it reads.
+// Each stage is a class of its own (input_unit.h, switch_allocator.h, link_traversal.h,
+// niu_injection.h, niu_ejection.h); Network owns them and steps them in order.
 //
 //   sim::noc::Network net(10, 12, hal::kWormholeB0);
 //   sim::PlainMemory l1(hal::kWormholeB0.eth_l1_size);
@@ -110,7 +112,7 @@ class Network;
 //   NOC_CFG(n)    (buffer 0 window) plain storage
 //   NOC_STATUS(n) (buffer 0 window) read-only counters
 class Niu {
-public:
+  public:
     static bool contains(uint32_t core_addr);
     bool mmio_write(uint32_t core_addr, uint32_t value);
     std::optional<uint32_t> mmio_read(uint32_t core_addr) const;
@@ -120,7 +122,7 @@ public:
     bool cmd_buf_busy(uint32_t noc, uint32_t buf) const;
     Coord coord() const;  // physical
 
-private:
+  private:
     friend class Network;
     Niu(Network& net, uint32_t node) : net_(net), node_(node) {}
     Network& net_;
@@ -128,7 +130,7 @@ private:
 };
 
 class Network {
-public:
+  public:
     // `grid_x` x `grid_y` nodes (SoC descriptor grid), both 1..64.
     Network(uint32_t grid_x, uint32_t grid_y, const hal::ArchMap& arch, NocParams params = {});
     ~Network();
@@ -183,9 +185,11 @@ public:
     // Links a unicast packet crosses from src to dst (physical) on `noc`.
     uint32_t hops(uint32_t noc, Coord src, Coord dst) const;
 
+    // The model's parts, one class per pipeline stage (network_impl.h). Declared public so that
+    // the stages' tests can assemble them as the network does.
     struct Impl;
 
-private:
+  private:
     friend class Niu;
     std::unique_ptr<Impl> impl_;
 };
