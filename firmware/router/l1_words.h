@@ -25,9 +25,12 @@ union Words {
     T s;
     uint32_t w[sizeof(T) / 4];
 };
+// Unrolled: the loads are independent, so they overlap (an L1 load is 7 cycles to its data); as a
+// loop each waits for the one before (a handshake message: ~70 cycles instead of ~280).
 template <typename T>
 void load_struct(T& out, uint32_t addr) {
     Words<T> u;
+#pragma GCC unroll 32
     for (uint32_t i = 0; i < sizeof(T) / 4; ++i) u.w[i] = ld(addr + 4 * i);
     out = u.s;
 }
