@@ -54,15 +54,17 @@ constexpr uint32_t kSinkSem = 0x50000;
 
 // Mux options every run uses (command line: --slots, --wait, --check).
 fabric::MuxOptions g_mux;
+// The firmware images' directory (command line: --firmware, as fabric_bench and mesh_bench take).
+const char* g_firmware_dir = FABRIC_FIRMWARE_DIR;
 
 std::string path(const char* dir, const std::string& f) { return std::string(dir) + "/" + f; }
 
 struct Bench {
     fabric::SocDescriptor soc = fabric::SocDescriptor::load_file(path(FABRIC_SOC_DESCRIPTOR_DIR, "wormhole_b0_80_arch.yaml"));
     fabric::ClusterDescriptor cluster = fabric::ClusterDescriptor::load_file(path(FABRIC_SOC_DESCRIPTOR_DIR, "t3k_cluster.yaml"));
-    fabric::ElfImage router = fabric::ElfImage::load_file(path(FABRIC_FIRMWARE_DIR, "wormhole_b0/fabric_router.elf"));
-    fabric::ElfImage mux = fabric::ElfImage::load_file(path(FABRIC_FIRMWARE_DIR, "wormhole_b0/fabric_mux.elf"));
-    fabric::ElfImage client = fabric::ElfImage::load_file(path(FABRIC_FIRMWARE_DIR, "wormhole_b0/mux_worker.elf"));
+    fabric::ElfImage router = fabric::ElfImage::load_file(path(g_firmware_dir, "wormhole_b0/fabric_router.elf"));
+    fabric::ElfImage mux = fabric::ElfImage::load_file(path(g_firmware_dir, "wormhole_b0/fabric_mux.elf"));
+    fabric::ElfImage client = fabric::ElfImage::load_file(path(g_firmware_dir, "wormhole_b0/mux_worker.elf"));
     uint64_t sim_cycles = 0;
 };
 
@@ -315,6 +317,7 @@ int main(int argc, char** argv) {
         else if (a == "--slots") g_mux.full_slots = value();
         else if (a == "--wait") g_mux.forward_wait_cycles = value();
         else if (a == "--check") g_mux.teardown_check_every = value();
+        else if (a == "--firmware" && i + 1 < argc) g_firmware_dir = argv[++i];
         else what = a;
     }
     try {

@@ -2,6 +2,9 @@
 // design). One instance per Ethernet link core. Built twice: fabric_router.elf for lines and rings
 // (1D), fabric_router_2d.elf (FABRIC_ROUTER_2D) for meshes and tori, where a packet may be
 // forwarded to any of the chip's other routers of its plane and the route is a hop nibble each.
+// The image's topology is a policy type (topology.h: LineRing or Mesh); the checks and decisions
+// are in the headers beside this file (README.md "Where things are"), this file moves the data.
+// Read run() (start_up(), then main_loop()) at the bottom first.
 //
 //   start-up   read + check RouterConfig, zero the streams and the router's L1 words, handshake
 //              with the peer (LinkParams must agree), wait for the host's ready word
@@ -21,6 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "classify.h"
+#include "config_check.h"
 #include "fabric/status_words.h"
 #include "fabric/worker_port.h"
 #include "hal/arch.h"
@@ -32,9 +37,15 @@
 #include "hal/stream.h"
 #include "hal/timeouts.h"
 #include "hal/wait.h"
+#include "handshake.h"
+#include "header.h"
+#include "l1_words.h"
 #include "protocol/fabric.h"
+#include "topology.h"
 
 namespace {
+
+using namespace fabric::router;
 
 namespace pf = protocol::fabric;
 using hal::Status;
@@ -45,19 +56,17 @@ using Eth = hal::Eth<hal::kArch>;
 using Streams = hal::Streams<hal::kArch>;
 constexpr const hal::ArchMap& kA = hal::kArch;
 
+// The image's topology (topology.h): lines and rings, or meshes and tori.
 #ifdef FABRIC_ROUTER_2D
-constexpr bool kMesh = true;
+using Topology = Mesh;
 #else
-constexpr bool kMesh = false;
+using Topology = LineRing;
 #endif
 // Sender channels: 1D ch0 worker, ch1 VC0, ch2 VC1; 2D ch0 worker, ch1 + F VC0 and ch5 + F VC1
 // from the router facing F (protocol/fabric.h). A VC1 channel sends into the peer's rx1.
-constexpr uint32_t kSenders = kMesh ? pf::kMaxSenderChannels : pf::kNumSenderChannels;
-constexpr bool is_vc1(uint32_t c) {
-    return kMesh ? c >= pf::kMeshVc1Channel0 : c == 2;
-}
+constexpr uint32_t kSenders = Topology::kSenders;
 // Other routers of the chip this one forwards into: 1D the downstream, 2D one per direction.
-constexpr uint32_t kNeighbours = kMesh ? pf::kMeshDirections : 1;
+constexpr uint32_t kNeighbours = Topology::kNeighbours;
 
 // The per-packet steps are flattened (the HAL calls inline, their checks of constant options
 // fold away, no call saves and restores registers: ~20% fewer cycles), except in the 2D image
@@ -65,18 +74,14 @@ constexpr uint32_t kNeighbours = kMesh ? pf::kMeshDirections : 1;
 // function, called from the (unrolled) main loop.
 #if defined(FABRIC_ROUTER_2D) && defined(FABRIC_ARCH_BLACKHOLE)
 #define ROUTER_HOT [[gnu::noinline]]
-constexpr bool kSmallImage = true;  // also leaves out optional refinements (complete_flushed)
+constexpr bool kSmallImage = true;  // also leaves out optional refinements (completion_step)
 #else
 #define ROUTER_HOT [[gnu::flatten]]
 constexpr bool kSmallImage = false;
 #endif
 
-// TXQ0: the only queue that carries remote register writes (credits), so data goes there too and
-// each credit lands after the data it announces.
-constexpr hal::EthTxq kTxq = hal::EthTxq::Q0;
-
 // Per-channel slot state lives in fixed arrays: a config with more slots is refused.
-constexpr uint32_t kMaxSlots = 32;
+constexpr uint32_t kMaxSlots = pf::kMaxRouterSlots;
 // A packet taken from a receiver channel tags its NoC requests with the channel's next transaction
 // ID, in turn: rx0 IDs 0..6 and rx1 7..13, or 0..13 for rx0 alone (a line). Packets that many takes
 // apart share an ID, which only makes a flush check conservative. (IDs by slot index instead put
@@ -130,7 +135,9 @@ constexpr uint32_t kScratchTeardownLine = 48;
 constexpr uint32_t kScratchAtomicReturn = 16 + 8;
 // 2D has more channels than lines: ch3..ch8 share ch2's. Safe, as a staged write waits until every
 // earlier one has been read out (fabric::RemoteWords::ready); the lines only keep words apart.
-constexpr uint32_t credit_line(uint32_t c) { return c < 3 ? c : 2; }
+constexpr uint32_t credit_line(uint32_t c) {
+    return c < 3 ? c : 2;
+}
 
 constexpr uint32_t kIncOne = Streams::encode_delta(1).value;
 static_assert(Streams::encode_delta(1).ok());
@@ -142,102 +149,18 @@ static_assert(pf::kStreamPeerDrained + 1 >= pf::kStreamPushed0 + pf::kMaxSenderC
 constexpr hal::StreamId stream_id(uint32_t n) {
     return Streams::make_id(n).value;  // n <= kStreamPeerDrained (above), so always ok
 }
-constexpr hal::StreamId rx_sent_id(uint32_t r) { return stream_id(pf::kStreamRxSent0 + r); }
-constexpr hal::StreamId completed_id(uint32_t c) { return stream_id(pf::kStreamCompleted0 + c); }
-constexpr hal::StreamId pushed_id(uint32_t c) { return stream_id(pf::kStreamPushed0 + c); }
+constexpr hal::StreamId rx_sent_id(uint32_t r) {
+    return stream_id(pf::kStreamRxSent0 + r);
+}
+constexpr hal::StreamId completed_id(uint32_t c) {
+    return stream_id(pf::kStreamCompleted0 + c);
+}
+constexpr hal::StreamId pushed_id(uint32_t c) {
+    return stream_id(pf::kStreamPushed0 + c);
+}
 
-// Why a config was refused (RouterStatusBlock::detail with status ConfigInvalid).
-enum class ConfigCheck : uint32_t {
-    Magic = 1,
-    Version = 2,
-    Topology = 3,
-    PayloadBytes = 4,
-    SenderSlots = 5,
-    ReceiverSlots = 6,
-    Dateline = 7,
-    Downstream = 8,
-    Timeouts = 9,
-    Layout = 10,
-    IsMaster = 11,
-    DownstreamConfig = 12,  // the downstream router's config does not match ours (read at ready)
-    MeshConfig = 13,        // 2D: MeshRouterConfig missing or inconsistent
-};
-
-// Why a packet was dropped (RouterStatusBlock::detail, last one; status stays as it was).
-enum class BadPacket : uint32_t {
-    Magic = 0x100,
-    SendType = 0x101,
-    PayloadBytes = 0x102,
-    Route = 0x103,
-    Target = 0x104,      // destination coordinates or address range
-    Scatter = 0x105,     // chunk count or sizes
-    NoDownstream = 0x106,  // a forward on a router without a downstream channel
-    SrcChannel = 0x107,  // src_channel is not a sender channel (its credit cannot be returned)
-    RouteTooLong = 0x108,  // ring/torus: a worker's (ch0) route of more than ring_size - 1 hops (per dimension)
-    DstNode = 0x109,     // 2D entry router: the destination mesh/device has no route from here
-    Turn = 0x10A,        // 2D: a Y -> X turn (dimension order), other than out of the mesh
-};
-
-// The route bits a worker's packet may use: on a ring of n chips at most n - 1 hops (2 bits each),
-// since a longer route would cross the dateline again on VC1 and close a cycle of waits
-// (README: deadlock freedom). A line needs no limit: a route past its end has no downstream.
-constexpr uint32_t route_mask(uint32_t topology, uint32_t ring_size) {
-    if (topology != static_cast<uint32_t>(pf::Topology::Ring) || ring_size == 0) return ~0u;
-    const uint32_t bits = 2 * (ring_size - 1);
-    return bits >= 32 ? ~0u : (1u << bits) - 1;
-}
-static_assert(route_mask(static_cast<uint32_t>(pf::Topology::Ring), 8) == 0x3FFF);
-static_assert(route_mask(static_cast<uint32_t>(pf::Topology::Ring), 2) == 0x3);
-
-// Fields of a PacketHeader word-addressed in L1.
-constexpr uint32_t kHdrMetaWord = offsetof(pf::PacketHeader, payload_bytes) / 4;  // bytes|type|src
-constexpr uint32_t kHdrRouteWord = offsetof(pf::PacketHeader, route) / 4;
-constexpr uint32_t kHdrMagicWord = offsetof(pf::PacketHeader, magic) / 4;  // + mesh_flags, branch_hops
-constexpr uint32_t kHdrRouteExtWord = offsetof(pf::PacketHeader, route_ext) / 4;
-constexpr uint32_t kHdrDstNodeWord = offsetof(pf::PacketHeader, dst_mesh) / 4;
-static_assert(offsetof(pf::PacketHeader, mesh_flags) == 4 * kHdrMagicWord + 1 &&
-              offsetof(pf::PacketHeader, branch_hops) == 4 * kHdrMagicWord + 2 &&
-              offsetof(pf::PacketHeader, dst_device) == 4 * kHdrDstNodeWord + 2);
-static_assert(offsetof(pf::PacketHeader, cmd) == 0);
-// NocCommand words each send type uses, 4 bits per NocSendType (a table would be an L1 load):
-// the receiver loads only those, plus the meta, route and magic words.
-constexpr uint32_t kCmdWordsPacked =
-    (sizeof(pf::UnicastWriteCmd) / 4) | (sizeof(pf::InlineWriteCmd) / 4) << 4 | (sizeof(pf::AtomicIncCmd) / 4) << 8 |
-    (sizeof(pf::FusedWriteAtomicIncCmd) / 4) << 12 | (sizeof(pf::ScatterWriteCmd) / 4) << 16;
-static_assert(static_cast<uint32_t>(pf::NocSendType::kCount) == 5 && sizeof(pf::ScatterWriteCmd) / 4 < 16);
-constexpr uint32_t cmd_words(uint32_t send_type) {
-    return (kCmdWordsPacked >> (4 * send_type)) & 15;
-}
-static_assert(offsetof(pf::PacketHeader, payload_bytes) == 40 && offsetof(pf::PacketHeader, send_type) == 42 &&
-              offsetof(pf::PacketHeader, src_channel) == 43);
-
-uint32_t ld(uint32_t addr) {
-    return hal::mmio::load_shared(hal::mmio::l1_ptr<const uint32_t>(addr));
-}
-void st(uint32_t addr, uint32_t value) {
-    hal::mmio::store_shared(hal::mmio::l1_ptr<uint32_t>(addr), value);
-}
-// A struct and its words. Copies between L1 and a struct go word by word through the union
-// (GCC defines reading the other member): a memcpy would be a call to picolibc's byte loop,
-// ~6 instructions per byte (the router reads a 64-B header per packet).
-template <typename T>
-union Words {
-    static_assert(sizeof(T) % 4 == 0);
-    T s;
-    uint32_t w[sizeof(T) / 4];
-};
-template <typename T>
-void load_struct(T& out, uint32_t addr) {
-    Words<T> u;
-    for (uint32_t i = 0; i < sizeof(T) / 4; ++i) u.w[i] = ld(addr + 4 * i);
-    out = u.s;
-}
-template <typename T>
-void store_struct(uint32_t addr, const T& in) {
-    Words<T> u;
-    u.s = in;
-    for (uint32_t i = 0; i < sizeof(T) / 4; ++i) st(addr + 4 * i, u.w[i]);
-}
+using pf::BadPacket;
+using pf::ConfigCheck;
 
 // Stream deltas here are at most a channel's slot count, always inside the counter's range.
 void stream_add(hal::StreamId s, int32_t delta) {
@@ -248,20 +171,13 @@ constexpr uint32_t align16(uint32_t v) {
     return (v + 15) & ~15u;
 }
 
-// A destination a packet may name: a core coordinate and an L1/MMIO range below the NoC's
-// register window of the target (the model and silicon refuse anything above).
-bool target_ok(const pf::NocTarget& t, uint32_t bytes, uint32_t align) {
-    return hal::noc::coord_ok(t.x) && hal::noc::coord_ok(t.y) && t.addr % align == 0 &&
-           static_cast<uint64_t>(t.addr) + bytes <= hal::noc::kMmioStart;
-}
-
 // The config as read at start-up and the layout computed from it, in L1 (.bss): the Router itself,
 // read on every iteration, lives on the stack in the local data RAM (2-cycle loads instead of
 // L1's 7; 2,560 B on Wormhole), with the per-slot words every packet touches (Receiver::src) and
 // copies of the few config fields a packet needs (payload_bytes_, slot_bytes_, ...).
-pf::RouterConfig c_;
-pf::RouterLayout l_;
-pf::MeshRouterConfig m_;  // 2D only
+pf::RouterConfig g_config;
+pf::RouterLayout g_layout;
+pf::MeshRouterConfig g_mesh;  // 2D only
 
 // The next slot of a ring of `slots` slots of `bytes` from `base`: index and address, no modulo.
 struct SlotCursor {
@@ -300,9 +216,15 @@ struct TakeState {
 // object, so every field of the router would be loaded again after it.
 struct SlotBytes {
     enum class Byte : uint8_t {};
-    Byte v[kMaxSlots] = {};
+    alignas(4) Byte v[kMaxSlots] = {};
     uint32_t operator[](uint32_t i) const { return static_cast<uint32_t>(v[i]); }
     void set(uint32_t i, uint32_t x) { v[i] = static_cast<Byte>(x); }
+    // Every slot's byte to x, a word at a time (start-up: 8 stores, not 32).
+    void fill(uint32_t x) {
+        static_assert(kMaxSlots % 4 == 0);
+        const uint32_t word = (x & 0xFF) * 0x01010101u;
+        for (uint32_t i = 0; i < kMaxSlots; i += 4) __builtin_memcpy(&v[i], &word, 4);
+    }
 };
 
 // Receiver::blocked: the packet must be looked at again as a whole (it waits on several ports).
@@ -320,15 +242,17 @@ constexpr uint32_t kDeliverBuf = 3;
 // last frame starts, and the wire idles unless the next command comes within that frame's time
 // (~100 cycles at 4 KiB), while a main-loop pass under load can take longer. So after such a send
 // the sender step estimates when the queue frees (hal::eth: the link rate, frames of at most
-// 1488 B plus 50 B of headers) and, with the next packet ready, waits for it (bounded) from kFeedWindow
-// cycles before until kFeedLate after (fabric_bench 4 KiB uni 89 -> 98 %; a 64-cycle window
-// 97.7 %). Not at 2 KiB (two frames): the receiving router is the limit there, and the wait
+// 1488 B plus 50 B of headers) and, with the next packet ready, waits for it (bounded) from
+// kFeedWindow cycles before until kFeedLate after (fabric_bench 4 KiB uni 89 -> 98 %; a 64-cycle
+// window 97.7 %). Not at 2 KiB (two frames): the receiving router is the limit there, and the wait
 // cost 2-6 points. Not in 2D: nine inlined copies would not fit its code window.
-constexpr bool kFeedTxq = !kMesh;
+constexpr bool kFeedTxq = Topology::kFeedTxq;
+constexpr uint32_t kCreditUnroll = Topology::kCreditUnroll;
 constexpr uint32_t kFrameBytes = hal::eth::kMaxFramePayload;
 constexpr uint32_t kFeedFrames = 3;
 constexpr uint32_t wire_cycles(uint32_t frame_bytes) {
-    return (frame_bytes + hal::eth::kFrameOverheadBytes) * kA.aiclk_mhz / (hal::eth::kLinkMbps / 8);  // bytes/us
+    return (frame_bytes + hal::eth::kFrameOverheadBytes) * kA.aiclk_mhz /
+           (hal::eth::kLinkMbps / 8);  // bytes/us
 }
 static_assert(wire_cycles(kFrameBytes) == 123 || kA.aiclk_mhz != 1000);
 constexpr uint32_t kFeedWindow = 96;
@@ -349,10 +273,16 @@ struct Only<false, T> {
 // handles are inline writes too: a router forwarding one way and crediting the other reprograms
 // it only then), so a credit is the value and the command (~15 cycles, ~65 as a whole inline
 // write). Not on Blackhole (staged writes) nor in 2D (nine targets' handles do not fit its stack).
-constexpr bool kPreparedCredits = !kMesh && !fabric::RemoteWords<kCreditTrid>::kStaged;
-constexpr hal::NocConfig kNocConfig{.cmd_bufs = {.write = 0, .read = 0, .write_reg = 0, .atomic = 0},
-                                    .atomic_return_l1_addr = kFixed.scratch + kScratchAtomicReturn,
-                                    .prepared_bufs = 1u << kFwdDataBuf | 1u << kFwdPushedBuf | 1u << kDeliverBuf};
+constexpr bool kPreparedCredits =
+    Topology::kPrepareCredits && !fabric::RemoteWords<kCreditTrid>::kStaged;
+constexpr hal::NocConfig kNocConfig{
+    .cmd_bufs = {.write = 0, .read = 0, .write_reg = 0, .atomic = 0},
+    .atomic_return_l1_addr = kFixed.scratch + kScratchAtomicReturn,
+    .prepared_bufs = 1u << kFwdDataBuf | 1u << kFwdPushedBuf | 1u << kDeliverBuf};
+
+// What a start-up stage returns to go on; a stage that ends the router returns its exit code
+// (>= 0: the low byte of the final status).
+constexpr int kGoOn = -1;
 
 class Router {
   public:
@@ -362,30 +292,30 @@ class Router {
     // ---- state ----
     struct PeerRx {  // a receiver channel of the peer, as our senders see it
         uint32_t base = 0;
-        uint32_t end = 0;          // base + slots * slot_bytes_
+        uint32_t end = 0;  // base + slots * slot_bytes_
         uint32_t slots = 0;
-        RingCursor next;           // where the next packet lands
-        uint32_t room = 0;         // slots - (sent and not completed)
-        uint32_t unannounced = 0;  // sent, its +1 on the peer's rx_sent stream not yet queued
+        RingCursor next;            // where the next packet lands
+        uint32_t room = 0;          // slots - (sent and not completed)
+        uint32_t unannounced = 0;   // sent, its +1 on the peer's rx_sent stream not yet queued
         uint32_t announce_reg = 0;  // that stream's update register (Streams::update_reg_addr)
     };
     struct Sender {  // one of our sender channels
         uint32_t base = 0;
-        uint32_t end = 0;    // base + slots * slot_bytes_
-        uint32_t slots = 0;  // 0 = unused
+        uint32_t end = 0;        // base + slots * slot_bytes_
+        uint32_t slots = 0;      // 0 = unused
         PeerRx* peer = nullptr;  // the peer receiver channel it sends into
-        uint32_t sent = 0;   // free-running
+        uint32_t sent = 0;       // free-running
         uint32_t completed = 0;  // free-running; also the producer's "freed"
-        RingCursor next;     // the slot of packet `sent`
+        RingCursor next;         // the slot of packet `sent`
     };
     struct Receiver {  // one of our receiver channels
         uint32_t base = 0;
         uint32_t slots = 0;
-        uint32_t taken = 0;  // packets taken (free-running)
-        uint32_t done = 0;   // completions sent
-        SlotCursor take;     // slot of packet `taken`
+        uint32_t taken = 0;         // packets taken (free-running)
+        uint32_t done = 0;          // completions sent
+        SlotCursor take;            // slot of packet `taken`
         uint32_t complete_idx = 0;  // slot of packet `done`
-        uint32_t armed = 0;  // bit per slot: its header's atomic waits for the slot's writes
+        uint32_t armed = 0;         // bit per slot: its header's atomic waits for the slot's writes
         // The next packet is a forward that found its port full: 0 no, kRetake look at the whole
         // packet again (a 2D multicast waits on several ports), else the port it waits on.
         uint32_t blocked = 0;
@@ -414,11 +344,11 @@ class Router {
     // the router facing F (VC0 / VC1).
     struct Port {
         uint32_t base = 0;
-        uint32_t slots = 0;   // 0: no such port (a forward there is a bad packet)
-        uint32_t pushed = 0;  // packets written into it
-        uint32_t credit = 0;  // its freed count as last read (L1 word)
-        uint32_t end = 0;     // base + slots * slot_bytes_
-        RingCursor next;      // slot of packet `pushed`
+        uint32_t slots = 0;                // 0: no such port (a forward there is a bad packet)
+        uint32_t pushed = 0;               // packets written into it
+        uint32_t credit = 0;               // its freed count as last read (L1 word)
+        uint32_t end = 0;                  // base + slots * slot_bytes_
+        RingCursor next;                   // slot of packet `pushed`
         hal::NocPrepared* data = nullptr;  // the forward's header + payload: its router's fwd_data_
         hal::NocPrepared pushed_inc{};     // +1 on its Pushed stream (kFwdPushedBuf)
     };
@@ -426,20 +356,22 @@ class Router {
     struct CreditTarget {
         bool present = false;
         fabric::NocWord word{};
-        [[no_unique_address]] Only<kPreparedCredits, hal::NocPrepared> write;  // to `word` (ch0: the connected worker's)
+        [[no_unique_address]] Only<kPreparedCredits, hal::NocPrepared>
+            write;  // to `word` (ch0: the connected worker's)
     };
 
-    // ---- start-up ----
-    uint32_t check_config() const;
+    // ---- start-up (each stage returns kGoOn, or the router's exit code) ----
+    int start_up();
+    int check_config_words();
+    int init_channels();
     int handshake();
-    bool peer_msg(pf::HandshakeMsg& m, uint32_t is_reply) const;
-    pf::LinkParams my_params() const;
     int wait_ready();
-    uint32_t setup_ports();
-    uint32_t setup_neighbour(uint32_t n, uint32_t xy_word, const uint32_t (&ports)[2], const uint32_t (&channels)[2]);
-    uint32_t check_mesh_config() const;
+    int connect_ports();
+    ConfigCheck setup_ports();
+    ConfigCheck setup_neighbour(uint32_t n, const Neighbour& nb);
 
-    // ---- main loop steps ----
+    // ---- the main loop and its steps ----
+    int main_loop();
     Status sender_step(uint32_t c, uint32_t pushed);
     Status sender_completions(uint32_t c, uint32_t n);
     Status announce(uint32_t rx);
@@ -449,25 +381,21 @@ class Router {
     Status take(uint32_t r, Noc::Burst<false>& burst, TakeState& t);
     Status take_general_from(uint32_t r, TakeState& t);
     Status take_general(uint32_t r);
-    Status forward(uint32_t p, uint32_t slot, uint32_t bytes, uint32_t id, Noc::Burst<false>& burst);
+    Status forward(uint32_t p, uint32_t slot, uint32_t bytes, uint32_t id,
+                   Noc::Burst<false>& burst);
     bool port_full(uint32_t p);
-    // 2D
-    uint32_t mesh_port(uint32_t r, uint32_t dir) const;
-    uint32_t mesh_ports(uint32_t r, uint32_t fwd_dirs) const;
-    uint32_t mesh_entry_route(uint32_t slot, pf::Route& out) const;
-    void mesh_branch_rewrite(uint32_t slot) const;
     bool send_completions(uint32_t src, uint32_t n);
     void complete(Receiver& rx, uint32_t n);
-    Status completion_step(uint32_t r);
+    // The completion path: completion_step<R>() (inline: a run of flushed slots goes back as one
+    // +n), its second stage completion_walk<R>() for armed atomics and at termination.
     template <uint32_t R>
-    Status completion_step_rx();
+    Status completion_step();
     template <uint32_t R>
-    Status complete_flushed();
+    Status completion_walk();
+    Status completion_walk(uint32_t r);
     Status issue_armed(uint32_t r, uint32_t idx, uint32_t id);
     Status deliver(const pf::PacketHeader& h, uint32_t slot, uint32_t trid, bool& armed);
     Status deliver_other(const pf::PacketHeader& h, uint32_t slot, uint32_t trid, bool& armed);
-    uint32_t validate(const pf::PacketHeader& h, bool write, uint32_t ports) const;
-    uint32_t validate_route(const pf::PacketHeader& h, uint32_t action, uint32_t ports) const;
     Status credit_step();
     Status connection_step();
     Status prepare_credit(uint32_t c, const fabric::NocWord& to);
@@ -486,37 +414,24 @@ class Router {
     void publish();
     int stop(RouterStatus s, RouterWait where, uint32_t detail);
     int stop_hal(Status s, RouterWait where);
-    uint32_t* sb(uint32_t offset) const { return hal::mmio::l1_ptr<uint32_t>(l_.status + offset); }
+    uint32_t* sb(uint32_t offset) const {
+        return hal::mmio::l1_ptr<uint32_t>(g_layout.status + offset);
+    }
     void sb_store(uint32_t offset, uint32_t v) { hal::mmio::store_shared(sb(offset), v); }
-    const uint32_t* term() const { return hal::mmio::l1_ptr<const uint32_t>(l_.termination); }
+    const uint32_t* term() const { return hal::mmio::l1_ptr<const uint32_t>(g_layout.termination); }
     uint32_t term_value() const { return hal::mmio::load_shared(term()); }
     hal::Deadline progress_deadline() const {
-        return hal::Deadline::after_us(kA, c_.progress_timeout_us);
+        return hal::Deadline::after_us(kA, g_config.progress_timeout_us);
     }
 
     Port& port(uint32_t p) { return ports_[p - 1]; }  // p >= 1: ch0 takes no forwards
     const Port& port(uint32_t p) const { return ports_[p - 1]; }
 
-    // Copied from c_, l_ and m_ once checked (the per-packet steps read them).
-    uint32_t payload_bytes_ = 0;
+    // Copied from g_config and g_layout once checked (the per-packet steps read them), and the
+    // topology's state (its routing, from the config and the ports found).
+    TakeLimits limits_;
     uint32_t slot_bytes_ = 0;
-    uint32_t dir_ = 0;         // 2D: the direction our link leaves in
-    bool inter_mesh_ = false;  // 2D: our peer is in another mesh (we are an entry router)
-    bool torus_ = false;
-    // 2D: the forward directions a packet must not take here: on a N/S link it travels in Y, and
-    // dimension order (X, then Y) forbids a turn into X, except into a port leaving the mesh.
-    // None for an entry router (the route starts here).
-    uint32_t no_turn_ = 0;
-    // 2D fast path (take()): the hop command that is a plain write here (kNoFast on an entry
-    // router, which computes the route itself), the lowest src_channel taken without a look at
-    // the whole route (1 on a torus: a worker's is counted), and per receiver channel and
-    // command the one port a plain forward goes to (0: not a plain forward, a forbidden turn, or
-    // no such port: take_general sorts it out).
-    static constexpr uint32_t kNoFast = 0xFF;
-    uint32_t fast_write_ = kNoFast;
-    uint32_t fast_src_min_ = 0;
-    uint8_t fast_port_[pf::kNumReceiverChannels][16] = {};
-    void setup_fast_path();
+    Topology topology_;
     Noc noc_{hal::NocId::Noc0, kNocConfig};
     // Prepared NoC writes (checked and programmed once at start-up, then only what varies per
     // packet): the forwards (fwd_data_ per neighbouring router, Port::pushed_inc) and the
@@ -531,7 +446,6 @@ class Router {
     // The ch0 connection block and the words we write into producers' L1 (credits, teardown).
     fabric::WorkerPort port_;
     fabric::RemoteWords<kCreditTrid> words_{noc_, kFixed.scratch};
-    uint32_t route_mask_ = ~0u;  // route_mask() of the config, set once the config is checked
     uint32_t bad_packets_ = 0;
     uint32_t delivered_ = 0;  // (forwarded: the ports' `pushed` counts, summed in publish())
     uint32_t iterations_ = 0;
@@ -551,7 +465,7 @@ class Router {
 #define SB_OFF(field) static_cast<uint32_t>(offsetof(pf::RouterStatusBlock, field))
 
 void Router::set_stage(RouterStatus s) {
-    fabric::StatusWords(l_.status).set_stage(s);
+    fabric::StatusWords(g_layout.status).set_stage(s);
 }
 
 void Router::publish() {
@@ -573,7 +487,7 @@ void Router::publish() {
 // Stop with an error or end state. The exit code is the low byte of the status (0 = Terminated).
 int Router::stop(RouterStatus s, RouterWait where, uint32_t detail) {
     publish();
-    return fabric::StatusWords(l_.status).finish(s, where, detail);
+    return fabric::StatusWords(g_layout.status).finish(s, where, detail);
 }
 
 // A HAL call or bounded wait failed: Timeout for a wait that ran out, Terminated (the host's word
@@ -588,154 +502,30 @@ int Router::stop_hal(Status s, RouterWait where) {
 
 // ---- start-up --------------------------------------------------------------------------------
 
-uint32_t Router::check_config() const {
-    const auto bad = [](ConfigCheck c) { return static_cast<uint32_t>(c); };
-    if (c_.magic != pf::kRouterConfigMagic) return bad(ConfigCheck::Magic);
-    if (c_.version != pf::kProtocolVersion) return bad(ConfigCheck::Version);
-    // Each image runs its own topologies: a line/ring config on the 2D image (or the reverse)
-    // is refused, not half-run.
-    if (pf::is_2d(c_.topology) != kMesh || c_.topology > static_cast<uint32_t>(pf::Topology::Torus)) {
-        return bad(ConfigCheck::Topology);
-    }
-    if (c_.payload_bytes == 0 || c_.payload_bytes % 16 != 0 ||
-        c_.payload_bytes > pf::max_payload_bytes(kA)) {
-        return bad(ConfigCheck::PayloadBytes);
-    }
-    for (uint32_t c = 0; c < pf::kMaxSenderChannels; ++c) {
-        if (c_.sender_slots[c] > kMaxSlots || (c >= kSenders && c_.sender_slots[c] != 0)) {
-            return bad(ConfigCheck::SenderSlots);
-        }
-    }
-    if (c_.receiver_slots[0] == 0 || c_.receiver_slots[0] > kMaxSlots ||
-        c_.receiver_slots[1] > kMaxSlots) {
-        return bad(ConfigCheck::ReceiverSlots);
-    }
-    // Traffic into rx1 (a dateline link, or a VC1 channel) needs an rx1.
-    bool into_rx1 = c_.dateline != 0;
-    for (uint32_t c = 0; c < kSenders; ++c) into_rx1 = into_rx1 || (is_vc1(c) && c_.sender_slots[c] != 0);
-    if (into_rx1 && c_.receiver_slots[1] == 0) return bad(ConfigCheck::Dateline);
-    if (c_.dateline > 1) return bad(ConfigCheck::Dateline);
-    if (c_.has_downstream > 1 || (c_.has_downstream != 0 && (!hal::noc::coord_ok(c_.downstream_x) ||
-                                                            !hal::noc::coord_ok(c_.downstream_y)))) {
-        return bad(ConfigCheck::Downstream);
-    }
-    if (c_.handshake_timeout_us == 0 || c_.ready_timeout_us == 0 || c_.drain_timeout_us == 0 ||
-        c_.progress_timeout_us == 0) {
-        return bad(ConfigCheck::Timeouts);
-    }
-    if (!l_.fits) return bad(ConfigCheck::Layout);
-    if (c_.is_master > 1) return bad(ConfigCheck::IsMaster);
-    if constexpr (kMesh) return check_mesh_config();
-    return 0;
-}
-
-// 2D: the MeshRouterConfig beside the RouterConfig (loaded by run()).
-uint32_t Router::check_mesh_config() const {
-    const uint32_t bad = static_cast<uint32_t>(ConfigCheck::MeshConfig);
-    if (m_.magic != pf::kMeshConfigMagic || m_.dir >= pf::kMeshDirections) return bad;
-    if (m_.mesh_rows == 0 || m_.mesh_cols == 0 || m_.mesh_rows * m_.mesh_cols > 256 ||
-        m_.device_id >= m_.mesh_rows * m_.mesh_cols || m_.exit_count > pf::kMeshExitEntries ||
-        m_.inter_mesh > 1 || m_.exit_dirs > 15) {
-        return bad;
-    }
-    // No channel from our own direction (a packet never comes back); datelines only on a torus,
-    // and a torus has no other meshes (its VC1 is the dateline's).
-    if (c_.sender_slots[pf::kMeshVc0Channel0 + m_.dir] != 0 || c_.sender_slots[pf::kMeshVc1Channel0 + m_.dir] != 0) {
-        return bad;
-    }
-    const bool torus = c_.topology == static_cast<uint32_t>(pf::Topology::Torus);
-    if (torus ? (m_.inter_mesh != 0 || m_.exit_dirs != 0) : c_.dateline != 0) return bad;
-    for (uint32_t d = 0; d < pf::kMeshDirections; ++d) {
-        const uint32_t n = m_.neighbor[d];
-        if (n == 0) continue;
-        if (d == m_.dir || (n & ~(pf::kMeshNeighborPresent | 0xFFFFu)) != 0 || (n & pf::kMeshNeighborPresent) == 0 ||
-            !hal::noc::coord_ok(n & 0xFF) || !hal::noc::coord_ok((n >> 8) & 0xFF)) {
-            return bad;
-        }
-    }
-    return 0;
-}
-
-pf::LinkParams Router::my_params() const {
-    pf::LinkParams p{};
-    p.version = c_.version;
-    p.topology = c_.topology;
-    p.payload_bytes = c_.payload_bytes;
-    p.receiver_slots[0] = c_.receiver_slots[0];
-    p.receiver_slots[1] = c_.receiver_slots[1];
-    p.chip_id = c_.chip_id;
-    p.eth_channel = c_.eth_channel;
-    p.expect_chip = c_.peer_chip_id;
-    return p;
-}
-
-// The first LinkParams field (0-based, declaration order) in which the peer disagrees with us,
-// or -1. Identity is checked both ways: the peer is who we expect, and it expects us.
-int mismatch(const pf::LinkParams& mine, const pf::LinkParams& peer, uint32_t peer_channel) {
-    if (peer.version != mine.version) return 0;
-    if (peer.topology != mine.topology) return 1;
-    if (peer.payload_bytes != mine.payload_bytes) return 2;
-    if (peer.receiver_slots[0] != mine.receiver_slots[0]) return 3;
-    if (peer.receiver_slots[1] != mine.receiver_slots[1]) return 4;
-    if (peer.chip_id != mine.expect_chip) return 5;
-    if (peer.eth_channel != peer_channel) return 6;
-    if (peer.expect_chip != mine.chip_id) return 7;
-    return -1;
-}
-
-// HandshakeMismatch detail beyond the LinkParams fields: both ends were configured as master.
-constexpr uint32_t kMismatchBothMasters = 8;
-// ... the peer's receive area (its rx_base, our receiver slot counts, which LinkParams makes the
-// peer's too) is misaligned or not inside L1: sender_step sends there without per-packet checks.
-constexpr uint32_t kMismatchRxArea = 9;
-
-uint32_t msg_check(const pf::HandshakeMsg& m) {
-    return m.magic ^ m.params.chip_id ^ m.params.payload_bytes;
-}
-
-// A whole message from the peer in handshake_in (magic, kind and check word agree).
-bool Router::peer_msg(pf::HandshakeMsg& m, uint32_t is_reply) const {
-    if (ld(l_.handshake_in) != pf::kHandshakeMagic) {
-        return false;
-    }
-    load_struct(m, l_.handshake_in);
-    return m.is_reply == is_reply && m.check == msg_check(m) && m.rx_base != 0;
-}
-
-// The peer's receiver slots (from rx_base, counts as ours) are 16-B aligned and inside L1, so
-// every send into one of them passes Eth::check_send.
-bool rx_area_ok(const pf::RouterConfig& c, const pf::RouterLayout& l, uint32_t rx_base) {
-    const uint32_t bytes = (c.receiver_slots[0] + c.receiver_slots[1]) * l.slot_bytes;
-    return Eth::check_send(kTxq, l.handshake_out, rx_base, bytes) == Status::Ok;
-}
-
 // Master: repeat our message into the peer's handshake_in until its reply lands in ours.
-// Subordinate: wait for the master's message, answer once. Both compare LinkParams and stop with
-// HandshakeMismatch (detail: the field) rather than wait for credits that cannot come.
+// Subordinate: wait for the master's message, answer once. Both judge the other (handshake.h) and
+// stop with HandshakeMismatch (detail: the HandshakeField) rather than wait for credits that
+// cannot come.
 int Router::handshake() {
     set_stage(RouterStatus::Handshaking);
-    const pf::LinkParams mine = my_params();
-    pf::HandshakeMsg out{};
-    out.magic = pf::kHandshakeMagic;
-    out.is_reply = c_.is_master != 0 ? 0 : 1;
-    out.rx_base = l_.receiver_base[0];
-    out.params = mine;
-    out.check = msg_check(out);
-    const hal::Deadline deadline = hal::Deadline::after_us(kA, c_.handshake_timeout_us);
+    pf::HandshakeMsg out = handshake_msg(g_config, g_layout);
+    const hal::Deadline deadline = hal::Deadline::after_us(kA, g_config.handshake_timeout_us);
     pf::HandshakeMsg in{};
-    int field = -1;
-    if (c_.is_master != 0) {
-        store_struct(l_.handshake_out, out);
+    Agreement verdict;
+    if (g_config.is_master != 0) {
+        store_struct(g_layout.handshake_out, out);
         bool sent_once = false;
         uint64_t next_send = 0;
-        while (!peer_msg(in, 1)) {
+        while (!read_peer_msg(in, g_layout.handshake_in, 1)) {
             if (term_value() != hal::kKeepRunning) return finish(0);
-            if (peer_msg(in, 0)) {  // the peer is a master too: nobody would ever answer
-                return stop(RouterStatus::HandshakeMismatch, RouterWait::None, kMismatchBothMasters);
+            if (read_peer_msg(in, g_layout.handshake_in, 0)) {  // a master too: nobody would answer
+                return stop(RouterStatus::HandshakeMismatch, RouterWait::None,
+                            static_cast<uint32_t>(pf::HandshakeField::BothMasters));
             }
             const uint64_t now = hal::wall_clock();
-            if (now >= next_send && Eth::try_send(kTxq, l_.handshake_out, l_.handshake_in,
-                                                  sizeof out) == Status::Ok) {
+            if (now >= next_send &&
+                Eth::try_send(kTxq, g_layout.handshake_out, g_layout.handshake_in, sizeof out) ==
+                    Status::Ok) {
                 sent_once = true;
                 next_send = now + hal::us_to_cycles(kA, hal::timeouts::kFabricHandshakeResendUs);
             }
@@ -744,78 +534,77 @@ int Router::handshake() {
                             sent_once ? RouterWait::HandshakeReply : RouterWait::HandshakeSend, 0);
             }
         }
-        field = mismatch(mine, in.params, c_.peer_eth_channel);
-        if (field < 0 && !rx_area_ok(c_, l_, in.rx_base)) field = static_cast<int>(kMismatchRxArea);
-        if (field < 0 && in.agree != 1) {
-            field = static_cast<int>(in.mismatch);  // the field the subordinate objected to
-        }
+        verdict = judge_reply(g_config, g_layout, in);
     } else {
-        const Status s = hal::wait_until([&] { return peer_msg(in, 0); }, deadline, term());
+        const Status s = hal::wait_until(
+            [&] { return read_peer_msg(in, g_layout.handshake_in, 0); }, deadline, term());
         if (s != Status::Ok) return stop_hal(s, RouterWait::HandshakeSend);
-        field = mismatch(mine, in.params, c_.peer_eth_channel);
-        if (field < 0 && !rx_area_ok(c_, l_, in.rx_base)) field = static_cast<int>(kMismatchRxArea);
-        out.agree = field < 0 ? 1 : 0;
-        out.mismatch = field < 0 ? 0 : static_cast<uint32_t>(field);
-        store_struct(l_.handshake_out, out);
-        const Status r = Eth::send(kTxq, l_.handshake_out, l_.handshake_in, sizeof out, deadline, term());
+        verdict = judge_peer(g_config, g_layout, in);
+        out.agree = verdict.agree ? 1 : 0;
+        out.mismatch = verdict.agree ? 0 : static_cast<uint32_t>(verdict.field);
+        store_struct(g_layout.handshake_out, out);
+        const Status r = Eth::send(kTxq, g_layout.handshake_out, g_layout.handshake_in, sizeof out,
+                                   deadline, term());
         if (r != Status::Ok) return stop_hal(r, RouterWait::HandshakeReply);
     }
     sb_store(SB_OFF(peer_chip), in.params.chip_id);
     sb_store(SB_OFF(peer_channel), in.params.eth_channel);
-    if (field >= 0) {
-        return stop(RouterStatus::HandshakeMismatch, RouterWait::None, static_cast<uint32_t>(field));
+    if (!verdict.agree) {
+        return stop(RouterStatus::HandshakeMismatch, RouterWait::None,
+                    static_cast<uint32_t>(verdict.field));
     }
     // Where our packets land in the peer (its sender slot counts may differ from ours).
     const uint32_t slot_bytes = slot_bytes_;
     peer_rx_[0].base = in.rx_base;
-    peer_rx_[1].base = in.rx_base + c_.receiver_slots[0] * slot_bytes;
+    peer_rx_[1].base = in.rx_base + g_config.receiver_slots[0] * slot_bytes;
     for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
-        peer_rx_[r].slots = c_.receiver_slots[r];
+        peer_rx_[r].slots = g_config.receiver_slots[r];
         peer_rx_[r].end = peer_rx_[r].base + peer_rx_[r].slots * slot_bytes;
         peer_rx_[r].room = peer_rx_[r].slots;
         peer_rx_[r].next.addr = peer_rx_[r].base;
     }
     set_stage(RouterStatus::HandshakeComplete);
-    return -1;
+    return kGoOn;
 }
 
 // Wait for the host's ready word; the termination word ends the router instead.
 int Router::wait_ready() {
-    const Status s = hal::wait_until([&] { return ld(l_.ready) == pf::kReadyMagic; },
-                                     hal::Deadline::after_us(kA, c_.ready_timeout_us), term());
+    const Status s =
+        hal::wait_until([&] { return ld(g_layout.ready) == pf::kReadyMagic; },
+                        hal::Deadline::after_us(kA, g_config.ready_timeout_us), term());
     if (s != Status::Ok) return stop_hal(s, RouterWait::ReadyWord);
-    return -1;
+    return kGoOn;
 }
 
-// Neighbour n, the router at xy_word (y << 8 | x): ports[i] is its channel channels[i] (VC0, VC1),
-// their slot layouts read from its config (written by the host before any router started).
-// Returns a ConfigCheck code, 0 if fine.
-uint32_t Router::setup_neighbour(uint32_t n, uint32_t xy_word, const uint32_t (&ports)[2],
-                                 const uint32_t (&channels)[2]) {
-    const uint32_t x = xy_word & 0xFF, y = (xy_word >> 8) & 0xFF;
+// Neighbour n (nb): our ports nb.port[i] are its channels nb.channel[i] (VC0, VC1), their slot
+// layouts read from its config (written by the host before any router started). DownstreamConfig
+// if its config does not fit ours. Out of line: its copy of the config stays out of main's frame.
+[[gnu::noinline]] ConfigCheck Router::setup_neighbour(uint32_t n, const Neighbour& nb) {
+    const uint32_t x = nb.x(), y = nb.y();
     // Its config's payload_bytes, sender_slots and receiver_slots (48 B from +32) into our (now
     // idle) handshake_out.
     constexpr uint32_t kFrom = offsetof(pf::RouterConfig, payload_bytes);
     static_assert(kFrom % 16 == 0 && offsetof(pf::RouterConfig, receiver_slots) + 8 <= kFrom + 48);
-    const uint32_t bad = static_cast<uint32_t>(ConfigCheck::DownstreamConfig);
-    Status s = noc_.read({x, y, kFixed.config + kFrom}, l_.handshake_out, 48);
+    constexpr ConfigCheck kBad = ConfigCheck::DownstreamConfig;
+    Status s = noc_.read({x, y, kFixed.config + kFrom}, g_layout.handshake_out, 48);
     if (s == Status::Ok) s = noc_.read_barrier(progress_deadline(), term());
-    if (s != Status::Ok) return bad;
+    if (s != Status::Ok) return kBad;
     pf::RouterConfig dc{};
-    dc.payload_bytes = ld(l_.handshake_out);
-    for (uint32_t i = 0; i < pf::kMaxSenderChannels; ++i) dc.sender_slots[i] = ld(l_.handshake_out + 4 + 4 * i);
+    dc.payload_bytes = ld(g_layout.handshake_out);
+    for (uint32_t i = 0; i < pf::kMaxSenderChannels; ++i)
+        dc.sender_slots[i] = ld(g_layout.handshake_out + 4 + 4 * i);
     for (uint32_t i = 0; i < pf::kNumReceiverChannels; ++i) {
-        dc.receiver_slots[i] = ld(l_.handshake_out + 4 + 4 * pf::kMaxSenderChannels + 4 * i);
+        dc.receiver_slots[i] = ld(g_layout.handshake_out + 4 + 4 * pf::kMaxSenderChannels + 4 * i);
     }
-    if (dc.payload_bytes != payload_bytes_) return bad;
+    if (dc.payload_bytes != limits_.payload_bytes) return kBad;
     const pf::RouterLayout dl = pf::router_layout(kA, dc);
     // Its slots take our forwards unchecked per packet (take()): its layout must fit its L1.
-    if (!dl.fits) return bad;
+    if (!dl.fits) return kBad;
     bool any = false;
     for (uint32_t i = 0; i < 2; ++i) {
-        Port& q = port(ports[i]);
-        const uint32_t ch = channels[i];
-        if (dc.sender_slots[ch] > kMaxSlots) return bad;
+        Port& q = port(nb.port[i]);
+        const uint32_t ch = nb.channel[i];
+        if (dc.sender_slots[ch] > kMaxSlots) return kBad;
         q.base = dl.sender_base[ch];
         q.slots = dc.sender_slots[ch];
         q.end = q.base + q.slots * dl.slot_bytes;
@@ -823,44 +612,36 @@ uint32_t Router::setup_neighbour(uint32_t n, uint32_t xy_word, const uint32_t (&
         q.data = &fwd_data_[n];
         if (q.slots == 0) continue;  // nothing may be forwarded there (NoDownstream)
         any = true;
-        s = noc_.prepare_write_inline_fixed(kFwdPushedBuf, {x, y, Streams::update_reg_addr(pushed_id(ch))}, kIncOne,
-                                            {.trid = kPushedTrid}, q.pushed_inc);
-        if (s != Status::Ok) return bad;
+        limits_.present_ports |= 1u << nb.port[i];
+        s = noc_.prepare_write_inline_fixed(kFwdPushedBuf,
+                                            {x, y, Streams::update_reg_addr(pushed_id(ch))},
+                                            kIncOne, {.trid = kPushedTrid}, q.pushed_inc);
+        if (s != Status::Ok) return kBad;
     }
     // One data preparation for both channels (the same core: no reprogramming between them).
-    if (!any) return 0;
-    return noc_.prepare_write(kFwdDataBuf, {x, y}, {}, fwd_data_[n], true) == Status::Ok ? 0 : bad;
+    if (!any) return ConfigCheck::None;
+    return noc_.prepare_write(kFwdDataBuf, {x, y}, {}, fwd_data_[n], true) == Status::Ok
+               ? ConfigCheck::None
+               : kBad;
 }
 
-// The ports (other routers' channels we forward into) and where our channels' credits go.
-uint32_t Router::setup_ports() {
-    if constexpr (!kMesh) {
-        if (c_.has_downstream == 0) return 0;
-        const uint32_t xy = c_.downstream_y << 8 | c_.downstream_x;
-        for (uint32_t ch = 1; ch < kSenders; ++ch) {
-            if (prepare_credit(ch, {c_.downstream_x, c_.downstream_y, kFixed.upstream_credit[ch]}) != Status::Ok) {
-                return static_cast<uint32_t>(ConfigCheck::DownstreamConfig);
-            }
+// The ports (other routers' channels we forward into) and where our channels' credits go: for
+// each neighbour, the credits of the channels it feeds first, then its ports (so on Wormhole 1D
+// kFwdPushedBuf is left programmed with a forward's handle, and a router's first forward does not
+// reprogram it: ~50 cycles on the packet's path).
+ConfigCheck Router::setup_ports() {
+    for (uint32_t n = 0; n < kNeighbours; ++n) {
+        Neighbour nb;
+        if (!Topology::neighbour(n, g_config, g_mesh, nb)) continue;
+        for (uint32_t i = 0; i < 2; ++i) {
+            const fabric::NocWord to{nb.x(), nb.y(), kFixed.upstream_credit[nb.credit_slot[i]]};
+            if (prepare_credit(nb.fed_channel[i], to) != Status::Ok)
+                return ConfigCheck::DownstreamConfig;
         }
-        // The forwards' handles last: kFwdPushedBuf is left programmed with a forward's, so a
-        // router's first forward does not reprogram it (~50 cycles on the packet's path).
-        return setup_neighbour(0, xy, {1, 2}, {1, 2});
-    } else {
-        const uint32_t me = m_.dir;
-        for (uint32_t f = 0; f < pf::kMeshDirections; ++f) {
-            const uint32_t n = m_.neighbor[f];
-            if (n == 0) continue;
-            const uint32_t vc0 = pf::kMeshVc0Channel0, vc1 = pf::kMeshVc1Channel0;
-            if (const uint32_t bad = setup_neighbour(f, n, {vc0 + f, vc1 + f}, {vc0 + me, vc1 + me}); bad != 0) {
-                return bad;
-            }
-            // Our ch(1 + f) and ch(5 + f) are fed by the router facing f; it reads their freed
-            // counts in its upstream_credit[1 + me] and [5 + me].
-            credit_to_[vc0 + f] = {true, {n & 0xFF, (n >> 8) & 0xFF, kFixed.upstream_credit[vc0 + me]}, {}};
-            credit_to_[vc1 + f] = {true, {n & 0xFF, (n >> 8) & 0xFF, kFixed.upstream_credit[vc1 + me]}, {}};
-        }
-        return 0;
+        if (const ConfigCheck bad = setup_neighbour(n, nb); bad != ConfigCheck::None) return bad;
     }
+    topology_.index_ports(limits_.present_ports);
+    return ConfigCheck::None;
 }
 
 // ---- the data path ---------------------------------------------------------------------------
@@ -914,7 +695,8 @@ ROUTER_HOT Status Router::sender_step(uint32_t c, uint32_t pushed) {
         const bool ready = n < room && (n < pushed || (pushed = Streams::read(pushed_id(c))) > n);
         if (unannounced != 0 && (!ready || unannounced >= kAnnounceBatch)) {
             // unannounced <= kAnnounceBatch: a valid delta.
-            Eth::write_remote_reg_prechecked(kTxq, p.announce_reg, hal::stream::encode_words_free_delta(unannounced));
+            Eth::write_remote_reg_prechecked(kTxq, p.announce_reg,
+                                             hal::stream::encode_words_free_delta(unannounced));
             unannounced = 0;
             activity_ = true;
             if (!ready) break;
@@ -928,11 +710,13 @@ ROUTER_HOT Status Router::sender_step(uint32_t c, uint32_t pushed) {
         if (!ready) break;
         const uint32_t slot = mine.addr;
         // 2D: a multicast copy that turned into our direction becomes a line multicast along it.
-        if (kMesh && c >= 1 && c <= pf::kMeshDirections && pf::perpendicular(c - 1, dir_)) mesh_branch_rewrite(slot);
+        topology_.before_send(c, slot);
         uint32_t bytes = ld(slot + 4 * kHdrMetaWord) & 0xFFFF;
-        if (bytes > payload_bytes_) bytes = payload_bytes_;  // the receiver drops it as bad
-        hal::mmio::store_shared(hal::mmio::l1_ptr<uint8_t>(slot + offsetof(pf::PacketHeader, src_channel)),
-                                static_cast<uint8_t>(c));
+        if (bytes > limits_.payload_bytes)
+            bytes = limits_.payload_bytes;  // the receiver drops it as bad
+        hal::mmio::store_shared(
+            hal::mmio::l1_ptr<uint8_t>(slot + offsetof(pf::PacketHeader, src_channel)),
+            static_cast<uint8_t>(c));
         const uint32_t size = sizeof(pf::PacketHeader) + align16(bytes);
         Eth::send_prechecked(kTxq, slot, theirs.addr, size);
         if (kFeedTxq && size > (kFeedFrames - 1) * kFrameBytes) sent_frames(size);
@@ -978,121 +762,35 @@ ROUTER_HOT Status Router::sender_step(uint32_t c, uint32_t pushed) {
     // Checked ahead, as in sender_step: the register is announce_reg, 0 < unannounced <=
     // kAnnounceBatch a valid delta. A busy queue (mostly our own data) costs one read.
     if (Eth::is_busy(kTxq)) return Status::Busy;
-    Eth::write_remote_reg_prechecked(kTxq, p.announce_reg, hal::stream::encode_words_free_delta(p.unannounced));
+    Eth::write_remote_reg_prechecked(kTxq, p.announce_reg,
+                                     hal::stream::encode_words_free_delta(p.unannounced));
     p.unannounced = 0;
     activity_ = true;
     return Status::Ok;
 }
 
-// The header checks of a packet this router delivers here (`write`) and/or forwards into `ports`
-// (a bit per port). The route itself was checked by validate_route.
-uint32_t Router::validate(const pf::PacketHeader& h, bool write, uint32_t ports) const {
-    const auto bad = [](BadPacket b) { return static_cast<uint32_t>(b); };
-    if (h.magic != pf::kHeaderMagic) return bad(BadPacket::Magic);
-    if (h.src_channel >= kSenders) return bad(BadPacket::SrcChannel);
-    if (h.send_type >= static_cast<uint8_t>(pf::NocSendType::kCount)) return bad(BadPacket::SendType);
-    if (h.payload_bytes > payload_bytes_) return bad(BadPacket::PayloadBytes);
-    for (uint32_t p = 1; p < kSenders; ++p) {
-        if ((ports >> p & 1) != 0 && port(p).slots == 0) return bad(BadPacket::NoDownstream);
-    }
-    if (!write) return 0;
-    const uint32_t bytes = h.payload_bytes;
-    switch (static_cast<pf::NocSendType>(h.send_type)) {
-        case pf::NocSendType::UnicastWrite:
-            return bytes != 0 && target_ok(h.cmd.write.dst, bytes, 16) ? 0 : bad(BadPacket::Target);
-        case pf::NocSendType::InlineWrite:
-            return target_ok(h.cmd.inline_write.dst, 4, 4) ? 0 : bad(BadPacket::Target);
-        case pf::NocSendType::AtomicInc:
-            return target_ok(h.cmd.atomic.dst, 4, 4) ? 0 : bad(BadPacket::Target);
-        case pf::NocSendType::FusedWriteAtomicInc:
-            return bytes != 0 && target_ok(h.cmd.fused.dst, bytes, 16) && target_ok(h.cmd.fused.sem, 4, 4)
-                       ? 0
-                       : bad(BadPacket::Target);
-        case pf::NocSendType::ScatterWrite: {
-            const pf::ScatterWriteCmd& sc = h.cmd.scatter;
-            if (sc.chunk_count < 2 || sc.chunk_count > pf::kScatterMaxChunks) return bad(BadPacket::Scatter);
-            uint32_t sum = 0;
-            for (uint32_t i = 0; i + 1 < sc.chunk_count; ++i) {
-                // Each chunk starts 16-B aligned in the slot, so every size but the last is a
-                // multiple of 16; the last is the rest and must not be empty.
-                if (sc.chunk_bytes[i] == 0 || sc.chunk_bytes[i] % 16 != 0) return bad(BadPacket::Scatter);
-                if (!target_ok(sc.dst[i], sc.chunk_bytes[i], 16)) return bad(BadPacket::Target);
-                sum += sc.chunk_bytes[i];
-            }
-            if (sum >= bytes) return bad(BadPacket::Scatter);
-            return target_ok(sc.dst[sc.chunk_count - 1], bytes - sum, 16) ? 0 : bad(BadPacket::Target);
-        }
-        default:
-            return bad(BadPacket::SendType);
-    }
-}
-
-// The route's checks for this hop: `action` is the 1D HopAction or the 2D hop command, `ports` the
-// ports it forwards into.
-uint32_t Router::validate_route(const pf::PacketHeader& h, uint32_t action, uint32_t ports) const {
-    const auto bad = [](BadPacket b) { return static_cast<uint32_t>(b); };
-    if constexpr (!kMesh) {
-        // Only ch0 packets carry their whole route here (forwarded ones have been shifted on the way).
-        if (h.src_channel == 0 && (h.route & ~route_mask_) != 0) return bad(BadPacket::RouteTooLong);
-        if (action == static_cast<uint32_t>(pf::HopAction::Invalid)) return bad(BadPacket::Route);
-        if (ports != 0 && (h.route >> 2) == 0) return bad(BadPacket::Route);  // forwarded with nothing to do
-        return 0;
-    } else {
-        if (action == 0) return bad(BadPacket::Route);
-        // Forwarded with nothing left to do, unless the next router leaves the mesh (the entry
-        // router on the other side computes the rest) or it is a multicast turning into its
-        // branches (their routers write the branch routes).
-        const uint32_t fwd_dirs = action & ~pf::dir_bit(dir_);
-        if ((fwd_dirs & no_turn_) != 0) return bad(BadPacket::Turn);
-        if (fwd_dirs != 0 && (h.route >> 4) == 0 && h.route_ext == 0 && (fwd_dirs & ~m_.exit_dirs) != 0 &&
-            (h.mesh_flags & pf::kMeshMulticast) == 0) {
-            return bad(BadPacket::Route);
-        }
-        if (h.src_channel != 0 || !torus_) return 0;
-        // Torus, a worker's packet with its whole route: at most ring - 1 hops per dimension
-        // (counting the one that brought it here) along the trunk, and branches shorter than
-        // the column rings, so it crosses each dateline at most once.
-        const pf::Route r{h.route, h.route_ext, 0, 0};
-        uint32_t dir = pf::opposite_dir(m_.dir);  // the way it travels
-        uint32_t hops[2] = {0, 0};                // [0] N/S, [1] E/W
-        ++hops[dir & 1];
-        for (uint32_t i = 0; i < pf::kMaxHops2D; ++i) {
-            const uint32_t fwd = pf::hop_cmd(r, i) & ~pf::dir_bit(pf::opposite_dir(dir));
-            if (fwd == 0) break;
-            dir = (fwd & pf::dir_bit(dir)) != 0 ? dir : static_cast<uint32_t>(__builtin_ctz(fwd));
-            ++hops[dir & 1];
-        }
-        const uint32_t branch_n = (h.branch_hops >> 4 * static_cast<uint32_t>(pf::MeshDirection::N)) & 15;
-        const uint32_t branch_s = (h.branch_hops >> 4 * static_cast<uint32_t>(pf::MeshDirection::S)) & 15;
-        (void)ports;
-        return hops[1] < m_.mesh_cols && hops[0] < m_.mesh_rows && branch_n < m_.mesh_rows && branch_s < m_.mesh_rows
-                   ? 0
-                   : bad(BadPacket::RouteTooLong);
-    }
-}
-
 // Execute the packet's NoC command on this chip. Atomics that must follow flushed writes are
-// `armed`: issued by completion_step (from the header, still in the slot) once the slot is
+// `armed`: issued by completion_walk (from the header, still in the slot) once the slot is
 // flushed.
 // The common send type inline; the others out of line (code size: the receive path is inlined
 // once per receiver channel).
 Status Router::deliver(const pf::PacketHeader& h, uint32_t slot, uint32_t id, bool& armed) {
     if (static_cast<pf::NocSendType>(h.send_type) == pf::NocSendType::UnicastWrite) [[likely]] {
-        // Prechecked: validate() checked the target as write() would (core, 16-B alignment, so
-        // congruent with the slot's payload, range) and a non-zero size.
+        // Prechecked: check_command() (header.h) checked the target as write() would (core, 16-B
+        // alignment, so congruent with the slot's payload, range) and a non-zero size.
         const pf::NocTarget& d = h.cmd.write.dst;
-        return noc_.write_prepared_to_prechecked(deliver_, slot + sizeof(pf::PacketHeader), {d.x, d.y}, d.addr,
-                                                 h.payload_bytes, id);
+        return noc_.write_prepared_to_prechecked(deliver_, slot + sizeof(pf::PacketHeader),
+                                                 {d.x, d.y}, d.addr, h.payload_bytes, id);
     }
     return deliver_other(h, slot, id, armed);
 }
 
-// The writes are prechecked: validate() checked every target as write() would (core, range,
+// The writes are prechecked: check_command() checked every target as write() would (core, range,
 // alignment: 16 B for payload writes, whose sources are 16-B aligned offsets in the slot's
 // payload; an inline write's staging word sits at its destination's offset mod 16) and sizes
 // (non-zero, within payload_bytes: one burst).
-[[gnu::noinline]] Status Router::deliver_other(const pf::PacketHeader& h, uint32_t slot, uint32_t id,
-                                               bool& armed) {
+[[gnu::noinline]] Status Router::deliver_other(const pf::PacketHeader& h, uint32_t slot,
+                                               uint32_t id, bool& armed) {
     const uint32_t payload = slot + sizeof(pf::PacketHeader);
     const uint32_t bytes = h.payload_bytes;
     const hal::NocAtomicOpts ao{.trid = id};
@@ -1114,7 +812,8 @@ Status Router::deliver(const pf::PacketHeader& h, uint32_t slot, uint32_t id, bo
             }
             return noc_.atomic_inc(to(h.cmd.atomic.dst), h.cmd.atomic.value, ao);
         case pf::NocSendType::FusedWriteAtomicInc:
-            HAL_TRY(noc_.write_prepared_to_prechecked(deliver_, payload, xy(h.cmd.fused.dst), h.cmd.fused.dst.addr, bytes, id));
+            HAL_TRY(noc_.write_prepared_to_prechecked(deliver_, payload, xy(h.cmd.fused.dst),
+                                                      h.cmd.fused.dst.addr, bytes, id));
             if (h.cmd.fused.flush != 0) {
                 armed = true;
                 return Status::Ok;
@@ -1125,13 +824,14 @@ Status Router::deliver(const pf::PacketHeader& h, uint32_t slot, uint32_t id, bo
             uint32_t off = 0;
             for (uint32_t i = 0; i < sc.chunk_count; ++i) {
                 const uint32_t n = i + 1 < sc.chunk_count ? sc.chunk_bytes[i] : bytes - off;
-                HAL_TRY(noc_.write_prepared_to_prechecked(deliver_, payload + off, xy(sc.dst[i]), sc.dst[i].addr, n, id));
+                HAL_TRY(noc_.write_prepared_to_prechecked(deliver_, payload + off, xy(sc.dst[i]),
+                                                          sc.dst[i].addr, n, id));
                 off += n;
             }
             return Status::Ok;
         }
         default:
-            return Status::BadArg;  // unreachable: validate() refused it
+            return Status::BadArg;  // unreachable: check_command() refused it
     }
 }
 
@@ -1182,15 +882,16 @@ bool Router::port_full(uint32_t p) {
 
 // Header + payload of our slot into port p's next slot, then +1 on its Pushed stream (same NoC
 // and VC, so it lands after the data). Prechecked: our slot and the port's are 16-B aligned slots
-// of layouts that fit (ours checked at start-up, the port's in setup_port), the size at most a
-// slot (payload_bytes validated; a slot is one NoC burst), the handles prepared with checks.
-// Both requests non-posted, counted with the caller's burst.
-[[gnu::always_inline]] inline Status Router::forward(uint32_t p, uint32_t slot, uint32_t bytes, uint32_t id,
-                                                     Noc::Burst<false>& burst) {
+// of layouts that fit (ours checked at start-up, the port's in setup_neighbour), the size at most a
+// slot (payload_bytes checked by check_head; a slot is one NoC burst), the handles prepared with
+// checks. Both requests non-posted, counted with the caller's burst.
+[[gnu::always_inline]] inline Status Router::forward(uint32_t p, uint32_t slot, uint32_t bytes,
+                                                     uint32_t id, Noc::Burst<false>& burst) {
     Port& q = port(p);
     const uint32_t size = sizeof(pf::PacketHeader) + align16(bytes);
     if constexpr (kNeighbours == 1) {
-        HAL_TRY(burst.write_held(*q.data, slot, q.next.addr, size, id));  // the only handle on kFwdDataBuf
+        HAL_TRY(burst.write_held(*q.data, slot, q.next.addr, size,
+                                 id));  // the only handle on kFwdDataBuf
     } else {
         HAL_TRY(burst.write(*q.data, slot, q.next.addr, size, id));
     }
@@ -1200,126 +901,24 @@ bool Router::port_full(uint32_t p) {
     return Status::Ok;
 }
 
-// 2D: the port a packet taken from rx r leaves by towards direction `dir`, the VC1 or VC0 channel
-// of the router facing `dir`. VC1: a packet that entered this mesh from another (taken by an entry
-// router, or from rx1 of a mesh), so that it never waits behind the mesh's own traffic to other
-// meshes; on a torus, straight on from rx1 (past the dateline; a turn starts the next dimension's
-// ring on VC0).
-uint32_t Router::mesh_port(uint32_t r, uint32_t dir) const {
-    const bool vc1 = inter_mesh_ || (r == 1 && (!torus_ || dir == pf::opposite_dir(dir_)));
-    return (vc1 ? pf::kMeshVc1Channel0 : pf::kMeshVc0Channel0) + dir;
-}
-uint32_t Router::mesh_ports(uint32_t r, uint32_t fwd_dirs) const {
-    uint32_t ports = 0;
-    for (uint32_t d = 0; d < pf::kMeshDirections; ++d) {
-        if ((fwd_dirs >> d & 1) != 0) ports |= 1u << mesh_port(r, d);
-    }
-    return ports;
-}
-
-// 2D: the fast path's tables (above), once the ports are set up.
-void Router::setup_fast_path() {
-    if (inter_mesh_) return;  // everything through take_general
-    fast_write_ = pf::dir_bit(dir_);
-    fast_src_min_ = torus_ ? 1 : 0;
-    for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
-        for (uint32_t d = 0; d < pf::kMeshDirections; ++d) {
-            const uint32_t cmd = pf::dir_bit(d);
-            if (d == dir_ || (cmd & no_turn_) != 0) continue;
-            const uint32_t p = mesh_port(r, d);
-            if (port(p).slots != 0) fast_port_[r][cmd] = static_cast<uint8_t>(p);
-        }
-    }
-}
-
-// 2D entry router (its link comes from another mesh): the route on from here for the packet's
-// destination node, our own hop command first. Returns a BadPacket code, 0 if fine.
-uint32_t Router::mesh_entry_route(uint32_t dst_word, pf::Route& out) const {
-    const uint32_t bad = static_cast<uint32_t>(BadPacket::DstNode);
-    const uint32_t dst_mesh = dst_word & 0xFFFF, dst_device = (dst_word >> 16) & 0xFF;
-    const uint32_t devices = m_.mesh_rows * m_.mesh_cols;
-    uint32_t target = dst_device;
-    bool leave = false;
-    uint32_t exit_dir = 0;
-    if (dst_mesh != m_.mesh_id) {
-        if (dst_mesh >= m_.exit_count) return bad;
-        const uint32_t e = ld(l_.exit_table + 4 * dst_mesh);
-        if ((e & pf::kMeshExitValid) == 0) return bad;
-        target = e & 0xFF;
-        exit_dir = (e >> 8) & 3;
-        leave = true;
-    }
-    if (target >= devices) return bad;
-    uint32_t path[pf::kMaxHops2D] = {};
-    uint32_t n = pf::mesh_path_xy(m_.device_id / m_.mesh_cols, m_.device_id % m_.mesh_cols, target / m_.mesh_cols,
-                                  target % m_.mesh_cols, path);
-    if (leave) {
-        if (n >= pf::kMaxHops2D) return bad;
-        path[n++] = exit_dir;
-    }
-    // Our command (the first nibble) plus one per hop after us: at most kMaxHops2D in all.
-    if (n + 1 > pf::kMaxHops2D || (n != 0 && path[0] == m_.dir)) return bad;
-    const pf::Route rest = pf::mesh_route_path(path, n, !leave);
-    const uint32_t mine = n == 0 ? pf::dir_bit(m_.dir) : pf::dir_bit(path[0]);
-    out.hops = rest.hops << 4 | mine;
-    out.ext = rest.ext << 4 | rest.hops >> 28;
-    return 0;
-}
-
-// 2D, sending a packet that turned into our direction: a multicast copy (kMeshMulticast) covers
-// branch_hops[our dir] chips along it, writing on each; it is a plain line multicast from here.
-[[gnu::noinline]] void Router::mesh_branch_rewrite(uint32_t slot) const {
-    const uint32_t w = ld(slot + 4 * kHdrMagicWord);
-    if ((w >> 8 & pf::kMeshMulticast) == 0) return;
-    const uint32_t chips = (w >> (16 + 4 * dir_)) & 15;
-    const pf::Route r = pf::mesh_route_line_multicast(dir_, chips);
-    st(slot + 4 * kHdrRouteWord, r.hops);
-    st(slot + 4 * kHdrRouteExtWord, r.ext);
-    st(slot + 4 * kHdrMagicWord, w & ~(static_cast<uint32_t>(pf::kMeshMulticast) << 8));
-}
-
 // Take the next packet of rx r if (when it goes on) the ports it goes to have a free slot (Busy
 // if not): deliver it here and/or forward it, all NoC requests tagged with the slot's trid. Only
 // the header words the packet needs are loaded (L1 loads take 7 cycles each).
 //
-// The two common cases are handled here on the header words in registers: a plain forward (one
-// port) and a UnicastWrite delivered here, each passing every check validate() makes (the same
-// checks, on the words); anything else, including a packet failing a check, goes to
-// take_general(), which loads the header again and runs validate_route() and validate().
+// The two common cases are handled here, on the header words in registers: a plain forward (one
+// port) and a UnicastWrite delivered here, when classify() finds nothing wrong; anything else,
+// including a packet failing a check, goes to take_general(), which loads what else it needs and
+// reports the reason.
 Status Router::take(uint32_t r, Noc::Burst<false>& burst, TakeState& t) {
     Receiver& rx = rx_[r];
     const uint32_t idx = t.at.idx;
     const uint32_t slot = t.at.addr;
-    const uint32_t meta = ld(slot + 4 * kHdrMetaWord);
-    const uint32_t route = ld(slot + 4 * kHdrRouteWord);
-    const uint32_t magic = ld(slot + 4 * kHdrMagicWord);
-    static_assert(kHdrMagicWord * 4 == offsetof(pf::PacketHeader, magic));  // the word's low byte
-    const uint32_t src = meta >> 24;            // src_channel
-    const uint32_t type = (meta >> 16) & 0xFF;  // send_type
-    const uint32_t bytes = meta & 0xFFFF;       // payload_bytes
-    bool head_ok = (magic & 0xFF) == pf::kHeaderMagic && src < kSenders &&
-                   type < static_cast<uint32_t>(pf::NocSendType::kCount) && bytes <= payload_bytes_;
-    uint32_t out = 0;  // the one port a plain forward goes to
-    bool write = false;
-    if constexpr (!kMesh) {
-        const uint32_t action = route & 3;
-        head_ok = head_ok && (src != 0 || (route & ~route_mask_) == 0);
-        if (action == static_cast<uint32_t>(pf::HopAction::Forward) && (route >> 2) != 0) out = 1 + r;
-        if (out != 0 && port(out).slots == 0) return take_general_from(r, t);
-        write = action == static_cast<uint32_t>(pf::HopAction::Write);
-    } else {
-        // Torus workers' routes get counted: take_general (and everything on an entry router:
-        // fast_write_ and fast_port_ are never met there).
-        head_ok = head_ok && src >= fast_src_min_;
-        const uint32_t cmd = route & 15;
-        if (cmd == fast_write_) {
-            write = true;
-        } else if ((route >> 4) != 0) {
-            out = fast_port_[r][cmd];
-        }
-    }
-    if (!head_ok) return take_general_from(r, t);
-    if (out != 0) {
+    const HeaderHead head = read_head(slot);
+    // classify()'s first stage: a plain packet that passes every check, or the general path.
+    const PlainHop plain = topology_.plain(head, r);
+    if (!plain.any() || !plain_passes(topology_, head, slot, limits_))
+        return take_general_from(r, t);
+    if (const uint32_t out = plain.port; out != 0) {
         if (port_full(out)) {  // try again later
             rx.blocked = out;
             return Status::Busy;
@@ -1327,39 +926,30 @@ Status Router::take(uint32_t r, Noc::Burst<false>& burst, TakeState& t) {
         const uint32_t id = t.id;
         rx.trid.set(idx, id);
         t.id = id + 1 == rx.end_id ? rx.first_id : id + 1;
-        if constexpr (!kMesh) {
-            st(slot + 4 * kHdrRouteWord, route >> 2);
-        } else {
-            const uint32_t ext = ld(slot + 4 * kHdrRouteExtWord);
-            st(slot + 4 * kHdrRouteWord, route >> 4 | ext << 28);
-            st(slot + 4 * kHdrRouteExtWord, ext >> 4);
-        }
-        HAL_TRY(forward(out, slot, bytes, id, burst));
-    } else if (write && type == static_cast<uint32_t>(pf::NocSendType::UnicastWrite)) {
+        topology_.pass_on_plain(slot, head.route);
+        HAL_TRY(forward(out, slot, head.payload_bytes(), id, burst));
+    } else if (head.send_type() == static_cast<uint32_t>(pf::NocSendType::UnicastWrite)) {
         static_assert(offsetof(pf::PacketHeader, cmd.write.dst.addr) == 0 &&
-                      offsetof(pf::PacketHeader, cmd.write.dst.x) == 4 && offsetof(pf::PacketHeader, cmd.write.dst.y) == 5);
+                      offsetof(pf::PacketHeader, cmd.write.dst.x) == 4);
         const uint32_t addr = ld(slot);
         const uint32_t xy = ld(slot + 4);
-        const uint32_t x = xy & 0xFF, y = (xy >> 8) & 0xFF;
-        // target_ok(dst, bytes, 16) and bytes != 0, as validate() checks a UnicastWrite.
-        if (bytes == 0 || !hal::noc::coord_ok(x) || !hal::noc::coord_ok(y) || addr % 16 != 0 ||
-            static_cast<uint64_t>(addr) + bytes > hal::noc::kMmioStart) {
-            return take_general_from(r, t);
-        }
+        const uint32_t bytes = head.payload_bytes();
+        if (!unicast_write_ok(addr, xy, bytes)) return take_general_from(r, t);
         // Prechecked: the target as write() checks it (above), 16-B aligned like the slot's
         // payload, so congruent; the slot is ours. deliver_ is alone on kDeliverBuf, so the
         // buffer holds it.
         const uint32_t id = t.id;
         rx.trid.set(idx, id);
         t.id = id + 1 == rx.end_id ? rx.first_id : id + 1;
-        HAL_TRY(burst.write_to_held(deliver_, slot + sizeof(pf::PacketHeader), {x, y}, addr, bytes, id));
+        HAL_TRY(burst.write_to_held(deliver_, slot + sizeof(pf::PacketHeader),
+                                    {xy & 0xFF, (xy >> 8) & 0xFF}, addr, bytes, id));
         ++delivered_;
     } else {
         return take_general_from(r, t);
     }
     // (No armed bit to clear: a slot's bit is cleared when its atomic is issued, before the slot
     // completes, so it is clear whenever the slot is taken again.)
-    rx.src.set(idx, src);
+    rx.src.set(idx, head.src_channel());
     ++t.taken;
     t.at.advance(rx.base, rx.slots, slot_bytes_);
     return Status::Ok;
@@ -1374,54 +964,32 @@ Status Router::take(uint32_t r, Noc::Burst<false>& burst, TakeState& t) {
     return s;
 }
 
-// Every other packet (multicast, the other send types, entry routers, bad headers), out of line.
+// Every other packet (multicast, the other send types, entry routers, bad headers), out of line:
+// the same classify(), then the command's words and checks for a packet delivered here.
 [[gnu::noinline]] Status Router::take_general(uint32_t r) {
     Receiver& rx = rx_[r];
     rx.blocked = 0;
     const uint32_t idx = rx.take.idx;
     const uint32_t slot = rx.take.addr;
+    const HeaderHead head = read_head(slot);
+    const Verdict v = classify(topology_, head, slot, r, limits_);
     Words<pf::PacketHeader> hw;
-    hw.w[kHdrMetaWord] = ld(slot + 4 * kHdrMetaWord);
-    hw.w[kHdrRouteWord] = ld(slot + 4 * kHdrRouteWord);
-    hw.w[kHdrMagicWord] = ld(slot + 4 * kHdrMagicWord);
-    uint32_t why = 0;
-    uint32_t action = 0;
-    bool write = false;
-    uint32_t ports = 0;
-    if constexpr (!kMesh) {
-        action = hw.w[kHdrRouteWord] & 3;
-        write = action == static_cast<uint32_t>(pf::HopAction::Write) ||
-                action == static_cast<uint32_t>(pf::HopAction::WriteAndForward);
-        const bool fwd = action == static_cast<uint32_t>(pf::HopAction::Forward) ||
-                         action == static_cast<uint32_t>(pf::HopAction::WriteAndForward);
-        ports = fwd ? 1u << (1 + r) : 0;
-    } else {
-        hw.w[kHdrRouteExtWord] = ld(slot + 4 * kHdrRouteExtWord);
-        if (inter_mesh_) {
-            // Entered this mesh here: the route on comes from the destination node. Computed
-            // again if the packet has to wait (it depends on nothing else).
-            pf::Route on{};
-            why = mesh_entry_route(ld(slot + 4 * kHdrDstNodeWord), on);
-            hw.w[kHdrRouteWord] = on.hops;
-            hw.w[kHdrRouteExtWord] = on.ext;
-        }
-        action = hw.w[kHdrRouteWord] & 15;
-        write = (action & pf::dir_bit(dir_)) != 0;
-        ports = mesh_ports(r, action & ~pf::dir_bit(dir_));
-    }
+    hw.w[kHdrMetaWord] = head.meta;
+    hw.w[kHdrRouteWord] = head.route;
+    hw.w[kHdrMagicWord] = head.magic;
     const pf::PacketHeader& h = hw.s;
-    // The command, for a packet delivered here (validate() reads it only then).
-    if (write && h.send_type < static_cast<uint8_t>(pf::NocSendType::kCount)) {
+    // The command, for a packet delivered here (check_command reads it only then).
+    if (v.hop.write && h.send_type < static_cast<uint8_t>(pf::NocSendType::kCount)) {
         const uint32_t words = cmd_words(h.send_type);
         for (uint32_t i = 0; i < words; ++i) hw.w[i] = ld(slot + 4 * i);
     }
-    if (why == 0) why = validate(h, write, ports);
-    if (why == 0) why = validate_route(h, action, ports);
+    const BadPacket why = drop_reason(v, h);
+    const uint32_t ports = v.hop.ports;
     const uint32_t bit = 1u << idx;
     rx.armed &= ~bit;
-    if (why != 0) {
+    if (why != BadPacket::None) {
         ++bad_packets_;
-        sb_store(SB_OFF(detail), why);
+        sb_store(SB_OFF(detail), static_cast<uint32_t>(why));
         rx.src.set(idx, h.src_channel < kSenders ? h.src_channel : 0xFF);
         (void)rx.take_id(idx);  // no requests: its completion waits for nothing of its own
     } else {
@@ -1433,19 +1001,14 @@ Status Router::take(uint32_t r, Noc::Burst<false>& burst, TakeState& t) {
             }
         }
         const uint32_t id = rx.take_id(idx);
-        if (write) {
+        if (v.hop.write) {
             bool armed = false;
             HAL_TRY(deliver(h, slot, id, armed));
             if (armed) rx.armed |= bit;
             ++delivered_;
         }
         if (ports != 0) {
-            if constexpr (!kMesh) {
-                st(slot + 4 * kHdrRouteWord, h.route >> 2);
-            } else {
-                st(slot + 4 * kHdrRouteWord, h.route >> 4 | h.route_ext << 28);
-                st(slot + 4 * kHdrRouteExtWord, h.route_ext >> 4);
-            }
+            topology_.pass_on(slot, v.hop);
             Noc::Burst<false> burst(noc_);
             for (uint32_t p = 1; p < kSenders; ++p) {
                 if ((ports >> p & 1) != 0) HAL_TRY(forward(p, slot, h.payload_bytes, id, burst));
@@ -1466,13 +1029,14 @@ Status Router::take(uint32_t r, Noc::Burst<false>& burst, TakeState& t) {
 constexpr uint32_t kCompletionLookahead = 16;
 
 // The armed atomic of slot `idx` of rx r, out of line: inlined, its registers would make every
-// completion_step call save and restore a dozen more.
+// completion_walk call save and restore a dozen more.
 // Its target and value are read again from the header (the slot is ours until it completes):
 // AtomicInc's dst and value, or FusedWriteAtomicInc's sem and value, 8 B further on.
 [[gnu::noinline, gnu::flatten]] Status Router::issue_armed(uint32_t r, uint32_t idx, uint32_t id) {
-    static_assert(offsetof(pf::AtomicIncCmd, value) == 8 && offsetof(pf::FusedWriteAtomicIncCmd, sem) == 8 &&
-                  offsetof(pf::FusedWriteAtomicIncCmd, value) == 16 && offsetof(pf::NocTarget, x) == 4 &&
-                  offsetof(pf::NocTarget, y) == 5);
+    static_assert(offsetof(pf::AtomicIncCmd, value) == 8 &&
+                  offsetof(pf::FusedWriteAtomicIncCmd, sem) == 8 &&
+                  offsetof(pf::FusedWriteAtomicIncCmd, value) == 16 &&
+                  offsetof(pf::NocTarget, x) == 4 && offsetof(pf::NocTarget, y) == 5);
     const uint32_t slot = rx_[r].base + idx * slot_bytes_;
     const uint32_t type = (ld(slot + 4 * kHdrMetaWord) >> 16) & 0xFF;
     const uint32_t at = slot + (type == static_cast<uint32_t>(pf::NocSendType::AtomicInc) ? 0 : 8);
@@ -1480,8 +1044,8 @@ constexpr uint32_t kCompletionLookahead = 16;
     return noc_.atomic_inc({xy & 0xFF, (xy >> 8) & 0xFF, addr}, value, {.trid = id});
 }
 
-Status Router::completion_step(uint32_t r) {
-    return r == 0 ? completion_step_rx<0>() : completion_step_rx<1>();
+Status Router::completion_walk(uint32_t r) {
+    return r == 0 ? completion_walk<0>() : completion_walk<1>();
 }
 
 // A packet pushed into one of our sender channels waits to be sent.
@@ -1494,15 +1058,16 @@ Status Router::completion_step(uint32_t r) {
 
 // The common case, inline in the main loop (the call alone would cost more than the work): no
 // armed atomic in rx R, and a run of flushed slots of one src_channel from the oldest goes back
-// as one +n; further runs go on the next passes. Armed atomics take completion_step_rx.
+// as one +n; further runs go on the next passes. Armed atomics take completion_walk().
 template <uint32_t R>
-[[gnu::always_inline]] inline Status Router::complete_flushed() {
+[[gnu::always_inline]] inline Status Router::completion_step() {
     Receiver& rx = rx_[R];
     const uint32_t pending = rx.taken - rx.done;
     if (pending == 0) return Status::Ok;
     uint32_t idx = rx.complete_idx;
     if (!noc_.trid_flushed(rx.trid[idx])) return Status::Ok;  // the oldest is not done yet
-    if (rx.armed != 0) [[unlikely]] return completion_step_rx<R>();
+    if (rx.armed != 0) [[unlikely]]
+        return completion_walk<R>();
     if (Eth::is_busy(kTxq)) return Status::Ok;  // the +n could not go now: no walk for nothing
     const uint32_t src = rx.src[idx];
     uint32_t n = 1;
@@ -1515,7 +1080,8 @@ template <uint32_t R>
     // same channel (taken, so its writes flush within the NoC's latency): one +2 instead of two +1
     // halves the completion frames competing with our data for TXQ0, and the peer's completion
     // and credit work. Otherwise at once: nothing to gain, and the producer waits for the slot.
-    if (!kSmallImage && n == 1 && pending > 1 && rx.src[idx] == src && data_to_send()) return Status::Ok;
+    if (!kSmallImage && n == 1 && pending > 1 && rx.src[idx] == src && data_to_send())
+        return Status::Ok;
     // TXQ0 was free above and nothing went on it since; n <= kCompletionLookahead, a valid delta.
     if (src < kSenders) {
         Eth::write_remote_reg_prechecked(kTxq, Streams::update_reg_addr(completed_id(src)),
@@ -1525,9 +1091,11 @@ template <uint32_t R>
     return Status::Ok;
 }
 
-// One copy per receiver channel: its state at constant offsets on the stack.
+// The walk: every flushed slot from the oldest, up to kCompletionLookahead, issuing armed atomics
+// and sending each run of one src_channel as one +n. One copy per receiver channel: its state at
+// constant offsets on the stack.
 template <uint32_t R>
-ROUTER_HOT Status Router::completion_step_rx() {
+ROUTER_HOT Status Router::completion_walk() {
     constexpr uint32_t r = R;
     Receiver& rx = rx_[r];
     if (rx.done == rx.taken) return Status::Ok;
@@ -1570,7 +1138,8 @@ ROUTER_HOT Status Router::completion_step_rx() {
 bool Router::send_completions(uint32_t src, uint32_t n) {
     if (src >= kSenders) return true;
     return Eth::try_write_remote_reg(kTxq, Streams::update_reg_addr(completed_id(src)),
-                                     Streams::encode_delta(static_cast<int32_t>(n)).value) == Status::Ok;
+                                     Streams::encode_delta(static_cast<int32_t>(n)).value) ==
+           Status::Ok;
 }
 
 void Router::complete(Receiver& rx, uint32_t n) {
@@ -1589,11 +1158,7 @@ void Router::complete(Receiver& rx, uint32_t n) {
 ROUTER_HOT Status Router::credit_step() {
     // 1D: unrolled (constant offsets per channel); 2D: a loop up to the last dirty channel (nine
     // copies would not fit its code window).
-#ifdef FABRIC_ROUTER_2D
-#pragma GCC unroll 1
-#else
-#pragma GCC unroll 3
-#endif
+#pragma GCC unroll kCreditUnroll
     for (uint32_t c = 0; c < kSenders; ++c) {
         if ((credit_dirty_ >> c) == 0) break;
         const uint32_t bit = 1u << c;
@@ -1606,10 +1171,13 @@ ROUTER_HOT Status Router::credit_step() {
         }
         if constexpr (kPreparedCredits) {
             // Prepared for this target: setup_ports, or connection_step when the worker connected.
-            HAL_TRY(noc_.write_inline_prepared_prechecked(credit_to_[c].write.get(), s.completed, kCreditTrid));
+            HAL_TRY(noc_.write_inline_prepared_prechecked(credit_to_[c].write.get(), s.completed,
+                                                          kCreditTrid));
         } else {
-            const fabric::NocWord to = c == pf::kWorkerChannel ? port_.credit_word() : credit_to_[c].word;
-            const Status st_ = words_.write(to.x, to.y, to.addr, s.completed, kScratchCreditLine + 16 * credit_line(c));
+            const fabric::NocWord to =
+                c == pf::kWorkerChannel ? port_.credit_word() : credit_to_[c].word;
+            const Status st_ = words_.write(to.x, to.y, to.addr, s.completed,
+                                            kScratchCreditLine + 16 * credit_line(c));
             if (st_ == Status::Busy) continue;
             HAL_TRY(st_);
         }
@@ -1636,8 +1204,8 @@ Status Router::prepare_credit(uint32_t c, const fabric::NocWord& to) {
     credit_to_[c].present = true;
     credit_to_[c].word = to;
     if constexpr (kPreparedCredits) {
-        return noc_.prepare_write_inline(kFwdPushedBuf, {to.x, to.y, to.addr}, {.posted = true}, credit_to_[c].write.get(),
-                                         true);
+        return noc_.prepare_write_inline(kFwdPushedBuf, {to.x, to.y, to.addr}, {.posted = true},
+                                         credit_to_[c].write.get(), true);
     }
     return Status::Ok;
 }
@@ -1678,12 +1246,13 @@ int Router::terminate_immediate() {
         rx.armed = 0;
         const hal::Deadline d = progress_deadline();
         while (rx.done != rx.taken && !d.expired()) {
-            if (completion_step(r) != Status::Ok) break;
+            if (completion_walk(r) != Status::Ok) break;
         }
     }
     for (uint32_t c = 0; c < kSenders; ++c) {
         if (tx_[c].slots == 0) continue;
-        if (const uint32_t n = Streams::read(completed_id(c)); n != 0) (void)sender_completions(c, n);
+        if (const uint32_t n = Streams::read(completed_id(c)); n != 0)
+            (void)sender_completions(c, n);
     }
     // Packets already sent but not yet announced: announce them (bounded), so the peer can take
     // what is in its slots rather than count it undrained.
@@ -1700,31 +1269,46 @@ int Router::terminate_immediate() {
     return 0;
 }
 
+// ---- the router from start to end -------------------------------------------------------------
+
+// Start-up, then the main loop until the host's termination word or an error ends it.
 int Router::run() {
-    // Status words first, so the host sees this router alive even if the config is bad.
-    load_struct(c_, kFixed.config);
-    if constexpr (kMesh) load_struct(m_, kFixed.mesh_config);
-    l_ = pf::router_layout(kA, c_);
-    payload_bytes_ = c_.payload_bytes;
-    slot_bytes_ = l_.slot_bytes;
-    dir_ = m_.dir;
-    inter_mesh_ = m_.inter_mesh != 0;
-    torus_ = c_.topology == static_cast<uint32_t>(pf::Topology::Torus);
-    if (kMesh && !inter_mesh_ && pf::is_y(m_.dir)) {
-        no_turn_ = (pf::dir_bit(static_cast<uint32_t>(pf::MeshDirection::E)) |
-                    pf::dir_bit(static_cast<uint32_t>(pf::MeshDirection::W))) &
-                   ~m_.exit_dirs;
-    }
+    if (const int rc = start_up(); rc != kGoOn) return rc;
+    return main_loop();
+}
+
+// Start-up (README.md "Start-up"), stage by stage, each recorded in the status block.
+int Router::start_up() {
+    if (const int rc = check_config_words(); rc != kGoOn) return rc;
+    if (const int rc = init_channels(); rc != kGoOn) return rc;
+    if (const int rc = handshake(); rc != kGoOn) return rc;
+    if (const int rc = wait_ready(); rc != kGoOn) return rc;
+    return connect_ports();
+}
+
+// Read and check the config. Status words first, so the host sees this router alive even if the
+// config is bad.
+int Router::check_config_words() {
+    load_struct(g_config, kFixed.config);
+    Topology::read_own_config(g_mesh, kFixed.mesh_config);
+    g_layout = pf::router_layout(kA, g_config);
+    limits_.payload_bytes = g_config.payload_bytes;
+    slot_bytes_ = g_layout.slot_bytes;
     for (uint32_t off = 0; off < sizeof(pf::RouterStatusBlock); off += 4) sb_store(off, 0);
     set_stage(RouterStatus::Started);
-    if (const uint32_t bad = check_config(); bad != 0) {
-        return stop(RouterStatus::ConfigInvalid, RouterWait::None, bad);
+    if (const ConfigCheck bad = check_config<Topology>(g_config, g_layout, g_mesh);
+        bad != ConfigCheck::None) {
+        return stop(RouterStatus::ConfigInvalid, RouterWait::None, static_cast<uint32_t>(bad));
     }
     set_stage(RouterStatus::ConfigChecked);
-    route_mask_ = route_mask(c_.topology, c_.ring_size);
+    topology_.set_up(g_config, &g_mesh, g_layout.exit_table);
+    return kGoOn;
+}
 
-    // Streams and the words others write into our L1, before the peer can send anything (it can
-    // only send after our handshake answer) and before any producer is allowed in (ready).
+// Streams and the words others write into our L1, before the peer can send anything (it can only
+// send after our handshake answer) and before any producer is allowed in (ready); then our
+// channels' state from the config.
+int Router::init_channels() {
     for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) (void)Streams::reset(rx_sent_id(r), 0);
     for (uint32_t c = 0; c < kSenders; ++c) {
         (void)Streams::reset(completed_id(c), 0);
@@ -1732,50 +1316,59 @@ int Router::run() {
         st(kFixed.upstream_credit[c], 0);
     }
     (void)Streams::reset(kPeerDrained, 0);
-    port_.reset(l_.connection, kScratchCreditLine, kScratchTeardownLine);
-    for (uint32_t off = 0; off < 64; off += 4) st(l_.handshake_in + off, 0);
+    port_.reset(g_layout.connection, kScratchCreditLine, kScratchTeardownLine);
+    for (uint32_t off = 0; off < 64; off += 4) st(g_layout.handshake_in + off, 0);
     Status s = Eth::set_accept_ahead(kTxq);
     if (s == Status::Ok) s = noc_.init();
     if (s != Status::Ok) return stop_hal(s, RouterWait::None);
     for (uint32_t c = 0; c < kSenders; ++c) {
-        tx_[c].base = l_.sender_base[c];
-        tx_[c].slots = c_.sender_slots[c];
+        tx_[c].base = g_layout.sender_base[c];
+        tx_[c].slots = g_config.sender_slots[c];
         tx_[c].end = tx_[c].base + tx_[c].slots * slot_bytes_;
-        tx_[c].peer = &peer_rx_[(is_vc1(c) || c_.dateline != 0) ? 1 : 0];
+        tx_[c].peer = &peer_rx_[(Topology::is_vc1(c) || g_config.dateline != 0) ? 1 : 0];
         tx_[c].next.addr = tx_[c].base;
     }
     for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
         peer_rx_[r].announce_reg = Streams::update_reg_addr(rx_sent_id(r));
-        rx_[r].base = l_.receiver_base[r];
-        rx_[r].slots = c_.receiver_slots[r];
+        rx_[r].base = g_layout.receiver_base[r];
+        rx_[r].slots = g_config.receiver_slots[r];
         rx_[r].take.addr = rx_[r].base;
         // rx0 alone (no rx1 slots: a line) has both channels' IDs.
-        const uint32_t ids = c_.receiver_slots[1] == 0 ? pf::kNumReceiverChannels * kTridsPerRx : kTridsPerRx;
+        const uint32_t ids =
+            g_config.receiver_slots[1] == 0 ? pf::kNumReceiverChannels * kTridsPerRx : kTridsPerRx;
         rx_[r].first_id = r * kTridsPerRx;
         rx_[r].next_id = rx_[r].first_id;
         rx_[r].end_id = rx_[r].first_id + ids;
-        for (uint32_t i = 0; i < kMaxSlots; ++i) rx_[r].trid.set(i, rx_[r].first_id);
+        rx_[r].trid.fill(rx_[r].first_id);
     }
     set_stage(RouterStatus::StreamsInitialized);
+    return kGoOn;
+}
 
-    if (const int rc = handshake(); rc >= 0) return rc;
-    if (const int rc = wait_ready(); rc >= 0) return rc;
-    if (const uint32_t bad = setup_ports(); bad != 0) {
-        return stop(RouterStatus::ConfigInvalid, RouterWait::None, bad);
+// Once the host says ready (every router of the chip configured): the ports into the other
+// routers of the chip, and the delivery writes' prepared request.
+int Router::connect_ports() {
+    if (const ConfigCheck bad = setup_ports(); bad != ConfigCheck::None) {
+        return stop(RouterStatus::ConfigInvalid, RouterWait::None, static_cast<uint32_t>(bad));
     }
-    if constexpr (kMesh) setup_fast_path();
-    s = noc_.prepare_write_any(kDeliverBuf, {}, deliver_, true);
+    const Status s = noc_.prepare_write_any(kDeliverBuf, {}, deliver_, true);
     if (s != Status::Ok) return stop_hal(s, RouterWait::None);
     set_stage(RouterStatus::ReadyForTraffic);
+    return kGoOn;
+}
 
+// The main loop (README.md "Main loop"): every pass the steps that have work, every kPollEvery
+// passes the L1 words (heartbeat, termination, the worker's connection block), the counters when
+// due; while draining, the drain's progress. It ends with the router.
+int Router::main_loop() {
+    Status s = Status::Ok;
     // Active channels (a bit each), so the loop does not poll streams nothing feeds. The loops
     // below are unrolled over the fixed channel numbers: each stream ID and state offset is then
     // a constant, not an index read from a stack array and multiplied on every pass.
-    // 1D: ch1/ch2 are fed only by the router on this chip facing the other way (our downstream);
-    // at the end of a line nothing can push into them (two stream reads a pass saved).
+    // (1D: at the end of a line nothing can push into ch1/ch2: two stream reads a pass saved.)
     uint32_t senders = 0;
     for (uint32_t c = 0; c < kSenders; ++c) {
-        const bool fed = kMesh || c == pf::kWorkerChannel || c_.has_downstream != 0;
+        const bool fed = Topology::fed(c, g_config);
         if (tx_[c].slots != 0 && tx_[c].peer->slots != 0 && fed) senders |= 1u << c;
     }
     uint32_t receivers = 0;
@@ -1797,10 +1390,11 @@ int Router::run() {
         if (poll) {
             hal::mmio::store_shared(heartbeat, iterations_);
             const uint32_t t = term_value();
-            if (t == static_cast<uint32_t>(pf::Termination::Immediate)) return terminate_immediate();
+            if (t == static_cast<uint32_t>(pf::Termination::Immediate))
+                return terminate_immediate();
             if (t == static_cast<uint32_t>(pf::Termination::Graceful) && !draining) {
                 draining = true;
-                drain_deadline = hal::Deadline::after_us(kA, c_.drain_timeout_us);
+                drain_deadline = hal::Deadline::after_us(kA, g_config.drain_timeout_us);
                 sb_store(SB_OFF(status), static_cast<uint32_t>(RouterStatus::Draining));
                 sb_store(SB_OFF(stage), static_cast<uint32_t>(RouterStatus::Draining));
             }
@@ -1815,7 +1409,7 @@ int Router::run() {
 #pragma GCC unroll 2
         for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
             if ((receivers & (1u << r)) == 0) continue;
-            s = r == 0 ? complete_flushed<0>() : complete_flushed<1>();
+            s = r == 0 ? completion_step<0>() : completion_step<1>();
             if (s != Status::Ok) return stop_hal(s, RouterWait::NocCmdBuf);
         }
 #pragma GCC unroll 9
@@ -1870,8 +1464,10 @@ int Router::run() {
             quiet_since = 0;
         } else {
             if (quiet_since == 0) quiet_since = now;
-            if (!told_peer && now - quiet_since >= hal::us_to_cycles(kA, hal::timeouts::kFabricDrainQuietUs) &&
-                Eth::try_write_remote_reg(kTxq, Streams::update_reg_addr(kPeerDrained), kIncOne) == Status::Ok) {
+            if (!told_peer &&
+                now - quiet_since >= hal::us_to_cycles(kA, hal::timeouts::kFabricDrainQuietUs) &&
+                Eth::try_write_remote_reg(kTxq, Streams::update_reg_addr(kPeerDrained), kIncOne) ==
+                    Status::Ok) {
                 told_peer = true;
             }
             if (told_peer && Streams::read(kPeerDrained) != 0) {
@@ -1891,6 +1487,6 @@ int Router::run() {
 }  // namespace
 
 int main() {
-    Router router;  // on the stack: local data RAM (see RxSlotState)
+    Router router;  // on the stack: local data RAM (see the note above g_config)
     return router.run();
 }

@@ -1,16 +1,18 @@
 #include "fabric/fabric_runner.h"
 
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <set>
 
-#include <fmt/ranges.h>
-
 #include "fabric/error.h"
 #include "fabric/soc_descriptor.h"
 #include "hal/arch_map.h"
+#include "hal/status.h"
 #include "protocol/erisc_base_fw.h"
+#include "protocol/fabric_mux.h"
 
 namespace fabric {
 
@@ -120,6 +122,183 @@ bool router_status_is_error(uint32_t status) {
     }
 }
 
+std::string config_check_name(uint32_t check) {
+    switch (static_cast<pf::ConfigCheck>(check)) {
+        case pf::ConfigCheck::None:
+            return "none";
+        case pf::ConfigCheck::Magic:
+            return "magic";
+        case pf::ConfigCheck::Version:
+            return "version";
+        case pf::ConfigCheck::Topology:
+            return "topology";
+        case pf::ConfigCheck::PayloadBytes:
+            return "payload_bytes";
+        case pf::ConfigCheck::SenderSlots:
+            return "sender_slots";
+        case pf::ConfigCheck::ReceiverSlots:
+            return "receiver_slots";
+        case pf::ConfigCheck::Dateline:
+            return "dateline";
+        case pf::ConfigCheck::Downstream:
+            return "downstream";
+        case pf::ConfigCheck::Timeouts:
+            return "timeouts";
+        case pf::ConfigCheck::Layout:
+            return "layout";
+        case pf::ConfigCheck::IsMaster:
+            return "is_master";
+        case pf::ConfigCheck::DownstreamConfig:
+            return "downstream_config";
+        case pf::ConfigCheck::MeshConfig:
+            return "mesh_config";
+        default:
+            return fmt::format("unknown({})", hex32(check));
+    }
+}
+
+std::string bad_packet_name(uint32_t reason) {
+    switch (static_cast<pf::BadPacket>(reason)) {
+        case pf::BadPacket::None:
+            return "none";
+        case pf::BadPacket::Magic:
+            return "magic";
+        case pf::BadPacket::SendType:
+            return "send_type";
+        case pf::BadPacket::PayloadBytes:
+            return "payload_bytes";
+        case pf::BadPacket::Route:
+            return "route";
+        case pf::BadPacket::Target:
+            return "target";
+        case pf::BadPacket::Scatter:
+            return "scatter";
+        case pf::BadPacket::NoDownstream:
+            return "no_downstream";
+        case pf::BadPacket::SrcChannel:
+            return "src_channel";
+        case pf::BadPacket::RouteTooLong:
+            return "route_too_long";
+        case pf::BadPacket::DstNode:
+            return "dst_node";
+        case pf::BadPacket::Turn:
+            return "turn";
+        default:
+            return fmt::format("unknown({})", hex32(reason));
+    }
+}
+
+std::string handshake_field_name(uint32_t field) {
+    switch (static_cast<pf::HandshakeField>(field)) {
+        case pf::HandshakeField::Version:
+            return "version";
+        case pf::HandshakeField::Topology:
+            return "topology";
+        case pf::HandshakeField::PayloadBytes:
+            return "payload_bytes";
+        case pf::HandshakeField::ReceiverSlots0:
+            return "receiver_slots_0";
+        case pf::HandshakeField::ReceiverSlots1:
+            return "receiver_slots_1";
+        case pf::HandshakeField::ChipId:
+            return "chip_id";
+        case pf::HandshakeField::EthChannel:
+            return "eth_channel";
+        case pf::HandshakeField::ExpectChip:
+            return "expect_chip";
+        case pf::HandshakeField::BothMasters:
+            return "both_masters";
+        case pf::HandshakeField::RxArea:
+            return "rx_area";
+        default:
+            return fmt::format("unknown({})", hex32(field));
+    }
+}
+
+namespace {
+
+// Bad packet reasons (router 0x100.., mux 0x200..) are far from the other codes: a detail in
+// their range names one whatever the status (the router keeps running after a bad packet).
+constexpr uint32_t kRouterBadPacketFirst = static_cast<uint32_t>(pf::BadPacket::Magic);
+constexpr uint32_t kRouterBadPacketLast = static_cast<uint32_t>(pf::BadPacket::Turn);
+
+// Fault and Timeout carry the hal::Status of the call that failed (0: a wait of the component's
+// own).
+std::string hal_detail_name(uint32_t detail) {
+    if (detail == 0 || detail > static_cast<uint32_t>(hal::Status::NotInitialized))
+        return hex32(detail);
+    return fmt::format("hal:{}", hal::to_string(static_cast<hal::Status>(detail)));
+}
+
+bool is_hal_detail_status(uint32_t status) {
+    return status == static_cast<uint32_t>(pf::RouterStatus::Fault) ||
+           status == static_cast<uint32_t>(pf::RouterStatus::Timeout);
+}
+
+std::string mux_config_check_name(uint32_t check) {
+    switch (static_cast<pf::MuxConfigCheck>(check)) {
+        case pf::MuxConfigCheck::Magic:
+            return "magic";
+        case pf::MuxConfigCheck::Version:
+            return "version";
+        case pf::MuxConfigCheck::Channels:
+            return "channels";
+        case pf::MuxConfigCheck::Slots:
+            return "slots";
+        case pf::MuxConfigCheck::PayloadBytes:
+            return "payload_bytes";
+        case pf::MuxConfigCheck::Downstream:
+            return "downstream";
+        case pf::MuxConfigCheck::Timeouts:
+            return "timeouts";
+        case pf::MuxConfigCheck::Layout:
+            return "layout";
+        case pf::MuxConfigCheck::Schedule:
+            return "schedule";
+        default:
+            return fmt::format("unknown({})", hex32(check));
+    }
+}
+
+std::string mux_bad_packet_name(uint32_t reason) {
+    switch (static_cast<pf::MuxBadPacket>(reason)) {
+        case pf::MuxBadPacket::Magic:
+            return "magic";
+        case pf::MuxBadPacket::PayloadBytes:
+            return "payload_bytes";
+        default:
+            return fmt::format("unknown({})", hex32(reason));
+    }
+}
+
+}  // namespace
+
+std::string router_detail_name(uint32_t status, uint32_t detail) {
+    if (status == static_cast<uint32_t>(pf::RouterStatus::ConfigInvalid) && detail != 0) {
+        return "config:" + config_check_name(detail);
+    }
+    if (status == static_cast<uint32_t>(pf::RouterStatus::HandshakeMismatch)) {
+        return "mismatch:" + handshake_field_name(detail);
+    }
+    if (is_hal_detail_status(status)) return hal_detail_name(detail);
+    if (detail >= kRouterBadPacketFirst && detail <= kRouterBadPacketLast) {
+        return "bad_packet:" + bad_packet_name(detail);
+    }
+    return hex32(detail);
+}
+
+std::string mux_detail_name(uint32_t status, uint32_t detail) {
+    if (status == static_cast<uint32_t>(pf::RouterStatus::ConfigInvalid) && detail != 0) {
+        return "config:" + mux_config_check_name(detail);
+    }
+    if (is_hal_detail_status(status)) return hal_detail_name(detail);
+    if (detail == static_cast<uint32_t>(pf::MuxBadPacket::Magic) ||
+        detail == static_cast<uint32_t>(pf::MuxBadPacket::PayloadBytes)) {
+        return "bad_packet:" + mux_bad_packet_name(detail);
+    }
+    return hex32(detail);
+}
+
 const ComponentKind& router_component_kind() {
     static const ComponentKind kind = [] {
         using S = pf::RouterStatus;
@@ -128,6 +307,7 @@ const ComponentKind& router_component_kind() {
         k.status_name = router_status_name;
         k.stage_name = router_status_name;
         k.stuck_at_name = router_wait_name;
+        k.detail_name = router_detail_name;
         k.is_error = router_status_is_error;
         k.beating = [](uint32_t s) {
             return s == static_cast<uint32_t>(S::ReadyForTraffic) ||
@@ -144,6 +324,7 @@ const ComponentKind& mux_component_kind() {
     static const ComponentKind kind = [] {
         ComponentKind k = router_component_kind();
         k.name = "mux";
+        k.detail_name = mux_detail_name;
         return k;
     }();
     return kind;
@@ -164,7 +345,7 @@ std::string RouterSnapshot::describe() const {
     return fmt::format(
         "chip {} eth {} (core {}, {}): status {}, stage {}, stuck at {}, detail {}, {}", chip,
         eth_channel, core.core.str(), mesh ? mesh->str() : std::string(dir_name(dir)),
-        status_name(), stage_name(), stuck_at_name(), hex32(block.detail), describe_core(run));
+        status_name(), stage_name(), stuck_at_name(), detail_name(), describe_core(run));
 }
 
 uint64_t RouterSnapshot::sent() const {

@@ -31,7 +31,7 @@ std::string StuckReport::describe() const {
         "{} ({}): {}; status {}, stage {}, stuck at {}, detail {}, heartbeat {} unchanged for {} "
         "cycles, {}",
         component, core.str(), stuck_reason_name(reason), status_name, stage_name, stuck_at_name,
-        hex32(head.detail), head.heartbeat, unchanged_cycles, describe_core(run));
+        detail_name, head.heartbeat, unchanged_cycles, describe_core(run));
 }
 
 std::string describe_stuck(const std::vector<StuckReport>& reports, size_t watched) {
@@ -118,6 +118,8 @@ std::vector<StuckReport> HealthMonitor::poll() {
         r.status_name = k.status_name(head.status);
         r.stage_name = k.stage_name(head.stage);
         r.stuck_at_name = k.stuck_at_name(head.stuck_at);
+        r.detail_name =
+            k.detail_name ? k.detail_name(head.status, head.detail) : hex32(head.detail);
         r.unchanged_cycles = unchanged;
         r.at_cycle = now;
         r.run = std::move(run);

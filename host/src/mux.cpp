@@ -130,10 +130,12 @@ std::string describe_mux(const MuxPlacement& mux, const pf::MuxStatusBlock& b) {
     std::string fwd;
     for (uint32_t i = 0; i < mux.channels(); ++i) fwd += fmt::format("{}{}", i ? "/" : "", b.forwarded[i]);
     return fmt::format(
-        "mux {} (router {} of chip {}): status {}, stage {}, stuck at {}, detail {:#x}, heartbeat {}, forwarded {}, "
+        "mux {} (router {} of chip {}): status {}, stage {}, stuck at {}, detail {}, heartbeat {}, "
+        "forwarded {}, "
         "undrained {} (channels {:#x})",
-        mux.core.str(), dir_name(mux.dir), mux.chip, router_status_name(b.status), router_status_name(b.stage),
-        router_wait_name(b.stuck_at), b.detail, b.heartbeat, fwd, b.undrained, b.undrained_channels);
+        mux.core.str(), dir_name(mux.dir), mux.chip, router_status_name(b.status),
+        router_status_name(b.stage), router_wait_name(b.stuck_at),
+        mux_detail_name(b.status, b.detail), b.heartbeat, fwd, b.undrained, b.undrained_channels);
 }
 
 }  // namespace fabric

@@ -548,7 +548,7 @@ TEST_CASE("fabric: handshake mismatch (payload_bytes) stops both ends", "[sim][f
         const auto b = f.status(p);
         CHECK(b.status == static_cast<uint32_t>(RouterStatus::HandshakeMismatch));
         CHECK(b.stage == static_cast<uint32_t>(RouterStatus::Handshaking));
-        CHECK(b.detail == 2);  // LinkParams::payload_bytes
+        CHECK(fabric::router_detail_name(b.status, b.detail) == "mismatch:payload_bytes");
         CHECK(f.rig().exit_code(FabricSim::core(p)) == (static_cast<uint32_t>(RouterStatus::HandshakeMismatch) & 0xFF));
     }
 }
@@ -561,7 +561,8 @@ TEST_CASE("fabric: two masters on one link are a handshake mismatch", "[sim][fab
     INFO(f.describe());
     for (const RouterPlacement& p : f.plan().routers) {
         CHECK(f.status(p).status == static_cast<uint32_t>(RouterStatus::HandshakeMismatch));
-        CHECK(f.status(p).detail == 8);  // both masters
+        CHECK(fabric::router_detail_name(f.status(p).status, f.status(p).detail) ==
+              "mismatch:both_masters");
     }
 }
 
@@ -631,13 +632,15 @@ void bad_header_case(bool ring) {
     misaligned.cmd.write.dst.addr = kRegion + 4;
     const std::vector<pf::PacketHeader> bad = {no_magic, too_big, no_route, bad_type, misaligned, past_end};
     // One at a time, so each leaves its reason (BadPacket) in the receiver's detail word.
-    const std::vector<uint32_t> why = {0x100, 0x102, 0x103, 0x101, 0x104,
-                                       ring ? 0x108u /* RouteTooLong */ : 0x106u /* NoDownstream */};
+    const std::vector<std::string> why = {
+        "bad_packet:magic",  "bad_packet:payload_bytes",
+        "bad_packet:route",  "bad_packet:send_type",
+        "bad_packet:target", ring ? "bad_packet:route_too_long" : "bad_packet:no_downstream"};
     for (uint32_t i = 0; i < bad.size(); ++i) {
         push(i % tx.config.sender_slots[0], bad[i]);  // a ring has fewer ch0 slots than a line
         f.rig().run(30'000);
         CHECK(f.status(rx).bad_packets == i + 1);
-        CHECK(f.status(rx).detail == why[i]);
+        CHECK(fabric::router_detail_name(f.status(rx).status, f.status(rx).detail) == why[i]);
     }
     (void)f.runner().terminate(pf::Termination::Graceful, 2'000'000);
     INFO(f.describe());

@@ -485,13 +485,13 @@ TEST_CASE("mesh (sim): bad 2D headers are refused, counted and their credits ret
     struct Case {
         const char* what;
         uint32_t route, route_ext, dst_node;
-        uint32_t detail;  // BadPacket (router.cpp)
+        const char* detail;
     };
     const uint32_t N = pf::dir_bit(0), E = pf::dir_bit(1);
     const Case cases[] = {
-        {"no hop command", 0, 0, 0, 0x103},                           // Route
-        {"forward north from the top row", N | E << 4, 0, 0, 0x106},  // NoDownstream
-        {"forward with nothing left to do", E, 0, 0, 0x103},          // Route
+        {"no hop command", 0, 0, 0, "bad_packet:route"},
+        {"forward north from the top row", N | E << 4, 0, 0, "bad_packet:no_downstream"},
+        {"forward with nothing left to do", E, 0, 0, "bad_packet:route"},
     };
     uint32_t slot = 0;
     for (const Case& c : cases) {
@@ -503,7 +503,7 @@ TEST_CASE("mesh (sim): bad 2D headers are refused, counted and their credits ret
         slot = (slot + 1) % tx.config.sender_slots[0];
         m.runner.monitor(50'000);
         const auto st = m.runner.status()[rx_index];
-        CHECK(st.block.detail == c.detail);
+        CHECK(st.detail_name() == c.detail);
     }
     const auto st = m.runner.status();
     CHECK(st[rx_index].block.bad_packets == 3);
@@ -522,7 +522,7 @@ TEST_CASE("mesh (sim): bad 2D headers are refused, counted and their credits ret
         push_raw(m, down, 0, b);
         m.runner.monitor(50'000);
         const auto turned = m.runner.status()[below_index];
-        CHECK(turned.block.detail == 0x10A);  // Turn
+        CHECK(turned.detail_name() == "bad_packet:turn");
         CHECK(turned.block.bad_packets == 1);
         CHECK(turned.block.forwarded == 0);
         m.dev.write32(down.core,
@@ -563,7 +563,7 @@ TEST_CASE(
         const auto msg = fabric::test::expect_error(fabric::ErrorCategory::Fabric,
                                                     [&] { runner.bring_up(2'000'000); });
         CHECK_THAT(msg, Contains("M0D0 E plane 0): status config_invalid"));
-        CHECK_THAT(msg, Contains(line ? "detail 0x00000003" : "detail 0x0000000d"));
+        CHECK_THAT(msg, Contains(line ? "detail config:topology" : "detail config:mesh_config"));
         runner.terminate(pf::Termination::Immediate, 1'000'000);
     }
 }

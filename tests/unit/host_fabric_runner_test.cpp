@@ -14,6 +14,8 @@
 #include "fabric/fabric_runner.h"
 #include "fabric/mesh_plan.h"
 #include "fabric/soc_descriptor.h"
+#include "hal/status.h"
+#include "protocol/fabric_mux.h"
 #include "test_elf.h"
 
 using Catch::Matchers::Contains;
@@ -42,15 +44,15 @@ const fabric::SocDescriptor& wh_soc() {
 enum class Script {
     Normal,             // handshake after 500 cycles, ready on the ready word, exit on termination
     StuckHandshaking,   // stays in Handshaking
-    HandshakeTimeout,   // reports Timeout (stuck at handshake_reply, detail 7) and exits 3
+    HandshakeTimeout,   // reports Timeout (stuck at handshake_reply, detail hal Timeout), exits 3
     Trap,               // traps at 300 cycles
     IgnoreReady,        // never leaves HandshakeComplete
     IgnoreTermination,  // keeps running after the termination word
     InFlight,           // sent[0] = 5, completed[0] = 3 forever
     Undrained,          // graceful termination leaves 2 packets
-    FaultLater,         // 2000 cycles after start: Fault (stuck at noc_cmd_buf, detail 4), exit 3
-    InFlightCh4,        // 2D: sent[4] = 5, completed[4] = 3, received[0] = 5 forever (the totals
-                        // balance; only channel 4 is unsettled)
+    FaultLater,  // 2000 cycles after start: Fault (stuck at noc_cmd_buf, detail hal BadArg), exit 3
+    InFlightCh4,  // 2D: sent[4] = 5, completed[4] = 3, received[0] = 5 forever (the totals
+                  // balance; only channel 4 is unsettled)
 };
 
 struct FakeCore {
@@ -166,7 +168,7 @@ class FakeFabricDevice : public fabric::Device {
             if (script == Script::HandshakeTimeout) {
                 b.status = static_cast<uint32_t>(S::Timeout);
                 b.stuck_at = static_cast<uint32_t>(pf::RouterWait::HandshakeReply);
-                b.detail = 7;
+                b.detail = static_cast<uint32_t>(hal::Status::Timeout);
                 k.exited = true;
                 k.exit_status = 3;
             } else if (script != Script::StuckHandshaking) {
@@ -181,7 +183,7 @@ class FakeFabricDevice : public fabric::Device {
             age >= 2'000) {
             b.status = static_cast<uint32_t>(S::Fault);
             b.stuck_at = static_cast<uint32_t>(pf::RouterWait::NocCmdBuf);
-            b.detail = 4;
+            b.detail = static_cast<uint32_t>(hal::Status::BadArg);
             k.exited = true;
             k.exit_status = 3;
         }
@@ -263,6 +265,48 @@ TEST_CASE("fabric runner: status names", "[fabric_runner]") {
     CHECK_FALSE(fabric::router_status_is_error(static_cast<uint32_t>(S::Draining)));
     CHECK_FALSE(fabric::router_status_is_error(0));
     CHECK(fabric::category_name(ErrorCategory::Fabric) == "fabric");
+}
+
+TEST_CASE("fabric runner: the detail word by name", "[fabric_runner]") {
+    using S = pf::RouterStatus;
+    const auto code = [](auto e) { return static_cast<uint32_t>(e); };
+    CHECK(fabric::config_check_name(code(pf::ConfigCheck::MeshConfig)) == "mesh_config");
+    CHECK(fabric::config_check_name(99) == "unknown(0x00000063)");
+    CHECK(fabric::bad_packet_name(code(pf::BadPacket::RouteTooLong)) == "route_too_long");
+    CHECK(fabric::bad_packet_name(7) == "unknown(0x00000007)");
+    CHECK(fabric::handshake_field_name(code(pf::HandshakeField::ReceiverSlots1)) ==
+          "receiver_slots_1");
+    CHECK(fabric::handshake_field_name(10) == "unknown(0x0000000a)");
+
+    CHECK(fabric::router_detail_name(code(S::ConfigInvalid), code(pf::ConfigCheck::PayloadBytes)) ==
+          "config:payload_bytes");
+    CHECK(fabric::router_detail_name(code(S::ConfigInvalid), 77) == "config:unknown(0x0000004d)");
+    CHECK(fabric::router_detail_name(code(S::HandshakeMismatch),
+                                     code(pf::HandshakeField::Version)) == "mismatch:version");
+    CHECK(fabric::router_detail_name(code(S::HandshakeMismatch),
+                                     code(pf::HandshakeField::BothMasters)) ==
+          "mismatch:both_masters");
+    CHECK(fabric::router_detail_name(code(S::Fault), code(hal::Status::OutOfRange)) ==
+          "hal:out-of-range");
+    CHECK(fabric::router_detail_name(code(S::Timeout), code(hal::Status::Timeout)) ==
+          "hal:timeout");
+    CHECK(fabric::router_detail_name(code(S::Timeout), 0) == "0x00000000");  // a wait of its own
+    CHECK(fabric::router_detail_name(code(S::Fault), 0x55) == "0x00000055");
+    // While it runs (or after it ended) the detail word holds the last bad packet's reason.
+    CHECK(fabric::router_detail_name(code(S::ReadyForTraffic), code(pf::BadPacket::Turn)) ==
+          "bad_packet:turn");
+    CHECK(fabric::router_detail_name(code(S::Terminated), code(pf::BadPacket::Magic)) ==
+          "bad_packet:magic");
+    CHECK(fabric::router_detail_name(code(S::ReadyForTraffic), 0) == "0x00000000");
+    CHECK(fabric::router_detail_name(code(S::ReadyForTraffic), 0x10B) == "0x0000010b");
+
+    CHECK(fabric::mux_detail_name(code(S::ConfigInvalid), code(pf::MuxConfigCheck::Schedule)) ==
+          "config:schedule");
+    CHECK(fabric::mux_detail_name(code(S::ReadyForTraffic), code(pf::MuxBadPacket::PayloadBytes)) ==
+          "bad_packet:payload_bytes");
+    CHECK(fabric::mux_detail_name(code(S::Fault), code(hal::Status::Busy)) == "hal:busy");
+    CHECK(fabric::mux_detail_name(code(S::ReadyForTraffic), code(pf::BadPacket::Turn)) ==
+          "0x0000010a");
 }
 
 TEST_CASE("fabric runner: bring-up, workers, graceful termination", "[fabric_runner]") {
@@ -398,7 +442,7 @@ TEST_CASE("fabric runner: a router error stops the bring-up at once", "[fabric_r
     CHECK(msg ==
           "fabric bring-up (handshake) failed after 500 cycles: 1 of 4 routers: chip 2 eth 4 "
           "(core 7-0, west): status timeout, stage handshaking, stuck at handshake_reply, detail "
-          "0x00000007, core exited with status 3");
+          "hal:timeout, core exited with status 3");
     CHECK(rig.dev.now == 500);  // did not wait for the budget
     // Graceful termination refuses a broken fabric and writes nothing.
     CHECK_THAT(fabric_error([&] { (void)runner.terminate(pf::Termination::Graceful, 10'000); }),
@@ -560,7 +604,7 @@ TEST_CASE("fabric runner: a router that fails while workers run ends the wait", 
               "fabric: no progress while workers ran (1500 cycles in, stall window 1000000 "
               "cycles): 1 of 4 components stuck: router east chip 1 eth 2 (chip 1 core 8-0): "
               "error; status fault, stage ready_for_traffic, stuck at noc_cmd_buf, detail "
-              "0x00000004, heartbeat 9 unchanged for 0 cycles, core exited with status 3");
+              "hal:bad-arg, heartbeat 9 unchanged for 0 cycles, core exited with status 3");
         REQUIRE(e.reports().size() == 1);
         CHECK(e.reports()[0].reason == fabric::StuckReason::Error);
     }

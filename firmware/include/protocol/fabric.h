@@ -1,13 +1,16 @@
-// The 1D fabric protocol, shared by the router and worker-adapter firmware (rv32) and the host
-// control plane (x86-64): the packet header and its NoC send types, the 1D route encoding, the
-// router configuration the host writes into each router's L1, the router L1 layout computed from
-// that configuration (one function, used by both sides), status and termination words, and the
-// worker connection block. Fixed-width fields only; every layout is pinned by static_asserts.
+// The fabric protocol (lines and rings, meshes and tori), shared by the router and worker-adapter
+// firmware (rv32) and the host control plane (x86-64): the packet header and its NoC send types,
+// the 1D route encoding and the 2D hop-nibble routes, the router configuration the host writes
+// into each router's L1, the router L1 layout computed from that configuration (one function,
+// used by both sides), status and termination words with the codes behind them (ConfigCheck,
+// BadPacket, HandshakeField), and the worker connection block. Fixed-width fields only; every
+// layout is pinned by static_asserts.
 //
 // Data path (one direction of one link; "sender"/"receiver" are relative to Ethernet):
 //
 //   worker --NoC--> [sender ch0 slots] --eth--> [peer receiver rx0/rx1 slots] --NoC--> local write
-//   upstream router --NoC--> [sender ch1 (VC0) / ch2 (VC1) slots]             \--NoC--> next router's
+//   upstream router --NoC--> [sender ch1 (VC0) / ch2 (VC1) slots]             \--NoC--> next
+//   router's
 //                                                                                       ch1 / ch2
 // Credits (all counters free-running, counted in packets):
 //   - "pushed": a producer (worker or upstream router) writes a packet into a sender-channel slot
@@ -268,10 +271,10 @@ enum class RouterStatus : uint32_t {
     Terminated = 0xA4B4C4D4,
     // errors (the router stops; `stage` says where)
     ConfigInvalid = 0xE0000001,
-    HandshakeMismatch = 0xE0000002,  // the peer's LinkParams differ (detail: the first field)
+    HandshakeMismatch = 0xE0000002,  // the peer disagrees (detail: a HandshakeField)
     Timeout = 0xE0000003,
-    BadPacket = 0xE0000004,          // not fatal: counted in RouterStatusBlock::bad_packets
-    Fault = 0xE0000005,              // a HAL call failed (detail: hal::Status)
+    BadPacket = 0xE0000004,  // not fatal: counted in RouterStatusBlock::bad_packets
+    Fault = 0xE0000005,      // a HAL call failed (detail: hal::Status)
 };
 
 // Where a router was when something went wrong (RouterStatusBlock::stuck_at).
@@ -292,6 +295,68 @@ enum class RouterWait : uint32_t {
     RouterSlot = 12,      // waiting for a free router slot (only the unbounded test variant blocks here)
 };
 
+// ---- what RouterStatusBlock::detail says -----------------------------------------------------
+//
+// The detail word names the reason behind the status, in the terms below, so the host can print it
+// by name (fabric::router_detail_name): ConfigInvalid a ConfigCheck, HandshakeMismatch a
+// HandshakeField, Fault and Timeout the hal::Status of the call that failed, and while a router
+// runs, a BadPacket (the last packet it dropped; the status stays as it was).
+
+// Why a config was refused (status ConfigInvalid).
+enum class ConfigCheck : uint32_t {
+    None = 0,  // the config is fine
+    Magic = 1,
+    Version = 2,
+    Topology = 3,       // not one the image runs (1D image: line, ring; 2D image: mesh, torus)
+    PayloadBytes = 4,   // 0, not a multiple of 16, or above max_payload_bytes
+    SenderSlots = 5,    // more than kMaxRouterSlots, or a channel the image does not have
+    ReceiverSlots = 6,  // rx0 without slots, or more than kMaxRouterSlots
+    Dateline = 7,       // traffic into rx1 (a dateline link or a VC1 channel) without rx1 slots
+    Downstream = 8,     // has_downstream not 0/1, or its coordinates off the NoC
+    Timeouts = 9,       // a timeout of 0
+    Layout = 10,        // the slots do not fit below router_l1_top
+    IsMaster = 11,
+    DownstreamConfig = 12,  // the downstream router's config does not match ours (read at ready)
+    MeshConfig = 13,        // 2D: MeshRouterConfig missing or inconsistent
+};
+// Slots per channel a router keeps state for (a config with more is refused).
+inline constexpr uint32_t kMaxRouterSlots = 32;
+
+// Why a packet was dropped (counted in bad_packets, completed so its credit returns).
+enum class BadPacket : uint32_t {
+    None = 0,  // the packet is fine
+    Magic = 0x100,
+    SendType = 0x101,
+    PayloadBytes = 0x102,  // more than the slot's payload
+    Route = 0x103,         // no hop action, or forwarded with nothing left to do
+    Target = 0x104,        // destination coordinates, alignment or address range
+    Scatter = 0x105,       // chunk count or sizes
+    NoDownstream = 0x106,  // a forward into a channel this router does not feed
+    SrcChannel = 0x107,    // src_channel is not a sender channel (its credit cannot be returned)
+    RouteTooLong =
+        0x108,  // ring/torus: a worker's route of more than ring_size - 1 hops (per dimension)
+    DstNode = 0x109,  // 2D entry router: the destination mesh/device has no route from here
+    Turn = 0x10A,     // 2D: a Y -> X turn (dimension order), other than out of the mesh
+};
+
+// What the two ends of a link disagreed on (status HandshakeMismatch): a LinkParams field (in
+// declaration order), or one of the checks after it.
+enum class HandshakeField : uint32_t {
+    Version = 0,
+    Topology = 1,
+    PayloadBytes = 2,
+    ReceiverSlots0 = 3,
+    ReceiverSlots1 = 4,
+    ChipId = 5,       // the peer is not the chip we expect
+    EthChannel = 6,   // ... or not on the channel we expect
+    ExpectChip = 7,   // the peer expects another chip
+    BothMasters = 8,  // both ends were configured as master
+    RxArea = 9,       // the peer's receive area (its rx_base, the agreed slot counts) is
+                      // misaligned or outside L1: the data sends into it go unchecked
+};
+static_assert(offsetof(LinkParams, expect_chip) ==
+              4 * static_cast<uint32_t>(HandshakeField::ExpectChip));
+
 enum class Termination : uint32_t {
     KeepRunning = 0,
     Graceful = 1,   // finish what is in flight, then exit
@@ -303,7 +368,7 @@ struct RouterStatusBlock {
     uint32_t status;       // RouterStatus
     uint32_t stage;        // the last start-up / run stage reached (a RouterStatus)
     uint32_t stuck_at;     // RouterWait, when status is Timeout/Fault
-    uint32_t detail;       // error detail (hal::Status, mismatching field index, ...)
+    uint32_t detail;       // ConfigCheck, HandshakeField, hal::Status or the last BadPacket
     uint32_t heartbeat;    // incremented by the main loop
     uint32_t peer_chip;    // learned in the handshake
     uint32_t peer_channel;
@@ -420,7 +485,7 @@ struct HandshakeMsg {
                         // where the peer's Ethernet writes land, whatever its sender slot counts
     LinkParams params;  // 32 B
     uint32_t check;     // magic ^ chip_id ^ payload_bytes: a torn write is not a message
-    uint32_t mismatch;  // reply with agree 0: the first LinkParams field (index) that differed
+    uint32_t mismatch;  // reply with agree 0: the HandshakeField that differed
     uint32_t reserved2[2];
 };
 static_assert(sizeof(LinkParams) == 32);

@@ -52,6 +52,20 @@ std::string termination_name(uint32_t mode);
 // ConfigInvalid, HandshakeMismatch, Timeout, Fault and undefined values (BadPacket is counted,
 // not fatal; NotStarted and the start-up stages are not errors).
 bool router_status_is_error(uint32_t status);
+// The codes behind a router's detail word (protocol/fabric.h), snake_case: "mesh_config",
+// "route_too_long", "both_masters"; "unknown(0x...)" for a value the protocol does not define.
+std::string config_check_name(uint32_t check);
+std::string bad_packet_name(uint32_t reason);
+std::string handshake_field_name(uint32_t field);
+// A router's detail word read with its status: "config:payload_bytes" (ConfigInvalid: a
+// ConfigCheck), "mismatch:both_masters" (HandshakeMismatch: a HandshakeField), "hal:timeout"
+// (Timeout, Fault: the hal::Status of the call that failed), "bad_packet:turn" (any other status:
+// the last packet the router dropped); the word in hex when there is nothing to name (0, or a
+// value outside those ranges).
+std::string router_detail_name(uint32_t status, uint32_t detail);
+// The same for a mux (protocol/fabric_mux.h): "config:schedule" (MuxConfigCheck),
+// "bad_packet:payload_bytes" (MuxBadPacket), "hal:..." (Timeout, Fault).
+std::string mux_detail_name(uint32_t status, uint32_t detail);
 
 // Where the router image may be loaded on a router's core: the ERISC application range, clear of
 // the router's L1 block [layout.config, layout.end).
@@ -59,16 +73,17 @@ PlacementRules router_placement(const RouterPlacement& router, const hal::ArchMa
                                 uint32_t eth_l1_size);
 
 // The router for the health monitor: status / stage names as router_status_name, stuck_at as
-// router_wait_name; errors as router_status_is_error; the heartbeat moves while ReadyForTraffic
-// or Draining (the main loop); done when Terminated.
+// router_wait_name, detail as router_detail_name; errors as router_status_is_error; the heartbeat
+// moves while ReadyForTraffic or Draining (the main loop); done when Terminated.
 const ComponentKind& router_component_kind();
 // "router east chip 0 eth 2"; a 2D router: "router M0D5 E plane 0 (chip 5 eth 8)"
 std::string router_component_name(const RouterPlacement& r);
 // Which side of its chip a router serves: "east" / "west", or its mesh port "M0D5 E plane 0".
 std::string router_side_name(const RouterPlacement& r);
 // The mux (protocol/fabric_mux.h) publishes the router's status and wait values in the same first
-// five words: the router's kind, named "mux". Watch one with runner.watch({mux.core,
-// "mux chip 0 core 1-1", mux.layout.status, mux_component_kind(), launch method}).
+// five words: the router's kind, named "mux", its detail as mux_detail_name. Watch one with
+// runner.watch({mux.core, "mux chip 0 core 1-1", mux.layout.status, mux_component_kind(), launch
+// method}).
 const ComponentKind& mux_component_kind();
 
 // How often the runner looks at the routers while it waits (device cycles).
@@ -89,8 +104,9 @@ struct RouterSnapshot {
     std::string status_name() const { return router_status_name(block.status); }
     std::string stage_name() const { return router_status_name(block.stage); }
     std::string stuck_at_name() const { return router_wait_name(block.stuck_at); }
+    std::string detail_name() const { return router_detail_name(block.status, block.detail); }
     // "chip 0 eth 2 (core 8-0, east): status timeout, stage handshaking, stuck at handshake_reply,
-    // detail 0x00000000, core running at pc 0x00009abc"; a 2D router: "(core 8-0, M0D5 E plane 0)"
+    // detail hal:timeout, core running at pc 0x00009abc"; a 2D router: "(core 8-0, M0D5 E plane 0)"
     std::string describe() const;
     // Totals over channels.
     uint64_t sent() const;

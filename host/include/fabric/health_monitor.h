@@ -10,7 +10,7 @@
 //   - its status is one in which its main loop runs (the heartbeat must move) and the heartbeat
 //     has not changed for the stall window (device cycles). The window restarts whenever the
 //     status changes, so a component that just entered its main loop is not stuck.
-// A report names the chip, core, component, its status / stage / stuck_at by name, detail,
+// A report names the chip, core, component, its status / stage / stuck_at / detail by name,
 // heartbeat value and how long it has not moved, and the core's run state with its pc.
 //
 // The monitor does not know the component kinds: a ComponentKind says how to name and judge one
@@ -45,6 +45,8 @@ struct ComponentKind {
     std::function<std::string(uint32_t)> status_name;
     std::function<std::string(uint32_t)> stage_name;
     std::function<std::string(uint32_t)> stuck_at_name;
+    // The detail word by name, given the status it goes with (optional: hex when empty).
+    std::function<std::string(uint32_t status, uint32_t detail)> detail_name;
     std::function<bool(uint32_t)> is_error;  // the component stopped with an error
     std::function<bool(uint32_t)> beating;   // its main loop runs: the heartbeat must move
     std::function<bool(uint32_t)> done;      // it ended normally: its core may have stopped
@@ -81,6 +83,7 @@ struct StuckReport {
     std::string status_name;
     std::string stage_name;
     std::string stuck_at_name;
+    std::string detail_name;
     uint64_t unchanged_cycles = 0;  // how long the heartbeat has not moved (as polled)
     uint64_t at_cycle = 0;          // device cycle of the poll that found it
     CoreStatus run;                 // what the core is doing

@@ -73,7 +73,7 @@ void write_mux_termination(Device& device, const MuxPlacement& mux, protocol::fa
 WatchedComponent mux_component(const MuxPlacement& mux, LaunchMethod method = LaunchMethod::ResetPc);
 
 // "mux chip 0 core 1-1 (router east of chip 0): status terminated, stage draining, stuck at
-// none, detail 0x0, heartbeat 123, forwarded 24/24, undrained 0"
+// none, detail 0x00000000, heartbeat 123, forwarded 24/24, undrained 0"
 std::string describe_mux(const MuxPlacement& mux, const protocol::fabric::MuxStatusBlock& b);
 
 }  // namespace fabric
