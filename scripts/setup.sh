@@ -14,6 +14,7 @@ packages=(
   clang libclang-rt-14-dev              # libFuzzer targets for the descriptor and ELF loaders
   qemu-system-misc                      # reference ISS for differential testing of our core
   python3                               # the cluster fixture generator (checked in ctest)
+  clang-format                          # scripts/format.sh (the repository's .clang-format)
 )
 
 missing=()
