@@ -11,9 +11,12 @@ namespace bench {
 
 // 100 Gb/s per direction at the WH 1 GHz: 12.5 B/cycle.
 inline constexpr double kLinkBytesPerCycle = hal::eth::kLinkMbps / 8.0 / hal::kWormholeB0.aiclk_mhz;
-inline constexpr uint32_t kFrameOverhead = hal::eth::kFrameOverheadBytes;  // wire bytes per frame beside its payload
-inline constexpr uint32_t kMaxFramePayload = hal::eth::kMaxFramePayload;   // 1488: MAX_PKT_SIZE_BYTES in 16-B words
-inline constexpr uint32_t kCreditWireBytes = 16 + kFrameOverhead;  // the "packets sent" register write
+inline constexpr uint32_t kFrameOverhead =
+    hal::eth::kFrameOverheadBytes;  // wire bytes per frame beside its payload
+inline constexpr uint32_t kMaxFramePayload =
+    hal::eth::kMaxFramePayload;  // 1488: MAX_PKT_SIZE_BYTES in 16-B words
+inline constexpr uint32_t kCreditWireBytes =
+    16 + kFrameOverhead;  // the "packets sent" register write
 
 // Frames one data command of `bytes` takes on the wire.
 constexpr uint32_t link_frames(uint32_t bytes) {

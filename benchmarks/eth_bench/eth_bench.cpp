@@ -92,29 +92,40 @@ BwPoint bandwidth_point(uint32_t packet, uint32_t channels, uint32_t queues, uin
     if (!p.ok) return p;
     const auto rm = rig.results<protocol::EthStreamResults>(m);
     const auto rs = rig.results<protocol::EthStreamResults>(s);
-    p.rx_rate = rs.steady_cycles ? static_cast<double>(rs.steady_to - rs.steady_from) * packet / rs.steady_cycles : 0;
+    p.rx_rate = rs.steady_cycles
+                    ? static_cast<double>(rs.steady_to - rs.steady_from) * packet / rs.steady_cycles
+                    : 0;
     p.e2e_rate = rm.cycles ? static_cast<double>(packets) * packet / rm.cycles : 0;
     p.credit_waits = rm.credit_waits;
     return p;
 }
 
 bool bandwidth(bool quick) {
-    const std::vector<uint32_t> sizes = {16, 32, 64, 128, 256, 512, 1024, 1488, 2048, 4096, 8192, 16384};
+    const std::vector<uint32_t> sizes = {16,   32,   64,   128,  256,  512,
+                                         1024, 1488, 2048, 4096, 8192, 16384};
     const std::vector<uint32_t> channel_counts =
-        quick ? std::vector<uint32_t>{1, 8} : std::vector<uint32_t>{1, 2, 4, 8, protocol::kEthStreamMaxChannels};
+        quick ? std::vector<uint32_t>{1, 8}
+              : std::vector<uint32_t>{1, 2, 4, 8, protocol::kEthStreamMaxChannels};
     std::printf("\n== Ethernet bandwidth, one direction, by packet size and channels in flight\n");
-    std::printf("   rate = bytes landed per cycle at the receiver in steady state (first and last 1/8 of the packets left out);\n");
-    std::printf("   theory = P/(P+frames*50)*12.5, frames = ceil(P/1488); ch = receiver slots (credits) in flight\n");
-    std::printf("   (packet = payload incl. its 16-B sync word; B/cycle = GB/s at the WH 1 GHz clock)\n\n");
+    std::printf(
+        "   rate = bytes landed per cycle at the receiver in steady state (first and last 1/8 of "
+        "the packets left out);\n");
+    std::printf(
+        "   theory = P/(P+frames*50)*12.5, frames = ceil(P/1488); ch = receiver slots (credits) in "
+        "flight\n");
+    std::printf(
+        "   (packet = payload incl. its 16-B sync word; B/cycle = GB/s at the WH 1 GHz clock)\n\n");
     bool ok = true;
     for (uint32_t queues : {1u, 2u}) {
-        std::printf("TX queues: %u%s\n", queues, queues == 2 ? " (packets alternate TXQ0/TXQ1)" : "");
+        std::printf("TX queues: %u%s\n", queues,
+                    queues == 2 ? " (packets alternate TXQ0/TXQ1)" : "");
         std::printf("%8s %8s", "packet", "theory");
         for (uint32_t c : channel_counts) std::printf("   ch=%-2u B/cyc   %%th", c);
         std::printf("\n");
         for (uint32_t p : sizes) {
             // Enough packets for a steady state: >= 256 KiB and >= 256 packets, at most 4096.
-            const uint32_t packets = std::min<uint32_t>(4096, std::max<uint32_t>(256, (256u * 1024) / p));
+            const uint32_t packets =
+                std::min<uint32_t>(4096, std::max<uint32_t>(256, (256u * 1024) / p));
             std::printf("%8u %8.3f", p, theoretical(p));
             for (uint32_t c : channel_counts) {
                 if (protocol::eth_stream_end(protocol::test_l1_base(hal::Arch::WormholeB0), p, c) >
@@ -138,10 +149,14 @@ bool bandwidth(bool quick) {
 
 bool latency(bool quick) {
     std::printf("\n== Single-link round trip (eth_latency: send, peer answers on arrival)\n");
-    std::printf("   one warm-up, then samples; cycles on the sender's wall clock; wire = 2 x (latency 500 + serialization)\n\n");
-    std::printf("%8s %8s %8s %8s %8s %10s %10s\n", "packet", "min", "mean", "max", "wire", "fw/trip", "send-issue");
-    const std::vector<uint32_t> sizes = quick ? std::vector<uint32_t>{16, 1024, 4096}
-                                              : std::vector<uint32_t>{16, 64, 256, 1024, 2048, 4096, 8192, 16384};
+    std::printf(
+        "   one warm-up, then samples; cycles on the sender's wall clock; wire = 2 x (latency 500 "
+        "+ serialization)\n\n");
+    std::printf("%8s %8s %8s %8s %8s %10s %10s\n", "packet", "min", "mean", "max", "wire",
+                "fw/trip", "send-issue");
+    const std::vector<uint32_t> sizes =
+        quick ? std::vector<uint32_t>{16, 1024, 4096}
+              : std::vector<uint32_t>{16, 64, 256, 1024, 2048, 4096, 8192, 16384};
     bool ok = true;
     for (uint32_t p : sizes) {
         Rig rig(2);
@@ -161,11 +176,12 @@ bool latency(bool quick) {
             continue;
         }
         const auto r = rig.results<protocol::EthLatencyResults>(m);
-        const double mean = ((static_cast<uint64_t>(r.rtt_sum_hi) << 32) | r.rtt_sum_lo) / static_cast<double>(a.samples);
+        const double mean = ((static_cast<uint64_t>(r.rtt_sum_hi) << 32) | r.rtt_sum_lo) /
+                            static_cast<double>(a.samples);
         const uint32_t frames = link_frames(p);
         const double wire = 2 * (500 + (p + frames * kFrameOverhead) / kLinkBytesPerCycle);
-        std::printf("%8u %8u %8.1f %8u %8.1f %10.1f %10u\n", p, r.rtt_min, mean, r.rtt_max, wire, mean - wire,
-                    r.send_issue_cycles);
+        std::printf("%8u %8u %8.1f %8u %8.1f %10.1f %10u\n", p, r.rtt_min, mean, r.rtt_max, wire,
+                    mean - wire, r.send_issue_cycles);
         std::fflush(stdout);
     }
     return ok;
@@ -208,20 +224,26 @@ bool ring(uint32_t chips, uint32_t packet, uint32_t samples, double* per_hop) {
     for (const Core& c : all) ok = check_passed(rig, {c}) && ok;
     if (!ok) return false;
     const auto r = rig.results<protocol::EthRingResults>(rig.eth(0, 1));
-    const double mean = ((static_cast<uint64_t>(r.lap_sum_hi) << 32) | r.lap_sum_lo) / static_cast<double>(samples);
+    const double mean =
+        ((static_cast<uint64_t>(r.lap_sum_hi) << 32) | r.lap_sum_lo) / static_cast<double>(samples);
     *per_hop = mean / chips;
-    std::printf("%6u %8u %8u %10.1f %8u %10.1f\n", chips, packet, r.lap_min, mean, r.lap_max, mean / chips);
+    std::printf("%6u %8u %8u %10.1f %8u %10.1f\n", chips, packet, r.lap_min, mean, r.lap_max,
+                mean / chips);
     std::fflush(stdout);
     return true;
 }
 
 bool rings(bool quick) {
-    std::printf("\n== Ring ping latency (eth_ring: token around the ring; hop = Ethernet link + NOC hand-over)\n\n");
-    std::printf("%6s %8s %8s %10s %8s %10s\n", "chips", "packet", "lap min", "lap mean", "lap max", "per hop");
+    std::printf(
+        "\n== Ring ping latency (eth_ring: token around the ring; hop = Ethernet link + NOC "
+        "hand-over)\n\n");
+    std::printf("%6s %8s %8s %10s %8s %10s\n", "chips", "packet", "lap min", "lap mean", "lap max",
+                "per hop");
     bool ok = true;
     double hop = 0;
     for (uint32_t chips : {4u, 8u}) {
-        for (uint32_t p : quick ? std::vector<uint32_t>{16} : std::vector<uint32_t>{16, 1024, 4096}) {
+        for (uint32_t p :
+             quick ? std::vector<uint32_t>{16} : std::vector<uint32_t>{16, 1024, 4096}) {
             ok = ring(chips, p, 16, &hop) && ok;
         }
     }
@@ -255,7 +277,7 @@ int main(int argc, char** argv) {
         return 1;
     }
     const double secs = t.secs();
-    std::printf("\nsimulated %llu cycles in %.1f s wall (%.2f M cycles/s)\n", static_cast<unsigned long long>(g_sim_cycles),
-                secs, g_sim_cycles / secs / 1e6);
+    std::printf("\nsimulated %llu cycles in %.1f s wall (%.2f M cycles/s)\n",
+                static_cast<unsigned long long>(g_sim_cycles), secs, g_sim_cycles / secs / 1e6);
     return ok ? 0 : 1;
 }

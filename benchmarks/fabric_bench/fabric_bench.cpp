@@ -53,13 +53,14 @@
 // Cycles are core clock cycles (WH: 1 GHz, so 1 B/cycle = 1 GB/s and 1 packet/cycle = 1e9/s).
 #include <algorithm>
 #include <chrono>
-#include <map>
-#include <set>
 #include <cstdio>
 #include <cstring>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "cluster.h"
 #include "common/fabric_link.h"
 #include "fabric/cluster_descriptor.h"
 #include "fabric/elf.h"
@@ -69,7 +70,6 @@
 #include "fabric/launch.h"
 #include "fabric/sim_device.h"
 #include "fabric/soc_descriptor.h"
-#include "cluster.h"
 #include "protocol/fabric.h"
 #include "protocol/test_kernels.h"
 #include "protocol/test_mailbox.h"
@@ -87,11 +87,14 @@ using bench::kLinkBytesPerCycle;
 constexpr uint32_t kLinkLatency = 500;
 
 // Payload capacity of the link for packets of `payload` bytes (see the top of the file).
-double capacity(uint32_t payload) { return bench::fabric_link_capacity(payload); }
+double capacity(uint32_t payload) {
+    return bench::fabric_link_capacity(payload);
+}
 // One hop of the bare link for a packet: wire latency plus serialisation.
 double link_hop(uint32_t payload) {
     const uint32_t packet = payload + static_cast<uint32_t>(sizeof(pf::PacketHeader));
-    return kLinkLatency + (packet + bench::fabric_packet_frames(payload) * kFrameOverhead) / kLinkBytesPerCycle;
+    return kLinkLatency +
+           (packet + bench::fabric_packet_frames(payload) * kFrameOverhead) / kLinkBytesPerCycle;
 }
 
 // The T3000 chips as one chain (tests/sim/fabric_test.cpp uses the same one).
@@ -104,7 +107,9 @@ constexpr uint32_t kSrcAddr = 0x19000;
 constexpr uint32_t kSinkRegion = 0x60000;
 constexpr uint32_t kSinkSem = 0x50000;
 
-std::string path(const char* dir, const std::string& f) { return std::string(dir) + "/" + f; }
+std::string path(const char* dir, const std::string& f) {
+    return std::string(dir) + "/" + f;
+}
 
 struct Bench {
     explicit Bench(const std::string& firmware_dir)
@@ -112,8 +117,8 @@ struct Bench {
           worker(fabric::ElfImage::load_file(firmware_dir + "/wormhole_b0/fabric_traffic.elf")) {}
     fabric::SocDescriptor soc = fabric::SocDescriptor::load_file(
         path(FABRIC_SOC_DESCRIPTOR_DIR, "wormhole_b0_80_arch.yaml"));
-    fabric::ClusterDescriptor cluster = fabric::ClusterDescriptor::load_file(
-        path(FABRIC_SOC_DESCRIPTOR_DIR, "t3k_cluster.yaml"));
+    fabric::ClusterDescriptor cluster =
+        fabric::ClusterDescriptor::load_file(path(FABRIC_SOC_DESCRIPTOR_DIR, "t3k_cluster.yaml"));
     fabric::ElfImage router;
     fabric::ElfImage worker;
     uint64_t sim_cycles = 0;
@@ -150,9 +155,7 @@ struct Line {
     }
     ~Line() { b.sim_cycles += dev.cycles(); }
 
-    fabric::CoreCoord worker_core(size_t k) const {
-        return soc.cores(fabric::CoreType::Worker)[k];
-    }
+    fabric::CoreCoord worker_core(size_t k) const { return soc.cores(fabric::CoreType::Worker)[k]; }
     CoreLocation sink(ChipId chip) const { return {chip, worker_core(2)}; }
 
     // Worker `k` of chip index `from` sending `count` packets of `bytes` towards `dir`.
@@ -177,8 +180,18 @@ struct Line {
         w.args.conn_l1 = kConnL1;
         w.args.timeout_us = 100'000;
         const fabric::CoreCoord s = worker_core(2);
-        w.dest = {pf::route_unicast(hops), s.x, s.y, kSinkRegion + static_cast<uint32_t>(k) * 0x8000,
-                  0x1000u * static_cast<uint32_t>(k + 1), s.x, s.y, kSinkSem + 16 * static_cast<uint32_t>(k), 0, 0, 0, 0};
+        w.dest = {pf::route_unicast(hops),
+                  s.x,
+                  s.y,
+                  kSinkRegion + static_cast<uint32_t>(k) * 0x8000,
+                  0x1000u * static_cast<uint32_t>(k + 1),
+                  s.x,
+                  s.y,
+                  kSinkSem + 16 * static_cast<uint32_t>(k),
+                  0,
+                  0,
+                  0,
+                  0};
         return w;
     }
 
@@ -218,9 +231,12 @@ struct Line {
             std::vector<uint8_t> mb(sizeof m);
             dev.read(ws[i].core, protocol::test_mailbox_addr(hal::Arch::WormholeB0), mb);
             std::memcpy(&m, mb.data(), sizeof m);
-            if (res[i].outcome != fabric::LaunchOutcome::Exited || m.status != static_cast<uint32_t>(protocol::TestStatus::Done)) {
-                fabric::fail(fabric::ErrorCategory::Fabric, "worker {} did not pass (outcome {}, status {:#x}, stuck_at {:#x})",
-                             ws[i].core.str(), fabric::outcome_name(res[i].outcome), m.status, m.stuck_at);
+            if (res[i].outcome != fabric::LaunchOutcome::Exited ||
+                m.status != static_cast<uint32_t>(protocol::TestStatus::Done)) {
+                fabric::fail(fabric::ErrorCategory::Fabric,
+                             "worker {} did not pass (outcome {}, status {:#x}, stuck_at {:#x})",
+                             ws[i].core.str(), fabric::outcome_name(res[i].outcome), m.status,
+                             m.stuck_at);
             }
             protocol::FabricTrafficResults r;
             std::memcpy(&r, m.results, sizeof r);
@@ -228,7 +244,9 @@ struct Line {
         }
         return out;
     }
-    sim::Tile& tile(ChipId chip, FabricDir d) { return dev.tile(runner.plan().router(chip, d).core); }
+    sim::Tile& tile(ChipId chip, FabricDir d) {
+        return dev.tile(runner.plan().router(chip, d).core);
+    }
 
     std::vector<fabric::LaunchTarget> start_targets_;
     std::vector<fabric::LaunchMethod> methods_;
@@ -236,14 +254,19 @@ struct Line {
 
 struct Timer {
     std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
-    double secs() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); }
+    double secs() const {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
 };
 
 // Cycles of each worker for `count` packets per worker.
 std::vector<uint32_t> send_cycles(Bench& b, bool bidir, uint32_t bytes, uint32_t count) {
     Line line(b, 2);
-    std::vector<Line::Worker> ws{line.make_worker(0, 0, FabricDir::East, 1, pf::NocSendType::UnicastWrite, bytes, count)};
-    if (bidir) ws.push_back(line.make_worker(1, 1, FabricDir::West, 1, pf::NocSendType::UnicastWrite, bytes, count));
+    std::vector<Line::Worker> ws{
+        line.make_worker(0, 0, FabricDir::East, 1, pf::NocSendType::UnicastWrite, bytes, count)};
+    if (bidir)
+        ws.push_back(line.make_worker(1, 1, FabricDir::West, 1, pf::NocSendType::UnicastWrite,
+                                      bytes, count));
     line.start(ws);
     std::vector<uint32_t> out;
     for (const auto& r : line.wait(ws)) out.push_back(r.cycles);
@@ -253,7 +276,8 @@ std::vector<uint32_t> send_cycles(Bench& b, bool bidir, uint32_t bytes, uint32_t
 
 void bandwidth(Bench& b, bool quick) {
     std::printf("\n== bandwidth: one hop (chip 0 <-> chip 1), UnicastWrite, per direction\n");
-    std::printf("%8s %6s %10s %10s %9s %12s %12s\n", "payload", "dirs", "B/cycle", "capacity", "of cap", "Mpackets/s", "packets");
+    std::printf("%8s %6s %10s %10s %9s %12s %12s\n", "payload", "dirs", "B/cycle", "capacity",
+                "of cap", "Mpackets/s", "packets");
     for (uint32_t bytes : {16u, 2048u, 4096u}) {
         const uint32_t n2 = quick ? (bytes == 16 ? 800 : 200) : (bytes == 16 ? 4000 : 800);
         const uint32_t n1 = n2 / 4;
@@ -265,8 +289,9 @@ void bandwidth(Bench& b, bool quick) {
                 const double r = double(n2 - n1) * bytes / double(t2[i] - t1[i]);
                 rate = i == 0 ? r : std::min(rate, r);
             }
-            std::printf("%8u %6s %10.3f %10.3f %8.1f%% %12.3f %12u\n", bytes, bidir ? "bi" : "uni", rate,
-                        capacity(bytes), 100 * rate / capacity(bytes), rate / bytes * 1e3, n2);
+            std::printf("%8u %6s %10.3f %10.3f %8.1f%% %12.3f %12u\n", bytes, bidir ? "bi" : "uni",
+                        rate, capacity(bytes), 100 * rate / capacity(bytes), rate / bytes * 1e3,
+                        n2);
         }
     }
 }
@@ -278,16 +303,21 @@ constexpr uint32_t kLatencyRuns = 8;
 constexpr uint32_t kLatencyPhaseStep = 29;  // not a divisor of a loop pass: the phases spread
 
 void latency(Bench& b) {
-    std::printf("\n== latency: chip 0 -> chip h of an 8-chip line, one packet (fused write + atomic inc), mean of %u start phases\n",
-                kLatencyRuns);
-    std::printf("%8s %s\n", "payload", "mean cycles to arrival for h = 1..7, then the per-hop slope (min..max of the runs' slopes)");
+    std::printf(
+        "\n== latency: chip 0 -> chip h of an 8-chip line, one packet (fused write + atomic inc), "
+        "mean of %u start phases\n",
+        kLatencyRuns);
+    std::printf("%8s %s\n", "payload",
+                "mean cycles to arrival for h = 1..7, then the per-hop slope (min..max of the "
+                "runs' slopes)");
     for (uint32_t bytes : {16u, 4096u}) {
         Line line(b, 8);
         std::vector<std::vector<double>> runs(kLatencyRuns);  // [run][h - 1]
         for (uint32_t h = 1; h <= 7; ++h) {
             for (uint32_t run = 0; run < kLatencyRuns; ++run) {
                 const fabric::CoreLocation sink = line.sink(line.runner.plan().chips[h]);
-                std::vector<Line::Worker> ws{line.make_worker(0, 0, FabricDir::East, h, pf::NocSendType::FusedWriteAtomicInc, bytes, 1)};
+                std::vector<Line::Worker> ws{line.make_worker(
+                    0, 0, FabricDir::East, h, pf::NocSendType::FusedWriteAtomicInc, bytes, 1)};
                 line.dev.write32(sink, ws[0].dest.sem_addr, 0);
                 line.dev.step(run * kLatencyPhaseStep);
                 const uint64_t t0 = line.start(ws);
@@ -300,7 +330,9 @@ void latency(Bench& b) {
                     }
                 }
                 (void)line.wait(ws);
-                if (arrived == 0) fabric::fail(fabric::ErrorCategory::Fabric, "latency: packet of {} B never arrived {} hops away", bytes, h);
+                if (arrived == 0)
+                    fabric::fail(fabric::ErrorCategory::Fabric,
+                                 "latency: packet of {} B never arrived {} hops away", bytes, h);
                 runs[run].push_back(static_cast<double>(arrived));
             }
         }
@@ -310,7 +342,10 @@ void latency(Bench& b) {
             double sx = 0, sy = 0, sxx = 0, sxy = 0;
             for (size_t i = 0; i < t.size(); ++i) {
                 const double x = double(i + 1);
-                sx += x; sy += t[i]; sxx += x * x; sxy += x * t[i];
+                sx += x;
+                sy += t[i];
+                sxx += x * x;
+                sxy += x * t[i];
             }
             const double n = double(t.size());
             return (n * sxy - sx * sy) / (n * sxx - sx * sx);
@@ -326,8 +361,9 @@ void latency(Bench& b) {
         const double slope = slope_of(mean);
         std::printf("%8u", bytes);
         for (double v : mean) std::printf(" %6.0f", v);
-        std::printf("  | per hop %.0f cycles (%.0f..%.0f); bare link %.0f; router overhead %.0f per hop\n", slope, lo, hi,
-                    link_hop(bytes), slope - link_hop(bytes));
+        std::printf(
+            "  | per hop %.0f cycles (%.0f..%.0f); bare link %.0f; router overhead %.0f per hop\n",
+            slope, lo, hi, link_hop(bytes), slope - link_hop(bytes));
     }
 }
 
@@ -339,7 +375,8 @@ struct RouterCost {
 RouterCost forward_run(Bench& b, uint32_t count) {
     Line line(b, 3);
     const ChipId mid = line.runner.plan().chips[1];
-    std::vector<Line::Worker> ws{line.make_worker(0, 0, FabricDir::East, 2, pf::NocSendType::UnicastWrite, 16, count)};
+    std::vector<Line::Worker> ws{
+        line.make_worker(0, 0, FabricDir::East, 2, pf::NocSendType::UnicastWrite, 16, count)};
     sim::Tile& rx = line.tile(mid, FabricDir::West);
     sim::Tile& tx = line.tile(mid, FabricDir::East);
     const uint64_t i_rx = rx.instret(), i_tx = tx.instret();
@@ -360,7 +397,8 @@ struct BusyCost {
     double per_packet;
     double share;
 };
-std::vector<BusyCost> busy_run(Bench& b, uint32_t count, double cycles_per_packet, const std::string& busy_prefix) {
+std::vector<BusyCost> busy_run(Bench& b, uint32_t count, double cycles_per_packet,
+                               const std::string& busy_prefix) {
     Line line(b, 3);
     const auto& plan = line.runner.plan();
     struct Probe {
@@ -370,15 +408,19 @@ std::vector<BusyCost> busy_run(Bench& b, uint32_t count, double cycles_per_packe
         uint64_t busy = 0;
         std::map<uint32_t, uint64_t> hist = {};  // busy cycles per PC
     };
-    std::vector<Probe> probes{{"chip 0 East (sends the worker's packets)", &line.tile(plan.chips[0], FabricDir::East), {}},
-                              {"chip 1 West (receives + forwards)", &line.tile(plan.chips[1], FabricDir::West), {}},
-                              {"chip 1 East (sends on)", &line.tile(plan.chips[1], FabricDir::East), {}},
-                              {"chip 2 West (receives + delivers)", &line.tile(plan.chips[2], FabricDir::West), {}}};
+    std::vector<Probe> probes{
+        {"chip 0 East (sends the worker's packets)",
+         &line.tile(plan.chips[0], FabricDir::East),
+         {}},
+        {"chip 1 West (receives + forwards)", &line.tile(plan.chips[1], FabricDir::West), {}},
+        {"chip 1 East (sends on)", &line.tile(plan.chips[1], FabricDir::East), {}},
+        {"chip 2 West (receives + delivers)", &line.tile(plan.chips[2], FabricDir::West), {}}};
     for (uint32_t i = 0; i < 50'000; ++i) {
         line.dev.step(1);
         for (auto& p : probes) p.idle.insert(p.tile->pc());
     }
-    std::vector<Line::Worker> ws{line.make_worker(0, 0, FabricDir::East, 2, pf::NocSendType::UnicastWrite, 16, count)};
+    std::vector<Line::Worker> ws{
+        line.make_worker(0, 0, FabricDir::East, 2, pf::NocSendType::UnicastWrite, 16, count)};
     line.start(ws);
     // Past the worker's start-up (open, first credits), well before its last packet.
     const uint64_t warmup = 20'000, window = static_cast<uint64_t>(cycles_per_packet * count / 2);
@@ -395,31 +437,41 @@ std::vector<BusyCost> busy_run(Bench& b, uint32_t count, double cycles_per_packe
     for (size_t i = 0; i < probes.size() && !busy_prefix.empty(); ++i) {
         const std::string f = busy_prefix + "_busy-" + std::to_string(i) + ".txt";
         FILE* out = std::fopen(f.c_str(), "w");
-        if (out == nullptr) fabric::fail(fabric::ErrorCategory::Fabric, "router: cannot write {}", f);
-        for (const auto& [pc, n] : probes[i].hist) std::fprintf(out, "%08x %llu\n", pc, static_cast<unsigned long long>(n));
+        if (out == nullptr)
+            fabric::fail(fabric::ErrorCategory::Fabric, "router: cannot write {}", f);
+        for (const auto& [pc, n] : probes[i].hist)
+            std::fprintf(out, "%08x %llu\n", pc, static_cast<unsigned long long>(n));
         std::fclose(out);
     }
     (void)line.wait(ws);
     (void)line.runner.terminate(pf::Termination::Graceful, 20'000'000);
     const double packets = double(window) / cycles_per_packet;
     std::vector<BusyCost> out;
-    for (const auto& p : probes) out.push_back({p.name, double(p.busy) / packets, double(p.busy) / double(window)});
+    for (const auto& p : probes)
+        out.push_back({p.name, double(p.busy) / packets, double(p.busy) / double(window)});
     return out;
 }
 
 void router_cost(Bench& b, bool quick, const std::string& busy_prefix) {
-    std::printf("\n== router cost: 16-B packets forwarded through chip 1 of a 3-chip line, at saturation\n");
+    std::printf(
+        "\n== router cost: 16-B packets forwarded through chip 1 of a 3-chip line, at "
+        "saturation\n");
     const uint32_t n2 = quick ? 800 : 4000, n1 = n2 / 4;
     const RouterCost a = forward_run(b, n1), c = forward_run(b, n2);
     const double dn = double(n2 - n1);
     const double per_packet = double(c.cycles - a.cycles) / dn;
     std::printf("cycles per packet (throughput bound): %.1f\n", per_packet);
-    std::printf("instructions per packet: receiving+forwarding router %.1f, sending router %.1f "
-                "(retired in the same interval, idle polling included)\n",
-                double(c.instret_rx - a.instret_rx) / dn, double(c.instret_tx - a.instret_tx) / dn);
-    std::printf("busy cycles per packet (PC outside the idle loop; the rest of the %.0f is idle polling):\n", per_packet);
+    std::printf(
+        "instructions per packet: receiving+forwarding router %.1f, sending router %.1f "
+        "(retired in the same interval, idle polling included)\n",
+        double(c.instret_rx - a.instret_rx) / dn, double(c.instret_tx - a.instret_tx) / dn);
+    std::printf(
+        "busy cycles per packet (PC outside the idle loop; the rest of the %.0f is idle "
+        "polling):\n",
+        per_packet);
     for (const BusyCost& r : busy_run(b, quick ? 800 : 2000, per_packet, busy_prefix)) {
-        std::printf("  %-42s %6.1f  (busy %4.1f%% of the time)\n", r.name, r.per_packet, 100 * r.share);
+        std::printf("  %-42s %6.1f  (busy %4.1f%% of the time)\n", r.name, r.per_packet,
+                    100 * r.share);
     }
 }
 
@@ -438,7 +490,8 @@ constexpr uint32_t kProfilePackets = 4000;
 
 // Let the workers reach saturation, sample the probes, let the workers finish, stop the fabric,
 // write the histograms.
-void sample_profile(Line& line, std::vector<Line::Worker>& ws, std::vector<Probe>& probes, const std::string& prefix) {
+void sample_profile(Line& line, std::vector<Line::Worker>& ws, std::vector<Probe>& probes,
+                    const std::string& prefix) {
     line.dev.step(100'000);
     for (uint64_t i = 0; i < kProfileWindow; ++i) {
         line.dev.step(1);
@@ -449,8 +502,10 @@ void sample_profile(Line& line, std::vector<Line::Worker>& ws, std::vector<Probe
     for (auto& p : probes) {
         const std::string f = prefix + "-" + p.name + ".txt";
         FILE* out = std::fopen(f.c_str(), "w");
-        if (out == nullptr) fabric::fail(fabric::ErrorCategory::Fabric, "profile: cannot write {}", f);
-        for (const auto& [pc, n] : p.hist) std::fprintf(out, "%08x %llu\n", pc, static_cast<unsigned long long>(n));
+        if (out == nullptr)
+            fabric::fail(fabric::ErrorCategory::Fabric, "profile: cannot write {}", f);
+        for (const auto& [pc, n] : p.hist)
+            std::fprintf(out, "%08x %llu\n", pc, static_cast<unsigned long long>(n));
         std::fclose(out);
     }
 }
@@ -461,13 +516,16 @@ void profile_bidir(Bench& b, const std::string& prefix, uint32_t bytes, bool bid
     const auto& plan = line.runner.plan();
     std::vector<Probe> probes{{"c0_east", &line.tile(plan.chips[0], FabricDir::East)},
                               {"c1_west", &line.tile(plan.chips[1], FabricDir::West)}};
-    std::vector<Line::Worker> ws{line.make_worker(0, 0, FabricDir::East, 1, pf::NocSendType::UnicastWrite, bytes, kProfilePackets)};
-    if (bidir) ws.push_back(line.make_worker(1, 1, FabricDir::West, 1, pf::NocSendType::UnicastWrite, bytes, kProfilePackets));
+    std::vector<Line::Worker> ws{line.make_worker(
+        0, 0, FabricDir::East, 1, pf::NocSendType::UnicastWrite, bytes, kProfilePackets)};
+    if (bidir)
+        ws.push_back(line.make_worker(1, 1, FabricDir::West, 1, pf::NocSendType::UnicastWrite,
+                                      bytes, kProfilePackets));
     line.start(ws);
     probes.push_back({"worker", &line.dev.tile(ws[0].core)});
     sample_profile(line, ws, probes, prefix);
-    std::printf("\n== profile (%s, %u B): histograms in %s-*.txt\n", bidir ? "bidirectional" : "unidirectional", bytes,
-                prefix.c_str());
+    std::printf("\n== profile (%s, %u B): histograms in %s-*.txt\n",
+                bidir ? "bidirectional" : "unidirectional", bytes, prefix.c_str());
 }
 
 // The four routers on the forwarding path (chip 0 East sends the worker's packets, chip 1 West
@@ -479,7 +537,8 @@ void profile(Bench& b, const std::string& prefix) {
                               {"c1_west", &line.tile(plan.chips[1], FabricDir::West)},
                               {"c1_east", &line.tile(plan.chips[1], FabricDir::East)},
                               {"c2_west", &line.tile(plan.chips[2], FabricDir::West)}};
-    std::vector<Line::Worker> ws{line.make_worker(0, 0, FabricDir::East, 2, pf::NocSendType::UnicastWrite, 16, 3000)};
+    std::vector<Line::Worker> ws{
+        line.make_worker(0, 0, FabricDir::East, 2, pf::NocSendType::UnicastWrite, 16, 3000)};
     line.start(ws);
     probes.push_back({"worker", &line.dev.tile(ws[0].core)});
     sample_profile(line, ws, probes, prefix);
@@ -494,11 +553,16 @@ void trace(Bench& b, const std::string& prefix) {
     const auto& plan = line.runner.plan();
     std::vector<std::pair<std::string, sim::Tile*>> probes;
     for (size_t i = 0; i < 4; ++i) {
-        if (i > 0) probes.push_back({"c" + std::to_string(i) + "_west", &line.tile(plan.chips[i], FabricDir::West)});
-        if (i < 3) probes.push_back({"c" + std::to_string(i) + "_east", &line.tile(plan.chips[i], FabricDir::East)});
+        if (i > 0)
+            probes.push_back(
+                {"c" + std::to_string(i) + "_west", &line.tile(plan.chips[i], FabricDir::West)});
+        if (i < 3)
+            probes.push_back(
+                {"c" + std::to_string(i) + "_east", &line.tile(plan.chips[i], FabricDir::East)});
     }
     const fabric::CoreLocation sink = line.sink(plan.chips[3]);
-    std::vector<Line::Worker> ws{line.make_worker(0, 0, FabricDir::East, 3, pf::NocSendType::FusedWriteAtomicInc, 16, 1)};
+    std::vector<Line::Worker> ws{
+        line.make_worker(0, 0, FabricDir::East, 3, pf::NocSendType::FusedWriteAtomicInc, 16, 1)};
     line.dev.write32(sink, ws[0].dest.sem_addr, 0);
     const uint64_t t0 = line.start(ws);
     const std::string f = prefix + ".txt";
@@ -506,9 +570,12 @@ void trace(Bench& b, const std::string& prefix) {
     if (out == nullptr) fabric::fail(fabric::ErrorCategory::Fabric, "trace: cannot write {}", f);
     for (uint64_t c = 0; c < 12'000; ++c) {
         line.dev.step(1);
-        for (auto& [n, t] : probes) std::fprintf(out, "%s %llu %08x\n", n.c_str(), static_cast<unsigned long long>(line.dev.cycles() - t0), t->pc());
+        for (auto& [n, t] : probes)
+            std::fprintf(out, "%s %llu %08x\n", n.c_str(),
+                         static_cast<unsigned long long>(line.dev.cycles() - t0), t->pc());
         if (line.dev.read32(sink, ws[0].dest.sem_addr) == 1) {
-            std::fprintf(out, "arrived %llu 0\n", static_cast<unsigned long long>(line.dev.cycles() - t0));
+            std::fprintf(out, "arrived %llu 0\n",
+                         static_cast<unsigned long long>(line.dev.cycles() - t0));
             break;
         }
     }
@@ -533,14 +600,16 @@ void stages(Bench& b, uint32_t bytes, const std::string& prefix) {
     sim::StreamRegs& txs = line.dev.cluster().chip(tx.chip).streams(tx.core.core.x, tx.core.core.y);
     sim::StreamRegs& rxs = line.dev.cluster().chip(rx.chip).streams(rx.core.core.x, rx.core.core.y);
     // Each router's busy cycles (PC outside the set its loop visits while idle, as in `router`).
-    sim::Tile* tiles[2] = {&line.tile(plan.chips[0], FabricDir::East), &line.tile(plan.chips[1], FabricDir::West)};
+    sim::Tile* tiles[2] = {&line.tile(plan.chips[0], FabricDir::East),
+                           &line.tile(plan.chips[1], FabricDir::West)};
     std::set<uint32_t> idle[2];
     uint64_t busy[2] = {0, 0};
     for (uint32_t i = 0; i < 50'000; ++i) {
         line.dev.step(1);
         for (int k = 0; k < 2; ++k) idle[k].insert(tiles[k]->pc());
     }
-    std::vector<Line::Worker> ws{line.make_worker(0, 0, FabricDir::East, 1, pf::NocSendType::UnicastWrite, bytes, kProfilePackets)};
+    std::vector<Line::Worker> ws{line.make_worker(
+        0, 0, FabricDir::East, 1, pf::NocSendType::UnicastWrite, bytes, kProfilePackets)};
     line.start(ws);
     struct Counter {  // the cycles at which a running sum reached 1, 2, 3, ...
         std::vector<uint64_t> at;
@@ -571,22 +640,28 @@ void stages(Bench& b, uint32_t bytes, const std::string& prefix) {
     (void)line.runner.terminate(pf::Termination::Graceful, 20'000'000);
     const uint32_t slots = tx.config.sender_slots[0];
     const std::vector<std::pair<const char*, const std::vector<uint64_t>*>> path{
-        {"pushed by the worker", &pushed.at},         {"sent by chip 0 East", &sent.at},
-        {"announced to chip 1 West", &landed.at},      {"taken (delivered)", &taken.at},
-        {"completion back at chip 0 East", &completed.at}, {"completion processed", &processed.at}};
+        {"pushed by the worker", &pushed.at},
+        {"sent by chip 0 East", &sent.at},
+        {"announced to chip 1 West", &landed.at},
+        {"taken (delivered)", &taken.at},
+        {"completion back at chip 0 East", &completed.at},
+        {"completion processed", &processed.at}};
     size_t n = pushed.at.size();
     for (const auto& [name, v] : path) n = std::min(n, v->size());
     // Packets past the warm-up whose slot was pushed again within the window.
     const size_t first = n / 4, last = n > slots ? n - slots : 0;
-    if (last <= first) fabric::fail(fabric::ErrorCategory::Fabric, "stages: too few packets ({})", n);
-    std::printf("\n== stages: one hop, %u B, UnicastWrite, packets %zu..%zu of the window, %u ch0 slots\n", bytes,
-                first, last, slots);
+    if (last <= first)
+        fabric::fail(fabric::ErrorCategory::Fabric, "stages: too few packets ({})", n);
+    std::printf(
+        "\n== stages: one hop, %u B, UnicastWrite, packets %zu..%zu of the window, %u ch0 slots\n",
+        bytes, first, last, slots);
     double total = 0;
     for (size_t i = 0; i < path.size(); ++i) {
         const auto& next = i + 1 < path.size() ? *path[i + 1].second : pushed.at;
         const size_t shift = i + 1 < path.size() ? 0 : slots;  // the slot's next push
         double sum = 0;
-        for (size_t k = first; k < last; ++k) sum += double(next[k + shift]) - double((*path[i].second)[k]);
+        for (size_t k = first; k < last; ++k)
+            sum += double(next[k + shift]) - double((*path[i].second)[k]);
         const double mean = sum / double(last - first);
         total += mean;
         std::printf("  %-32s -> %-32s %8.1f cycles\n", path[i].first,
@@ -598,28 +673,35 @@ void stages(Bench& b, uint32_t bytes, const std::string& prefix) {
         // (the trace format) in <prefix>_stages_pc.txt.
         const size_t k0 = first + (last - first) / 2;
         const uint64_t t0 = pushed.at[k0];
-        std::printf("  events (cycles from packet %zu's push): push, send, announced, taken, completion back, processed\n", k0);
+        std::printf(
+            "  events (cycles from packet %zu's push): push, send, announced, taken, completion "
+            "back, processed\n",
+            k0);
         for (size_t k = k0; k < k0 + 24 && k < last; ++k) {
             std::printf("  packet %5zu:", k);
-            for (const auto& [name, v] : path) std::printf(" %6lld", static_cast<long long>((*v)[k]) - static_cast<long long>(t0));
+            for (const auto& [name, v] : path)
+                std::printf(" %6lld", static_cast<long long>((*v)[k]) - static_cast<long long>(t0));
             std::printf("\n");
         }
         const std::string f = prefix + "_stages_pc.txt";
         FILE* out = std::fopen(f.c_str(), "w");
-        if (out == nullptr) fabric::fail(fabric::ErrorCategory::Fabric, "stages: cannot write {}", f);
+        if (out == nullptr)
+            fabric::fail(fabric::ErrorCategory::Fabric, "stages: cannot write {}", f);
         for (size_t i = 0; i < pcs.size(); ++i) {
             const long long rel = static_cast<long long>(t_first + i) - static_cast<long long>(t0);
             if (rel < -2000 || rel > 8000) continue;
-            std::fprintf(out, "c0_east %lld %08x\nc1_west %lld %08x\n", rel, pcs[i].first, rel, pcs[i].second);
+            std::fprintf(out, "c0_east %lld %08x\nc1_west %lld %08x\n", rel, pcs[i].first, rel,
+                         pcs[i].second);
         }
         std::fclose(out);
         std::printf("  PCs of both routers in %s\n", f.c_str());
     }
     const double interval = double(pushed.at[last] - pushed.at[first]) / double(last - first);
-    std::printf("  round trip of a ch0 slot %.0f cycles = %u slots x %.1f cycles a packet\n", total, slots, interval);
+    std::printf("  round trip of a ch0 slot %.0f cycles = %u slots x %.1f cycles a packet\n", total,
+                slots, interval);
     std::printf("  busy (last %llu cycles): chip 0 East %.1f%%, chip 1 West %.1f%%\n",
-                static_cast<unsigned long long>(kProfileWindow), 100.0 * double(busy[0]) / kProfileWindow,
-                100.0 * double(busy[1]) / kProfileWindow);
+                static_cast<unsigned long long>(kProfileWindow),
+                100.0 * double(busy[0]) / kProfileWindow, 100.0 * double(busy[1]) / kProfileWindow);
 }
 
 }  // namespace
@@ -628,23 +710,29 @@ int main(int argc, char** argv) {
     std::string what = "all";
     bool quick = false;
     std::string firmware_dir = FABRIC_FIRMWARE_DIR;
-    std::string prefix_arg;  // --prefix as given
+    std::string prefix_arg;              // --prefix as given
     std::string prefix = "/tmp/fabric";  // profile / trace output files start with this
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
-        if (a == "--quick") quick = true;
-        else if (a == "--firmware" && i + 1 < argc) firmware_dir = argv[++i];
-        else if (a == "--prefix" && i + 1 < argc) prefix = prefix_arg = argv[++i];
-        else what = a;
+        if (a == "--quick")
+            quick = true;
+        else if (a == "--firmware" && i + 1 < argc)
+            firmware_dir = argv[++i];
+        else if (a == "--prefix" && i + 1 < argc)
+            prefix = prefix_arg = argv[++i];
+        else
+            what = a;
     }
     try {
         Bench b(firmware_dir);
         Timer timer;
-        std::printf("fabric_bench: Wormhole B0 model, T3000 cluster, payload slots %u B, router %s\n",
-                    pf::kDefaultPayloadBytes, (firmware_dir + "/wormhole_b0/fabric_router.elf").c_str());
+        std::printf(
+            "fabric_bench: Wormhole B0 model, T3000 cluster, payload slots %u B, router %s\n",
+            pf::kDefaultPayloadBytes, (firmware_dir + "/wormhole_b0/fabric_router.elf").c_str());
         if (what == "all" || what == "bandwidth") bandwidth(b, quick);
         if (what == "all" || what == "latency") latency(b);
-        if (what == "all" || what == "router") router_cost(b, quick, what == "router" ? prefix_arg : "");
+        if (what == "all" || what == "router")
+            router_cost(b, quick, what == "router" ? prefix_arg : "");
         if (what == "profile") profile(b, prefix + "_profile");
         if (what == "profile-bi16") profile_bidir(b, prefix + "_profile", 16);
         if (what == "profile-bi2k") profile_bidir(b, prefix + "_profile", 2048);
@@ -655,7 +743,8 @@ int main(int argc, char** argv) {
         if (what == "stages16") stages(b, 16, prefix);
         if (what == "stages2k") stages(b, 2048, prefix);
         if (what == "stages4k") stages(b, 4096, prefix);
-        std::printf("\n(%.1f M simulated cycles in %.1f s)\n", double(b.sim_cycles) / 1e6, timer.secs());
+        std::printf("\n(%.1f M simulated cycles in %.1f s)\n", double(b.sim_cycles) / 1e6,
+                    timer.secs());
     } catch (const std::exception& e) {
         std::fprintf(stderr, "fabric_bench: %s\n", e.what());
         return 1;

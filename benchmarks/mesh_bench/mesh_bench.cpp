@@ -52,16 +52,22 @@ namespace {
 namespace pf = protocol::fabric;
 using Clock = std::chrono::steady_clock;
 
-std::string path(const char* dir, const std::string& f) { return std::string(dir) + "/" + f; }
+std::string path(const char* dir, const std::string& f) {
+    return std::string(dir) + "/" + f;
+}
 
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+double seconds_since(Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
 struct Bench {
     explicit Bench(const char* firmware_dir)
-        : router(fabric::ElfImage::load_file(path(firmware_dir, "wormhole_b0/fabric_router_2d.elf"))),
-          worker(fabric::ElfImage::load_file(path(firmware_dir, "wormhole_b0/fabric_traffic.elf"))) {}
-    fabric::SocDescriptor soc =
-        fabric::SocDescriptor::load_file(path(FABRIC_SOC_DESCRIPTOR_DIR, "wormhole_b0_80_arch.yaml"));
+        : router(
+              fabric::ElfImage::load_file(path(firmware_dir, "wormhole_b0/fabric_router_2d.elf"))),
+          worker(
+              fabric::ElfImage::load_file(path(firmware_dir, "wormhole_b0/fabric_traffic.elf"))) {}
+    fabric::SocDescriptor soc = fabric::SocDescriptor::load_file(
+        path(FABRIC_SOC_DESCRIPTOR_DIR, "wormhole_b0_80_arch.yaml"));
     fabric::ElfImage router;
     fabric::ElfImage worker;
     uint64_t sim_cycles = 0;
@@ -86,10 +92,11 @@ struct Mesh {
         o.receiver_slots = g_slots[1];
         return o;
     }
-    Mesh(Bench& bench, const std::string& graph_file, const std::string& cluster_file, std::vector<uint32_t> planes,
-         uint64_t poll_cycles = fabric::kFabricPollCycles)
+    Mesh(Bench& bench, const std::string& graph_file, const std::string& cluster_file,
+         std::vector<uint32_t> planes, uint64_t poll_cycles = fabric::kFabricPollCycles)
         : b(bench),
-          cluster(fabric::ClusterDescriptor::load_file(path(FABRIC_SOC_DESCRIPTOR_DIR, cluster_file))),
+          cluster(
+              fabric::ClusterDescriptor::load_file(path(FABRIC_SOC_DESCRIPTOR_DIR, cluster_file))),
           graph(fabric::MeshGraph::load_file(path(FABRIC_SOC_DESCRIPTOR_DIR, graph_file))),
           plan(fabric::plan_mesh(graph, cluster, bench.soc, options(std::move(planes)))),
           dev(bench.soc, hal::Arch::WormholeB0, fabric::SimDeviceOptions{cluster, std::nullopt}),
@@ -101,10 +108,12 @@ struct Mesh {
 constexpr uint64_t kBringUpPoll = 100;
 
 void bringup(Bench& b, bool quick) {
-    std::printf("\n== bring-up: 8x4 galaxy (galaxy_8x4_mesh_graph.yaml, galaxy_8x4_cluster.yaml), polled every %llu cycles\n",
-                static_cast<unsigned long long>(kBringUpPoll));
-    std::printf("%-8s %8s %8s %10s %12s %16s %16s %14s\n", "planes", "routers", "slots", "setup s", "bring_up s",
-                "handshake cyc", "ready cyc", "sim cyc/s");
+    std::printf(
+        "\n== bring-up: 8x4 galaxy (galaxy_8x4_mesh_graph.yaml, galaxy_8x4_cluster.yaml), polled "
+        "every %llu cycles\n",
+        static_cast<unsigned long long>(kBringUpPoll));
+    std::printf("%-8s %8s %8s %10s %12s %16s %16s %14s\n", "planes", "routers", "slots", "setup s",
+                "bring_up s", "handshake cyc", "ready cyc", "sim cyc/s");
     std::vector<std::vector<uint32_t>> runs = {{0}};
     if (!quick) runs.push_back({0, 1, 2, 3});
     for (const auto& planes : runs) {
@@ -116,10 +125,12 @@ void bringup(Bench& b, bool quick) {
         m.runner.bring_up(50'000'000);
         const double up = seconds_since(t1);
         const auto& cfg = m.plan.fabric.routers.at(0).config;
-        std::printf("%-8s %8zu %4u/%-3u %10.2f %12.2f %16llu %16llu %14.0f\n", planes.size() == 1 ? "0" : "0..3",
-                    m.plan.fabric.routers.size(), cfg.sender_slots[0], cfg.receiver_slots[0], setup, up,
+        std::printf("%-8s %8zu %4u/%-3u %10.2f %12.2f %16llu %16llu %14.0f\n",
+                    planes.size() == 1 ? "0" : "0..3", m.plan.fabric.routers.size(),
+                    cfg.sender_slots[0], cfg.receiver_slots[0], setup, up,
                     static_cast<unsigned long long>(m.runner.handshake_cycles()),
-                    static_cast<unsigned long long>(m.runner.ready_cycles()), double(m.dev.cycles() - c0) / up);
+                    static_cast<unsigned long long>(m.runner.ready_cycles()),
+                    double(m.dev.cycles() - c0) / up);
         (void)m.runner.terminate(pf::Termination::Immediate, 5'000'000);
     }
 }
@@ -137,24 +148,28 @@ std::vector<fabric::MeshFlow> all_to_all(const fabric::MeshSpec& spec) {
 // The bisection of the top of the file.
 struct Bisection {
     bool cut_columns = true;
-    uint32_t links = 0;     // per direction
-    size_t crossing = 0;    // flows, both directions
+    uint32_t links = 0;   // per direction
+    size_t crossing = 0;  // flows, both directions
     size_t flows = 0;
     double bound(uint32_t payload) const {
         return bench::fabric_link_capacity(payload) * links * 2 * double(flows) / double(crossing);
     }
 };
 
-Bisection bisection(const fabric::MeshPlan& plan, const fabric::MeshSpec& spec, const std::vector<fabric::MeshFlow>& flows) {
+Bisection bisection(const fabric::MeshPlan& plan, const fabric::MeshSpec& spec,
+                    const std::vector<fabric::MeshFlow>& flows) {
     Bisection bi;
     bi.cut_columns = spec.cols >= spec.rows;
     const uint32_t half = (bi.cut_columns ? spec.cols : spec.rows) / 2;
-    const auto side = [&](fabric::MeshDeviceId d) { return (bi.cut_columns ? spec.col_of(d) : spec.row_of(d)) < half; };
+    const auto side = [&](fabric::MeshDeviceId d) {
+        return (bi.cut_columns ? spec.col_of(d) : spec.row_of(d)) < half;
+    };
     // Links across the cut: the routers on the near side facing it (plane 0, one per link).
     const fabric::MeshDir facing = bi.cut_columns ? fabric::MeshDir::E : fabric::MeshDir::S;
     for (const auto& r : plan.fabric.routers) {
         const auto& p = *r.mesh;
-        const uint32_t at = bi.cut_columns ? spec.col_of(p.node.device) : spec.row_of(p.node.device);
+        const uint32_t at =
+            bi.cut_columns ? spec.col_of(p.node.device) : spec.row_of(p.node.device);
         if (p.plane == 0 && p.dir == facing && at == half - 1) ++bi.links;
     }
     for (const auto& f : flows) bi.crossing += side(f.src.device) != side(f.dst.device);
@@ -177,8 +192,8 @@ constexpr uint64_t kLandWindow = 300'000, kLandPoll = 5'000;
 
 // The routers' published counters account for a run of `packets` since `before`: all delivered,
 // every packet sent taken by a peer and completed.
-bool counted(const std::vector<fabric::RouterSnapshot>& before, const std::vector<fabric::RouterSnapshot>& after,
-             uint64_t packets) {
+bool counted(const std::vector<fabric::RouterSnapshot>& before,
+             const std::vector<fabric::RouterSnapshot>& after, uint64_t packets) {
     uint64_t delivered = 0, sent = 0, received = 0;
     for (size_t i = 0; i < after.size(); ++i) {
         if (after[i].sent() != after[i].completed()) return false;
@@ -199,23 +214,27 @@ Sample run_once(Mesh& m, const fabric::MeshTraffic& t) {
         const auto& o = run.workers[i];
         if (!o.passed(t.workers[i])) {
             fabric::fail(fabric::ErrorCategory::Fabric,
-                         "worker {} did not pass (outcome {}, status {:#x}, stuck_at {:#x}, {} of {} packets)",
-                         t.workers[i].target.core.str(), fabric::outcome_name(o.launch.outcome), o.status, o.stuck_at,
-                         o.results.packets_sent, t.workers[i].args.packet_count);
+                         "worker {} did not pass (outcome {}, status {:#x}, stuck_at {:#x}, {} of "
+                         "{} packets)",
+                         t.workers[i].target.core.str(), fabric::outcome_name(o.launch.outcome),
+                         o.status, o.stuck_at, o.results.packets_sent,
+                         t.workers[i].args.packet_count);
         }
     }
     // The workers' last packets may still be on their way: give them time, then every byte.
     auto bad = fabric::check_mesh_landed(m.dev, t);
-    for (uint64_t waited = 0; std::any_of(bad.begin(), bad.end(), [](uint32_t n) { return n != 0; }) &&
-                              waited < kLandWindow;
+    for (uint64_t waited = 0;
+         std::any_of(bad.begin(), bad.end(), [](uint32_t n) { return n != 0; }) &&
+         waited < kLandWindow;
          waited += kLandPoll) {
         m.runner.monitor(kLandPoll);
         bad = fabric::check_mesh_landed(m.dev, t);
     }
     for (size_t k = 0; k < bad.size(); ++k) {
         if (bad[k] != 0) {
-            fabric::fail(fabric::ErrorCategory::Fabric, "{} -> {}: {} words differ from the pattern",
-                         t.flows[k].src.str(), t.flows[k].dst.str(), bad[k]);
+            fabric::fail(fabric::ErrorCategory::Fabric,
+                         "{} -> {}: {} words differ from the pattern", t.flows[k].src.str(),
+                         t.flows[k].dst.str(), bad[k]);
         }
     }
     Sample s;
@@ -224,7 +243,8 @@ Sample run_once(Mesh& m, const fabric::MeshTraffic& t) {
     auto after = m.runner.status();
     for (uint64_t waited = 0; !counted(before, after, t.total_packets()); waited += kLandPoll) {
         if (waited >= kLandWindow) {
-            fabric::fail(fabric::ErrorCategory::Fabric, "the routers' counters do not account for the {} packets",
+            fabric::fail(fabric::ErrorCategory::Fabric,
+                         "the routers' counters do not account for the {} packets",
                          t.total_packets());
         }
         m.runner.monitor(kLandPoll);
@@ -233,14 +253,16 @@ Sample run_once(Mesh& m, const fabric::MeshTraffic& t) {
     for (size_t i = 0; i < after.size(); ++i) s.sent.push_back(after[i].sent() - before[i].sent());
     for (size_t i = 0; i < run.workers.size() && g_workers; ++i) {
         const auto& w = t.workers[i];
-        std::printf("    worker %-18s flows %2u packets %5u cycles %8u (%.0f per packet)\n", w.target.core.str().c_str(),
-                    w.args.num_dests, w.args.packet_count, run.workers[i].results.cycles,
+        std::printf("    worker %-18s flows %2u packets %5u cycles %8u (%.0f per packet)\n",
+                    w.target.core.str().c_str(), w.args.num_dests, w.args.packet_count,
+                    run.workers[i].results.cycles,
                     double(run.workers[i].results.cycles) / w.args.packet_count);
     }
     for (size_t i = 0; i < run.workers.size(); ++i) {
         if (run.workers[i].results.cycles > s.slowest) {
             s.slowest = run.workers[i].results.cycles;
-            s.slowest_worker = fmt::format("{} ({} flows)", t.workers[i].target.core.str(), t.workers[i].dests.size());
+            s.slowest_worker = fmt::format("{} ({} flows)", t.workers[i].target.core.str(),
+                                           t.workers[i].dests.size());
         }
         s.busiest_packets = std::max(s.busiest_packets, t.workers[i].args.packet_count);
     }
@@ -249,10 +271,15 @@ Sample run_once(Mesh& m, const fabric::MeshTraffic& t) {
 
 void alltoall(Bench& b, bool quick) {
     std::printf("\n== all-to-all unicast, plane 0, UnicastWrite X then Y\n");
-    std::printf("bound = c(P) x L x 2 x F / X (L links across the cut per direction, F flows, X of them cross it;\n"
-                "        c(P) = P / (P + 64 + 50 per frame + 66) x 12.5 B/cycle, the link's payload capacity)\n"
-                "busiest = packets of the busiest worker, slowest cycles = the slowest worker's open .. last send\n"
-                "(runs N1 / N2); all cyc = start words to the last exit (N2); hot = the router that sent the most\n");
+    std::printf(
+        "bound = c(P) x L x 2 x F / X (L links across the cut per direction, F flows, X of them "
+        "cross it;\n"
+        "        c(P) = P / (P + 64 + 50 per frame + 66) x 12.5 B/cycle, the link's payload "
+        "capacity)\n"
+        "busiest = packets of the busiest worker, slowest cycles = the slowest worker's open .. "
+        "last send\n"
+        "(runs N1 / N2); all cyc = start words to the last exit (N2); hot = the router that sent "
+        "the most\n");
     struct Case {
         const char* name;
         const char* graph;
@@ -264,8 +291,9 @@ void alltoall(Bench& b, bool quick) {
         uint32_t bytes, n1, n2, slots;
     };
     // Packets per flow in the two runs; 4 KiB with 2 slots, so that 12 flows' sources fit a worker.
-    const std::vector<Size> sizes = quick ? std::vector<Size>{{1024, 8, 16, 4}, {4096, 4, 8, 2}}
-                                          : std::vector<Size>{{16, 32, 64, 4}, {1024, 16, 48, 4}, {4096, 8, 24, 2}};
+    const std::vector<Size> sizes =
+        quick ? std::vector<Size>{{1024, 8, 16, 4}, {4096, 4, 8, 2}}
+              : std::vector<Size>{{16, 32, 64, 4}, {1024, 16, 48, 4}, {4096, 8, 24, 2}};
     for (const Case& c : cases) {
         Mesh m(b, c.graph, c.cluster, {0});
         m.runner.bring_up(20'000'000);
@@ -273,15 +301,18 @@ void alltoall(Bench& b, bool quick) {
         const auto flows = all_to_all(spec);
         const Bisection bi = bisection(m.plan, spec, flows);
         const auto& cfg = m.plan.fabric.routers.at(0).config;
-        std::printf("\n%s: %u x %u, %zu routers (%u sender / %u receiver slots); cut across the %s: L = %u, F = %zu, "
-                    "X = %zu, bound = %.3f x c(P)\n",
-                    c.name, spec.rows, spec.cols, m.plan.fabric.routers.size(), cfg.sender_slots[0],
-                    cfg.receiver_slots[0], bi.cut_columns ? "columns" : "rows", bi.links, bi.flows, bi.crossing,
-                    bi.bound(1) / bench::fabric_link_capacity(1));
+        std::printf(
+            "\n%s: %u x %u, %zu routers (%u sender / %u receiver slots); cut across the %s: L = "
+            "%u, F = %zu, "
+            "X = %zu, bound = %.3f x c(P)\n",
+            c.name, spec.rows, spec.cols, m.plan.fabric.routers.size(), cfg.sender_slots[0],
+            cfg.receiver_slots[0], bi.cut_columns ? "columns" : "rows", bi.links, bi.flows,
+            bi.crossing, bi.bound(1) / bench::fabric_link_capacity(1));
         uint64_t sent = 0;
         std::vector<std::string> hot_names;
-        std::printf("%7s %9s %8s %8s %17s %9s %9s %8s %8s %9s %9s %9s\n", "payload", "pkt/flow", "packets",
-                    "busiest", "slowest cycles", "all cyc", "B/cycle", "Mpkt/s", "c(P)", "bound", "of bound", "hot Mpkt/s");
+        std::printf("%7s %9s %8s %8s %17s %9s %9s %8s %8s %9s %9s %9s\n", "payload", "pkt/flow",
+                    "packets", "busiest", "slowest cycles", "all cyc", "B/cycle", "Mpkt/s", "c(P)",
+                    "bound", "of bound", "hot Mpkt/s");
         for (const Size& sz : sizes) {
             Sample s[2];
             for (int i = 0; i < 2; ++i) {
@@ -300,16 +331,23 @@ void alltoall(Bench& b, bool quick) {
             const double bound = bi.bound(sz.bytes);
             const double cap = bench::fabric_link_capacity(sz.bytes);
             // The router that sent the most: its packet rate over the same difference.
-            const size_t hot = size_t(std::max_element(s[1].sent.begin(), s[1].sent.end()) - s[1].sent.begin());
+            const size_t hot =
+                size_t(std::max_element(s[1].sent.begin(), s[1].sent.end()) - s[1].sent.begin());
             const double hot_rate = double(s[1].sent[hot] - s[0].sent[hot]) / dt * 1e3;
-            std::printf("%7u %4u/%-4u %8llu %3u/%-4u %8llu/%-8llu %9llu %9.3f %8.2f %8.3f %9.2f %8.1f%% %10.2f\n",
-                        sz.bytes, sz.n1, sz.n2, static_cast<unsigned long long>(uint64_t(sz.n2) * flows.size()),
-                        s[0].busiest_packets, s[1].busiest_packets, static_cast<unsigned long long>(s[0].slowest),
-                        static_cast<unsigned long long>(s[1].slowest), static_cast<unsigned long long>(s[1].run_cycles),
-                        rate, rate / sz.bytes * 1e3, cap, bound, 100 * rate / bound, hot_rate);
-            hot_names.push_back(fmt::format("{} B: hot {}, {} packets in the second run; slowest worker {}", sz.bytes,
-                                            fabric::router_component_name(m.plan.fabric.routers[hot]), s[1].sent[hot],
-                                            s[1].slowest_worker));
+            std::printf(
+                "%7u %4u/%-4u %8llu %3u/%-4u %8llu/%-8llu %9llu %9.3f %8.2f %8.3f %9.2f %8.1f%% "
+                "%10.2f\n",
+                sz.bytes, sz.n1, sz.n2,
+                static_cast<unsigned long long>(uint64_t(sz.n2) * flows.size()),
+                s[0].busiest_packets, s[1].busiest_packets,
+                static_cast<unsigned long long>(s[0].slowest),
+                static_cast<unsigned long long>(s[1].slowest),
+                static_cast<unsigned long long>(s[1].run_cycles), rate, rate / sz.bytes * 1e3, cap,
+                bound, 100 * rate / bound, hot_rate);
+            hot_names.push_back(
+                fmt::format("{} B: hot {}, {} packets in the second run; slowest worker {}",
+                            sz.bytes, fabric::router_component_name(m.plan.fabric.routers[hot]),
+                            s[1].sent[hot], s[1].slowest_worker));
         }
         std::printf("(with X-then-Y routing the hot router sends across the cut)\n");
         for (const auto& h : hot_names) std::printf("  %s\n", h.c_str());
@@ -318,8 +356,9 @@ void alltoall(Bench& b, bool quick) {
         uint64_t delivered = 0;
         for (const auto& r : fin) delivered += r.block.delivered;
         if (delivered != sent) {
-            fabric::fail(fabric::ErrorCategory::Fabric, "{}: routers delivered {} packets, workers sent {}", c.name,
-                         delivered, sent);
+            fabric::fail(fabric::ErrorCategory::Fabric,
+                         "{}: routers delivered {} packets, workers sent {}", c.name, delivered,
+                         sent);
         }
     }
 }
@@ -346,17 +385,21 @@ int main(int argc, char** argv) {
         }
     }
     if (what != "all" && what != "bringup" && what != "alltoall") {
-        std::fprintf(stderr, "usage: mesh_bench [bringup|alltoall|all] [--quick] [--workers] [--firmware DIR] [--slots S,R]\n");
+        std::fprintf(stderr,
+                     "usage: mesh_bench [bringup|alltoall|all] [--quick] [--workers] [--firmware "
+                     "DIR] [--slots S,R]\n");
         return 2;
     }
     try {
         Bench b(firmware_dir);
         const auto t0 = Clock::now();
-        std::printf("mesh_bench: Wormhole B0 model, fabric_router_2d, router payload %u B, default slots\n",
-                    pf::kDefaultPayloadBytes);
+        std::printf(
+            "mesh_bench: Wormhole B0 model, fabric_router_2d, router payload %u B, default slots\n",
+            pf::kDefaultPayloadBytes);
         if (what == "all" || what == "bringup") bringup(b, quick);
         if (what == "all" || what == "alltoall") alltoall(b, quick);
-        std::printf("\n(%.1f M simulated cycles in %.1f s)\n", double(b.sim_cycles) / 1e6, seconds_since(t0));
+        std::printf("\n(%.1f M simulated cycles in %.1f s)\n", double(b.sim_cycles) / 1e6,
+                    seconds_since(t0));
     } catch (const std::exception& e) {
         std::fprintf(stderr, "mesh_bench: %s\n", e.what());
         return 1;

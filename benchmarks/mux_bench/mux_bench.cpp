@@ -3,7 +3,8 @@
 // east router's ch0, mux_worker clients on other Tensix cores sending one hop to chip 1. Prints
 // figures; not a test.
 //
-//   mux_bench [bandwidth|fairness|header|all] [--quick] [--slots N] [--wait CYCLES] [--check ROUNDS]
+//   mux_bench [bandwidth|fairness|header|all] [--quick] [--slots N] [--wait CYCLES] [--check
+//   ROUNDS]
 //
 //   bandwidth  K = 1, 2, 4, 8 clients on K full-size channels (4 slots each), packets of 16 B,
 //              1, 2, 4 KiB; against one client on the router's ch0 directly. Aggregate rate =
@@ -57,14 +58,21 @@ fabric::MuxOptions g_mux;
 // The firmware images' directory (command line: --firmware, as fabric_bench and mesh_bench take).
 const char* g_firmware_dir = FABRIC_FIRMWARE_DIR;
 
-std::string path(const char* dir, const std::string& f) { return std::string(dir) + "/" + f; }
+std::string path(const char* dir, const std::string& f) {
+    return std::string(dir) + "/" + f;
+}
 
 struct Bench {
-    fabric::SocDescriptor soc = fabric::SocDescriptor::load_file(path(FABRIC_SOC_DESCRIPTOR_DIR, "wormhole_b0_80_arch.yaml"));
-    fabric::ClusterDescriptor cluster = fabric::ClusterDescriptor::load_file(path(FABRIC_SOC_DESCRIPTOR_DIR, "t3k_cluster.yaml"));
-    fabric::ElfImage router = fabric::ElfImage::load_file(path(g_firmware_dir, "wormhole_b0/fabric_router.elf"));
-    fabric::ElfImage mux = fabric::ElfImage::load_file(path(g_firmware_dir, "wormhole_b0/fabric_mux.elf"));
-    fabric::ElfImage client = fabric::ElfImage::load_file(path(g_firmware_dir, "wormhole_b0/mux_worker.elf"));
+    fabric::SocDescriptor soc = fabric::SocDescriptor::load_file(
+        path(FABRIC_SOC_DESCRIPTOR_DIR, "wormhole_b0_80_arch.yaml"));
+    fabric::ClusterDescriptor cluster =
+        fabric::ClusterDescriptor::load_file(path(FABRIC_SOC_DESCRIPTOR_DIR, "t3k_cluster.yaml"));
+    fabric::ElfImage router =
+        fabric::ElfImage::load_file(path(g_firmware_dir, "wormhole_b0/fabric_router.elf"));
+    fabric::ElfImage mux =
+        fabric::ElfImage::load_file(path(g_firmware_dir, "wormhole_b0/fabric_mux.elf"));
+    fabric::ElfImage client =
+        fabric::ElfImage::load_file(path(g_firmware_dir, "wormhole_b0/mux_worker.elf"));
     uint64_t sim_cycles = 0;
 };
 
@@ -89,7 +97,10 @@ struct Run {
         o.chips = {0, 1};
         return fabric::plan_fabric(b.cluster, b.soc, o);
     }
-    explicit Run(Bench& bench) : b(bench), dev(bench.soc, hal::Arch::WormholeB0, options(bench)), runner(dev, plan(bench), bench.router) {
+    explicit Run(Bench& bench)
+        : b(bench),
+          dev(bench.soc, hal::Arch::WormholeB0, options(bench)),
+          runner(dev, plan(bench), bench.router) {
         runner.bring_up(20'000'000);
         dev.write32(sink(), kSinkSem, 0);  // the sink core exists before anything writes to it
     }
@@ -105,8 +116,8 @@ struct Run {
     }
 
     // Client k on `channel` sending `count` packets of `bytes` (0: header-only atomics).
-    void add_client(const pf::WorkerChannel& channel, uint32_t k, uint32_t count, uint32_t bytes, bool master,
-                    uint32_t workers) {
+    void add_client(const pf::WorkerChannel& channel, uint32_t k, uint32_t count, uint32_t bytes,
+                    bool master, uint32_t workers) {
         protocol::MuxWorkerArgs a{};
         a.channel = channel;
         a.packet_count = count;
@@ -126,8 +137,10 @@ struct Run {
         a.master_y = first.core.y;
         a.done_addr = kDoneAddr;
         a.workers = workers;
-        a.flags = (master ? protocol::kMuxWorkerMaster : 0u) | (bytes == 0 ? protocol::kMuxWorkerHeaderOnly : 0u);
-        fabric::LaunchTarget t{me, &b.client, fabric::erisc_placement(hal::kWormholeB0, b.soc.worker_l1_size())};
+        a.flags = (master ? protocol::kMuxWorkerMaster : 0u) |
+                  (bytes == 0 ? protocol::kMuxWorkerHeaderOnly : 0u);
+        fabric::LaunchTarget t{me, &b.client,
+                               fabric::erisc_placement(hal::kWormholeB0, b.soc.worker_l1_size())};
         targets.push_back(t);
         methods.push_back(fabric::load_many(dev, std::span(&targets.back(), 1))[0]);
         protocol::TestMailbox m{};
@@ -154,9 +167,12 @@ struct Run {
             std::vector<uint8_t> mb(sizeof m);
             dev.read(clients[i], protocol::test_mailbox_addr(hal::Arch::WormholeB0), mb);
             std::memcpy(&m, mb.data(), sizeof m);
-            if (res[i].outcome != fabric::LaunchOutcome::Exited || m.status != static_cast<uint32_t>(protocol::TestStatus::Done)) {
-                fabric::fail(fabric::ErrorCategory::Fabric, "client {} did not pass (outcome {}, status {:#x}, stuck_at {:#x})",
-                             clients[i].str(), fabric::outcome_name(res[i].outcome), m.status, m.stuck_at);
+            if (res[i].outcome != fabric::LaunchOutcome::Exited ||
+                m.status != static_cast<uint32_t>(protocol::TestStatus::Done)) {
+                fabric::fail(fabric::ErrorCategory::Fabric,
+                             "client {} did not pass (outcome {}, status {:#x}, stuck_at {:#x})",
+                             clients[i].str(), fabric::outcome_name(res[i].outcome), m.status,
+                             m.stuck_at);
             }
             protocol::MuxWorkerResults r;
             std::memcpy(&r, m.results, sizeof r);
@@ -177,14 +193,18 @@ struct Run {
                 rounds = s.main_loop_iterations;
                 return std::vector<uint32_t>(s.forwarded, s.forwarded + mux.channels());
             }
-            if (dev.advance(500) == 0) fabric::fail(fabric::ErrorCategory::Fabric, "mux_bench: the model stopped");
+            if (dev.advance(500) == 0)
+                fabric::fail(fabric::ErrorCategory::Fabric, "mux_bench: the model stopped");
         }
     }
 
     // Stop everything still running (clients escape on their termination words).
     void stop_all() {
         for (const CoreLocation& c : clients) {
-            dev.write32(c, protocol::test_mailbox_addr(hal::Arch::WormholeB0) + offsetof(protocol::TestMailbox, termination), 1);
+            dev.write32(c,
+                        protocol::test_mailbox_addr(hal::Arch::WormholeB0) +
+                            offsetof(protocol::TestMailbox, termination),
+                        1);
         }
         if (has_mux) fabric::write_mux_termination(dev, mux, pf::Termination::Immediate);
         (void)runner.terminate(pf::Termination::Immediate, 20'000'000);
@@ -193,7 +213,8 @@ struct Run {
 
 // Aggregate bytes per cycle of `k` clients sending `count` packets of `bytes` each (k = 0: one
 // client on the router's ch0 directly).
-double aggregate(Bench& b, uint32_t k, uint32_t bytes, uint32_t count, uint32_t& slowest, uint64_t& mux_instret) {
+double aggregate(Bench& b, uint32_t k, uint32_t bytes, uint32_t count, uint32_t& slowest,
+                 uint64_t& mux_instret) {
     Run r(b);
     const bool direct = k == 0;
     const uint32_t n = direct ? 1 : k;
@@ -203,7 +224,8 @@ double aggregate(Bench& b, uint32_t k, uint32_t bytes, uint32_t count, uint32_t&
         r.start_mux(o);
     }
     for (uint32_t i = 0; i < n; ++i) {
-        const pf::WorkerChannel ch = direct ? r.runner.plan().worker_channel(0, FabricDir::East) : r.mux.channel(i);
+        const pf::WorkerChannel ch =
+            direct ? r.runner.plan().worker_channel(0, FabricDir::East) : r.mux.channel(i);
         r.add_client(ch, i, count, bytes, !direct && i == 0, n);
     }
     r.start_clients();
@@ -215,8 +237,11 @@ double aggregate(Bench& b, uint32_t k, uint32_t bytes, uint32_t count, uint32_t&
 }
 
 void bandwidth(Bench& b, bool quick) {
-    std::printf("\n== bandwidth through the mux (%u slots per channel) vs one client on the router's ch0\n", g_mux.full_slots);
-    std::printf("%8s %8s %10s %12s %10s %12s\n", "payload", "clients", "B/cycle", "Mpackets/s", "of direct", "mux instr/pkt");
+    std::printf(
+        "\n== bandwidth through the mux (%u slots per channel) vs one client on the router's ch0\n",
+        g_mux.full_slots);
+    std::printf("%8s %8s %10s %12s %10s %12s\n", "payload", "clients", "B/cycle", "Mpackets/s",
+                "of direct", "mux instr/pkt");
     for (uint32_t bytes : {16u, 1024u, 2048u, 4096u}) {
         const uint32_t n2 = quick ? (bytes == 16 ? 400 : 100) : (bytes == 16 ? 1600 : 400);
         const uint32_t n1 = n2 / 4;
@@ -228,8 +253,9 @@ void bandwidth(Bench& b, bool quick) {
             (void)aggregate(b, k, bytes, n2, t2, i2);
             const double rate = double(std::max(k, 1u)) * (n2 - n1) * bytes / double(t2 - t1);
             if (k == 0) direct = rate;
-            std::printf("%8u %8s %10.3f %12.3f %9.1f%%", bytes, k == 0 ? "direct" : std::to_string(k).c_str(), rate,
-                        rate / bytes * 1e3, 100 * rate / direct);
+            std::printf("%8u %8s %10.3f %12.3f %9.1f%%", bytes,
+                        k == 0 ? "direct" : std::to_string(k).c_str(), rate, rate / bytes * 1e3,
+                        100 * rate / direct);
             if (k != 0) std::printf(" %12.1f", double(i2 - i1) / (double(k) * (n2 - n1)));
             std::printf("\n");
         }
@@ -238,8 +264,8 @@ void bandwidth(Bench& b, bool quick) {
 
 // Forwarded packets per channel over the middle of a saturated run of `full` full-size clients
 // (4 KiB) and `header` header-only clients; returns the full-size bytes per cycle.
-double window(Bench& b, uint32_t full, uint32_t header, uint32_t count, std::vector<uint32_t>& share,
-              double* round_cycles = nullptr) {
+double window(Bench& b, uint32_t full, uint32_t header, uint32_t count,
+              std::vector<uint32_t>& share, double* round_cycles = nullptr) {
     Run r(b);
     fabric::MuxOptions o = g_mux;
     o.full_channels = full;
@@ -247,7 +273,8 @@ double window(Bench& b, uint32_t full, uint32_t header, uint32_t count, std::vec
     o.header_slots = 4;
     r.start_mux(o);
     for (uint32_t i = 0; i < full + header; ++i) {
-        r.add_client(r.mux.channel(i), i, i < full ? count : 100 * count, i < full ? 4096 : 0, false, full + header);
+        r.add_client(r.mux.channel(i), i, i < full ? count : 100 * count, i < full ? 4096 : 0,
+                     false, full + header);
     }
     r.start_clients();
     const uint64_t total = uint64_t(full) * count;
@@ -276,7 +303,9 @@ double jain(const std::vector<uint32_t>& x, size_t n) {
 }
 
 void fairness(Bench& b, bool quick) {
-    std::printf("\n== fairness: 8 equal clients at saturation (4 KiB), packets forwarded per channel in a window\n");
+    std::printf(
+        "\n== fairness: 8 equal clients at saturation (4 KiB), packets forwarded per channel in a "
+        "window\n");
     std::vector<uint32_t> share;
     const double rate = window(b, 8, 0, quick ? 100 : 1000, share);
     std::printf("per channel:");
@@ -285,9 +314,11 @@ void fairness(Bench& b, bool quick) {
 }
 
 void header(Bench& b, bool quick) {
-    std::printf("\n== header-only traffic beside full-size channels (4 KiB), full-size bandwidth in a window\n");
-    std::printf("%6s %8s %10s %14s %16s %14s\n", "full", "header", "B/cycle", "vs no header", "header pkts/full",
-                "cycles/round");
+    std::printf(
+        "\n== header-only traffic beside full-size channels (4 KiB), full-size bandwidth in a "
+        "window\n");
+    std::printf("%6s %8s %10s %14s %16s %14s\n", "full", "header", "B/cycle", "vs no header",
+                "header pkts/full", "cycles/round");
     const uint32_t count = quick ? 100 : 1000;
     for (uint32_t full : {1u, 8u}) {
         std::vector<uint32_t> share;
@@ -298,8 +329,8 @@ void header(Bench& b, bool quick) {
             const double rate = window(b, full, hdr, count, share, &rc);
             uint64_t f = 0, h = 0;
             for (uint32_t i = 0; i < share.size(); ++i) (i < full ? f : h) += share[i];
-            std::printf("%6u %8u %10.3f %13.1f%% %16.3f %14.0f\n", full, hdr, rate, 100 * rate / alone,
-                        f ? double(h) / f : 0.0, rc);
+            std::printf("%6u %8u %10.3f %13.1f%% %16.3f %14.0f\n", full, hdr, rate,
+                        100 * rate / alone, f ? double(h) / f : 0.0, rc);
         }
     }
 }
@@ -312,19 +343,28 @@ int main(int argc, char** argv) {
     g_mux.full_slots = 4;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
-        const auto value = [&] { return i + 1 < argc ? static_cast<uint32_t>(std::stoul(argv[++i])) : 0u; };
-        if (a == "--quick") quick = true;
-        else if (a == "--slots") g_mux.full_slots = value();
-        else if (a == "--wait") g_mux.forward_wait_cycles = value();
-        else if (a == "--check") g_mux.teardown_check_every = value();
-        else if (a == "--firmware" && i + 1 < argc) g_firmware_dir = argv[++i];
-        else what = a;
+        const auto value = [&] {
+            return i + 1 < argc ? static_cast<uint32_t>(std::stoul(argv[++i])) : 0u;
+        };
+        if (a == "--quick")
+            quick = true;
+        else if (a == "--slots")
+            g_mux.full_slots = value();
+        else if (a == "--wait")
+            g_mux.forward_wait_cycles = value();
+        else if (a == "--check")
+            g_mux.teardown_check_every = value();
+        else if (a == "--firmware" && i + 1 < argc)
+            g_firmware_dir = argv[++i];
+        else
+            what = a;
     }
     try {
         Bench b;
         const auto t0 = std::chrono::steady_clock::now();
-        std::printf("mux_bench: Wormhole B0 model, T3000 cluster, chip 0 -> chip 1, router payload %u B\n",
-                    pf::kDefaultPayloadBytes);
+        std::printf(
+            "mux_bench: Wormhole B0 model, T3000 cluster, chip 0 -> chip 1, router payload %u B\n",
+            pf::kDefaultPayloadBytes);
         if (what == "all" || what == "bandwidth") bandwidth(b, quick);
         if (what == "all" || what == "fairness") fairness(b, quick);
         if (what == "all" || what == "header") header(b, quick);

@@ -11,9 +11,9 @@
 // For each: simulated cycles, wall and process-CPU time with the simulated cycles per second of
 // each (CPU time is the steadier figure on a shared machine), instructions retired, CPI.
 #include <chrono>
-#include <ctime>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <string>
 
 #include "fabric/elf.h"
@@ -45,17 +45,20 @@ std::vector<uint32_t> workload(const std::string& kind) {
 
 void print_speed(const char* what, uint64_t ran, double secs, double cpu, const sim::Tile& tile) {
     const uint64_t insns = tile.instret();
-    std::printf("%-8s %11llu cycles  wall %7.3f s %6.2f Mcyc/s  cpu %7.3f s %6.2f Mcyc/s  instret %11llu  CPI %.3f\n",
-                what, static_cast<unsigned long long>(ran), secs, static_cast<double>(ran) / secs / 1e6, cpu,
-                static_cast<double>(ran) / cpu / 1e6, static_cast<unsigned long long>(insns),
-                insns ? static_cast<double>(tile.cycles()) / static_cast<double>(insns) : 0.0);
+    std::printf(
+        "%-8s %11llu cycles  wall %7.3f s %6.2f Mcyc/s  cpu %7.3f s %6.2f Mcyc/s  instret %11llu  "
+        "CPI %.3f\n",
+        what, static_cast<unsigned long long>(ran), secs, static_cast<double>(ran) / secs / 1e6,
+        cpu, static_cast<double>(ran) / cpu / 1e6, static_cast<unsigned long long>(insns),
+        insns ? static_cast<double>(tile.cycles()) / static_cast<double>(insns) : 0.0);
 }
 
 void run(const std::string& kind, uint64_t cycles) {
     sim::Tile tile(sim::TileConfig{});
     const auto words = workload(kind);
     for (size_t i = 0; i < words.size(); ++i) tile.write32(static_cast<uint32_t>(4 * i), words[i]);
-    tile.write32(hal::common::kSoftResetReg, hal::common::kSoftResetAllRiscs & ~hal::common::kSoftResetErisc0);
+    tile.write32(hal::common::kSoftResetReg,
+                 hal::common::kSoftResetAllRiscs & ~hal::common::kSoftResetErisc0);
 
     const auto t0 = std::chrono::steady_clock::now();
     const std::clock_t c0 = std::clock();
@@ -80,13 +83,15 @@ int run_elf(const std::string& path) {
     tile.write32(hal::common::kErisc0ResetPcReg, image.entry());
     std::string console;
     tile.on_console([&](char c) { console += c; });
-    tile.write32(hal::common::kSoftResetReg, hal::common::kSoftResetAllRiscs & ~hal::common::kSoftResetErisc0);
+    tile.write32(hal::common::kSoftResetReg,
+                 hal::common::kSoftResetAllRiscs & ~hal::common::kSoftResetErisc0);
 
     const auto t0 = std::chrono::steady_clock::now();
     const std::clock_t c0 = std::clock();
     const uint64_t ran = tile.step(uint64_t{1} << 34);
     const std::clock_t c1 = std::clock();
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const double cpu = static_cast<double>(c1 - c0) / CLOCKS_PER_SEC;
     std::printf("%s", console.c_str());
     print_speed("firmware", ran, secs, cpu, tile);
@@ -117,7 +122,8 @@ int main(int argc, char** argv) {
             return 2;
         }
     }
-    std::printf("sim::Tile speed, %llu cycles per workload, tracing %s\n", static_cast<unsigned long long>(cycles),
+    std::printf("sim::Tile speed, %llu cycles per workload, tracing %s\n",
+                static_cast<unsigned long long>(cycles),
                 sim::Tile::tracing_available() ? "compiled in (off)" : "not compiled in");
     for (const char* k : {"compute", "load", "ldm", "store"}) run(k, cycles);
     return 0;

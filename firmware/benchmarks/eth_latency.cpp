@@ -32,8 +32,10 @@ int run(fwtest::Kernel& k, const EthLatencyArgs& a, bool master) {
     fwtest::HandshakeWait w = fwtest::HandshakeWait::None;
     hal::Status s = fwtest::handshake(master, hs_in, hs_out, a.timeout_us, k.term(), &w);
     if (s != hal::Status::Ok) {
-        return k.stuck(r, w == fwtest::HandshakeWait::Txq ? protocol::kLatStuckTxq : protocol::kLatStuckHandshake,
-                       Step::Handshake, s);
+        return k.stuck(
+            r,
+            w == fwtest::HandshakeWait::Txq ? protocol::kLatStuckTxq : protocol::kLatStuckHandshake,
+            Step::Handshake, s);
     }
     r.rtt_min = 0xFFFFFFFF;
     uint64_t sum = 0, issue_sum = 0;
@@ -85,7 +87,8 @@ int run(fwtest::Kernel& k, const EthLatencyArgs& a, bool master) {
             return k.stuck(r, protocol::kLatStuckTxq, Step::Teardown, s);
         }
     } else {
-        s = fwtest::wait_word_eq(fin_in, protocol::kCreditFin, fwtest::deadline_us(a.timeout_us), k.term());
+        s = fwtest::wait_word_eq(fin_in, protocol::kCreditFin, fwtest::deadline_us(a.timeout_us),
+                                 k.term());
         if (s != hal::Status::Ok) {
             return k.stuck(r, protocol::kLatStuckFin, Step::Teardown, s);
         }
@@ -102,9 +105,10 @@ int main() {
         return k.exit_code();
     }
     const EthLatencyArgs a = k.args<EthLatencyArgs>();
-    if (a.packet_bytes < 16 || a.packet_bytes % 16 != 0 || a.buf_base % 16 != 0 || a.timeout_us == 0 ||
-        a.buf_base < protocol::test_l1_base(hal::kArch.arch) ||
-        protocol::eth_bench_tx(a.buf_base, a.packet_bytes) + a.packet_bytes > fwtest::kMailboxAddr) {
+    if (a.packet_bytes < 16 || a.packet_bytes % 16 != 0 || a.buf_base % 16 != 0 ||
+        a.timeout_us == 0 || a.buf_base < protocol::test_l1_base(hal::kArch.arch) ||
+        protocol::eth_bench_tx(a.buf_base, a.packet_bytes) + a.packet_bytes >
+            fwtest::kMailboxAddr) {
         return k.fail(r, TestFail::BadArgs, Step::Args);
     }
     switch (k.role()) {
@@ -113,6 +117,7 @@ int main() {
         case protocol::KernelRole::Subordinate:
             return run(k, a, false);
         default:
-            return k.fail(r, TestFail::BadArgs, Step::Args, hal::Status::Ok, static_cast<uint32_t>(k.role()));
+            return k.fail(r, TestFail::BadArgs, Step::Args, hal::Status::Ok,
+                          static_cast<uint32_t>(k.role()));
     }
 }

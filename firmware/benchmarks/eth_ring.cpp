@@ -35,23 +35,25 @@ EthRingResults r{};
 int forwarder(fwtest::Kernel& k, const EthRingArgs& a, hal::StreamId token, hal::StreamId credit) {
     const uint32_t rx = protocol::eth_bench_rx(a.buf_base);
     const uint32_t tx = protocol::eth_bench_tx(a.buf_base, a.packet_bytes);
-    FW_EXPECT(k, r, Streams::read(token) == 0 && Streams::read(credit) == 0, TestFail::BadArgs, Step::Args,
-              Streams::read(token) | (Streams::read(credit) << 16));
-    FW_EXPECT_STATUS(k, r, Streams::add(credit, 1), hal::Status::Ok, Step::Args, 1);  // one rx slot downstream
+    FW_EXPECT(k, r, Streams::read(token) == 0 && Streams::read(credit) == 0, TestFail::BadArgs,
+              Step::Args, Streams::read(token) | (Streams::read(credit) << 16));
+    FW_EXPECT_STATUS(k, r, Streams::add(credit, 1), hal::Status::Ok, Step::Args,
+                     1);  // one rx slot downstream
     fwtest::HandshakeWait w = fwtest::HandshakeWait::None;
-    hal::Status s = fwtest::handshake(true, a.buf_base, a.buf_base + 0x10, a.timeout_us, k.term(), &w);
+    hal::Status s =
+        fwtest::handshake(true, a.buf_base, a.buf_base + 0x10, a.timeout_us, k.term(), &w);
     if (s != hal::Status::Ok) {
         return k.stuck(r, protocol::kRingStuckHandshake, Step::Handshake, s);
     }
     for (uint32_t lap = 0; lap <= a.samples; ++lap) {
-        s = hal::wait_until([token] { return Streams::read(token) != 0; }, fwtest::deadline_us(a.timeout_us),
-                            k.term());
+        s = hal::wait_until([token] { return Streams::read(token) != 0; },
+                            fwtest::deadline_us(a.timeout_us), k.term());
         if (s != hal::Status::Ok) {
             return k.stuck(r, protocol::kRingStuckToken, Step::Token, s, lap);
         }
         FW_EXPECT_STATUS(k, r, Streams::add(token, -1), hal::Status::Ok, Step::Token, lap);
-        s = hal::wait_until([credit] { return Streams::read(credit) != 0; }, fwtest::deadline_us(a.timeout_us),
-                            k.term());
+        s = hal::wait_until([credit] { return Streams::read(credit) != 0; },
+                            fwtest::deadline_us(a.timeout_us), k.term());
         if (s != hal::Status::Ok) {
             return k.stuck(r, protocol::kRingStuckCredit, Step::Credit, s, lap);
         }
@@ -63,7 +65,8 @@ int forwarder(fwtest::Kernel& k, const EthRingArgs& a, hal::StreamId token, hal:
         r.laps_done = lap + 1;
     }
     // End-of-kernel credit wait, then leave the stream at 0 for the next kernel.
-    s = hal::wait_until([credit] { return Streams::read(credit) == 1; }, fwtest::deadline_us(a.timeout_us), k.term());
+    s = hal::wait_until([credit] { return Streams::read(credit) == 1; },
+                        fwtest::deadline_us(a.timeout_us), k.term());
     if (s != hal::Status::Ok) {
         return k.stuck(r, protocol::kRingStuckCredit, Step::Teardown, s);
     }
@@ -71,7 +74,8 @@ int forwarder(fwtest::Kernel& k, const EthRingArgs& a, hal::StreamId token, hal:
     return k.pass(r);
 }
 
-int receiver(fwtest::Kernel& k, const EthRingArgs& a, hal::StreamId token, hal::StreamId credit, bool master) {
+int receiver(fwtest::Kernel& k, const EthRingArgs& a, hal::StreamId token, hal::StreamId credit,
+             bool master) {
     const uint32_t rx = protocol::eth_bench_rx(a.buf_base);
     const uint32_t tx = protocol::eth_bench_tx(a.buf_base, a.packet_bytes);
     const uint32_t sync = a.packet_bytes - 16;
@@ -81,11 +85,14 @@ int receiver(fwtest::Kernel& k, const EthRingArgs& a, hal::StreamId token, hal::
     const hal::NocAddr partner_tx{a.partner_x, a.partner_y, tx};
     const hal::NocAddr partner_token{a.partner_x, a.partner_y, Streams::update_reg_addr(token)};
     const uint32_t credit_reg = Streams::update_reg_addr(credit);
-    auto noc_deadline = [] { return hal::Deadline::after_us(hal::kArch, hal::timeouts::kNocBarrierUs); };
+    auto noc_deadline = [] {
+        return hal::Deadline::after_us(hal::kArch, hal::timeouts::kNocBarrierUs);
+    };
 
     fwtest::zero_words(rx + sync, 16);
     fwtest::HandshakeWait w = fwtest::HandshakeWait::None;
-    hal::Status s = fwtest::handshake(false, a.buf_base, a.buf_base + 0x10, a.timeout_us, k.term(), &w);
+    hal::Status s =
+        fwtest::handshake(false, a.buf_base, a.buf_base + 0x10, a.timeout_us, k.term(), &w);
     if (s != hal::Status::Ok) {
         return k.stuck(r, protocol::kRingStuckHandshake, Step::Handshake, s);
     }
@@ -95,7 +102,8 @@ int receiver(fwtest::Kernel& k, const EthRingArgs& a, hal::StreamId token, hal::
         const uint32_t seq = lap + 1;
         uint32_t t0 = 0;
         if (master) {
-            // Inject: the token (from our own tx area) into the Forwarder's tx slot, then its stream.
+            // Inject: the token (from our own tx area) into the Forwarder's tx slot, then its
+            // stream.
             fwtest::write_sync(tx + sync, seq, sync, 0);
             t0 = fwtest::wall32();
             // Same NIU, VC and destination: the inline write cannot overtake the data (seeds/002
@@ -162,7 +170,8 @@ int main() {
     if (!token.ok() || !credit.ok() || a.token_stream == a.credit_stream || a.packet_bytes < 16 ||
         a.packet_bytes % 16 != 0 || a.buf_base % 16 != 0 || a.timeout_us == 0 || a.noc > 1 ||
         a.buf_base < protocol::test_l1_base(hal::kArch.arch) ||
-        protocol::eth_bench_tx(a.buf_base, a.packet_bytes) + a.packet_bytes > fwtest::kMailboxAddr) {
+        protocol::eth_bench_tx(a.buf_base, a.packet_bytes) + a.packet_bytes >
+            fwtest::kMailboxAddr) {
         return k.fail(r, TestFail::BadArgs, Step::Args);
     }
     switch (k.role()) {
@@ -173,6 +182,7 @@ int main() {
         case KernelRole::Forwarder:
             return forwarder(k, a, token.value, credit.value);
         default:
-            return k.fail(r, TestFail::BadArgs, Step::Args, hal::Status::Ok, static_cast<uint32_t>(k.role()));
+            return k.fail(r, TestFail::BadArgs, Step::Args, hal::Status::Ok,
+                          static_cast<uint32_t>(k.role()));
     }
 }

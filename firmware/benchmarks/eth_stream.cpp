@@ -28,7 +28,8 @@ EthStreamResults r{};
 
 int handshake_or_stuck(fwtest::Kernel& k, bool master, const EthStreamArgs& a) {
     fwtest::HandshakeWait w = fwtest::HandshakeWait::None;
-    const hal::Status s = fwtest::handshake(master, a.buf_base, a.buf_base + 0x10, a.timeout_us, k.term(), &w);
+    const hal::Status s =
+        fwtest::handshake(master, a.buf_base, a.buf_base + 0x10, a.timeout_us, k.term(), &w);
     if (s == hal::Status::Ok) {
         return -1;
     }
@@ -40,7 +41,8 @@ int handshake_or_stuck(fwtest::Kernel& k, bool master, const EthStreamArgs& a) {
 
 int master(fwtest::Kernel& k, const EthStreamArgs& a, hal::StreamId credits) {
     const uint32_t payload = a.packet_bytes - 16;
-    FW_EXPECT_STATUS(k, r, Streams::reset(credits, a.channels), hal::Status::Ok, EthStreamStep::Args, 1);
+    FW_EXPECT_STATUS(k, r, Streams::reset(credits, a.channels), hal::Status::Ok,
+                     EthStreamStep::Args, 1);
     if (a.handshake != 0) {
         const int rc = handshake_or_stuck(k, true, a);
         if (rc >= 0) {
@@ -79,7 +81,8 @@ int master(fwtest::Kernel& k, const EthStreamArgs& a, hal::StreamId credits) {
                                           fwtest::deadline_us(a.timeout_us), k.term());
     r.cycles = fwtest::wall32() - t0;
     if (s != hal::Status::Ok) {
-        return k.stuck(r, protocol::kEsStuckFinalCredits, EthStreamStep::Teardown, s, Streams::read(credits));
+        return k.stuck(r, protocol::kEsStuckFinalCredits, EthStreamStep::Teardown, s,
+                       Streams::read(credits));
     }
     return k.pass(r);
 }
@@ -92,7 +95,8 @@ int subordinate(fwtest::Kernel& k, const EthStreamArgs& a, hal::StreamId credits
         // Nothing from the Master lands in the slots before the handshake answer: clear stale
         // syncs first. (Without the handshake the host must have cleared them.)
         for (uint32_t c = 0; c < a.channels; ++c) {
-            fwtest::zero_words(protocol::eth_stream_slot(a.buf_base, a.packet_bytes, c) + payload, 16);
+            fwtest::zero_words(protocol::eth_stream_slot(a.buf_base, a.packet_bytes, c) + payload,
+                               16);
         }
         const int rc = handshake_or_stuck(k, false, a);
         if (rc >= 0) {
@@ -105,7 +109,8 @@ int subordinate(fwtest::Kernel& k, const EthStreamArgs& a, hal::StreamId credits
     r.steady_to = window.to;
     for (uint32_t i = 0; i < a.packets; ++i) {
         const uint32_t slot = protocol::eth_stream_slot(a.buf_base, a.packet_bytes, i % a.channels);
-        const hal::Status s = fwtest::wait_sync(slot + payload, i + 1, fwtest::deadline_us(a.timeout_us), k.term());
+        const hal::Status s =
+            fwtest::wait_sync(slot + payload, i + 1, fwtest::deadline_us(a.timeout_us), k.term());
         if (s != hal::Status::Ok) {
             return k.stuck(r, protocol::kEsStuckPacket, EthStreamStep::Receive, s, i);
         }
@@ -123,10 +128,11 @@ int subordinate(fwtest::Kernel& k, const EthStreamArgs& a, hal::StreamId credits
             ++r.sync_errors;
         }
         if (a.verify != 0) {
-            r.mismatches += fwtest::count_mismatches(slot, payload, protocol::eth_stream_seed(a.seed, i));
+            r.mismatches +=
+                fwtest::count_mismatches(slot, payload, protocol::eth_stream_seed(a.seed, i));
         }
-        const hal::Status c = fwtest::write_remote_reg(EthTxq::Q0, credit_reg, one.value,
-                                                    a.timeout_us, k.term());
+        const hal::Status c =
+            fwtest::write_remote_reg(EthTxq::Q0, credit_reg, one.value, a.timeout_us, k.term());
         if (c != hal::Status::Ok) {
             return k.stuck(r, protocol::kEsStuckTxq, EthStreamStep::Receive, c, i);
         }
@@ -143,7 +149,8 @@ int subordinate(fwtest::Kernel& k, const EthStreamArgs& a, hal::StreamId credits
         return k.stuck(r, protocol::kEsStuckTxq, EthStreamStep::Teardown, s);
     }
     if (r.mismatches != 0 || r.sync_errors != 0) {
-        return k.fail(r, TestFail::DataMismatch, EthStreamStep::Verify, hal::Status::Ok, r.mismatches);
+        return k.fail(r, TestFail::DataMismatch, EthStreamStep::Verify, hal::Status::Ok,
+                      r.mismatches);
     }
     return k.pass(r);
 }
@@ -158,8 +165,9 @@ int main() {
     const EthStreamArgs a = k.args<EthStreamArgs>();
     const auto credits = Streams::make_id(a.credit_stream);
     if (!credits.ok() || a.packet_bytes < 16 || a.packet_bytes % 16 != 0 || a.channels == 0 ||
-        a.channels > protocol::kEthStreamMaxChannels || a.packets == 0 || (a.queues != 1 && a.queues != 2) ||
-        a.buf_base % 16 != 0 || a.timeout_us == 0 || a.buf_base < protocol::test_l1_base(hal::kArch.arch) ||
+        a.channels > protocol::kEthStreamMaxChannels || a.packets == 0 ||
+        (a.queues != 1 && a.queues != 2) || a.buf_base % 16 != 0 || a.timeout_us == 0 ||
+        a.buf_base < protocol::test_l1_base(hal::kArch.arch) ||
         protocol::eth_stream_end(a.buf_base, a.packet_bytes, a.channels) > fwtest::kMailboxAddr) {
         return k.fail(r, TestFail::BadArgs, EthStreamStep::Args);
     }
@@ -169,6 +177,7 @@ int main() {
         case protocol::KernelRole::Subordinate:
             return subordinate(k, a, credits.value);
         default:
-            return k.fail(r, TestFail::BadArgs, EthStreamStep::Args, hal::Status::Ok, static_cast<uint32_t>(k.role()));
+            return k.fail(r, TestFail::BadArgs, EthStreamStep::Args, hal::Status::Ok,
+                          static_cast<uint32_t>(k.role()));
     }
 }

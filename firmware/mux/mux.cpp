@@ -49,7 +49,8 @@ static_assert(kFixed.scratch % 16 == 0 && kFixed.client % 16 == 0);
 // Transaction ID of the credit / teardown words to clients (the router connection uses
 // FabricConnection::kTrid and its streams' kOddTrid / kHeaderTrid).
 constexpr uint32_t kWordsTrid = 2;
-static_assert(kWordsTrid != fabric::FabricConnection::kTrid && kWordsTrid != fabric::FabricConnection::kOddTrid &&
+static_assert(kWordsTrid != fabric::FabricConnection::kTrid &&
+              kWordsTrid != fabric::FabricConnection::kOddTrid &&
               kWordsTrid != fabric::FabricConnection::kHeaderTrid);
 // No full-size packet for this long: header-only channels are served freely (2 us, several router
 // packet times at any size: a saturated full-size client never leaves its channel empty that long).
@@ -61,8 +62,12 @@ constexpr uint32_t kBurst = 4;
 constexpr uint32_t kPublishEvery = 16;
 static_assert(pf::kMuxStreamPushed0 + pf::kMuxMaxChannels <= hal::stream::kNumStreamsTensix);
 
-uint32_t ld(uint32_t addr) { return hal::mmio::load_shared(hal::mmio::l1_ptr<const uint32_t>(addr)); }
-void st(uint32_t addr, uint32_t value) { hal::mmio::store_shared(hal::mmio::l1_ptr<uint32_t>(addr), value); }
+uint32_t ld(uint32_t addr) {
+    return hal::mmio::load_shared(hal::mmio::l1_ptr<const uint32_t>(addr));
+}
+void st(uint32_t addr, uint32_t value) {
+    hal::mmio::store_shared(hal::mmio::l1_ptr<uint32_t>(addr), value);
+}
 
 // The host-written config, word by word (a struct copy would be a byte loop in picolibc).
 pf::MuxConfig load_config() {
@@ -74,7 +79,9 @@ pf::MuxConfig load_config() {
     return u.c;
 }
 
-hal::StreamId pushed_id(uint32_t c) { return Streams::make_id(pf::kMuxStreamPushed0 + c).value; }
+hal::StreamId pushed_id(uint32_t c) {
+    return Streams::make_id(pf::kMuxStreamPushed0 + c).value;
+}
 
 // A word that never asks to terminate: the final close of the router connection runs after the
 // termination word was seen and must not be cut short by it (it is bounded by its deadline).
@@ -83,7 +90,9 @@ const uint32_t kKeepRunningWord = hal::kKeepRunning;
 class Mux {
   public:
     explicit Mux(const pf::MuxConfig& c)
-        : c_(c), l_(pf::mux_layout(kA, c)), router_(noc_, c.downstream, {l_.client, l_.client + 16, l_.client + 32}) {}
+        : c_(c),
+          l_(pf::mux_layout(kA, c)),
+          router_(noc_, c.downstream, {l_.client, l_.client + 16, l_.client + 32}) {}
     int run();
 
   private:
@@ -94,7 +103,7 @@ class Mux {
         uint32_t payload_cap = 0;  // 0: header-only
         uint32_t idx = 0;          // slot of the next packet
         uint32_t addr = 0;
-        uint32_t freed = 0;        // packets forwarded (or dropped) and read out of their slot
+        uint32_t freed = 0;  // packets forwarded (or dropped) and read out of their slot
         fabric::WorkerPort port;
     };
     enum class Visit { Empty, Forwarded, Blocked, Failed };
@@ -118,7 +127,9 @@ class Mux {
     void set_stage(RouterStatus s) { status_.set_stage(s); }
     void publish();
     const uint32_t* term() const { return hal::mmio::l1_ptr<const uint32_t>(l_.termination); }
-    hal::Deadline progress_deadline() const { return hal::Deadline::after_us(kA, c_.progress_timeout_us); }
+    hal::Deadline progress_deadline() const {
+        return hal::Deadline::after_us(kA, c_.progress_timeout_us);
+    }
 
     pf::MuxConfig c_;
     pf::MuxLayout l_;
@@ -129,12 +140,12 @@ class Mux {
     Channel ch_[pf::kMuxMaxChannels];
     uint32_t channels_ = 0;
     uint32_t forwarded_[pf::kMuxMaxChannels] = {};
-    uint32_t next_full_ = 0;        // the full-size channel a round starts with
-    uint32_t next_header_ = 0;      // the header-only channel served next
+    uint32_t next_full_ = 0;    // the full-size channel a round starts with
+    uint32_t next_header_ = 0;  // the header-only channel served next
     uint32_t full_since_header_ = 0;
-    uint64_t last_full_ = 0;        // when a full-size packet last went
-    uint32_t busy_full_ = 0;        // full-size channels that had a packet in the last round
-    uint32_t until_check_ = 1;      // rounds until the next look at the connection blocks
+    uint64_t last_full_ = 0;    // when a full-size packet last went
+    uint32_t busy_full_ = 0;    // full-size channels that had a packet in the last round
+    uint32_t until_check_ = 1;  // rounds until the next look at the connection blocks
     uint32_t iterations_ = 0;
     uint32_t bad_packets_ = 0;
     uint32_t connects_ = 0;
@@ -189,7 +200,8 @@ uint32_t Mux::check_config() const {
     if (c_.ready_timeout_us == 0 || c_.drain_timeout_us == 0 || c_.progress_timeout_us == 0) {
         return bad(pf::MuxConfigCheck::Timeouts);
     }
-    if (c_.header_every == 0 || c_.teardown_check_every == 0) return bad(pf::MuxConfigCheck::Schedule);
+    if (c_.header_every == 0 || c_.teardown_check_every == 0)
+        return bad(pf::MuxConfigCheck::Schedule);
     if (!l_.fits) return bad(pf::MuxConfigCheck::Layout);
     return 0;
 }
@@ -212,15 +224,16 @@ int Mux::start() {
     }
     for (uint32_t off = 0; off < pf::kMuxClientBytes; off += 4) st(l_.client + off, 0);
     const Status init = noc_.init();
-    if (init != Status::Ok) return stop(RouterStatus::Fault, RouterWait::None, static_cast<uint32_t>(init));
+    if (init != Status::Ok)
+        return stop(RouterStatus::Fault, RouterWait::None, static_cast<uint32_t>(init));
     set_stage(RouterStatus::StreamsInitialized);
 
     const hal::Deadline ready_by = hal::Deadline::after_us(kA, c_.ready_timeout_us);
     const uint32_t probe = l_.client + 32;  // the connection's staging: free until it opens
     Status s = hal::wait_until(
         [&] {
-            if (noc_.read({c_.downstream.router_x, c_.downstream.router_y, c_.router_status_addr}, probe, 16) !=
-                    Status::Ok ||
+            if (noc_.read({c_.downstream.router_x, c_.downstream.router_y, c_.router_status_addr},
+                          probe, 16) != Status::Ok ||
                 noc_.read_barrier(ready_by, term()) != Status::Ok) {
                 return false;
             }
@@ -228,7 +241,8 @@ int Mux::start() {
         },
         ready_by, term());
     if (s == Status::Terminated) return finish(0, 0, RouterWait::None);
-    if (s != Status::Ok) return stop(RouterStatus::Timeout, RouterWait::RouterReady, static_cast<uint32_t>(s));
+    if (s != Status::Ok)
+        return stop(RouterStatus::Timeout, RouterWait::RouterReady, static_cast<uint32_t>(s));
 
     while (true) {
         s = router_.open(progress_deadline(), term());
@@ -237,8 +251,9 @@ int Mux::start() {
     }
     if (s == Status::Terminated) return finish(0, 0, RouterWait::None);
     if (s != Status::Ok) {
-        return stop(s == Status::Timeout || s == Status::Busy ? RouterStatus::Timeout : RouterStatus::Fault,
-                    RouterWait::RouterOpen, static_cast<uint32_t>(s));
+        return stop(
+            s == Status::Timeout || s == Status::Busy ? RouterStatus::Timeout : RouterStatus::Fault,
+            RouterWait::RouterOpen, static_cast<uint32_t>(s));
     }
     set_stage(RouterStatus::ReadyForTraffic);
     return -1;
@@ -333,7 +348,8 @@ Mux::Visit Mux::visit(uint32_t c) {
         return Visit::Forwarded;
     }
     if (!wait_router_slot()) return Visit::Blocked;
-    const Status s = forward(c, static_cast<uint32_t>(sizeof(pf::PacketHeader)) + ((bytes + 15) & ~15u));
+    const Status s =
+        forward(c, static_cast<uint32_t>(sizeof(pf::PacketHeader)) + ((bytes + 15) & ~15u));
     if (s != Status::Ok) {  // a NoC request that cannot be made or read: the mux stops
         fault_ = s;
         return Visit::Failed;
@@ -437,7 +453,8 @@ int Mux::finish(uint32_t left, uint32_t mask, RouterWait where) {
     sb_store(MSB_OFF(undrained_channels), mask);
     if (router_.is_open()) {
         const Status s = router_.close(progress_deadline(), &kKeepRunningWord);
-        if (s != Status::Ok) return stop(RouterStatus::Timeout, RouterWait::RouterClose, static_cast<uint32_t>(s));
+        if (s != Status::Ok)
+            return stop(RouterStatus::Timeout, RouterWait::RouterClose, static_cast<uint32_t>(s));
     }
     return stop(RouterStatus::Terminated, where, 0);
 }
@@ -445,7 +462,8 @@ int Mux::finish(uint32_t left, uint32_t mask, RouterWait where) {
 int Mux::run() {
     for (uint32_t off = 0; off < sizeof(pf::MuxStatusBlock); off += 4) sb_store(off, 0);
     set_stage(RouterStatus::Started);
-    if (const uint32_t bad = check_config(); bad != 0) return stop(RouterStatus::ConfigInvalid, RouterWait::None, bad);
+    if (const uint32_t bad = check_config(); bad != 0)
+        return stop(RouterStatus::ConfigInvalid, RouterWait::None, bad);
     set_stage(RouterStatus::ConfigChecked);
     if (const int rc = start(); rc >= 0) return rc;
 
@@ -467,14 +485,16 @@ int Mux::run() {
         }
         round(round_start);
         if (fault_ == Status::Ok) fault_ = settle();
-        if (fault_ != Status::Ok) return stop(RouterStatus::Fault, RouterWait::NocFlush, static_cast<uint32_t>(fault_));
+        if (fault_ != Status::Ok)
+            return stop(RouterStatus::Fault, RouterWait::NocFlush, static_cast<uint32_t>(fault_));
         Status s = credits();
         // (the old mux looked at its connections on every pass, when it was not spinning)
         if (s == Status::Ok && (kUnfair || --until_check_ == 0)) {
             until_check_ = c_.teardown_check_every;
             s = connections();
         }
-        if (s != Status::Ok) return stop(RouterStatus::Fault, RouterWait::NocCmdBuf, static_cast<uint32_t>(s));
+        if (s != Status::Ok)
+            return stop(RouterStatus::Fault, RouterWait::NocCmdBuf, static_cast<uint32_t>(s));
         const uint64_t now = hal::wall_clock();
         const uint32_t took = static_cast<uint32_t>(now - round_start);
         if (took > round_max_cycles_) round_max_cycles_ = took;

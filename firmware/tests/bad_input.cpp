@@ -60,16 +60,18 @@ int main() {
 
     // ---- 1. refused by the HAL ----
     const uint32_t cnt = transfer_cnt(0) + transfer_cnt(1);
-    r.hal_misaligned_src =
-        static_cast<uint32_t>(Eth::try_send(EthTxq::Q0, a.local_buf + protocol::kBadInputMisalignOffset, a.peer_buf, 16));
-    r.hal_misaligned_dst = static_cast<uint32_t>(Eth::try_send(EthTxq::Q0, a.local_buf, a.peer_buf + 8, 16));
+    r.hal_misaligned_src = static_cast<uint32_t>(
+        Eth::try_send(EthTxq::Q0, a.local_buf + protocol::kBadInputMisalignOffset, a.peer_buf, 16));
+    r.hal_misaligned_dst =
+        static_cast<uint32_t>(Eth::try_send(EthTxq::Q0, a.local_buf, a.peer_buf + 8, 16));
     r.hal_misaligned_size = static_cast<uint32_t>(
         Eth::try_send(EthTxq::Q0, a.local_buf, a.peer_buf, protocol::kBadInputMisalignedSize));
     r.hal_q1_remote = static_cast<uint32_t>(Eth::try_write_remote_reg(EthTxq::Q1, update_reg, 1));
     r.transfer_cnt_after_hal = transfer_cnt(0) + transfer_cnt(1) - cnt;
     const uint32_t mis = static_cast<uint32_t>(hal::Status::Misaligned);
     FW_EXPECT(k, r,
-              r.hal_misaligned_src == mis && r.hal_misaligned_dst == mis && r.hal_misaligned_size == mis &&
+              r.hal_misaligned_src == mis && r.hal_misaligned_dst == mis &&
+                  r.hal_misaligned_size == mis &&
                   r.hal_q1_remote == static_cast<uint32_t>(hal::Status::Unsupported),
               TestFail::Unexpected, BadInputStep::HalEth, 0);
     FW_EXPECT(k, r, r.transfer_cnt_after_hal == 0, TestFail::CounterMismatch, BadInputStep::HalEth,
@@ -82,8 +84,8 @@ int main() {
     // The model drops them: the queues stay free and count nothing.
     FW_EXPECT(k, r, !Eth::is_busy(EthTxq::Q0) && !Eth::is_busy(EthTxq::Q1), TestFail::Unexpected,
               BadInputStep::RawEth, 0);
-    FW_EXPECT(k, r, transfer_cnt(0) + transfer_cnt(1) == cnt, TestFail::CounterMismatch, BadInputStep::RawEth,
-              transfer_cnt(0) + transfer_cnt(1) - cnt);
+    FW_EXPECT(k, r, transfer_cnt(0) + transfer_cnt(1) == cnt, TestFail::CounterMismatch,
+              BadInputStep::RawEth, transfer_cnt(0) + transfer_cnt(1) - cnt);
 
     // ---- 3. NOC requests outside the target's memory ----
     hal::Noc<hal::kArch> noc{hal::NocId::Noc0};

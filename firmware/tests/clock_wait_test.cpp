@@ -44,7 +44,8 @@ int main() {
     // ---- monotonic, back to back ----
     const uint64_t t0 = hal::wall_clock();
     const uint64_t t1 = hal::wall_clock();
-    FW_EXPECT(k, r, t1 > t0, TestFail::Unexpected, ClockWaitStep::Monotonic, static_cast<uint32_t>(t1 - t0));
+    FW_EXPECT(k, r, t1 > t0, TestFail::Unexpected, ClockWaitStep::Monotonic,
+              static_cast<uint32_t>(t1 - t0));
     r.back_to_back_cycles = static_cast<uint32_t>(t1 - t0);
 
     // ---- wall clock and mcycle count the same cycles ----
@@ -56,27 +57,30 @@ int main() {
         const uint32_t c1 = hal::csr::mcycle();
         const uint32_t dw = static_cast<uint32_t>(w1 - w0), dc = c1 - c0;
         r.wall_minus_mcycle = dw > dc ? dw - dc : dc - dw;
-        FW_EXPECT(k, r, dw > 2000 && r.wall_minus_mcycle <= 8, TestFail::Unexpected, ClockWaitStep::Mcycle, dw);
+        FW_EXPECT(k, r, dw > 2000 && r.wall_minus_mcycle <= 8, TestFail::Unexpected,
+                  ClockWaitStep::Mcycle, dw);
     }
 
     // ---- a wait that times out ----
     {
         const uint64_t start = hal::wall_clock();
-        const hal::Status s =
-            hal::wait_until([] { return false; }, hal::Deadline::at_cycle(start + a.timeout_cycles), k.term());
+        const hal::Status s = hal::wait_until(
+            [] { return false; }, hal::Deadline::at_cycle(start + a.timeout_cycles), k.term());
         r.timeout_elapsed = static_cast<uint32_t>(hal::wall_clock() - start);
         r.timeout_status = static_cast<uint32_t>(s);
         FW_EXPECT_STATUS(k, r, s, hal::Status::Timeout, ClockWaitStep::Timeout, r.timeout_elapsed);
-        FW_EXPECT(k, r, r.timeout_elapsed >= a.timeout_cycles, TestFail::Unexpected, ClockWaitStep::Timeout,
-                  r.timeout_elapsed);
+        FW_EXPECT(k, r, r.timeout_elapsed >= a.timeout_cycles, TestFail::Unexpected,
+                  ClockWaitStep::Timeout, r.timeout_elapsed);
     }
 
     // ---- a predicate that already holds wins over an expired deadline ----
     {
-        const hal::Status s = hal::wait_until([] { return true; }, hal::Deadline::at_cycle(0), k.term());
+        const hal::Status s =
+            hal::wait_until([] { return true; }, hal::Deadline::at_cycle(0), k.term());
         r.already_true_status = static_cast<uint32_t>(s);
         FW_EXPECT_STATUS(k, r, s, hal::Status::Ok, ClockWaitStep::AlreadyTrue, 0);
-        FW_EXPECT(k, r, hal::Deadline::at_cycle(0).expired(), TestFail::Unexpected, ClockWaitStep::AlreadyTrue, 1);
+        FW_EXPECT(k, r, hal::Deadline::at_cycle(0).expired(), TestFail::Unexpected,
+                  ClockWaitStep::AlreadyTrue, 1);
     }
 
     // ---- microseconds in the arch's clock ----
@@ -84,7 +88,8 @@ int main() {
         const uint64_t now = hal::wall_clock();
         const hal::Deadline d = hal::Deadline::after_us(hal::kArch, 3);
         r.after_us_cycles = static_cast<uint32_t>(d.cycle() - now);
-        FW_EXPECT(k, r, !d.expired(), TestFail::Unexpected, ClockWaitStep::Deadline, r.after_us_cycles);
+        FW_EXPECT(k, r, !d.expired(), TestFail::Unexpected, ClockWaitStep::Deadline,
+                  r.after_us_cycles);
     }
 
     // ---- a long wait the host ends with the termination word ----
@@ -94,8 +99,8 @@ int main() {
         const uint64_t start = hal::wall_clock();
         r.long_wait_start_lo = static_cast<uint32_t>(start);
         k.publish_word(r, r.long_wait_start_lo);
-        const hal::Status s = hal::wait_until([] { return false; },
-                                              hal::Deadline::after_us(hal::kArch, a.long_wait_us), k.term());
+        const hal::Status s = hal::wait_until(
+            [] { return false; }, hal::Deadline::after_us(hal::kArch, a.long_wait_us), k.term());
         r.long_wait_end_lo = fwtest::wall32();
         r.termination_status = static_cast<uint32_t>(s);
         r.phase = static_cast<uint32_t>(ClockWaitPhase::Finished);

@@ -23,8 +23,8 @@ using protocol::TestFail;
 
 PingPongResults r{};
 
-int handshake_or_stuck(fwtest::Kernel& k, bool master, const protocol::PingPongLayout& l, uint32_t timeout_us,
-                       bool* ok) {
+int handshake_or_stuck(fwtest::Kernel& k, bool master, const protocol::PingPongLayout& l,
+                       uint32_t timeout_us, bool* ok) {
     fwtest::HandshakeWait w = fwtest::HandshakeWait::None;
     const hal::Status s = fwtest::handshake(master, l.hs_in, l.hs_out, timeout_us, k.term(), &w);
     *ok = s == hal::Status::Ok;
@@ -56,7 +56,8 @@ int master(fwtest::Kernel& k, const PingPongArgs& a, const protocol::PingPongLay
         if (s != hal::Status::Ok) {
             return k.stuck(r, protocol::kPpStuckTxq, PingPongStep::Ping, s, i);
         }
-        s = fwtest::wait_sync(l.rx + a.payload_bytes, i + 1, fwtest::deadline_us(a.timeout_us), k.term());
+        s = fwtest::wait_sync(l.rx + a.payload_bytes, i + 1, fwtest::deadline_us(a.timeout_us),
+                              k.term());
         if (s != hal::Status::Ok) {
             return k.stuck(r, protocol::kPpStuckPong, PingPongStep::Pong, s, i);
         }
@@ -72,8 +73,10 @@ int master(fwtest::Kernel& k, const PingPongArgs& a, const protocol::PingPongLay
     r.rtt_sum_lo = static_cast<uint32_t>(sum);
     r.rtt_sum_hi = static_cast<uint32_t>(sum >> 32);
     // Teardown: the Subordinate's last pong is acknowledged with FIN (its credit back).
-    fwtest::store_words(l.credit_out, protocol::EthChannelSync{protocol::kCreditFin, a.iterations, 0,
-                                                               protocol::kCreditFin ^ a.iterations ^ protocol::kSyncCheck});
+    fwtest::store_words(
+        l.credit_out,
+        protocol::EthChannelSync{protocol::kCreditFin, a.iterations, 0,
+                                 protocol::kCreditFin ^ a.iterations ^ protocol::kSyncCheck});
     hal::Status s = fwtest::send(EthTxq::Q0, l.credit_out, l.credit_in, 16, a.timeout_us, k.term());
     if (s == hal::Status::Ok) {
         s = Eth::wait_idle(EthTxq::Q0, fwtest::deadline_us(a.timeout_us), k.term());
@@ -82,7 +85,8 @@ int master(fwtest::Kernel& k, const PingPongArgs& a, const protocol::PingPongLay
         return k.stuck(r, protocol::kPpStuckTxq, PingPongStep::Teardown, s);
     }
     if (r.mismatches != 0) {
-        return k.fail(r, TestFail::DataMismatch, PingPongStep::Verify, hal::Status::Ok, r.mismatches);
+        return k.fail(r, TestFail::DataMismatch, PingPongStep::Verify, hal::Status::Ok,
+                      r.mismatches);
     }
     return k.pass(r);
 }
@@ -99,7 +103,8 @@ int subordinate(fwtest::Kernel& k, const PingPongArgs& a, const protocol::PingPo
     }
     r.handshake_cycles = fwtest::wall32() - start;
     for (uint32_t i = 0; i < a.iterations; ++i) {
-        hal::Status s = fwtest::wait_sync(l.rx + a.payload_bytes, i + 1, fwtest::deadline_us(a.timeout_us), k.term());
+        hal::Status s = fwtest::wait_sync(l.rx + a.payload_bytes, i + 1,
+                                          fwtest::deadline_us(a.timeout_us), k.term());
         if (s != hal::Status::Ok) {
             return k.stuck(r, protocol::kPpStuckPing, PingPongStep::Ping, s, i);
         }
@@ -115,14 +120,15 @@ int subordinate(fwtest::Kernel& k, const PingPongArgs& a, const protocol::PingPo
         k.beat();
     }
     // End-of-kernel credit wait: the last pong's credit must be back before this kernel ends.
-    const hal::Status s = fwtest::wait_word_eq(l.credit_in, protocol::kCreditFin, fwtest::deadline_us(a.timeout_us),
-                                               k.term());
+    const hal::Status s = fwtest::wait_word_eq(l.credit_in, protocol::kCreditFin,
+                                               fwtest::deadline_us(a.timeout_us), k.term());
     if (s != hal::Status::Ok) {
         return k.stuck(r, protocol::kPpStuckFinalCredit, PingPongStep::Teardown, s);
     }
     fwtest::zero_words(l.credit_in, 16);
     if (r.mismatches != 0) {
-        return k.fail(r, TestFail::DataMismatch, PingPongStep::Verify, hal::Status::Ok, r.mismatches);
+        return k.fail(r, TestFail::DataMismatch, PingPongStep::Verify, hal::Status::Ok,
+                      r.mismatches);
     }
     return k.pass(r);
 }

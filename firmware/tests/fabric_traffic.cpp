@@ -1,11 +1,11 @@
 // Worker traffic through the 1D fabric: open a connection to a router's ch0 (worker adapter),
-// send packet_count packets of one NoC send type round-robin to up to kFabricMaxDests destinations, close.
-// What lands where is fixed by protocol::FabricDest, so the host checks every byte and counter.
-// Every wait is bounded (timeout_us) and escapes on the mailbox's termination word: a kernel whose
-// router stops returns Stuck with the adapter's status, never hangs.
-// Packets of one slot or less of every type but ScatterWrite go through the adapter's stream
-// (one prepared header per destination, ~3x cheaper a packet than the general sends); the rest
-// through the general sends.
+// send packet_count packets of one NoC send type round-robin to up to kFabricMaxDests destinations,
+// close. What lands where is fixed by protocol::FabricDest, so the host checks every byte and
+// counter. Every wait is bounded (timeout_us) and escapes on the mailbox's termination word: a
+// kernel whose router stops returns Stuck with the adapter's status, never hangs. Packets of one
+// slot or less of every type but ScatterWrite go through the adapter's stream (one prepared header
+// per destination, ~3x cheaper a packet than the general sends); the rest through the general
+// sends.
 #include <stdint.h>
 
 #include "common/kernel.h"
@@ -34,16 +34,20 @@ bool payload_type(pf::NocSendType t) {
 }
 
 // Packet `seq` to destination `dest`, into its position p (< dest_slots).
-hal::Status send_one(fabric::FabricConnection& conn, const FabricTrafficArgs& a, const FabricDest& d,
-                     uint32_t dest, uint32_t p, uint32_t seq, const uint32_t* term) {
+hal::Status send_one(fabric::FabricConnection& conn, const FabricTrafficArgs& a,
+                     const FabricDest& d, uint32_t dest, uint32_t p, uint32_t seq,
+                     const uint32_t* term) {
     const hal::Deadline dl = fwtest::deadline_us(a.timeout_us);
     const bool flush = (a.flags & protocol::kFabricFlush) != 0;
-    const pf::NocTarget dst{d.addr + p * a.packet_bytes, static_cast<uint8_t>(d.x), static_cast<uint8_t>(d.y), 0};
-    const pf::NocTarget sem{d.sem_addr, static_cast<uint8_t>(d.sem_x), static_cast<uint8_t>(d.sem_y), 0};
+    const pf::NocTarget dst{d.addr + p * a.packet_bytes, static_cast<uint8_t>(d.x),
+                            static_cast<uint8_t>(d.y), 0};
+    const pf::NocTarget sem{d.sem_addr, static_cast<uint8_t>(d.sem_x),
+                            static_cast<uint8_t>(d.sem_y), 0};
     const pf::Route route{d.route, d.route_ext, d.flags_word, d.dst_node};
     switch (static_cast<pf::NocSendType>(a.send_type)) {
         case pf::NocSendType::UnicastWrite:
-            return conn.unicast_write(route, dst, src_of(a, dest, p), a.packet_bytes, dl, term, seq);
+            return conn.unicast_write(route, dst, src_of(a, dest, p), a.packet_bytes, dl, term,
+                                      seq);
         case pf::NocSendType::InlineWrite: {
             const pf::NocTarget t{d.addr + 4 * p, dst.x, dst.y, 0};
             return conn.inline_write(route, t, protocol::pattern_word(d.seed, p), dl, term, seq);
@@ -53,8 +57,8 @@ hal::Status send_one(fabric::FabricConnection& conn, const FabricTrafficArgs& a,
             return conn.atomic_inc(route, t, 1, flush, dl, term, seq);
         }
         case pf::NocSendType::FusedWriteAtomicInc:
-            return conn.fused_write_atomic_inc(route, dst, sem, 1, flush, src_of(a, dest, p), a.packet_bytes, dl,
-                                               term, seq);
+            return conn.fused_write_atomic_inc(route, dst, sem, 1, flush, src_of(a, dest, p),
+                                               a.packet_bytes, dl, term, seq);
         case pf::NocSendType::ScatterWrite: {
             pf::NocTarget dsts[pf::kScatterMaxChunks];
             uint16_t sizes[pf::kScatterMaxChunks - 1];
@@ -64,8 +68,8 @@ hal::Status send_one(fabric::FabricConnection& conn, const FabricTrafficArgs& a,
                 dsts[j].addr += j * a.scatter_gap + j * cb;
                 if (j + 1 < a.scatter_chunks) sizes[j] = static_cast<uint16_t>(cb);
             }
-            return conn.scatter_write(route, dsts, sizes, a.scatter_chunks, src_of(a, dest, p), a.packet_bytes, dl,
-                                      term, seq);
+            return conn.scatter_write(route, dsts, sizes, a.scatter_chunks, src_of(a, dest, p),
+                                      a.packet_bytes, dl, term, seq);
         }
         default:
             return hal::Status::BadArg;
@@ -81,7 +85,8 @@ FabricDest load_dest(const FabricTrafficArgs& a, uint32_t i) {
 }
 
 // The general sends, one call per packet (any type and size).
-[[gnu::noinline]] hal::Status send_general(Conn& conn, const FabricTrafficArgs& a, fwtest::Kernel& k, uint32_t& at) {
+[[gnu::noinline]] hal::Status send_general(Conn& conn, const FabricTrafficArgs& a,
+                                           fwtest::Kernel& k, uint32_t& at) {
     FabricDest dests[protocol::kFabricMaxDests];
     for (uint32_t i = 0; i < a.num_dests; ++i) dests[i] = load_dest(a, i);
     // Destination d = i % num_dests and its position (i / num_dests) % dest_slots, counted
@@ -106,7 +111,8 @@ FabricDest load_dest(const FabricTrafficArgs& a, uint32_t i) {
 // one slot (the general sends split larger ones).
 bool streamable(const FabricTrafficArgs& a, uint32_t payload_bytes) {
     const auto t = static_cast<pf::NocSendType>(a.send_type);
-    return t != pf::NocSendType::ScatterWrite && (!payload_type(t) || a.packet_bytes <= payload_bytes);
+    return t != pf::NocSendType::ScatterWrite &&
+           (!payload_type(t) || a.packet_bytes <= payload_bytes);
 }
 
 // The stream templates, 64 B each, in L1 where the NoC reads them. In .data, not .bss: crt0
@@ -122,11 +128,13 @@ struct Cursor {
     uint32_t seed;        // InlineWrite: the value at position p is pattern_word(seed, p)
 };
 
-hal::Status prepare(Conn& conn, const FabricTrafficArgs& a, uint32_t dest, Cursor& c, const Conn::Bound& b) {
+hal::Status prepare(Conn& conn, const FabricTrafficArgs& a, uint32_t dest, Cursor& c,
+                    const Conn::Bound& b) {
     const FabricDest d = load_dest(a, dest);
     const bool flush = (a.flags & protocol::kFabricFlush) != 0;
     const pf::NocTarget dst{d.addr, static_cast<uint8_t>(d.x), static_cast<uint8_t>(d.y), 0};
-    const pf::NocTarget sem{d.sem_addr, static_cast<uint8_t>(d.sem_x), static_cast<uint8_t>(d.sem_y), 0};
+    const pf::NocTarget sem{d.sem_addr, static_cast<uint8_t>(d.sem_x),
+                            static_cast<uint8_t>(d.sem_y), 0};
     const pf::Route route{d.route, d.route_ext, d.flags_word, d.dst_node};
     const auto l1 = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(&templates[dest]));
     c.dst0 = d.addr;
@@ -136,11 +144,13 @@ hal::Status prepare(Conn& conn, const FabricTrafficArgs& a, uint32_t dest, Curso
         case pf::NocSendType::UnicastWrite:
             return conn.prepare_unicast_write(c.t, l1, route, dst, a.packet_bytes, b);
         case pf::NocSendType::InlineWrite:
-            return conn.prepare_inline_write(c.t, l1, route, dst, protocol::pattern_word(d.seed, 0), b);
+            return conn.prepare_inline_write(c.t, l1, route, dst, protocol::pattern_word(d.seed, 0),
+                                             b);
         case pf::NocSendType::AtomicInc:
             return conn.prepare_atomic_inc(c.t, l1, route, dst, 1, flush, b);
         case pf::NocSendType::FusedWriteAtomicInc:
-            return conn.prepare_fused_write_atomic_inc(c.t, l1, route, dst, sem, 1, flush, a.packet_bytes, b);
+            return conn.prepare_fused_write_atomic_inc(c.t, l1, route, dst, sem, 1, flush,
+                                                       a.packet_bytes, b);
         default:
             return hal::Status::BadArg;
     }
@@ -148,21 +158,24 @@ hal::Status prepare(Conn& conn, const FabricTrafficArgs& a, uint32_t dest, Curso
 
 // The stream loop, one instantiation per kind of send (fewer values live in the loop).
 template <bool kInline>
-[[gnu::noinline]] hal::Status stream_loop(Conn& conn, const FabricTrafficArgs& a, fwtest::Kernel& k, Cursor* cur,
-                                          const Conn::Bound& bound, uint32_t& at) {
+[[gnu::noinline]] hal::Status stream_loop(Conn& conn, const FabricTrafficArgs& a, fwtest::Kernel& k,
+                                          Cursor* cur, const Conn::Bound& bound, uint32_t& at) {
     // What moves from one position to the next (FabricDest's table in test_kernels.h): source
     // and destination by the same step (an inline write's destination by 4, and no source).
-    const uint32_t step = kInline ? 4 : payload_type(static_cast<pf::NocSendType>(a.send_type)) ? a.packet_bytes : 0;
+    const uint32_t step = kInline                                                   ? 4
+                          : payload_type(static_cast<pf::NocSendType>(a.send_type)) ? a.packet_bytes
+                                                                                    : 0;
     const uint32_t wrap = a.dest_slots * step;  // the offset of position dest_slots: back to 0
     Cursor* c = cur;
     Cursor* const end = cur + a.num_dests;
     const uint32_t count = a.packet_count;  // a copy: `a` would be loaded again after each store
-    uint32_t off = 0;  // this round's position's offset
-    Conn::Sender snd(conn);  // the connection's counters in registers for the loop
+    uint32_t off = 0;                       // this round's position's offset
+    Conn::Sender snd(conn);                 // the connection's counters in registers for the loop
     for (uint32_t i = 0; i < count; ++i) {
-        const hal::Status s = kInline ? snd.send_inline(c->t, c->dst0 + off,
-                                                        protocol::pattern_word(c->seed, off / 4), i, bound)
-                                      : snd.send(c->t, c->src0 + off, c->dst0 + off, i, bound);
+        const hal::Status s =
+            kInline ? snd.send_inline(c->t, c->dst0 + off, protocol::pattern_word(c->seed, off / 4),
+                                      i, bound)
+                    : snd.send(c->t, c->src0 + off, c->dst0 + off, i, bound);
         if (s != hal::Status::Ok) [[unlikely]] {
             at = i;
             return s;
@@ -181,7 +194,8 @@ template <bool kInline>
     return hal::Status::Ok;
 }
 
-[[gnu::noinline]] hal::Status send_streamed(Conn& conn, const FabricTrafficArgs& a, fwtest::Kernel& k, uint32_t& at) {
+[[gnu::noinline]] hal::Status send_streamed(Conn& conn, const FabricTrafficArgs& a,
+                                            fwtest::Kernel& k, uint32_t& at) {
     const Conn::Bound bound{a.timeout_us, k.term()};
     Cursor cur[protocol::kFabricMaxDests];
     at = 0;
@@ -202,36 +216,44 @@ int main() {
     if (!k.begin()) return k.exit_code();
     const FabricTrafficArgs a = k.args<FabricTrafficArgs>();
     const auto type = static_cast<pf::NocSendType>(a.send_type);
-    const bool payload = a.send_type < static_cast<uint32_t>(pf::NocSendType::kCount) && payload_type(type);
-    if (a.num_dests == 0 || a.num_dests > protocol::kFabricMaxDests || a.dest_slots == 0 || a.timeout_us == 0 ||
-        a.send_type >= static_cast<uint32_t>(pf::NocSendType::kCount) || a.conn_l1 % 16 != 0 ||
+    const bool payload =
+        a.send_type < static_cast<uint32_t>(pf::NocSendType::kCount) && payload_type(type);
+    if (a.num_dests == 0 || a.num_dests > protocol::kFabricMaxDests || a.dest_slots == 0 ||
+        a.timeout_us == 0 || a.send_type >= static_cast<uint32_t>(pf::NocSendType::kCount) ||
+        a.conn_l1 % 16 != 0 ||
         (payload && (a.packet_bytes == 0 || a.packet_bytes % 16 != 0 || a.src_addr % 16 != 0)) ||
         (type == pf::NocSendType::ScatterWrite &&
-         (a.scatter_chunks < 2 || a.scatter_chunks > pf::kScatterMaxChunks || a.packet_bytes / a.scatter_chunks < 16))) {
+         (a.scatter_chunks < 2 || a.scatter_chunks > pf::kScatterMaxChunks ||
+          a.packet_bytes / a.scatter_chunks < 16))) {
         return k.fail(r, TestFail::BadArgs, FabricTrafficStep::Args);
     }
     if (payload) {
         for (uint32_t d = 0; d < a.num_dests; ++d) {
             const uint32_t seed = load_dest(a, d).seed;
-            for (uint32_t p = 0; p < a.dest_slots; ++p) fwtest::fill_pattern(src_of(a, d, p), a.packet_bytes, seed + p);
+            for (uint32_t p = 0; p < a.dest_slots; ++p)
+                fwtest::fill_pattern(src_of(a, d, p), a.packet_bytes, seed + p);
         }
     }
     Noc noc{hal::NocId::Noc0, fabric::FabricConnection::kNocConfig};
     FW_EXPECT_STATUS(k, r, noc.init(), hal::Status::Ok, FabricTrafficStep::Init, 0);
-    fabric::FabricConnection conn(noc, a.channel,
-                                  {protocol::fabric_conn_credit(a.conn_l1), protocol::fabric_conn_teardown(a.conn_l1),
-                                   protocol::fabric_conn_staging(a.conn_l1)});
+    fabric::FabricConnection conn(
+        noc, a.channel,
+        {protocol::fabric_conn_credit(a.conn_l1), protocol::fabric_conn_teardown(a.conn_l1),
+         protocol::fabric_conn_staging(a.conn_l1)});
     if (a.start_addr != 0) {
         const hal::Status s = hal::wait_until([&] { return fwtest::load32(a.start_addr) != 0; },
                                               fwtest::deadline_us(a.timeout_us), k.term());
-        if (s != hal::Status::Ok) return k.stuck(r, protocol::kFabricStuckStart, FabricTrafficStep::Start, s);
+        if (s != hal::Status::Ok)
+            return k.stuck(r, protocol::kFabricStuckStart, FabricTrafficStep::Start, s);
     }
     const uint32_t t0 = fwtest::wall32();
     hal::Status s = conn.open(fwtest::deadline_us(a.timeout_us), k.term());
     r.last_status = static_cast<uint32_t>(s);
-    if (s != hal::Status::Ok) return k.stuck(r, protocol::kFabricStuckOpen, FabricTrafficStep::Open, s);
+    if (s != hal::Status::Ok)
+        return k.stuck(r, protocol::kFabricStuckOpen, FabricTrafficStep::Open, s);
     uint32_t at = 0;  // the packet a failed send was for
-    s = streamable(a, conn.payload_bytes()) ? send_streamed(conn, a, k, at) : send_general(conn, a, k, at);
+    s = streamable(a, conn.payload_bytes()) ? send_streamed(conn, a, k, at)
+                                            : send_general(conn, a, k, at);
     r.last_status = static_cast<uint32_t>(s);
     if (s != hal::Status::Ok) {
         r.packets_sent = at;
@@ -244,7 +266,8 @@ int main() {
         const uint32_t t1 = fwtest::wall32();
         s = conn.close(fwtest::deadline_us(a.timeout_us), k.term());
         r.last_status = static_cast<uint32_t>(s);
-        if (s != hal::Status::Ok) return k.stuck(r, protocol::kFabricStuckClose, FabricTrafficStep::Close, s);
+        if (s != hal::Status::Ok)
+            return k.stuck(r, protocol::kFabricStuckClose, FabricTrafficStep::Close, s);
         r.close_cycles = fwtest::wall32() - t1;
     }
     return k.pass(r);

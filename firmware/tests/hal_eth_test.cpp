@@ -72,36 +72,43 @@ int main() {
             ++i;
         }
         FW_EXPECT(k, r, Eth::is_busy(kNoSuchQueue), TestFail::Unexpected, HalEthStep::ArgErrors, i);
-        FW_EXPECT(k, r, transfer_cnt(0) == cnt0 && transfer_cnt(1) == cnt1, TestFail::CounterMismatch,
-                  HalEthStep::ArgErrors, transfer_cnt(0));
+        FW_EXPECT(k, r, transfer_cnt(0) == cnt0 && transfer_cnt(1) == cnt1,
+                  TestFail::CounterMismatch, HalEthStep::ArgErrors, transfer_cnt(0));
         r.arg_errors_checked = i + 1;
     }
-    FW_EXPECT_STATUS(k, r, Eth::set_accept_ahead(EthTxq::Q0), hal::Status::Ok, HalEthStep::ArgErrors, 100);
-    FW_EXPECT_STATUS(k, r, Eth::set_accept_ahead(EthTxq::Q1), hal::Status::Ok, HalEthStep::ArgErrors, 101);
+    FW_EXPECT_STATUS(k, r, Eth::set_accept_ahead(EthTxq::Q0), hal::Status::Ok,
+                     HalEthStep::ArgErrors, 100);
+    FW_EXPECT_STATUS(k, r, Eth::set_accept_ahead(EthTxq::Q1), hal::Status::Ok,
+                     HalEthStep::ArgErrors, 101);
 
     // ---- a long send keeps TXQ0 busy ----
     fwtest::fill_pattern(src_busy, a.busy_bytes, protocol::kHalEthSeedBusy);
     fwtest::fill_pattern(src_a, a.size_a, protocol::kHalEthSeedA);
-    FW_EXPECT_STATUS(k, r, Eth::wait_idle(EthTxq::Q0, dl(), k.term()), hal::Status::Ok, HalEthStep::Busy, 0);
+    FW_EXPECT_STATUS(k, r, Eth::wait_idle(EthTxq::Q0, dl(), k.term()), hal::Status::Ok,
+                     HalEthStep::Busy, 0);
     const uint32_t t0 = fwtest::wall32();
-    FW_EXPECT_STATUS(k, r, Eth::try_send(EthTxq::Q0, src_busy, a.peer_busy, a.busy_bytes), hal::Status::Ok,
-                     HalEthStep::Busy, 1);
-    r.busy_try_send_status = static_cast<uint32_t>(Eth::try_send(EthTxq::Q0, src_a, a.peer_a, a.size_a));
-    r.busy_try_reg_status = static_cast<uint32_t>(Eth::try_write_remote_reg(EthTxq::Q0, update_reg, 0));
+    FW_EXPECT_STATUS(k, r, Eth::try_send(EthTxq::Q0, src_busy, a.peer_busy, a.busy_bytes),
+                     hal::Status::Ok, HalEthStep::Busy, 1);
+    r.busy_try_send_status =
+        static_cast<uint32_t>(Eth::try_send(EthTxq::Q0, src_a, a.peer_a, a.size_a));
+    r.busy_try_reg_status =
+        static_cast<uint32_t>(Eth::try_write_remote_reg(EthTxq::Q0, update_reg, 0));
     FW_EXPECT(k, r, Eth::is_busy(EthTxq::Q0), TestFail::Unexpected, HalEthStep::Busy, 2);
-    FW_EXPECT_STATUS(k, r, Eth::wait_idle(EthTxq::Q0, dl(), k.term()), hal::Status::Ok, HalEthStep::Busy, 3);
+    FW_EXPECT_STATUS(k, r, Eth::wait_idle(EthTxq::Q0, dl(), k.term()), hal::Status::Ok,
+                     HalEthStep::Busy, 3);
     r.busy_cycles = fwtest::wall32() - t0;
-    FW_EXPECT(k, r, r.busy_try_send_status == static_cast<uint32_t>(hal::Status::Busy) &&
-                        r.busy_try_reg_status == static_cast<uint32_t>(hal::Status::Busy),
+    FW_EXPECT(k, r,
+              r.busy_try_send_status == static_cast<uint32_t>(hal::Status::Busy) &&
+                  r.busy_try_reg_status == static_cast<uint32_t>(hal::Status::Busy),
               TestFail::Unexpected, HalEthStep::Busy, r.busy_try_send_status);
 
     // ---- data on TXQ0 and TXQ1 (separate source buffers: a source may only be reused once the
     // peer confirms it has the data, and this peer is passive) ----
-    FW_EXPECT_STATUS(k, r, Eth::send(EthTxq::Q0, src_a, a.peer_a, a.size_a, dl(), k.term()), hal::Status::Ok,
-                     HalEthStep::SendQ0, 0);
+    FW_EXPECT_STATUS(k, r, Eth::send(EthTxq::Q0, src_a, a.peer_a, a.size_a, dl(), k.term()),
+                     hal::Status::Ok, HalEthStep::SendQ0, 0);
     fwtest::fill_pattern(src_b, a.size_b, protocol::kHalEthSeedB);
-    FW_EXPECT_STATUS(k, r, Eth::send(EthTxq::Q1, src_b, a.peer_b, a.size_b, dl(), k.term()), hal::Status::Ok,
-                     HalEthStep::SendQ1, 0);
+    FW_EXPECT_STATUS(k, r, Eth::send(EthTxq::Q1, src_b, a.peer_b, a.size_b, dl(), k.term()),
+                     hal::Status::Ok, HalEthStep::SendQ1, 0);
 
     // ---- remote register writes on TXQ0: two increments and a scratch write ----
     const auto d1 = Streams::encode_delta(protocol::kHalEthRemoteDelta1);
@@ -111,20 +118,25 @@ int main() {
                      hal::Status::Ok, HalEthStep::RemoteReg, 1);
     FW_EXPECT_STATUS(k, r, Eth::write_remote_reg(EthTxq::Q0, update_reg, d2.value, dl(), k.term()),
                      hal::Status::Ok, HalEthStep::RemoteReg, 2);
-    FW_EXPECT_STATUS(k, r, Eth::write_remote_reg(EthTxq::Q0, scratch_reg, a.peer_scratch_value, dl(), k.term()),
-                     hal::Status::Ok, HalEthStep::RemoteReg, 3);
+    FW_EXPECT_STATUS(
+        k, r, Eth::write_remote_reg(EthTxq::Q0, scratch_reg, a.peer_scratch_value, dl(), k.term()),
+        hal::Status::Ok, HalEthStep::RemoteReg, 3);
 
     // ---- TXQ1 cannot carry remote register writes ----
-    r.q1_remote_try_status = static_cast<uint32_t>(Eth::try_write_remote_reg(EthTxq::Q1, update_reg, d1.value));
-    r.q1_remote_wait_status =
-        static_cast<uint32_t>(Eth::write_remote_reg(EthTxq::Q1, update_reg, d1.value, dl(), k.term()));
-    FW_EXPECT(k, r, r.q1_remote_try_status == static_cast<uint32_t>(hal::Status::Unsupported) &&
-                        r.q1_remote_wait_status == static_cast<uint32_t>(hal::Status::Unsupported),
+    r.q1_remote_try_status =
+        static_cast<uint32_t>(Eth::try_write_remote_reg(EthTxq::Q1, update_reg, d1.value));
+    r.q1_remote_wait_status = static_cast<uint32_t>(
+        Eth::write_remote_reg(EthTxq::Q1, update_reg, d1.value, dl(), k.term()));
+    FW_EXPECT(k, r,
+              r.q1_remote_try_status == static_cast<uint32_t>(hal::Status::Unsupported) &&
+                  r.q1_remote_wait_status == static_cast<uint32_t>(hal::Status::Unsupported),
               TestFail::Unexpected, HalEthStep::RemoteRegQ1Refused, r.q1_remote_try_status);
 
     // ---- every command read out; the queues counted exactly what was sent ----
-    FW_EXPECT_STATUS(k, r, Eth::wait_idle(EthTxq::Q0, dl(), k.term()), hal::Status::Ok, HalEthStep::Counters, 0);
-    FW_EXPECT_STATUS(k, r, Eth::wait_idle(EthTxq::Q1, dl(), k.term()), hal::Status::Ok, HalEthStep::Counters, 1);
+    FW_EXPECT_STATUS(k, r, Eth::wait_idle(EthTxq::Q0, dl(), k.term()), hal::Status::Ok,
+                     HalEthStep::Counters, 0);
+    FW_EXPECT_STATUS(k, r, Eth::wait_idle(EthTxq::Q1, dl(), k.term()), hal::Status::Ok,
+                     HalEthStep::Counters, 1);
     r.q0_transfer_cnt = transfer_cnt(0) - cnt0;
     r.q1_transfer_cnt = transfer_cnt(1) - cnt1;
     FW_EXPECT(k, r, r.q0_transfer_cnt == 5 && r.q1_transfer_cnt == 1, TestFail::CounterMismatch,

@@ -30,9 +30,10 @@ struct CounterSnapshot {
 };
 
 CounterSnapshot snapshot(const Noc& n) {
-    return CounterSnapshot{{n.hw_counter(st::kMstNonpostedWrReqSent), n.hw_counter(st::kMstWrAckReceived),
-                            n.hw_counter(st::kMstRdRespReceived), n.hw_counter(st::kMstAtomicRespReceived),
-                            n.hw_counter(st::kMstPostedAtomicSent), n.hw_counter(st::kMstPostedWrReqSent)}};
+    return CounterSnapshot{
+        {n.hw_counter(st::kMstNonpostedWrReqSent), n.hw_counter(st::kMstWrAckReceived),
+         n.hw_counter(st::kMstRdRespReceived), n.hw_counter(st::kMstAtomicRespReceived),
+         n.hw_counter(st::kMstPostedAtomicSent), n.hw_counter(st::kMstPostedWrReqSent)}};
 }
 
 protocol::NocCounterDeltas deltas(const CounterSnapshot& a, const CounterSnapshot& b) {
@@ -115,7 +116,8 @@ int main() {
              hal::Status::BadArg},
             {noc0.multicast_write(a.local_src, {1, 1, 2, 2}, a.target_a, 16, 4, {.vc = 1}),
              hal::Status::BadArg},
-            {noc0.multicast_write(a.local_src, {1, 1, 2, 2}, a.target_a, 16, 0), hal::Status::BadArg},
+            {noc0.multicast_write(a.local_src, {1, 1, 2, 2}, a.target_a, 16, 0),
+             hal::Status::BadArg},
             {noc0.trid_barrier(16, barrier_deadline()), hal::Status::BadArg},
             {noc0.clear_trid_counters(1u << 16), hal::Status::BadArg},
         };
@@ -124,8 +126,9 @@ int main() {
             ++checked;
         }
         // Nothing reached the NIU.
-        FW_EXPECT(k, r, noc0.hw_counter(st::kMstCmdAccepted) == accepted0 && same(snapshot(noc0), start0),
-                  TestFail::CounterMismatch, HalNocStep::ArgErrors, noc0.hw_counter(st::kMstCmdAccepted));
+        FW_EXPECT(
+            k, r, noc0.hw_counter(st::kMstCmdAccepted) == accepted0 && same(snapshot(noc0), start0),
+            TestFail::CounterMismatch, HalNocStep::ArgErrors, noc0.hw_counter(st::kMstCmdAccepted));
         r.arg_errors_checked = checked;
     }
 
@@ -142,7 +145,9 @@ int main() {
             r.flags |= protocol::kFlagNotFlushedAtIssue;
         }
         // Wait for "flushed" alone: once every ack is back, every request has necessarily left.
-        FW_EXPECT_STATUS(k, r, hal::wait_until([&] { return noc0.nonposted_writes_flushed(); }, barrier_deadline(), k.term()),
+        FW_EXPECT_STATUS(k, r,
+                         hal::wait_until([&] { return noc0.nonposted_writes_flushed(); },
+                                         barrier_deadline(), k.term()),
                          hal::Status::Ok, HalNocStep::WriteNoc0, 1);
         if (noc0.nonposted_writes_sent()) {
             r.flags |= protocol::kFlagSentWhenFlushed;
@@ -161,20 +166,26 @@ int main() {
                      HalNocStep::ReadNoc0, 1);
     {
         uint32_t first = 0;
-        const uint32_t bad = fwtest::count_mismatches(a.local_dst, T, protocol::kHalNocSeedA, &first);
+        const uint32_t bad =
+            fwtest::count_mismatches(a.local_dst, T, protocol::kHalNocSeedA, &first);
         FW_EXPECT(k, r, bad == 0, TestFail::DataMismatch, HalNocStep::ReadNoc0, first);
     }
 
     // ---- NOC1 posted write with a transaction ID, then read back on NOC1 (same path and VC, so
     // the read arrives after the posted data) ----
     fwtest::fill_pattern(a.local_src, T, protocol::kHalNocSeedB);
-    FW_EXPECT_STATUS(k, r, noc1.write(a.local_src, {t1x, t1y, a.target_b}, T, {.posted = true, .trid = 7}),
-                     hal::Status::Ok, HalNocStep::PostedWriteNoc1, 0);
-    FW_EXPECT_STATUS(k, r, hal::wait_until([&] { return noc1.posted_writes_sent(); }, barrier_deadline(), k.term()),
-                     hal::Status::Ok, HalNocStep::PostedWriteNoc1, 1);
+    FW_EXPECT_STATUS(
+        k, r, noc1.write(a.local_src, {t1x, t1y, a.target_b}, T, {.posted = true, .trid = 7}),
+        hal::Status::Ok, HalNocStep::PostedWriteNoc1, 0);
+    FW_EXPECT_STATUS(
+        k, r,
+        hal::wait_until([&] { return noc1.posted_writes_sent(); }, barrier_deadline(), k.term()),
+        hal::Status::Ok, HalNocStep::PostedWriteNoc1, 1);
     r.flags |= protocol::kFlagPostedSent;
-    FW_EXPECT_STATUS(k, r, hal::wait_until([&] { return noc1.trid_writes_sent(7); }, barrier_deadline(), k.term()),
-                     hal::Status::Ok, HalNocStep::PostedWriteNoc1, 2);
+    FW_EXPECT_STATUS(
+        k, r,
+        hal::wait_until([&] { return noc1.trid_writes_sent(7); }, barrier_deadline(), k.term()),
+        hal::Status::Ok, HalNocStep::PostedWriteNoc1, 2);
     r.flags |= protocol::kFlagTridWritesSent;
     FW_EXPECT_STATUS(k, r, noc1.write_barrier(barrier_deadline(), k.term()), hal::Status::Ok,
                      HalNocStep::PostedWriteNoc1, 3);
@@ -186,7 +197,8 @@ int main() {
                      HalNocStep::ReadNoc1, 1);
     {
         uint32_t first = 0;
-        const uint32_t bad = fwtest::count_mismatches(a.local_dst, T, protocol::kHalNocSeedB, &first);
+        const uint32_t bad =
+            fwtest::count_mismatches(a.local_dst, T, protocol::kHalNocSeedB, &first);
         FW_EXPECT(k, r, bad == 0, TestFail::DataMismatch, HalNocStep::ReadNoc1, first);
     }
     // NOC1 read of what NOC0 wrote (acknowledged, so it is there).
@@ -197,7 +209,8 @@ int main() {
                      HalNocStep::ReadNoc1, 3);
     {
         uint32_t first = 0;
-        const uint32_t bad = fwtest::count_mismatches(a.local_dst, T, protocol::kHalNocSeedA, &first);
+        const uint32_t bad =
+            fwtest::count_mismatches(a.local_dst, T, protocol::kHalNocSeedA, &first);
         FW_EXPECT(k, r, bad == 0, TestFail::DataMismatch, HalNocStep::ReadNoc1, 0x10000 | first);
     }
 
@@ -220,10 +233,11 @@ int main() {
                              noc1.write_inline({t1x, t1y, a.target_words + 4},
                                                protocol::kHalNocInlineValue1, {.posted = true}),
                              hal::Status::Ok, HalNocStep::Inline, 1);
-            FW_EXPECT_STATUS(k, r,
-                             noc0.write_inline({t0x, t0y, a.target_words + 8},
-                                               protocol::kHalNocInlineByteValue, {.byte_enable = 0x2}),
-                             hal::Status::Ok, HalNocStep::Inline, 2);
+            FW_EXPECT_STATUS(
+                k, r,
+                noc0.write_inline({t0x, t0y, a.target_words + 8}, protocol::kHalNocInlineByteValue,
+                                  {.byte_enable = 0x2}),
+                hal::Status::Ok, HalNocStep::Inline, 2);
             expect[0] = protocol::kHalNocInlineValue0;
             expect[1] = protocol::kHalNocInlineValue1;
             expect[2] = protocol::kHalNocInlineByteValue & 0x0000FF00u;
@@ -233,13 +247,13 @@ int main() {
         FW_EXPECT_STATUS(k, r, noc1.write_barrier(barrier_deadline(), k.term()), hal::Status::Ok,
                          HalNocStep::Inline, 4);
         fwtest::zero_words(a.local_dst, 16);
-        FW_EXPECT_STATUS(k, r, noc1.read({t1x, t1y, a.target_words}, a.local_dst, 16), hal::Status::Ok,
-                         HalNocStep::Inline, 5);
+        FW_EXPECT_STATUS(k, r, noc1.read({t1x, t1y, a.target_words}, a.local_dst, 16),
+                         hal::Status::Ok, HalNocStep::Inline, 5);
         FW_EXPECT_STATUS(k, r, noc1.read_barrier(barrier_deadline(), k.term()), hal::Status::Ok,
                          HalNocStep::Inline, 6);
         for (uint32_t i = 0; i < 4; ++i) {
-            FW_EXPECT(k, r, fwtest::load32(a.local_dst + 4 * i) == expect[i], TestFail::DataMismatch,
-                      HalNocStep::Inline, 0x10 + i);
+            FW_EXPECT(k, r, fwtest::load32(a.local_dst + 4 * i) == expect[i],
+                      TestFail::DataMismatch, HalNocStep::Inline, 0x10 + i);
         }
     }
 
@@ -262,8 +276,8 @@ int main() {
         FW_EXPECT_STATUS(k, r, noc0.atomic_barrier(barrier_deadline(), k.term()), hal::Status::Ok,
                          HalNocStep::Atomic, 5);
         r.atomic_old_second = fwtest::load32(a.local_atomic_ret);
-        FW_EXPECT(k, r, r.atomic_old_second == init + 12, TestFail::DataMismatch, HalNocStep::Atomic,
-                  r.atomic_old_second);
+        FW_EXPECT(k, r, r.atomic_old_second == init + 12, TestFail::DataMismatch,
+                  HalNocStep::Atomic, r.atomic_old_second);
         // Wrap above bit 7: only the low byte counts, the rest of the word is kept.
         FW_EXPECT_STATUS(k, r, noc0.atomic_inc(ctr0, 0x10, {.wrap = 7}), hal::Status::Ok,
                          HalNocStep::Atomic, 6);
@@ -274,8 +288,8 @@ int main() {
                   r.atomic_old_wrap);
         const uint32_t wrapped = (init & ~0xFFu) | ((init + 13 + 0x10) & 0xFFu);
         // NOC1: +0x100 on the wrapped value.
-        FW_EXPECT_STATUS(k, r, noc1.atomic_inc({t1x, t1y, a.target_counter}, 0x100), hal::Status::Ok,
-                         HalNocStep::Atomic, 8);
+        FW_EXPECT_STATUS(k, r, noc1.atomic_inc({t1x, t1y, a.target_counter}, 0x100),
+                         hal::Status::Ok, HalNocStep::Atomic, 8);
         FW_EXPECT_STATUS(k, r, noc1.atomic_barrier(barrier_deadline(), k.term()), hal::Status::Ok,
                          HalNocStep::Atomic, 9);
         FW_EXPECT(k, r, fwtest::load32(a.local_atomic_ret) == wrapped, TestFail::DataMismatch,
@@ -301,15 +315,17 @@ int main() {
         // Two IDs in flight at once, waited for in the other order.
         FW_EXPECT_STATUS(k, r, noc0.write(a.local_src, tgt, 256, {.trid = 3}), hal::Status::Ok,
                          HalNocStep::Trids, 2);
-        FW_EXPECT_STATUS(k, r, noc0.write(a.local_src + 256, {t0x, t0y, a.target_a + 256}, 256, {.trid = 4}),
-                         hal::Status::Ok, HalNocStep::Trids, 3);
+        FW_EXPECT_STATUS(
+            k, r, noc0.write(a.local_src + 256, {t0x, t0y, a.target_a + 256}, 256, {.trid = 4}),
+            hal::Status::Ok, HalNocStep::Trids, 3);
         FW_EXPECT_STATUS(k, r, noc0.trid_barrier(4, barrier_deadline(), k.term()), hal::Status::Ok,
                          HalNocStep::Trids, 4);
         FW_EXPECT_STATUS(k, r, noc0.trid_barrier(3, barrier_deadline(), k.term()), hal::Status::Ok,
                          HalNocStep::Trids, 5);
         FW_EXPECT(k, r, noc0.trid_flushed(3) && noc0.trid_flushed(4), TestFail::Unexpected,
                   HalNocStep::Trids, 6);
-        FW_EXPECT_STATUS(k, r, noc0.clear_trid_counters(1u << 9), hal::Status::Ok, HalNocStep::Trids, 7);
+        FW_EXPECT_STATUS(k, r, noc0.clear_trid_counters(1u << 9), hal::Status::Ok,
+                         HalNocStep::Trids, 7);
     }
 
     // ---- barriers with nothing outstanding, even with an expired deadline ----
@@ -326,11 +342,11 @@ int main() {
 
     // ---- the software counts agree with the NIU ----
     FW_EXPECT(k, r,
-              noc0.nonposted_writes_sent() && noc0.nonposted_writes_flushed() && noc0.posted_writes_sent() &&
-                  noc0.reads_flushed() && noc0.atomics_flushed() && noc0.posted_atomics_sent() &&
-                  noc1.nonposted_writes_sent() && noc1.nonposted_writes_flushed() &&
-                  noc1.posted_writes_sent() && noc1.reads_flushed() && noc1.atomics_flushed() &&
-                  noc1.posted_atomics_sent(),
+              noc0.nonposted_writes_sent() && noc0.nonposted_writes_flushed() &&
+                  noc0.posted_writes_sent() && noc0.reads_flushed() && noc0.atomics_flushed() &&
+                  noc0.posted_atomics_sent() && noc1.nonposted_writes_sent() &&
+                  noc1.nonposted_writes_flushed() && noc1.posted_writes_sent() &&
+                  noc1.reads_flushed() && noc1.atomics_flushed() && noc1.posted_atomics_sent(),
               TestFail::CounterMismatch, HalNocStep::Counters, 0);
     r.noc0 = deltas(start0, snapshot(noc0));
     r.noc1 = deltas(start1, snapshot(noc1));

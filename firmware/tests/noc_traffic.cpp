@@ -28,8 +28,9 @@ NocTrafficResults r{};
 
 int run(fwtest::Kernel& k, const NocTrafficArgs& a) {
     const auto op = static_cast<NocTrafficOp>(a.op);
-    Noc noc{a.noc == 1 ? hal::NocId::Noc1 : hal::NocId::Noc0,
-            {.atomic_return_l1_addr = op == NocTrafficOp::AtomicInc ? a.atomic_ret : hal::kNoL1Addr}};
+    Noc noc{
+        a.noc == 1 ? hal::NocId::Noc1 : hal::NocId::Noc0,
+        {.atomic_return_l1_addr = op == NocTrafficOp::AtomicInc ? a.atomic_ret : hal::kNoL1Addr}};
     FW_EXPECT_STATUS(k, r, noc.init(), hal::Status::Ok, NocTrafficStep::Init, 0);
     if ((op == NocTrafficOp::Write || op == NocTrafficOp::Multicast) && a.seed != 0) {
         fwtest::fill_pattern(a.local_addr, a.request_bytes, a.seed);
@@ -49,12 +50,12 @@ int run(fwtest::Kernel& k, const NocTrafficArgs& a) {
         hal::Status s = hal::Status::BadArg;
         switch (op) {
             case NocTrafficOp::Write:
-                s = noc.write(a.local_addr, {a.dest_x, a.dest_y, a.dest_addr + off}, a.request_bytes,
-                              {.posted = a.posted != 0, .vc = a.vc});
+                s = noc.write(a.local_addr, {a.dest_x, a.dest_y, a.dest_addr + off},
+                              a.request_bytes, {.posted = a.posted != 0, .vc = a.vc});
                 break;
             case NocTrafficOp::Multicast:
-                s = noc.multicast_write(a.local_addr, rect, a.dest_addr + off, a.request_bytes, a.mcast_dests,
-                                        {.posted = a.posted != 0, .vc = a.vc});
+                s = noc.multicast_write(a.local_addr, rect, a.dest_addr + off, a.request_bytes,
+                                        a.mcast_dests, {.posted = a.posted != 0, .vc = a.vc});
                 break;
             case NocTrafficOp::AtomicInc:
                 s = noc.atomic_inc({a.dest_x, a.dest_y, a.dest_addr}, a.incr, {.vc = a.vc});
@@ -74,8 +75,8 @@ int run(fwtest::Kernel& k, const NocTrafficArgs& a) {
                 }
                 break;
             case NocTrafficOp::Read:
-                s = noc.read({a.dest_x, a.dest_y, a.dest_addr + off}, a.local_addr + off, a.request_bytes,
-                             {.vc = a.vc});
+                s = noc.read({a.dest_x, a.dest_y, a.dest_addr + off}, a.local_addr + off,
+                             a.request_bytes, {.vc = a.vc});
                 break;
             default:
                 return k.fail(r, TestFail::BadArgs, NocTrafficStep::Args, hal::Status::Ok, a.op);
@@ -97,8 +98,10 @@ int run(fwtest::Kernel& k, const NocTrafficArgs& a) {
     r.hw_rd_resp = noc.hw_counter(st::kMstRdRespReceived) - c_rd;
     if (op == NocTrafficOp::Read && a.seed != 0) {
         uint32_t first = 0;
-        r.read_mismatches = fwtest::count_mismatches(a.local_addr, a.request_bytes * a.requests, a.seed, &first);
-        FW_EXPECT(k, r, r.read_mismatches == 0, TestFail::DataMismatch, NocTrafficStep::Verify, first);
+        r.read_mismatches =
+            fwtest::count_mismatches(a.local_addr, a.request_bytes * a.requests, a.seed, &first);
+        FW_EXPECT(k, r, r.read_mismatches == 0, TestFail::DataMismatch, NocTrafficStep::Verify,
+                  first);
     }
     FW_EXPECT(k, r, r.atomic_not_increasing == 0, TestFail::Unexpected, NocTrafficStep::Verify,
               r.atomic_not_increasing);

@@ -27,14 +27,16 @@ enum class Step : uint32_t { Args = 1, Handshake, Send, Observe, Verify, Fin };
 
 TxqOrderResults r{};
 
-int handshake_or_stuck(fwtest::Kernel& k, bool master, const TxqOrderLayout& l, uint32_t timeout_us) {
+int handshake_or_stuck(fwtest::Kernel& k, bool master, const TxqOrderLayout& l,
+                       uint32_t timeout_us) {
     fwtest::HandshakeWait w = fwtest::HandshakeWait::None;
     const hal::Status s = fwtest::handshake(master, l.hs_in, l.hs_out, timeout_us, k.term(), &w);
     if (s == hal::Status::Ok) {
         return -1;
     }
-    return k.stuck(r, w == fwtest::HandshakeWait::Txq ? protocol::kToStuckTxq : protocol::kToStuckHandshake,
-                   Step::Handshake, s);
+    return k.stuck(
+        r, w == fwtest::HandshakeWait::Txq ? protocol::kToStuckTxq : protocol::kToStuckHandshake,
+        Step::Handshake, s);
 }
 
 int master(fwtest::Kernel& k, const TxqOrderArgs& a, const TxqOrderLayout& l) {
@@ -43,12 +45,14 @@ int master(fwtest::Kernel& k, const TxqOrderArgs& a, const TxqOrderLayout& l) {
     if (which == TxqOrderCase::SeqSlot) {
         for (uint32_t q = 0; q < a.queues; ++q) {
             for (uint32_t j = 0; j < a.count; ++j) {
-                fwtest::store_words(l.seq_src[q] + 16 * j, protocol::EthChannelSync{j + 1, q, 0, 0});
+                fwtest::store_words(l.seq_src[q] + 16 * j,
+                                    protocol::EthChannelSync{j + 1, q, 0, 0});
             }
         }
     } else {
         fwtest::fill_pattern(l.big, a.big_bytes, protocol::kTxqOrderSeed);
-        fwtest::store_words(l.seq_src[0], protocol::EthChannelSync{protocol::kTxqOrderFlag, 0, 0, 0});
+        fwtest::store_words(l.seq_src[0],
+                            protocol::EthChannelSync{protocol::kTxqOrderFlag, 0, 0, 0});
     }
     fwtest::zero_words(l.fin_in, 16);
     const int rc = handshake_or_stuck(k, true, l, a.timeout_us);
@@ -62,7 +66,8 @@ int master(fwtest::Kernel& k, const TxqOrderArgs& a, const TxqOrderLayout& l) {
         case TxqOrderCase::SeqSlot:
             for (uint32_t j = 0; j < a.count; ++j) {
                 for (uint32_t q = 0; q < a.queues; ++q) {
-                    const hal::Status s = send(static_cast<EthTxq>(q), l.seq_src[q] + 16 * j, l.slot[q], 16);
+                    const hal::Status s =
+                        send(static_cast<EthTxq>(q), l.seq_src[q] + 16 * j, l.slot[q], 16);
                     if (s != hal::Status::Ok) {
                         return k.stuck(r, protocol::kToStuckTxq, Step::Send, s, j);
                     }
@@ -73,7 +78,8 @@ int master(fwtest::Kernel& k, const TxqOrderArgs& a, const TxqOrderLayout& l) {
         case TxqOrderCase::CrossQueue: {
             hal::Status s = send(EthTxq::Q0, l.big, l.big, a.big_bytes);
             if (s == hal::Status::Ok) {
-                s = send(which == TxqOrderCase::SameQueue ? EthTxq::Q0 : EthTxq::Q1, l.seq_src[0], l.flag, 16);
+                s = send(which == TxqOrderCase::SameQueue ? EthTxq::Q0 : EthTxq::Q1, l.seq_src[0],
+                         l.flag, 16);
             }
             if (s != hal::Status::Ok) {
                 return k.stuck(r, protocol::kToStuckTxq, Step::Send, s);
@@ -83,8 +89,8 @@ int master(fwtest::Kernel& k, const TxqOrderArgs& a, const TxqOrderLayout& l) {
         default:
             return k.fail(r, TestFail::BadArgs, Step::Args, hal::Status::Ok, a.which);
     }
-    const hal::Status s = fwtest::wait_word_eq(l.fin_in, protocol::kCreditFin, fwtest::deadline_us(a.timeout_us),
-                                               k.term());
+    const hal::Status s = fwtest::wait_word_eq(l.fin_in, protocol::kCreditFin,
+                                               fwtest::deadline_us(a.timeout_us), k.term());
     if (s != hal::Status::Ok) {
         return k.stuck(r, protocol::kToStuckFin, Step::Fin, s);
     }
@@ -129,16 +135,18 @@ int subordinate(fwtest::Kernel& k, const TxqOrderArgs& a, const TxqOrderLayout& 
             return k.stuck(r, protocol::kToStuckFinal, Step::Observe, s, last[0]);
         }
     } else {
-        hal::Status s =
-            fwtest::wait_word_eq(l.flag, protocol::kTxqOrderFlag, fwtest::deadline_us(a.timeout_us), k.term());
+        hal::Status s = fwtest::wait_word_eq(l.flag, protocol::kTxqOrderFlag,
+                                             fwtest::deadline_us(a.timeout_us), k.term());
         const uint32_t last_index = a.big_bytes / 4 - 1;
         const uint32_t last_word = fwtest::load32(l.big + 4 * last_index);
         r.flag_cycles = fwtest::wall32() - t0;
         if (s != hal::Status::Ok) {
             return k.stuck(r, protocol::kToStuckFinal, Step::Observe, s);
         }
-        r.last_word_present_at_flag = last_word == protocol::pattern_word(protocol::kTxqOrderSeed, last_index) ? 1 : 0;
-        s = fwtest::wait_word_eq(l.big + 4 * last_index, protocol::pattern_word(protocol::kTxqOrderSeed, last_index),
+        r.last_word_present_at_flag =
+            last_word == protocol::pattern_word(protocol::kTxqOrderSeed, last_index) ? 1 : 0;
+        s = fwtest::wait_word_eq(l.big + 4 * last_index,
+                                 protocol::pattern_word(protocol::kTxqOrderSeed, last_index),
                                  fwtest::deadline_us(a.timeout_us), k.term());
         if (s != hal::Status::Ok) {
             return k.stuck(r, protocol::kToStuckData, Step::Observe, s);
@@ -155,7 +163,8 @@ int subordinate(fwtest::Kernel& k, const TxqOrderArgs& a, const TxqOrderLayout& 
         return k.stuck(r, protocol::kToStuckTxq, Step::Fin, s);
     }
     if (r.decreases[0] != 0 || r.decreases[1] != 0) {
-        return k.fail(r, TestFail::Unexpected, Step::Verify, hal::Status::Ok, r.decreases[0] | (r.decreases[1] << 16));
+        return k.fail(r, TestFail::Unexpected, Step::Verify, hal::Status::Ok,
+                      r.decreases[0] | (r.decreases[1] << 16));
     }
     if (r.mismatches_final != 0) {
         return k.fail(r, TestFail::DataMismatch, Step::Verify, hal::Status::Ok, r.mismatches_final);
@@ -191,6 +200,7 @@ int main() {
         case protocol::KernelRole::Subordinate:
             return subordinate(k, a, l);
         default:
-            return k.fail(r, TestFail::BadArgs, Step::Args, hal::Status::Ok, static_cast<uint32_t>(k.role()));
+            return k.fail(r, TestFail::BadArgs, Step::Args, hal::Status::Ok,
+                          static_cast<uint32_t>(k.role()));
     }
 }

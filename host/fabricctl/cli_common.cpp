@@ -229,10 +229,11 @@ std::optional<BaseFirmware> choose_base_firmware(const std::string& given, bool 
         std::string looked;
         path = find_firmware(hal::Arch::WormholeB0, "erisc_base", &looked);
         if (!path) {
-            fabric::fail(fabric::ErrorCategory::BadInput,
-                         "no Wormhole base firmware erisc_base.elf found (looked in: {}); build the "
-                         "firmware, pass --base-fw <elf>, or --no-base-fw",
-                         looked);
+            fabric::fail(
+                fabric::ErrorCategory::BadInput,
+                "no Wormhole base firmware erisc_base.elf found (looked in: {}); build the "
+                "firmware, pass --base-fw <elf>, or --no-base-fw",
+                looked);
         }
     }
     if (path && arch != hal::Arch::WormholeB0) {
@@ -246,15 +247,18 @@ std::optional<BaseFirmware> choose_base_firmware(const std::string& given, bool 
     return fw;
 }
 
-std::vector<uint32_t> parse_number_list(std::string_view option, const std::string& text, std::string_view what) {
+std::vector<uint32_t> parse_number_list(std::string_view option, const std::string& text,
+                                        std::string_view what) {
     std::vector<uint32_t> out;
     if (text.empty()) return out;
     size_t at = 0;
     while (true) {
         const size_t comma = text.find(',', at);
         const std::string item = text.substr(at, comma == std::string::npos ? comma : comma - at);
-        if (item.empty() || item.size() > 6 || item.find_first_not_of("0123456789") != std::string::npos) {
-            fabric::fail(fabric::ErrorCategory::BadInput, "{} {}: '{}' is not a {}", option, text, item, what);
+        if (item.empty() || item.size() > 6 ||
+            item.find_first_not_of("0123456789") != std::string::npos) {
+            fabric::fail(fabric::ErrorCategory::BadInput, "{} {}: '{}' is not a {}", option, text,
+                         item, what);
         }
         out.push_back(static_cast<uint32_t>(std::stoul(item)));
         if (comma == std::string::npos) break;

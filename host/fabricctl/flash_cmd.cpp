@@ -36,10 +36,14 @@ class Command final : public CliCommand {
             ->capture_default_str();
         cmd_->add_option("--cluster", cluster_, "Cluster descriptor (--target sim)");
         cmd_->add_option("--soc", soc_, "SoC descriptor (default: the arch's)");
-        cmd_->add_option("--base-fw", base_fw_, "WH base firmware the model's eth cores boot (--target sim)");
-        cmd_->add_flag("--no-base-fw", no_base_fw_, "Bare-metal eth cores in the model (--target sim)");
-        cmd_->add_option("--dir", dir_, "Device node directory (--target pcie)")->capture_default_str();
-        cmd_->add_option("--chips", chips_, "Chips, e.g. 0,1 (default: every chip the target reaches)");
+        cmd_->add_option("--base-fw", base_fw_,
+                         "WH base firmware the model's eth cores boot (--target sim)");
+        cmd_->add_flag("--no-base-fw", no_base_fw_,
+                       "Bare-metal eth cores in the model (--target sim)");
+        cmd_->add_option("--dir", dir_, "Device node directory (--target pcie)")
+            ->capture_default_str();
+        cmd_->add_option("--chips", chips_,
+                         "Chips, e.g. 0,1 (default: every chip the target reaches)");
         cmd_->add_option("--eth", eth_, "Ethernet channels, e.g. 0,1, or all")->required();
         cmd_->add_flag("--wait", wait_, "Wait for every core to exit (always with --target sim)");
         add_max_cycles_option(*cmd_, max_cycles_, "Cycle budget when waiting")
@@ -68,15 +72,17 @@ class Command final : public CliCommand {
         }
         std::vector<fabric::LaunchTarget> targets;
         std::vector<uint32_t> target_eth;
-        const auto placement = fabric::erisc_placement(hal::arch_map(soc.arch()), soc.eth_l1_size());
+        const auto placement =
+            fabric::erisc_placement(hal::arch_map(soc.arch()), soc.eth_l1_size());
         for (uint32_t chip : chips) {
             if (chip >= dev->chip_count()) {
-                fabric::fail(ErrorCategory::BadInput, "--chips: chip {} is not on {} (chips 0..{})", chip,
-                             dev->description(), dev->chip_count() - 1);
+                fabric::fail(ErrorCategory::BadInput, "--chips: chip {} is not on {} (chips 0..{})",
+                             chip, dev->description(), dev->chip_count() - 1);
             }
             for (uint32_t e : channels) {
                 if (e >= soc.eth_channels()) {
-                    fabric::fail(ErrorCategory::BadInput, "--eth: channel {} is not on a {} chip (0..{})", e,
+                    fabric::fail(ErrorCategory::BadInput,
+                                 "--eth: channel {} is not on a {} chip (0..{})", e,
                                  fabric::arch_name(soc.arch()), soc.eth_channels() - 1);
                 }
                 targets.push_back({{chip, soc.eth_core(e)}, &image, placement});
@@ -99,33 +105,45 @@ class Command final : public CliCommand {
     std::unique_ptr<fabric::Device> open_device() const {
         if (target_ == "pcie") {
             if (!cluster_.empty() || !base_fw_.empty() || no_base_fw_) {
-                fabric::fail(ErrorCategory::BadInput, "--cluster / --base-fw / --no-base-fw describe the model: use them with --target sim");
+                fabric::fail(ErrorCategory::BadInput,
+                             "--cluster / --base-fw / --no-base-fw describe the model: use them "
+                             "with --target sim");
             }
             return open_pcie_device(dir_, soc_);
         }
 #ifndef FABRIC_HAVE_SIM
-        fabric::fail(ErrorCategory::Unsupported, "this fabricctl was built without the simulator: --target sim is unavailable");
+        fabric::fail(ErrorCategory::Unsupported,
+                     "this fabricctl was built without the simulator: --target sim is unavailable");
 #else
-        if (cluster_.empty()) fabric::fail(ErrorCategory::BadInput, "--target sim needs --cluster (a cluster descriptor)");
+        if (cluster_.empty())
+            fabric::fail(ErrorCategory::BadInput,
+                         "--target sim needs --cluster (a cluster descriptor)");
         auto cluster = fabric::ClusterDescriptor::load_file(cluster_);
         const hal::Arch arch = cluster.arch();
         fabric::SimDeviceOptions o;
         o.cluster = std::move(cluster);
-        if (auto base = choose_base_firmware(base_fw_, !no_base_fw_, arch)) o.wh_base_firmware = std::move(base->image);
+        if (auto base = choose_base_firmware(base_fw_, !no_base_fw_, arch))
+            o.wh_base_firmware = std::move(base->image);
         return std::make_unique<fabric::SimDevice>(load_soc_for(arch, soc_), arch, std::move(o));
 #endif
     }
 
     // One line (or JSON entry) per core; the exit code of the first core that did not exit 0.
-    int report(fabric::Device& dev, const std::vector<fabric::LaunchTarget>& targets, const std::vector<uint32_t>& eth,
-               const std::vector<fabric::LaunchMethod>& methods, const std::vector<fabric::LaunchResult>& results) const {
+    int report(fabric::Device& dev, const std::vector<fabric::LaunchTarget>& targets,
+               const std::vector<uint32_t>& eth, const std::vector<fabric::LaunchMethod>& methods,
+               const std::vector<fabric::LaunchResult>& results) const {
         int code = kOk;
         json cores = json::array();
         std::vector<std::string> lines;
         for (size_t i = 0; i < targets.size(); ++i) {
             const auto& core = targets[i].core;
-            const char* method = methods[i] == fabric::LaunchMethod::LaunchFlag ? "launch_flag" : "reset_pc";
-            json j{{"chip", core.chip}, {"eth", eth[i]}, {"x", core.core.x}, {"y", core.core.y}, {"launch", method}};
+            const char* method =
+                methods[i] == fabric::LaunchMethod::LaunchFlag ? "launch_flag" : "reset_pc";
+            json j{{"chip", core.chip},
+                   {"eth", eth[i]},
+                   {"x", core.core.x},
+                   {"y", core.core.y},
+                   {"launch", method}};
             std::string what = "started";
             if (!results.empty()) {
                 const auto& r = results[i];
@@ -135,16 +153,18 @@ class Command final : public CliCommand {
                 if (r.outcome == fabric::LaunchOutcome::Exited) {
                     j["exit_status"] = r.status.exit_status;
                     c = r.status.exit_status == 0 ? kOk
-                        : r.status.exit_status <= kFirmwareStatusMax ? static_cast<int>(r.status.exit_status)
-                                                                     : kFirmwareStatusHigh;
+                        : r.status.exit_status <= kFirmwareStatusMax
+                            ? static_cast<int>(r.status.exit_status)
+                            : kFirmwareStatusHigh;
                     what = fmt::format("{} {} after {} cycles",
-                                       r.returned_to_base_firmware ? "returned to the base firmware with status"
-                                                                   : "exited with status",
+                                       r.returned_to_base_firmware
+                                           ? "returned to the base firmware with status"
+                                           : "exited with status",
                                        r.status.exit_status, r.cycles);
                 } else if (r.outcome == fabric::LaunchOutcome::Trapped) {
                     c = kTrap;
-                    what = fmt::format("trapped: {} (mcause {}) at pc {}", r.status.trap_name, r.status.trap_cause,
-                                       fabric::hex32(r.status.trap_pc));
+                    what = fmt::format("trapped: {} (mcause {}) at pc {}", r.status.trap_name,
+                                       r.status.trap_cause, fabric::hex32(r.status.trap_pc));
                 } else {
                     c = kTimeout;
                     what = fmt::format("still running after {} cycles", r.cycles);
@@ -152,7 +172,8 @@ class Command final : public CliCommand {
                 if (code == kOk) code = c;
             }
             cores.push_back(std::move(j));
-            lines.push_back(fmt::format("chip {} eth {:<2} (core {}): {}, {}", core.chip, eth[i], core.core.str(), method, what));
+            lines.push_back(fmt::format("chip {} eth {:<2} (core {}): {}, {}", core.chip, eth[i],
+                                        core.core.str(), method, what));
         }
         if (as_json_) {
             print_json(json{{"ok", code == kOk},

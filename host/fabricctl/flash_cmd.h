@@ -2,7 +2,8 @@
 // it, on the model or on silicon.
 //
 //   fabricctl flash [--target sim|pcie] [--cluster yaml] [--no-base-fw | --base-fw elf] [--dir DIR]
-//                   [--chips 0,1,..] --eth 0,1,..|all firmware.elf [--wait] [--max-cycles N] [--json]
+//                   [--chips 0,1,..] --eth 0,1,..|all firmware.elf [--wait] [--max-cycles N]
+//                   [--json]
 //
 //   --target sim   (default) the model of --cluster's chips (every chip reachable); the model lives
 //                  only as long as the command, so it always waits for the cores (as --wait)

@@ -38,7 +38,6 @@ std::optional<std::string> traffic_problem(std::string_view name, const TrafficO
 // running at the budget, else 108.
 int traffic_failure_code(std::span<const TrafficOutcome> outcomes);
 
-
 // After a graceful termination: every router's packets taken by its peer (sent = received over
 // all routers), `expect_deliveries` local deliveries, no rejected packets. Appends to `problems`.
 void check_router_counters(std::span<const fabric::RouterSnapshot> snaps,

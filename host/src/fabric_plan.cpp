@@ -107,8 +107,8 @@ FabricPlan plan_fabric(const ClusterDescriptor& cluster, const SocDescriptor& so
 
     // ---- slots ----
     const pf::RouterConfig used = used_channels(o);
-    const SlotChoice slots =
-        choose_slots("fabric plan", topology_name(o.topology), tuning_of(o), soc, {&used, 1}, SlotSteps::Halving);
+    const SlotChoice slots = choose_slots("fabric plan", topology_name(o.topology), tuning_of(o),
+                                          soc, {&used, 1}, SlotSteps::Halving);
 
     // ---- links ----
     const size_t link_count = ring ? n : n - 1;

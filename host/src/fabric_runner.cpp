@@ -603,21 +603,24 @@ void FabricRunner::attach() {
         }
         const RouterSnapshot s = snapshot(i);
         if (!same) {
-            wrong.push_back(fmt::format("{}: its config is not the plan's", router_component_name(r)));
-        } else if (s.block.status != static_cast<uint32_t>(pf::RouterStatus::ReadyForTraffic) || core_failed(s) ||
-                   s.core_finished) {
+            wrong.push_back(
+                fmt::format("{}: its config is not the plan's", router_component_name(r)));
+        } else if (s.block.status != static_cast<uint32_t>(pf::RouterStatus::ReadyForTraffic) ||
+                   core_failed(s) || s.core_finished) {
             wrong.push_back(s.describe());
         }
     }
     if (!wrong.empty()) {
         started_ = false;
-        fail(ErrorCategory::Fabric, "fabric attach: {} of {} routers are not this plan's running fabric: {}",
-             wrong.size(), plan_.routers.size(), fmt::join(wrong, "; "));
+        fail(ErrorCategory::Fabric,
+             "fabric attach: {} of {} routers are not this plan's running fabric: {}", wrong.size(),
+             plan_.routers.size(), fmt::join(wrong, "; "));
     }
     std::vector<WatchedComponent> watched;
     for (size_t i = 0; i < plan_.routers.size(); ++i) {
         const RouterPlacement& r = plan_.routers[i];
-        watched.push_back({r.core, router_component_name(r), r.layout.status, router_component_kind(), methods_[i]});
+        watched.push_back({r.core, router_component_name(r), r.layout.status,
+                           router_component_kind(), methods_[i]});
     }
     for (auto& c : extra_) watched.push_back(std::move(c));
     extra_.clear();

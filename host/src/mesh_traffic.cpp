@@ -18,14 +18,16 @@ namespace {
 constexpr uint32_t kStartOffset = protocol::kFabricMaxDests * sizeof(protocol::FabricDest);
 constexpr uint32_t kConnOffset = 0x400;
 constexpr uint32_t kSrcOffset = 0x800;
-static_assert(kStartOffset + 4 <= kConnOffset && kConnOffset + protocol::kFabricConnL1Bytes <= kSrcOffset);
+static_assert(kStartOffset + 4 <= kConnOffset &&
+              kConnOffset + protocol::kFabricConnL1Bytes <= kSrcOffset);
 
 // The last word the kernel fills before it waits for its start word, and its value then.
 uint32_t last_src_word(const MeshTrafficWorker& w) {
     return w.args.src_addr + w.args.num_dests * w.args.dest_slots * w.args.packet_bytes - 4;
 }
 uint32_t last_src_value(const MeshTrafficWorker& w) {
-    return protocol::pattern_word(w.dests.back().seed + w.args.dest_slots - 1, w.args.packet_bytes / 4 - 1);
+    return protocol::pattern_word(w.dests.back().seed + w.args.dest_slots - 1,
+                                  w.args.packet_bytes / 4 - 1);
 }
 
 template <typename T>
@@ -42,15 +44,18 @@ uint32_t mesh_worker_source_bytes(hal::Arch arch) {
 }
 
 uint32_t mesh_sink_base(hal::Arch arch) {
-    return pf::align_up(protocol::test_mailbox_addr(arch) + static_cast<uint32_t>(sizeof(protocol::TestMailbox)),
-                        4096);
+    return pf::align_up(
+        protocol::test_mailbox_addr(arch) + static_cast<uint32_t>(sizeof(protocol::TestMailbox)),
+        4096);
 }
 
-std::vector<std::vector<MeshFlow>> mesh_traffic_rounds(const MeshPlan& plan, std::span<const MeshFlow> flows) {
+std::vector<std::vector<MeshFlow>> mesh_traffic_rounds(const MeshPlan& plan,
+                                                       std::span<const MeshFlow> flows) {
     std::vector<std::vector<MeshFlow>> rounds;
     std::map<const RouterPlacement*, uint32_t> through;
     for (const MeshFlow& f : flows) {
-        const size_t round = through[plan.send(f.src, f.dst, f.plane).router]++ / protocol::kFabricMaxDests;
+        const size_t round =
+            through[plan.send(f.src, f.dst, f.plane).router]++ / protocol::kFabricMaxDests;
         if (rounds.size() <= round) rounds.resize(round + 1);
         rounds[round].push_back(f);
     }
@@ -101,7 +106,8 @@ class WorkerPlacer {
 void check_traffic_options(const MeshTrafficOptions& o, uint32_t slots) {
     if (o.packets == 0) fail(ErrorCategory::BadInput, "mesh traffic: packets must be at least 1");
     if (o.packet_bytes == 0 || o.packet_bytes % 16 != 0) {
-        fail(ErrorCategory::BadInput, "mesh traffic: packet size {} is not a positive multiple of 16", o.packet_bytes);
+        fail(ErrorCategory::BadInput,
+             "mesh traffic: packet size {} is not a positive multiple of 16", o.packet_bytes);
     }
     // A position no packet reaches would hold zeros and fail the check.
     if (slots > o.packets) {
@@ -122,8 +128,10 @@ void refuse_deadlock(const MeshPlan& plan, std::span<const MeshFlow> flows) {
     for (const auto& [plane, pairs] : by_plane) {
         if (const auto cycle = plan.wait_cycle(pairs, plane)) {
             fail(ErrorCategory::Fabric,
-                 "mesh traffic: these flows can deadlock on plane {}, so they are not started: these links "
-                 "wait on each other in a cycle (firmware/router/README.md, \"Deadlock freedom\"): {}",
+                 "mesh traffic: these flows can deadlock on plane {}, so they are not started: "
+                 "these links "
+                 "wait on each other in a cycle (firmware/router/README.md, \"Deadlock freedom\"): "
+                 "{}",
                  plane, *cycle);
         }
     }
@@ -158,7 +166,8 @@ MeshTraffic plan_mesh_traffic(const MeshPlan& plan, const ChipSocs& socs,
             const ChipId chip = s.router->chip;
             const uint32_t index = workers_on_chip[chip]++;
             if (index >= o.sink_core_index) {
-                fail(ErrorCategory::BadInput, "mesh traffic: chip {} needs worker core {}, the sink core", chip, index);
+                fail(ErrorCategory::BadInput,
+                     "mesh traffic: chip {} needs worker core {}, the sink core", chip, index);
             }
             const ChipWorkers& on_chip = placer.chip(chip);
             placer.sink(chip, o.sink_core_index);  // the chip has its sink core, so this worker too
@@ -178,14 +187,15 @@ MeshTraffic plan_mesh_traffic(const MeshPlan& plan, const ChipSocs& socs,
         }
         MeshTrafficWorker& w = t.workers[it->second];
         if (w.dests.size() == protocol::kFabricMaxDests) {
-            fail(ErrorCategory::BadInput, "mesh traffic: more than {} flows through {}", protocol::kFabricMaxDests,
-                 router_component_name(*s.router));
+            fail(ErrorCategory::BadInput, "mesh traffic: more than {} flows through {}",
+                 protocol::kFabricMaxDests, router_component_name(*s.router));
         }
         const ChipId dst_chip = plan.chip_of(f.dst);
         const CoreCoord sink = placer.sink(dst_chip, o.sink_core_index);
         const uint64_t addr = sink_base + uint64_t(flows_into_chip[dst_chip]++) * t.region_bytes();
         if (addr + t.region_bytes() > placer.chip(dst_chip).l1_size) {
-            fail(ErrorCategory::BadInput, "mesh traffic: the sink regions of chip {} ({} B each) pass the end of L1",
+            fail(ErrorCategory::BadInput,
+                 "mesh traffic: the sink regions of chip {} ({} B each) pass the end of L1",
                  dst_chip, t.region_bytes());
         }
         protocol::FabricDest d{};
@@ -211,7 +221,8 @@ MeshTraffic plan_mesh_traffic(const MeshPlan& plan, const ChipSocs& socs,
         }
         w.args.packet_count = static_cast<uint32_t>(packet_count);
         if (w.args.src_addr + uint64_t(w.args.num_dests) * t.region_bytes() > mailbox) {
-            fail(ErrorCategory::BadInput, "mesh traffic: {} flows x {} slots x {} B do not fit below the mailbox of {}",
+            fail(ErrorCategory::BadInput,
+                 "mesh traffic: {} flows x {} slots x {} B do not fit below the mailbox of {}",
                  w.args.num_dests, t.slots, t.packet_bytes, w.target.core.str());
         }
     }
@@ -248,7 +259,8 @@ void load_mesh_worker(Device& device, hal::Arch arch, const MeshTrafficWorker& w
 void zero_mesh_sinks(Device& device, const MeshTraffic& t) {
     const std::vector<uint8_t> zeros(t.region_bytes(), 0);
     for (const auto& w : t.workers) {
-        for (size_t j = 0; j < w.dests.size(); ++j) device.write(w.sinks[j], w.dests[j].addr, zeros);
+        for (size_t j = 0; j < w.dests.size(); ++j)
+            device.write(w.sinks[j], w.dests[j].addr, zeros);
     }
 }
 
@@ -276,7 +288,8 @@ std::vector<MeshWorkerOutcome> read_mesh_outcomes(Device& device, const MeshTraf
 }
 
 bool MeshWorkerOutcome::passed(const MeshTrafficWorker& w) const {
-    return launch.outcome == LaunchOutcome::Exited && status == static_cast<uint32_t>(protocol::TestStatus::Done) &&
+    return launch.outcome == LaunchOutcome::Exited &&
+           status == static_cast<uint32_t>(protocol::TestStatus::Done) &&
            results.packets_sent == w.args.packet_count;
 }
 
@@ -292,7 +305,8 @@ namespace {
 
 // start_together: launch, write every start word once every worker has filled its source (or
 // stopped), wait for all of them.
-std::vector<LaunchResult> run_together(FabricRunner& runner, const MeshTraffic& t, std::span<const LaunchTarget> targets,
+std::vector<LaunchResult> run_together(FabricRunner& runner, const MeshTraffic& t,
+                                       std::span<const LaunchTarget> targets,
                                        const LaunchOptions& options, uint64_t& released_at) {
     if (!runner.up()) fail(ErrorCategory::BadInput, "mesh traffic: the fabric is not up");
     Device& dev = runner.device();
@@ -317,7 +331,8 @@ std::vector<LaunchResult> run_together(FabricRunner& runner, const MeshTraffic& 
 
 }  // namespace
 
-MeshTrafficRun run_mesh_traffic(FabricRunner& runner, const MeshTraffic& t, const LaunchOptions& options) {
+MeshTrafficRun run_mesh_traffic(FabricRunner& runner, const MeshTraffic& t,
+                                const LaunchOptions& options) {
     Device& dev = runner.device();
     zero_mesh_sinks(dev, t);
     std::vector<LaunchTarget> targets;
@@ -341,9 +356,11 @@ MeshTrafficRun run_mesh_traffic(FabricRunner& runner, const MeshTraffic& t, cons
     return run;
 }
 
-PatternCheck check_pattern(std::span<const uint8_t> got, uint32_t packet_bytes, uint32_t slots, uint32_t seed) {
+PatternCheck check_pattern(std::span<const uint8_t> got, uint32_t packet_bytes, uint32_t slots,
+                           uint32_t seed) {
     if (got.size() < size_t(slots) * packet_bytes) {
-        fail(ErrorCategory::BadInput, "pattern check: {} B for {} positions of {} B", got.size(), slots, packet_bytes);
+        fail(ErrorCategory::BadInput, "pattern check: {} B for {} positions of {} B", got.size(),
+             slots, packet_bytes);
     }
     PatternCheck c;
     for (uint32_t p = 0; p < slots; ++p) {
@@ -365,7 +382,8 @@ std::vector<uint32_t> check_mesh_landed(Device& device, const MeshTraffic& t) {
     for (const auto& w : t.workers) {
         for (size_t i = 0; i < w.dests.size(); ++i) {
             device.read(w.sinks[i], w.dests[i].addr, got);
-            bad[w.flows[i]] = check_pattern(got, t.packet_bytes, t.slots, w.dests[i].seed).bad_words;
+            bad[w.flows[i]] =
+                check_pattern(got, t.packet_bytes, t.slots, w.dests[i].seed).bad_words;
         }
     }
     return bad;

@@ -14,7 +14,8 @@ namespace pf = protocol::fabric;
 
 pf::WorkerChannel MuxPlacement::channel(uint32_t i) const {
     if (i >= channels()) {
-        fail(ErrorCategory::BadInput, "mux {}: no channel {} (it has {})", core.str(), i, channels());
+        fail(ErrorCategory::BadInput, "mux {}: no channel {} (it has {})", core.str(), i,
+             channels());
     }
     return pf::mux_channel(hal::arch_map(arch), config, i, core.core.x, core.core.y);
 }
@@ -25,35 +26,42 @@ MuxPlacement plan_mux(const FabricPlan& plan, const SocDescriptor& soc, ChipId c
     const std::string where = fmt::format("mux on chip {} core {}", chip, core.str());
     const auto type = soc.core_type(core);
     if (!type || (*type != CoreType::Worker && *type != CoreType::Eth)) {
-        fail(ErrorCategory::BadInput, "{}: not a Tensix or Ethernet core of a {} chip", where, hal::arch_map(soc.arch()).name);
+        fail(ErrorCategory::BadInput, "{}: not a Tensix or Ethernet core of a {} chip", where,
+             hal::arch_map(soc.arch()).name);
     }
     for (const RouterPlacement& r : plan.routers) {
         if (r.chip == chip && r.core.core == core) {
-            fail(ErrorCategory::BadInput, "{}: that core runs the {} router (eth {})", where, dir_name(r.dir),
-                 r.eth_channel);
+            fail(ErrorCategory::BadInput, "{}: that core runs the {} router (eth {})", where,
+                 dir_name(r.dir), r.eth_channel);
         }
     }
     const uint32_t n = o.full_channels + o.header_channels;
     if (n == 0 || n > pf::kMuxMaxChannels) {
-        fail(ErrorCategory::BadInput, "{}: {} full-size + {} header-only channels; 1..{} in all", where,
-             o.full_channels, o.header_channels, pf::kMuxMaxChannels);
+        fail(ErrorCategory::BadInput, "{}: {} full-size + {} header-only channels; 1..{} in all",
+             where, o.full_channels, o.header_channels, pf::kMuxMaxChannels);
     }
     const auto slots_ok = [](uint32_t s) { return s >= 1 && s <= pf::kMuxMaxSlots; };
-    if ((o.full_channels != 0 && !slots_ok(o.full_slots)) || (o.header_channels != 0 && !slots_ok(o.header_slots))) {
-        fail(ErrorCategory::BadInput, "{}: slots per channel must be 1..{} (full-size {}, header-only {})", where,
+    if ((o.full_channels != 0 && !slots_ok(o.full_slots)) ||
+        (o.header_channels != 0 && !slots_ok(o.header_slots))) {
+        fail(ErrorCategory::BadInput,
+             "{}: slots per channel must be 1..{} (full-size {}, header-only {})", where,
              pf::kMuxMaxSlots, o.full_slots, o.header_slots);
     }
-    const uint32_t payload = o.full_payload_bytes != 0 ? o.full_payload_bytes : router.config.payload_bytes;
+    const uint32_t payload =
+        o.full_payload_bytes != 0 ? o.full_payload_bytes : router.config.payload_bytes;
     if (payload % 16 != 0 || payload > router.config.payload_bytes) {
-        fail(ErrorCategory::BadInput, "{}: full-size payload {} B must be a multiple of 16 and at most the router's {} B",
+        fail(ErrorCategory::BadInput,
+             "{}: full-size payload {} B must be a multiple of 16 and at most the router's {} B",
              where, payload, router.config.payload_bytes);
     }
     if (o.header_every == 0 || o.teardown_check_every == 0) {
-        fail(ErrorCategory::BadInput, "{}: header_every and teardown_check_every must be >= 1", where);
+        fail(ErrorCategory::BadInput, "{}: header_every and teardown_check_every must be >= 1",
+             where);
     }
     for (uint32_t t : {o.ready_timeout_us, o.drain_timeout_us, o.progress_timeout_us}) {
         if (t == 0 || t > kMaxRouterTimeoutUs) {
-            fail(ErrorCategory::BadInput, "{}: timeouts must be 1..{} us", where, kMaxRouterTimeoutUs);
+            fail(ErrorCategory::BadInput, "{}: timeouts must be 1..{} us", where,
+                 kMaxRouterTimeoutUs);
         }
     }
     MuxPlacement m;
@@ -79,8 +87,9 @@ MuxPlacement plan_mux(const FabricPlan& plan, const SocDescriptor& soc, ChipId c
     c.downstream = plan.worker_channel(chip, dir);
     m.layout = pf::mux_layout(hal::arch_map(plan.arch), c);
     if (!m.layout.fits) {
-        fail(ErrorCategory::BadInput, "{}: the channels need L1 up to {:#x}, above {:#x}; use fewer or smaller slots",
-             where, m.layout.end, pf::router_l1_top(hal::arch_map(plan.arch)));
+        fail(ErrorCategory::BadInput,
+             "{}: the channels need L1 up to {:#x}, above {:#x}; use fewer or smaller slots", where,
+             m.layout.end, pf::router_l1_top(hal::arch_map(plan.arch)));
     }
     return m;
 }
@@ -92,7 +101,8 @@ PlacementRules mux_placement(const MuxPlacement& mux, const SocDescriptor& soc) 
     return rules;
 }
 
-LaunchMethod start_mux(Device& device, const MuxPlacement& mux, const SocDescriptor& soc, const ElfImage& image) {
+LaunchMethod start_mux(Device& device, const MuxPlacement& mux, const SocDescriptor& soc,
+                       const ElfImage& image) {
     const LaunchTarget target{mux.core, &image, mux_placement(mux, soc)};
     const std::vector<LaunchMethod> methods = load_many(device, std::span(&target, 1));
     std::vector<uint8_t> cfg(sizeof mux.config);
@@ -119,7 +129,8 @@ void write_mux_termination(Device& device, const MuxPlacement& mux, pf::Terminat
 WatchedComponent mux_component(const MuxPlacement& mux, LaunchMethod method) {
     WatchedComponent w;
     w.core = mux.core;
-    w.name = fmt::format("mux chip {} core {} (router {})", mux.core.chip, mux.core.core.str(), dir_name(mux.dir));
+    w.name = fmt::format("mux chip {} core {} (router {})", mux.core.chip, mux.core.core.str(),
+                         dir_name(mux.dir));
     w.status_addr = mux.layout.status;
     w.kind = mux_component_kind();
     w.method = method;
@@ -128,7 +139,8 @@ WatchedComponent mux_component(const MuxPlacement& mux, LaunchMethod method) {
 
 std::string describe_mux(const MuxPlacement& mux, const pf::MuxStatusBlock& b) {
     std::string fwd;
-    for (uint32_t i = 0; i < mux.channels(); ++i) fwd += fmt::format("{}{}", i ? "/" : "", b.forwarded[i]);
+    for (uint32_t i = 0; i < mux.channels(); ++i)
+        fwd += fmt::format("{}{}", i ? "/" : "", b.forwarded[i]);
     return fmt::format(
         "mux {} (router {} of chip {}): status {}, stage {}, stuck at {}, detail {}, heartbeat {}, "
         "forwarded {}, "

@@ -63,7 +63,8 @@ namespace {
 
 // Most first: S sender / 2S receiver slots per channel.
 constexpr std::array<SlotChoice, 4> kHalvingSlots{{{8, 16}, {4, 8}, {2, 4}, {1, 2}}};
-constexpr std::array<SlotChoice, 8> kEverySlots{{{8, 16}, {7, 14}, {6, 12}, {5, 10}, {4, 8}, {3, 6}, {2, 4}, {1, 2}}};
+constexpr std::array<SlotChoice, 8> kEverySlots{
+    {{8, 16}, {7, 14}, {6, 12}, {5, 10}, {4, 8}, {3, 6}, {2, 4}, {1, 2}}};
 
 // The router shape with the most slots, and that many slots, for a choice.
 struct Largest {
@@ -85,7 +86,8 @@ Largest largest(std::span<const pf::RouterConfig> used, SlotChoice choice) {
 }  // namespace
 
 SlotChoice choose_slots(std::string_view who, std::string_view what, const RouterTuning& t,
-                        const SocDescriptor& soc, std::span<const pf::RouterConfig> used, SlotSteps steps) {
+                        const SocDescriptor& soc, std::span<const pf::RouterConfig> used,
+                        SlotSteps steps) {
     if (used.empty()) fail(ErrorCategory::Internal, "{}: slot choice without routers", who);
     const hal::ArchMap& am = hal::arch_map(soc.arch());
     const uint32_t limit = std::min<uint32_t>(pf::router_l1_top(am), soc.eth_l1_size());
@@ -95,8 +97,9 @@ SlotChoice choose_slots(std::string_view who, std::string_view what, const Route
         });
     };
     if (t.sender_slots == 0) {
-        const std::span<const SlotChoice> choices =
-            steps == SlotSteps::Halving ? std::span<const SlotChoice>(kHalvingSlots) : std::span<const SlotChoice>(kEverySlots);
+        const std::span<const SlotChoice> choices = steps == SlotSteps::Halving
+                                                        ? std::span<const SlotChoice>(kHalvingSlots)
+                                                        : std::span<const SlotChoice>(kEverySlots);
         for (const SlotChoice& choice : choices) {
             if (all_fit(choice)) return choice;
         }

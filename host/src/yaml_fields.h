@@ -37,7 +37,7 @@ std::string quoted(std::string_view text);
 YAML::Node load_yaml(std::string_view text, const std::string& source, const InputKind& kind);
 
 class YamlFields {
-protected:
+  protected:
     explicit YamlFields(const std::string& source) : source_(source) {}
 
     [[noreturn]] void bad(const YAML::Node& node, std::string_view field,
@@ -65,7 +65,8 @@ protected:
         }
     }
 
-    YAML::Node required(const YAML::Node& map, const char* key, std::string_view prefix = "") const {
+    YAML::Node required(const YAML::Node& map, const char* key,
+                        std::string_view prefix = "") const {
         YAML::Node n = map[key];
         if (!n) {
             if (prefix.empty()) {
@@ -110,7 +111,8 @@ protected:
             for (std::string_view k : known) found = found || k == key;
             if (found) continue;
             std::string list;
-            for (std::string_view k : known) list += fmt::format("{}{}", list.empty() ? "" : ", ", k);
+            for (std::string_view k : known)
+                list += fmt::format("{}{}", list.empty() ? "" : ", ", k);
             bad(kv.first, field, fmt::format("unknown key {} (known: {})", quoted(key), list));
         }
     }

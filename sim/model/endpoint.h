@@ -9,7 +9,7 @@
 namespace sim {
 
 class Endpoint {
-public:
+  public:
     virtual ~Endpoint() = default;
     // Each returns false when nothing answers at [addr, addr + size): the caller records a bus
     // error. Accesses are byte-exact; no partial effect on failure.

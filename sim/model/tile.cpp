@@ -28,7 +28,8 @@ struct L1Backing {
     uint32_t num_words = 0;
 };
 
-constexpr uint32_t kLdmMaxBytes = std::max(hal::kWormholeB0.local_data_ram_size, hal::kBlackhole.local_data_ram_size);
+constexpr uint32_t kLdmMaxBytes =
+    std::max(hal::kWormholeB0.local_data_ram_size, hal::kBlackhole.local_data_ram_size);
 
 std::string hex(uint32_t v) {
     char buf[16];
@@ -38,8 +39,9 @@ std::string hex(uint32_t v) {
 
 void check_knob(const char* what, uint32_t value, uint32_t min) {
     if (value < min || value > 255) {
-        throw std::invalid_argument("sim::Tile: timing knob " + std::string(what) + " = " + std::to_string(value) +
-                                    " is outside [" + std::to_string(min) + ", 255]");
+        throw std::invalid_argument("sim::Tile: timing knob " + std::string(what) + " = " +
+                                    std::to_string(value) + " is outside [" + std::to_string(min) +
+                                    ", 255]");
     }
 }
 
@@ -47,16 +49,26 @@ void check_knob(const char* what, uint32_t value, uint32_t min) {
 
 const char* trap_cause_name(uint32_t cause) {
     switch (cause) {
-        case 0: return "instruction address misaligned";
-        case 1: return "instruction access fault";
-        case 2: return "illegal instruction";
-        case 3: return "breakpoint";
-        case 4: return "load address misaligned";
-        case 5: return "load access fault";
-        case 6: return "store address misaligned";
-        case 7: return "store access fault";
-        case 11: return "environment call from M-mode";
-        default: return "unknown cause";
+        case 0:
+            return "instruction address misaligned";
+        case 1:
+            return "instruction access fault";
+        case 2:
+            return "illegal instruction";
+        case 3:
+            return "breakpoint";
+        case 4:
+            return "load address misaligned";
+        case 5:
+            return "load access fault";
+        case 6:
+            return "store address misaligned";
+        case 7:
+            return "store access fault";
+        case 11:
+            return "environment call from M-mode";
+        default:
+            return "unknown cause";
     }
 }
 
@@ -95,8 +107,10 @@ struct Tile::Impl {
         Verisc_tile& t = *top;
         if (t.console_valid) {
             const char c = static_cast<char>(t.console_char);
-            if (console_sink) console_sink(c);
-            else console.push_back(c);
+            if (console_sink)
+                console_sink(c);
+            else
+                console.push_back(c);
         }
         if (t.mmio_ack) t.mmio_rsp_valid = 0;
         if (t.mmio_req_valid && !t.mmio_rsp_valid) answer_mmio();
@@ -141,7 +155,9 @@ struct Tile::Impl {
         return i;
     }
 
-    uint64_t cycle_once() { return tracing() ? run<true>(1) : run<false>(1); }
+    uint64_t cycle_once() {
+        return tracing() ? run<true>(1) : run<false>(1);
+    }
 
     // One access through the NOC-side register port (one clock cycle).
     uint32_t reg_access(uint32_t addr, bool write, uint32_t wdata) {
@@ -162,27 +178,33 @@ struct Tile::Impl {
         if (tracing()) dump();
         ++cycles;
         if (error) {
-            throw std::out_of_range("sim::Tile " + cfg.name + ": no register answers at " + hex(addr) + " (" +
-                                    (write ? "write" : "read") + ")");
+            throw std::out_of_range("sim::Tile " + cfg.name + ": no register answers at " +
+                                    hex(addr) + " (" + (write ? "write" : "read") + ")");
         }
         return rdata;
     }
 
-    bool in_l1(uint32_t addr, size_t len) const { return addr <= cfg.l1_size && len <= cfg.l1_size - addr; }
+    bool in_l1(uint32_t addr, size_t len) const {
+        return addr <= cfg.l1_size && len <= cfg.l1_size - addr;
+    }
 
-    uint8_t* l1_bytes() { return reinterpret_cast<uint8_t*>(l1.data()); }
+    uint8_t* l1_bytes() {
+        return reinterpret_cast<uint8_t*>(l1.data());
+    }
 };
 
 Tile::Tile(const TileConfig& cfg) : impl_(std::make_unique<Impl>()) {
     Impl& s = *impl_;
     s.cfg = cfg;
     if (cfg.l1_size == 0 || cfg.l1_size % 4 != 0 || cfg.l1_size > hal::simctrl::kBase) {
-        throw std::invalid_argument("sim::Tile " + cfg.name + ": l1_size " + std::to_string(cfg.l1_size) +
-                                    " must be a non-zero multiple of 4 ending below the sim-control block");
+        throw std::invalid_argument(
+            "sim::Tile " + cfg.name + ": l1_size " + std::to_string(cfg.l1_size) +
+            " must be a non-zero multiple of 4 ending below the sim-control block");
     }
     if (cfg.ldm_size % 4 != 0 || cfg.ldm_size > kLdmMaxBytes) {
-        throw std::invalid_argument("sim::Tile " + cfg.name + ": ldm_size " + std::to_string(cfg.ldm_size) +
-                                    " must be a multiple of 4 and at most " + std::to_string(kLdmMaxBytes));
+        throw std::invalid_argument(
+            "sim::Tile " + cfg.name + ": ldm_size " + std::to_string(cfg.ldm_size) +
+            " must be a multiple of 4 and at most " + std::to_string(kLdmMaxBytes));
     }
     const CoreTiming& tm = cfg.timing;
     check_knob("l1_load_latency", tm.l1_load_latency, 1);
@@ -236,7 +258,9 @@ Tile::~Tile() {
     }
 }
 
-const TileConfig& Tile::config() const { return impl_->cfg; }
+const TileConfig& Tile::config() const {
+    return impl_->cfg;
+}
 
 void Tile::write(uint32_t addr, std::span<const uint8_t> bytes) {
     Impl& s = *impl_;
@@ -246,8 +270,9 @@ void Tile::write(uint32_t addr, std::span<const uint8_t> bytes) {
         return;
     }
     if (addr < s.cfg.l1_size || addr % 4 != 0 || bytes.size() % 4 != 0) {
-        throw std::out_of_range("sim::Tile " + s.cfg.name + ": write of " + std::to_string(bytes.size()) +
-                                " bytes at " + hex(addr) + " is neither inside L1 nor whole aligned register words");
+        throw std::out_of_range("sim::Tile " + s.cfg.name + ": write of " +
+                                std::to_string(bytes.size()) + " bytes at " + hex(addr) +
+                                " is neither inside L1 nor whole aligned register words");
     }
     for (size_t i = 0; i < bytes.size(); i += 4) {
         uint32_t w;
@@ -264,8 +289,9 @@ void Tile::read(uint32_t addr, std::span<uint8_t> bytes) {
         return;
     }
     if (addr < s.cfg.l1_size || addr % 4 != 0 || bytes.size() % 4 != 0) {
-        throw std::out_of_range("sim::Tile " + s.cfg.name + ": read of " + std::to_string(bytes.size()) +
-                                " bytes at " + hex(addr) + " is neither inside L1 nor whole aligned register words");
+        throw std::out_of_range("sim::Tile " + s.cfg.name + ": read of " +
+                                std::to_string(bytes.size()) + " bytes at " + hex(addr) +
+                                " is neither inside L1 nor whole aligned register words");
     }
     for (size_t i = 0; i < bytes.size(); i += 4) {
         const uint32_t w = s.reg_access(addr + static_cast<uint32_t>(i), false, 0);
@@ -301,23 +327,39 @@ RunState Tile::state() const {
     return RunState::Running;
 }
 
-uint32_t Tile::exit_code() const { return impl_->top->exit_code; }
+uint32_t Tile::exit_code() const {
+    return impl_->top->exit_code;
+}
 
 TrapInfo Tile::trap() const {
     const Verisc_tile& t = *impl_->top;
     return TrapInfo{.cause = t.trap_cause, .pc = t.trap_pc, .tval = t.trap_tval};
 }
 
-uint64_t Tile::cycles() const { return impl_->cycles; }
-uint64_t Tile::instret() const { return impl_->top->instret; }
-uint32_t Tile::pc() const { return impl_->top->pc; }
+uint64_t Tile::cycles() const {
+    return impl_->cycles;
+}
+uint64_t Tile::instret() const {
+    return impl_->top->instret;
+}
+uint32_t Tile::pc() const {
+    return impl_->top->pc;
+}
 
-void Tile::on_console(std::function<void(char)> sink) { impl_->console_sink = std::move(sink); }
-const std::string& Tile::console() const { return impl_->console; }
+void Tile::on_console(std::function<void(char)> sink) {
+    impl_->console_sink = std::move(sink);
+}
+const std::string& Tile::console() const {
+    return impl_->console;
+}
 
-void Tile::set_mmio_handler(MmioHandler handler) { impl_->mmio = std::move(handler); }
+void Tile::set_mmio_handler(MmioHandler handler) {
+    impl_->mmio = std::move(handler);
+}
 
-bool Tile::tracing_available() { return SIM_TILE_TRACE != 0; }
+bool Tile::tracing_available() {
+    return SIM_TILE_TRACE != 0;
+}
 
 void Tile::trace_to(const std::string& fst_path) {
 #if SIM_TILE_TRACE
@@ -328,12 +370,13 @@ void Tile::trace_to(const std::string& fst_path) {
     s.fst->open(fst_path.c_str());
     if (!s.fst->isOpen()) {
         s.fst.reset();
-        throw std::runtime_error("sim::Tile " + s.cfg.name + ": cannot open trace file " + fst_path);
+        throw std::runtime_error("sim::Tile " + s.cfg.name + ": cannot open trace file " +
+                                 fst_path);
     }
     s.dump();
 #else
-    throw std::runtime_error("sim::Tile " + impl_->cfg.name + ": built without tracing, cannot trace to " +
-                             fst_path);
+    throw std::runtime_error("sim::Tile " + impl_->cfg.name +
+                             ": built without tracing, cannot trace to " + fst_path);
 #endif
 }
 
@@ -347,7 +390,8 @@ unsigned int l1_read32(unsigned long long handle, unsigned int word_index) {
     return word_index < b->num_words ? b->words[word_index] : 0u;
 }
 
-void l1_write32(unsigned long long handle, unsigned int word_index, unsigned int data, unsigned int byte_enable) {
+void l1_write32(unsigned long long handle, unsigned int word_index, unsigned int data,
+                unsigned int byte_enable) {
     auto* b = reinterpret_cast<sim::L1Backing*>(handle);
     if (word_index >= b->num_words) return;
     uint32_t mask = 0;

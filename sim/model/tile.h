@@ -16,37 +16,39 @@
 
 namespace sim {
 
-// Core timing knobs, in core clock cycles. Defaults follow the Wormhole ERISC (fabric-protocol §5.1).
+// Core timing knobs, in core clock cycles. Defaults follow the Wormhole ERISC (fabric-protocol
+// §5.1).
 struct CoreTiming {
-    uint32_t l1_load_latency = 7;     // L1 load: issue to data back
-    uint32_t l1_store_interval = 5;   // at most one L1 store every N cycles
-    uint32_t ldm_load_latency = 2;    // local data RAM load
-    uint32_t div_latency = 16;        // DIV/REM occupancy (MUL is single cycle)
-    uint32_t branch_penalty = 1;      // bubbles after a taken branch or jump
+    uint32_t l1_load_latency = 7;    // L1 load: issue to data back
+    uint32_t l1_store_interval = 5;  // at most one L1 store every N cycles
+    uint32_t ldm_load_latency = 2;   // local data RAM load
+    uint32_t div_latency = 16;       // DIV/REM occupancy (MUL is single cycle)
+    uint32_t branch_penalty = 1;     // bubbles after a taken branch or jump
 };
 
 struct TileConfig {
     hal::Arch arch = hal::Arch::WormholeB0;
-    uint32_t l1_size = 256 * 1024;   // from the SoC descriptor (eth_l1_size / worker_l1_size)
-    uint32_t ldm_size = 4 * 1024;    // local data RAM at 0xFFB00000
+    uint32_t l1_size = 256 * 1024;  // from the SoC descriptor (eth_l1_size / worker_l1_size)
+    uint32_t ldm_size = 4 * 1024;   // local data RAM at 0xFFB00000
     CoreTiming timing{};
-    uint32_t hartid = 0;             // the core's mhartid CSR
-    std::string name = "tile";       // used in messages and as the trace scope
+    uint32_t hartid = 0;        // the core's mhartid CSR
+    std::string name = "tile";  // used in messages and as the trace scope
 };
 
 // Why a core stopped. Trap causes use the RISC-V mcause encoding.
 enum class RunState : uint8_t {
-    Reset,        // held in soft reset
+    Reset,  // held in soft reset
     Running,
-    Exited,       // firmware wrote the sim-control exit register
-    Trapped,      // ecall, ebreak, illegal instruction, misaligned or faulting access
+    Exited,   // firmware wrote the sim-control exit register
+    Trapped,  // ecall, ebreak, illegal instruction, misaligned or faulting access
 };
 
 struct TrapInfo {
-    uint32_t cause = 0;  // mcause: 0 misaligned fetch, 1 fetch fault, 2 illegal, 3 ebreak,
-                         // 4 misaligned load, 5 load fault, 6 misaligned store, 7 store fault, 11 ecall
-    uint32_t pc = 0;     // the faulting instruction
-    uint32_t tval = 0;   // faulting address or instruction bits
+    uint32_t cause =
+        0;  // mcause: 0 misaligned fetch, 1 fetch fault, 2 illegal, 3 ebreak,
+            // 4 misaligned load, 5 load fault, 6 misaligned store, 7 store fault, 11 ecall
+    uint32_t pc = 0;    // the faulting instruction
+    uint32_t tval = 0;  // faulting address or instruction bits
 };
 
 const char* trap_cause_name(uint32_t cause);
@@ -67,7 +69,7 @@ struct MmioHandler {
 };
 
 class Tile {
-public:
+  public:
     explicit Tile(const TileConfig& cfg);
     ~Tile();
     Tile(const Tile&) = delete;
@@ -92,12 +94,12 @@ public:
     uint64_t step(uint64_t cycles);
 
     RunState state() const;
-    uint32_t exit_code() const;    // valid when state() == Exited
-    TrapInfo trap() const;         // valid when state() == Trapped
-    uint64_t cycles() const;       // clock cycles since construction
-    uint64_t instret() const;      // instructions retired since the core left reset
-    uint32_t pc() const;           // PC of the next instruction to execute (the reset PC while held
-                                   // in reset), for "stuck at" reports
+    uint32_t exit_code() const;  // valid when state() == Exited
+    TrapInfo trap() const;       // valid when state() == Trapped
+    uint64_t cycles() const;     // clock cycles since construction
+    uint64_t instret() const;    // instructions retired since the core left reset
+    uint32_t pc() const;         // PC of the next instruction to execute (the reset PC while held
+                                 // in reset), for "stuck at" reports
 
     // Console output from the sim-control block, one character at a time (default: buffered and
     // readable through console(); once a sink is installed characters go to the sink only).
@@ -113,7 +115,7 @@ public:
     // Whether this build can trace (trace_to works).
     static bool tracing_available();
 
-private:
+  private:
     struct Impl;
     std::unique_ptr<Impl> impl_;
 };

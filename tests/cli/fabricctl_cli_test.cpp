@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "hal/arch_map.h"
 #include "cli_expect.h"
+#include "hal/arch_map.h"
 #include "run_process.h"
 #include "test_elf.h"
 

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "hal/arch_map.h"
 #include "cli_expect.h"
+#include "hal/arch_map.h"
 #include "run_process.h"
 #include "test_elf.h"
 
@@ -32,7 +32,6 @@ const std::string kSoc = FABRIC_SOC_DESCRIPTOR_DIR;
 const std::string kFw = FABRIC_FIRMWARE_DIR;
 const std::string kN300 = kSoc + "/n300_cluster.yaml";
 const std::string kT3k = kSoc + "/t3k_cluster.yaml";
-
 
 // The firmware this build makes for the fabric exists (a failed check otherwise, never a skip).
 bool have_fabric_firmware(const std::string& arch = "wormhole_b0") {
@@ -313,11 +312,12 @@ TEST_CASE("fabricctl fabric: a frozen router is named by the health monitor, exi
     CHECK(j["error"]["category"] == "fabric");
     // When the monitor gives up depends on the routers' last heartbeat before the freeze (their
     // loop's timing), so not the exact cycle.
-    CHECK_THAT(j["error"]["message"].get<std::string>(),
-               StartsWith("fabric: no progress after ") &&
-                   Contains(" of 105000 cycles of monitoring (stall window 50000 cycles): 1 of 2 "
-                            "components stuck: router west chip 1 eth 0 (chip 1 core 9-0): stalled; "
-                            "status ready_for_traffic"));
+    CHECK_THAT(
+        j["error"]["message"].get<std::string>(),
+        StartsWith("fabric: no progress after ") &&
+            Contains(" of 105000 cycles of monitoring (stall window 50000 cycles): 1 of 2 "
+                     "components stuck: router west chip 1 eth 0 (chip 1 core 9-0): stalled; "
+                     "status ready_for_traffic"));
     REQUIRE(j["stuck"].size() == 1);
     const auto& s = j["stuck"][0];
     CHECK(s["chip"] == 1);

@@ -23,12 +23,12 @@ const std::string kTmp = FABRIC_TEST_TMP_DIR;
 const std::string kN300 = std::string(FABRIC_SOC_DESCRIPTOR_DIR) + "/n300_cluster.yaml";
 const std::string kHello = std::string(FABRIC_FIRMWARE_DIR) + "/wormhole_b0/hello.elf";
 
-
 }  // namespace
 
 #ifdef FABRIC_HAVE_SIM
 TEST_CASE("fabricctl flash: hello on eth 0 and 1 of both n300 chips", "[cli][flash]") {
-    const auto r = fabricctl({"flash", "--cluster", kN300, "--chips", "0,1", "--eth", "0,1", kHello});
+    const auto r =
+        fabricctl({"flash", "--cluster", kN300, "--chips", "0,1", "--eth", "0,1", kHello});
     INFO("stderr: " << r.err);
     REQUIRE(r.code == 0);
     // WH eth cores boot our base firmware in the model: the app is started by the launch flag.
@@ -39,11 +39,13 @@ TEST_CASE("fabricctl flash: hello on eth 0 and 1 of both n300 chips", "[cli][fla
         CHECK_THAT(r.out, Contains(line));
     }
     CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 4);
-    CHECK_THAT(r.err, Contains("fabricctl: flashed " + kHello + " onto 4 eth cores of sim wormhole_b0"));
+    CHECK_THAT(r.err,
+               Contains("fabricctl: flashed " + kHello + " onto 4 eth cores of sim wormhole_b0"));
 }
 
 TEST_CASE("fabricctl flash --json: bare metal, every eth core of chip 1", "[cli][flash]") {
-    const auto r = fabricctl({"flash", "--cluster", kN300, "--no-base-fw", "--chips", "1", "--eth", "all", "--json", kHello});
+    const auto r = fabricctl({"flash", "--cluster", kN300, "--no-base-fw", "--chips", "1", "--eth",
+                              "all", "--json", kHello});
     INFO("stderr: " << r.err);
     REQUIRE(r.code == 0);
     const auto j = nlohmann::json::parse(r.out);
@@ -59,7 +61,8 @@ TEST_CASE("fabricctl flash --json: bare metal, every eth core of chip 1", "[cli]
     CHECK(j["cores"][15]["eth"] == 15);
 }
 
-TEST_CASE("fabricctl flash: bad selections and images are refused before anything runs", "[cli][flash]") {
+TEST_CASE("fabricctl flash: bad selections and images are refused before anything runs",
+          "[cli][flash]") {
     const std::string bad_elf = kTmp + "/flash_not_an_elf.elf";
     std::ofstream(bad_elf) << "not an ELF";
     struct Case {
@@ -68,13 +71,21 @@ TEST_CASE("fabricctl flash: bad selections and images are refused before anythin
         const char* says;
     };
     const std::vector<Case> cases = {
-        {{"flash", "--cluster", kN300, "--eth", "16", kHello}, 101, "--eth: channel 16 is not on a wormhole_b0 chip (0..15)"},
-        {{"flash", "--cluster", kN300, "--eth", "0,x", kHello}, 101, "--eth 0,x: 'x' is not a channel number"},
-        {{"flash", "--cluster", kN300, "--chips", "2", "--eth", "0", kHello}, 101, "--chips: chip 2 is not on"},
+        {{"flash", "--cluster", kN300, "--eth", "16", kHello},
+         101,
+         "--eth: channel 16 is not on a wormhole_b0 chip (0..15)"},
+        {{"flash", "--cluster", kN300, "--eth", "0,x", kHello},
+         101,
+         "--eth 0,x: 'x' is not a channel number"},
+        {{"flash", "--cluster", kN300, "--chips", "2", "--eth", "0", kHello},
+         101,
+         "--chips: chip 2 is not on"},
         {{"flash", "--cluster", kN300, "--eth", "0", bad_elf}, 103, ""},
         {{"flash", "--eth", "0", kHello}, 101, "--target sim needs --cluster"},
         {{"flash", "--cluster", kN300, kHello}, 100, "--eth is required"},
-        {{"flash", "--target", "pcie", "--cluster", kN300, "--eth", "0", kHello}, 101, "describe the model"},
+        {{"flash", "--target", "pcie", "--cluster", kN300, "--eth", "0", kHello},
+         101,
+         "describe the model"},
     };
     for (const Case& c : cases) {
         INFO(c.args.back() << " " << c.says);
@@ -85,8 +96,10 @@ TEST_CASE("fabricctl flash: bad selections and images are refused before anythin
 }
 #endif
 
-TEST_CASE("fabricctl flash --target pcie without a device: exit 106, nothing else", "[cli][flash]") {
-    const auto r = fabricctl({"flash", "--target", "pcie", "--dir", kTmp + "/no_such_dev_dir", "--eth", "0", kHello});
+TEST_CASE("fabricctl flash --target pcie without a device: exit 106, nothing else",
+          "[cli][flash]") {
+    const auto r = fabricctl(
+        {"flash", "--target", "pcie", "--dir", kTmp + "/no_such_dev_dir", "--eth", "0", kHello});
     expect_failure(r, 106);
     CHECK_THAT(r.err, Contains("no Tenstorrent device found under " + kTmp + "/no_such_dev_dir"));
 }

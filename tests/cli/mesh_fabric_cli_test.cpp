@@ -197,15 +197,17 @@ TEST_CASE("fabricctl mesh up/status/down on the 8x4 galaxy and on the spec's 4-m
     if (!have_mesh_firmware()) return;
     const auto graph = [](const char* name) { return kSoc + "/" + name; };
     // The galaxy, plane 0: 52 edges, a router at each end.
-    const json up = parse_ok(fabricctl({"mesh", "up", "--mesh-graph", graph("galaxy_8x4_mesh_graph.yaml"), "--cluster",
-                                        graph("galaxy_8x4_cluster.yaml"), "--json"}));
+    const json up =
+        parse_ok(fabricctl({"mesh", "up", "--mesh-graph", graph("galaxy_8x4_mesh_graph.yaml"),
+                            "--cluster", graph("galaxy_8x4_cluster.yaml"), "--json"}));
     CHECK(up["routers"].size() == 104);
     CHECK(up["brought_up"] == true);
     CHECK(up["terminated"] == true);
     // The spec's 4 meshes (36 chips), plane 0: 48 intra-mesh edges and 5 cables, a router at each
     // end; every link up, then every router terminated.
-    const std::vector<std::string> spec{"--mesh-graph", graph("spec_4mesh_3x3_mesh_graph.yaml"), "--cluster",
-                                        graph("spec_4mesh_3x3_cluster.yaml"), "--json"};
+    const std::vector<std::string> spec{"--mesh-graph", graph("spec_4mesh_3x3_mesh_graph.yaml"),
+                                        "--cluster", graph("spec_4mesh_3x3_cluster.yaml"),
+                                        "--json"};
     std::vector<std::string> status{"mesh", "status"};
     status.insert(status.end(), spec.begin(), spec.end());
     const json st = parse_ok(fabricctl(status));
@@ -415,17 +417,22 @@ TEST_CASE("fabricctl mesh: fabric failures are 108 and name the routers", "[cli]
                    Contains(" (E plane 0) failed: exit 5"));
 }
 
-TEST_CASE("fabricctl mesh run: all-to-all across the spec's 4 meshes, around their cycle", "[cli][mesh][sim]") {
+TEST_CASE("fabricctl mesh run: all-to-all across the spec's 4 meshes, around their cycle",
+          "[cli][mesh][sim]") {
     if (!have_mesh_firmware()) return;
     // Traffic that entered a mesh travels on VC1, so demand around the cycle of inter-mesh links
     // cannot close a cycle of waits (firmware/router/README.md, "2D"): every byte arrives.
-    const auto r = fabricctl({"mesh", "run", "--mesh-graph", kSoc + "/spec_4mesh_3x3_mesh_graph.yaml", "--cluster",
-                              kSoc + "/spec_4mesh_3x3_cluster.yaml", "--packets", "1", "--bytes", "256"});
+    const auto r = fabricctl(
+        {"mesh", "run", "--mesh-graph", kSoc + "/spec_4mesh_3x3_mesh_graph.yaml", "--cluster",
+         kSoc + "/spec_4mesh_3x3_cluster.yaml", "--packets", "1", "--bytes", "256"});
     INFO(r.err);
     REQUIRE(r.code == 0);
-    CHECK_THAT(r.err, StartsWith("fabricctl: mesh run passed: 4 meshes, 36 chips, 106 routers (plane 0: 106); 144 "
-                               "worker(s) in 3 round(s), 1 packets of 256 B to every other device per plane, 1260 "
-                               "deliveries checked"));
+    CHECK_THAT(
+        r.err,
+        StartsWith(
+            "fabricctl: mesh run passed: 4 meshes, 36 chips, 106 routers (plane 0: 106); 144 "
+            "worker(s) in 3 round(s), 1 packets of 256 B to every other device per plane, 1260 "
+            "deliveries checked"));
     CHECK_THAT(r.out, Contains("terminated gracefully: 106 of 106 routers terminated"));
 }
 

@@ -56,8 +56,8 @@ TEST_CASE("register-immediate arithmetic and logic", "[isa][alu]") {
 
 TEST_CASE("shifts by immediate and by register", "[isa][alu]") {
     Check c;
-    auto sli = [&](uint32_t (*op)(unsigned, unsigned, unsigned), uint32_t a, unsigned sh, uint32_t want,
-                   const char* what) {
+    auto sli = [&](uint32_t (*op)(unsigned, unsigned, unsigned), uint32_t a, unsigned sh,
+                   uint32_t want, const char* what) {
         c.p.li(x1, a).emit(op(x3, x1, sh));
         c.expect(x3, want, std::string(what) + " " + Check::hexs(a) + " by " + std::to_string(sh));
     };

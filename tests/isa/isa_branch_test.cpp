@@ -19,13 +19,26 @@ struct BranchCase {
 // Emit "branch to label" for op.
 void branch(rv::Program& p, B op, const std::string& l) {
     switch (op) {
-        case B::Eq: p.beq(x1, x2, l); break;
-        case B::Ne: p.bne(x1, x2, l); break;
-        case B::Lt: p.blt(x1, x2, l); break;
-        case B::Ge: p.bge(x1, x2, l); break;
-        case B::Ltu: p.bltu(x1, x2, l); break;
-        case B::Geu: p.bgeu(x1, x2, l); break;
-        default: throw std::logic_error("branch kind");
+        case B::Eq:
+            p.beq(x1, x2, l);
+            break;
+        case B::Ne:
+            p.bne(x1, x2, l);
+            break;
+        case B::Lt:
+            p.blt(x1, x2, l);
+            break;
+        case B::Ge:
+            p.bge(x1, x2, l);
+            break;
+        case B::Ltu:
+            p.bltu(x1, x2, l);
+            break;
+        case B::Geu:
+            p.bgeu(x1, x2, l);
+            break;
+        default:
+            throw std::logic_error("branch kind");
     }
 }
 
@@ -141,7 +154,8 @@ TEST_CASE("jal and jalr: link values, targets, bit 0 cleared", "[isa][branch]") 
     c.p.emit(addi(x8, x8, 5)).j("after");
     c.p.label("over");
     const uint32_t pd = c.p.pc();
-    c.p.emit(auipc(x9, 0)).emit(jalr(x5, x9, static_cast<int32_t>(back) - static_cast<int32_t>(pd)));
+    c.p.emit(auipc(x9, 0))
+        .emit(jalr(x5, x9, static_cast<int32_t>(back) - static_cast<int32_t>(pd)));
     c.p.emit(addi(x8, x8, 100));  // skipped
     c.p.label("after");
     c.expect(x8, 5, "jalr backward");

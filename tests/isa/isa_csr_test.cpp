@@ -28,7 +28,10 @@ TEST_CASE("minstret counts retired instructions exactly", "[isa][csr]") {
     c.expect(x7, 0, "minstreth");
     c.expect(x8, 0, "instreth");
     // a load in flight when minstret is read is counted once it completes
-    p.li(x10, isa::kDataBase).emit(csrr(x11, csr::minstret)).emit(lw(x12, x10, 0)).emit(csrr(x13, csr::minstret));
+    p.li(x10, isa::kDataBase)
+        .emit(csrr(x11, csr::minstret))
+        .emit(lw(x12, x10, 0))
+        .emit(csrr(x13, csr::minstret));
     p.emit(sub(x13, x13, x11));
     c.expect(x13, 2, "minstret across a load");
     sim::Tile& t = c.run();
@@ -42,7 +45,12 @@ TEST_CASE("mcycle and cycle advance one per clock", "[isa][csr]") {
     c.expect(x7, 1, "back-to-back mcycle reads differ by 1");
     c.p.emit(csrr(x5, csr::mcycle)).emit(csrr(x6, csr::cycle)).emit(sub(x7, x6, x5));
     c.expect(x7, 1, "cycle aliases mcycle");
-    c.p.emit(csrr(x5, csr::mcycle)).emit(nop()).emit(nop()).emit(nop()).emit(csrr(x6, csr::mcycle)).emit(sub(x7, x6, x5));
+    c.p.emit(csrr(x5, csr::mcycle))
+        .emit(nop())
+        .emit(nop())
+        .emit(nop())
+        .emit(csrr(x6, csr::mcycle))
+        .emit(sub(x7, x6, x5));
     c.expect(x7, 4, "three nops");
     c.p.emit(csrr(x5, csr::mcycleh)).emit(csrr(x6, csr::cycleh));
     c.expect(x5, 0, "mcycleh");

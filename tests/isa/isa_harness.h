@@ -9,7 +9,6 @@
 #pragma once
 
 #include <catch2/catch.hpp>
-
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -32,11 +31,14 @@ inline std::string label(const char* prefix, long long n) {
     return s;
 }
 
-inline uint32_t release_value() { return hal::common::kSoftResetAllRiscs & ~hal::common::kSoftResetErisc0; }
+inline uint32_t release_value() {
+    return hal::common::kSoftResetAllRiscs & ~hal::common::kSoftResetErisc0;
+}
 
 // Copy `words` to L1 at `addr` through the NOC-side path.
 inline void load_words(sim::Tile& tile, uint32_t addr, const std::vector<uint32_t>& words) {
-    for (size_t i = 0; i < words.size(); ++i) tile.write32(addr + static_cast<uint32_t>(4 * i), words[i]);
+    for (size_t i = 0; i < words.size(); ++i)
+        tile.write32(addr + static_cast<uint32_t>(4 * i), words[i]);
 }
 
 // Take the core out of soft reset and run until it stops (or max_cycles).
@@ -48,9 +50,15 @@ inline uint64_t release_and_run(sim::Tile& tile, uint64_t max_cycles = kMaxCycle
 inline std::string describe(const sim::Tile& tile) {
     std::string s;
     switch (tile.state()) {
-        case sim::RunState::Reset: s = "in reset"; break;
-        case sim::RunState::Running: s = "still running"; break;
-        case sim::RunState::Exited: s = label("exited with ", tile.exit_code()); break;
+        case sim::RunState::Reset:
+            s = "in reset";
+            break;
+        case sim::RunState::Running:
+            s = "still running";
+            break;
+        case sim::RunState::Exited:
+            s = label("exited with ", tile.exit_code());
+            break;
         case sim::RunState::Trapped: {
             const sim::TrapInfo t = tile.trap();
             char buf[160];
@@ -59,7 +67,9 @@ inline std::string describe(const sim::Tile& tile) {
             s = buf;
             break;
         }
-        default: s = "unknown state"; break;
+        default:
+            s = "unknown state";
+            break;
     }
     return s + " after " + std::to_string(tile.cycles()) + " cycles, pc 0x" + [&] {
         char b[16];
@@ -69,7 +79,8 @@ inline std::string describe(const sim::Tile& tile) {
 }
 
 // Run `words` (at kCodeBase) to its end on a fresh tile; the tile is returned for inspection.
-inline void run_program(sim::Tile& tile, const std::vector<uint32_t>& words, uint64_t max_cycles = kMaxCycles) {
+inline void run_program(sim::Tile& tile, const std::vector<uint32_t>& words,
+                        uint64_t max_cycles = kMaxCycles) {
     load_words(tile, kCodeBase, words);
     release_and_run(tile, max_cycles);
 }
@@ -85,11 +96,12 @@ inline void require_trap(const sim::Tile& tile, uint32_t cause, uint32_t pc, uin
 }
 
 class Check {
-public:
+  public:
     using RRR = uint32_t (*)(unsigned, unsigned, unsigned);
     using RRI = uint32_t (*)(unsigned, unsigned, int32_t);
 
-    // With set_base false the program must load kResultBase into base_reg before its first expect().
+    // With set_base false the program must load kResultBase into base_reg before its first
+    // expect().
     explicit Check(unsigned base_reg = rv::x31, bool set_base = true) : base_reg_(base_reg) {
         if (set_base) p.li(base_reg_, kResultBase);
     }
@@ -145,7 +157,7 @@ public:
         return b;
     }
 
-private:
+  private:
     struct Slot {
         uint32_t value;
         std::string what;

@@ -60,11 +60,11 @@ TEST_CASE("stores: byte lanes and widths", "[isa][mem]") {
     // fill four words with a background, then store into each lane
     c.p.li(x2, 0x11111111);
     for (int w = 0; w < 4; ++w) c.p.emit(sw(x2, x10, 4 * w));
-    c.p.emit(sb(x1, x10, 0));        // word 0: ...DD
-    c.p.emit(sb(x1, x10, 5));        // word 1: ..DD..
-    c.p.emit(sh(x1, x10, 8));        // word 2: ....CCDD
-    c.p.emit(sh(x1, x10, 14));       // word 3: CCDD....
-    c.p.emit(sb(x1, x10, 3));        // word 0: DD....DD
+    c.p.emit(sb(x1, x10, 0));   // word 0: ...DD
+    c.p.emit(sb(x1, x10, 5));   // word 1: ..DD..
+    c.p.emit(sh(x1, x10, 8));   // word 2: ....CCDD
+    c.p.emit(sh(x1, x10, 14));  // word 3: CCDD....
+    c.p.emit(sb(x1, x10, 3));   // word 0: DD....DD
     for (int w = 0; w < 4; ++w) {
         c.p.emit(lw(x3, x10, 4 * w));
         const uint32_t want[4] = {0xDD1111DD, 0x1111DD11, 0x1111CCDD, 0xCCDD1111};
@@ -94,10 +94,16 @@ TEST_CASE("load-use: a loaded value is usable by the next instruction", "[isa][m
     c.expect(x3, 200, "lw then add (rs2)");
     c.p.emit(lw(x2, x10, 0)).emit(sw(x2, x10, 4)).emit(lw(x3, x10, 4));
     c.expect(x3, 100, "lw then sw of the loaded value");
-    c.p.emit(lw(x11, x10, 0)).li(x12, isa::kDataBase + 100).emit(sw(x11, x12, 0)).emit(lw(x3, x12, 0));
+    c.p.emit(lw(x11, x10, 0))
+        .li(x12, isa::kDataBase + 100)
+        .emit(sw(x11, x12, 0))
+        .emit(lw(x3, x12, 0));
     c.expect(x3, 100, "store data forwarded");
     // pointer chasing: the loaded value is the next address
-    c.p.li(x13, isa::kDataBase + 0x40).emit(sw(x13, x10, 8)).emit(lw(x14, x10, 8)).emit(lw(x3, x14, -0x40));
+    c.p.li(x13, isa::kDataBase + 0x40)
+        .emit(sw(x13, x10, 8))
+        .emit(lw(x14, x10, 8))
+        .emit(lw(x3, x14, -0x40));
     c.expect(x3, 100, "pointer chase");
     c.run();
 }
@@ -122,7 +128,9 @@ TEST_CASE("Blackhole-sized tile: 512 KiB L1 and 8 KiB local data RAM", "[isa][me
     Check c;
     c.p.li(x10, 512 * 1024 - 4).li(x1, 0x5A5A5A5A).emit(sw(x1, x10, 0)).emit(lw(x3, x10, 0));
     c.expect(x3, 0x5A5A5A5A, "last L1 word");
-    c.p.li(x11, hal::common::kLocalDataRamBase + 8192 - 4).emit(sw(x1, x11, 0)).emit(lw(x3, x11, 0));
+    c.p.li(x11, hal::common::kLocalDataRamBase + 8192 - 4)
+        .emit(sw(x1, x11, 0))
+        .emit(lw(x3, x11, 0));
     c.expect(x3, 0x5A5A5A5A, "last ldm word");
     sim::TileConfig cfg;
     cfg.arch = hal::Arch::Blackhole;

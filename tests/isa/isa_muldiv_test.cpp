@@ -23,7 +23,8 @@ const MulCase kMul[] = {
     {0x7FFFFFFF, 0x7FFFFFFF, 0x00000001, 0x3FFFFFFF, 0x3FFFFFFF, 0x3FFFFFFF},
     {0x80000000, 0x7FFFFFFF, 0x80000000, 0xC0000000, 0xC0000000, 0x3FFFFFFF},
     {0xFFFFFFFF, 0x00000001, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0x00000000},  // -1 * 1
-    {0x00000001, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0x00000000, 0x00000000},  // 1 * -1 (unsigned b)
+    {0x00000001, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0x00000000,
+     0x00000000},  // 1 * -1 (unsigned b)
     {0xFFFFFFFE, 0x00000002, 0xFFFFFFFC, 0xFFFFFFFF, 0xFFFFFFFF, 0x00000001},
     {0x00000000, 0xFFFFFFFF, 0x00000000, 0x00000000, 0x00000000, 0x00000000},
     {0x80000000, 0x00000002, 0x00000000, 0xFFFFFFFF, 0xFFFFFFFF, 0x00000001},
@@ -35,12 +36,15 @@ struct DivCase {
 
 const DivCase kDiv[] = {
     {20, 3, 6, 6, 2, 2},
-    {static_cast<uint32_t>(-20), 3, static_cast<uint32_t>(-6), 0x5555554E, static_cast<uint32_t>(-2), 2},
+    {static_cast<uint32_t>(-20), 3, static_cast<uint32_t>(-6), 0x5555554E,
+     static_cast<uint32_t>(-2), 2},
     {20, static_cast<uint32_t>(-3), static_cast<uint32_t>(-6), 0, 2, 20},
-    {static_cast<uint32_t>(-20), static_cast<uint32_t>(-3), 6, 0, static_cast<uint32_t>(-2), 0xFFFFFFEC},
+    {static_cast<uint32_t>(-20), static_cast<uint32_t>(-3), 6, 0, static_cast<uint32_t>(-2),
+     0xFFFFFFEC},
     // division by zero: quotient all ones, remainder the dividend
     {20, 0, 0xFFFFFFFF, 0xFFFFFFFF, 20, 20},
-    {static_cast<uint32_t>(-20), 0, 0xFFFFFFFF, 0xFFFFFFFF, static_cast<uint32_t>(-20), static_cast<uint32_t>(-20)},
+    {static_cast<uint32_t>(-20), 0, 0xFFFFFFFF, 0xFFFFFFFF, static_cast<uint32_t>(-20),
+     static_cast<uint32_t>(-20)},
     {0, 0, 0xFFFFFFFF, 0xFFFFFFFF, 0, 0},
     {0x80000000, 0, 0xFFFFFFFF, 0xFFFFFFFF, 0x80000000, 0x80000000},
     // signed overflow: INT_MIN / -1 = INT_MIN, remainder 0

@@ -1,10 +1,10 @@
 // The tile around the core: soft reset hold/release and re-assert, reset-PC boot, wall clock,
 // sim-control console and exit, the external MMIO port, NOC-side register access, timing knobs
 // (exact cycle counts), determinism and tracing.
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
-
-#include <unistd.h>
 
 #include "isa_harness.h"
 
@@ -107,7 +107,10 @@ TEST_CASE("reset PC: the core boots where the register says", "[isa][tile]") {
 
 TEST_CASE("the core reads and writes its own control registers", "[isa][tile]") {
     Check c;
-    c.p.li(x10, hal::common::kErisc1ResetPcReg).li(x1, 0xABCD0).emit(sw(x1, x10, 0)).emit(lw(x3, x10, 0));
+    c.p.li(x10, hal::common::kErisc1ResetPcReg)
+        .li(x1, 0xABCD0)
+        .emit(sw(x1, x10, 0))
+        .emit(lw(x3, x10, 0));
     c.expect(x3, 0xABCD0, "ERISC1 reset PC written by the core");
     c.p.li(x11, hal::common::kSoftResetReg).emit(lw(x3, x11, 0));
     c.expect(x3, isa::release_value(), "soft reset as the core sees it");
@@ -145,7 +148,8 @@ TEST_CASE("console and exit through the sim-control block", "[isa][tile]") {
     sim::Tile tile(sim::TileConfig{});
     rv::Program p(0);
     p.li(x10, hal::simctrl::kConsoleChar);
-    for (char ch : std::string("hello, fabric\n")) p.li(x1, static_cast<uint8_t>(ch)).emit(sb(x1, x10, 0));
+    for (char ch : std::string("hello, fabric\n"))
+        p.li(x1, static_cast<uint8_t>(ch)).emit(sb(x1, x10, 0));
     p.li(x1, 0x41).emit(sw(x1, x10, 0));  // word store: low byte
     p.li(x30, hal::simctrl::kExit).li(x1, 0xDEAD).emit(sw(x1, x30, 0));
     p.emit(sb(x1, x10, 0));  // after exit: never printed
@@ -246,7 +250,8 @@ TEST_CASE("external MMIO port: handler answers reads and writes, errors fault", 
     }
 }
 
-TEST_CASE("NOC-side access: L1 byte-exact, registers by word, errors name the address", "[isa][tile]") {
+TEST_CASE("NOC-side access: L1 byte-exact, registers by word, errors name the address",
+          "[isa][tile]") {
     sim::Tile tile(sim::TileConfig{});
     const uint8_t bytes[5] = {1, 2, 3, 4, 5};
     tile.write(0x101, bytes);
@@ -269,11 +274,13 @@ TEST_CASE("NOC-side access: L1 byte-exact, registers by word, errors name the ad
     }
     // register access through the byte-span interface: whole aligned words only
     const uint32_t pc0 = 0x100;
-    tile.write(hal::common::kErisc0ResetPcReg, std::span(reinterpret_cast<const uint8_t*>(&pc0), 4));
+    tile.write(hal::common::kErisc0ResetPcReg,
+               std::span(reinterpret_cast<const uint8_t*>(&pc0), 4));
     CHECK(tile.read32(hal::common::kErisc0ResetPcReg) == 0x100);
     const uint8_t two[2] = {1, 2};
     CHECK_THROWS_AS(tile.write(hal::common::kErisc0ResetPcReg, two), std::out_of_range);
-    CHECK_THROWS_AS(tile.write32(hal::common::kErisc0ResetPcReg + 4, 1), std::out_of_range);  // not a register
+    CHECK_THROWS_AS(tile.write32(hal::common::kErisc0ResetPcReg + 4, 1),
+                    std::out_of_range);  // not a register
     // the wall clock ignores writes
     const uint32_t w = tile.read32(hal::common::kWallClockLo);
     tile.write32(hal::common::kWallClockLo, 0);
@@ -295,13 +302,17 @@ TEST_CASE("config validation", "[isa][tile]") {
     CHECK_THROWS_AS(sim::Tile(bad), std::invalid_argument);
 }
 
-// ---- timing knobs, measured by the program itself with mcycle ---------------------------------------
+// ---- timing knobs, measured by the program itself with mcycle
+// ---------------------------------------
 namespace {
 
 // mcycle delta around `body`: csrr; body; csrr. A delta of 1 + sum(costs of body).
-uint32_t measure(const std::vector<uint32_t>& body, const sim::TileConfig& cfg, const sim::MmioHandler* h = nullptr) {
+uint32_t measure(const std::vector<uint32_t>& body, const sim::TileConfig& cfg,
+                 const sim::MmioHandler* h = nullptr) {
     rv::Program p(0);
-    p.li(x10, isa::kDataBase).li(x11, hal::common::kLocalDataRamBase).li(x12, hal::common::kNocRegsBase);
+    p.li(x10, isa::kDataBase)
+        .li(x11, hal::common::kLocalDataRamBase)
+        .li(x12, hal::common::kNocRegsBase);
     p.li(x1, 1000).li(x2, 7);
     p.emit(csrr(x20, csr::mcycle));
     p.emit(body);
@@ -316,7 +327,8 @@ uint32_t measure(const std::vector<uint32_t>& body, const sim::TileConfig& cfg, 
     return tile.read32(isa::kResultBase);
 }
 
-sim::TileConfig timing(uint32_t l1_load, uint32_t l1_store, uint32_t ldm, uint32_t div_lat, uint32_t branch) {
+sim::TileConfig timing(uint32_t l1_load, uint32_t l1_store, uint32_t ldm, uint32_t div_lat,
+                       uint32_t branch) {
     sim::TileConfig cfg;
     cfg.timing = {.l1_load_latency = l1_load,
                   .l1_store_interval = l1_store,
@@ -332,17 +344,17 @@ TEST_CASE("timing: defaults follow the Wormhole ERISC", "[isa][tile][timing]") {
     const sim::TileConfig d;
     CHECK(measure({}, d) == 1);
     CHECK(measure({add(x3, x1, x2)}, d) == 2);
-    CHECK(measure({mul(x3, x1, x2)}, d) == 2);                       // MUL: 1 cycle
-    CHECK(measure({div(x3, x1, x2)}, d) == 1 + 16);                  // DIV: 16
+    CHECK(measure({mul(x3, x1, x2)}, d) == 2);       // MUL: 1 cycle
+    CHECK(measure({div(x3, x1, x2)}, d) == 1 + 16);  // DIV: 16
     CHECK(measure({remu(x3, x1, x2)}, d) == 1 + 16);
-    CHECK(measure({lw(x3, x10, 0)}, d) == 1 + 7);                    // L1 load: 7
+    CHECK(measure({lw(x3, x10, 0)}, d) == 1 + 7);                       // L1 load: 7
     CHECK(measure({lw(x3, x10, 0), addi(x4, x3, 1)}, d) == 1 + 7 + 1);  // no extra load-use bubble
-    CHECK(measure({lw(x3, x11, 0)}, d) == 1 + 2);                    // local data RAM load: 2
-    CHECK(measure({sw(x1, x10, 0)}, d) == 2);                        // stores are posted
-    CHECK(measure({sw(x1, x10, 0), sw(x1, x10, 4)}, d) == 1 + 1 + 5);  // one L1 store per 5 cycles
-    CHECK(measure({sw(x1, x10, 0), sw(x1, x11, 4)}, d) == 3);        // ldm stores are not limited
-    CHECK(measure({jal(x0, 4)}, d) == 1 + 1 + 1);                    // taken: 1 bubble
-    CHECK(measure({beq(x0, x1, 8), nop()}, d) == 3);                 // not taken: none
+    CHECK(measure({lw(x3, x11, 0)}, d) == 1 + 2);                       // local data RAM load: 2
+    CHECK(measure({sw(x1, x10, 0)}, d) == 2);                           // stores are posted
+    CHECK(measure({sw(x1, x10, 0), sw(x1, x10, 4)}, d) == 1 + 1 + 5);   // one L1 store per 5 cycles
+    CHECK(measure({sw(x1, x10, 0), sw(x1, x11, 4)}, d) == 3);  // ldm stores are not limited
+    CHECK(measure({jal(x0, 4)}, d) == 1 + 1 + 1);              // taken: 1 bubble
+    CHECK(measure({beq(x0, x1, 8), nop()}, d) == 3);           // not taken: none
     CHECK(measure({lw(x3, x10, 0), lw(x4, x10, 4)}, d) == 1 + 7 + 7);
 }
 
@@ -352,7 +364,8 @@ TEST_CASE("timing: knobs change exactly what they name", "[isa][tile][timing]") 
     CHECK(measure({lw(x3, x11, 0)}, timing(7, 5, 4, 16, 1)) == 1 + 4);
     CHECK(measure({sw(x1, x10, 0), sw(x1, x10, 4)}, timing(7, 1, 2, 16, 1)) == 3);
     CHECK(measure({sw(x1, x10, 0), sw(x1, x10, 4)}, timing(7, 9, 2, 16, 1)) == 2 + 9);
-    CHECK(measure({sw(x1, x10, 0), nop(), nop(), nop(), nop(), sw(x1, x10, 4)}, timing(7, 5, 2, 16, 1)) == 7);
+    CHECK(measure({sw(x1, x10, 0), nop(), nop(), nop(), nop(), sw(x1, x10, 4)},
+                  timing(7, 5, 2, 16, 1)) == 7);
     CHECK(measure({div(x3, x1, x2)}, timing(7, 5, 2, 1, 1)) == 2);
     CHECK(measure({div(x3, x1, x2)}, timing(7, 5, 2, 33, 1)) == 1 + 33);
     CHECK(measure({jal(x0, 4)}, timing(7, 5, 2, 16, 0)) == 2);
@@ -384,7 +397,8 @@ TEST_CASE("determinism: the same program takes the same cycles every run", "[isa
         isa::load_words(tile, isa::kDataBase, {1});
         isa::run_program(tile, words);
         REQUIRE(tile.state() == sim::RunState::Exited);
-        return std::tuple{tile.cycles(), tile.instret(), tile.exit_code(), tile.read32(hal::common::kWallClockLo)};
+        return std::tuple{tile.cycles(), tile.instret(), tile.exit_code(),
+                          tile.read32(hal::common::kWallClockLo)};
     };
     const auto a = once();
     const auto b = once();
@@ -398,8 +412,9 @@ TEST_CASE("FST tracing", "[isa][tile]") {
         CHECK_THROWS_AS(tile.trace_to("x.fst"), std::runtime_error);
         return;
     }
-    const std::string path =
-        (std::filesystem::temp_directory_path() / ("isa_trace_" + std::to_string(::getpid()) + ".fst")).string();
+    const std::string path = (std::filesystem::temp_directory_path() /
+                              ("isa_trace_" + std::to_string(::getpid()) + ".fst"))
+                                 .string();
     {
         sim::Tile tile(sim::TileConfig{});
         tile.trace_to(path);

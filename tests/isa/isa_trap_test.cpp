@@ -8,8 +8,9 @@ using namespace rv;
 
 namespace {
 
-constexpr uint32_t kFetchMisaligned = 0, kFetchFault = 1, kIllegal = 2, kBreakpoint = 3, kLoadMisaligned = 4,
-                   kLoadFault = 5, kStoreMisaligned = 6, kStoreFault = 7, kEcall = 11;
+constexpr uint32_t kFetchMisaligned = 0, kFetchFault = 1, kIllegal = 2, kBreakpoint = 3,
+                   kLoadMisaligned = 4, kLoadFault = 5, kStoreMisaligned = 6, kStoreFault = 7,
+                   kEcall = 11;
 
 // Program shape: set up x10 = kDataBase, x11 = 1, x12 = `addr`; store x11 to kDataBase (older
 // than the trap); then `insn` (at the returned pc); then a store to kDataBase + 4 and an exit
@@ -30,7 +31,8 @@ TrapProgram around(uint32_t insn, uint32_t addr = 0) {
     return {p.words(), at};
 }
 
-void expect_trap(uint32_t insn, uint32_t addr, uint32_t cause, uint32_t tval, bool tval_is_pc = false) {
+void expect_trap(uint32_t insn, uint32_t addr, uint32_t cause, uint32_t tval,
+                 bool tval_is_pc = false) {
     const TrapProgram tp = around(insn, addr);
     sim::Tile tile(sim::TileConfig{});
     isa::run_program(tile, tp.words);
@@ -43,8 +45,12 @@ void expect_trap(uint32_t insn, uint32_t addr, uint32_t cause, uint32_t tval, bo
 }  // namespace
 
 TEST_CASE("ecall and ebreak", "[isa][trap]") {
-    SECTION("ecall") { expect_trap(ecall(), 0, kEcall, 0); }
-    SECTION("ebreak: mtval is its pc") { expect_trap(ebreak(), 0, kBreakpoint, 0, true); }
+    SECTION("ecall") {
+        expect_trap(ecall(), 0, kEcall, 0);
+    }
+    SECTION("ebreak: mtval is its pc") {
+        expect_trap(ebreak(), 0, kBreakpoint, 0, true);
+    }
 }
 
 TEST_CASE("illegal instructions", "[isa][trap]") {
@@ -86,14 +92,30 @@ TEST_CASE("illegal instructions", "[isa][trap]") {
 
 TEST_CASE("misaligned loads and stores", "[isa][trap]") {
     const uint32_t d = isa::kDataBase;
-    SECTION("lh odd") { expect_trap(lh(x5, x12, 0), d + 1, kLoadMisaligned, d + 1); }
-    SECTION("lhu +3") { expect_trap(lhu(x5, x12, 0), d + 3, kLoadMisaligned, d + 3); }
-    SECTION("lw +2") { expect_trap(lw(x5, x12, 0), d + 2, kLoadMisaligned, d + 2); }
-    SECTION("lw +1 via offset") { expect_trap(lw(x5, x12, 1), d, kLoadMisaligned, d + 1); }
-    SECTION("sh odd") { expect_trap(sh(x11, x12, 0), d + 1, kStoreMisaligned, d + 1); }
-    SECTION("sw +2") { expect_trap(sw(x11, x12, 0), d + 2, kStoreMisaligned, d + 2); }
-    SECTION("sw +3 via negative offset") { expect_trap(sw(x11, x12, -1), d + 4, kStoreMisaligned, d + 3); }
-    SECTION("misaligned beats access fault") { expect_trap(lw(x5, x12, 0), 0x80000002, kLoadMisaligned, 0x80000002); }
+    SECTION("lh odd") {
+        expect_trap(lh(x5, x12, 0), d + 1, kLoadMisaligned, d + 1);
+    }
+    SECTION("lhu +3") {
+        expect_trap(lhu(x5, x12, 0), d + 3, kLoadMisaligned, d + 3);
+    }
+    SECTION("lw +2") {
+        expect_trap(lw(x5, x12, 0), d + 2, kLoadMisaligned, d + 2);
+    }
+    SECTION("lw +1 via offset") {
+        expect_trap(lw(x5, x12, 1), d, kLoadMisaligned, d + 1);
+    }
+    SECTION("sh odd") {
+        expect_trap(sh(x11, x12, 0), d + 1, kStoreMisaligned, d + 1);
+    }
+    SECTION("sw +2") {
+        expect_trap(sw(x11, x12, 0), d + 2, kStoreMisaligned, d + 2);
+    }
+    SECTION("sw +3 via negative offset") {
+        expect_trap(sw(x11, x12, -1), d + 4, kStoreMisaligned, d + 3);
+    }
+    SECTION("misaligned beats access fault") {
+        expect_trap(lw(x5, x12, 0), 0x80000002, kLoadMisaligned, 0x80000002);
+    }
 }
 
 TEST_CASE("misaligned jump and branch targets trap on the jump", "[isa][trap]") {
@@ -134,10 +156,18 @@ TEST_CASE("misaligned jump and branch targets trap on the jump", "[isa][trap]") 
 TEST_CASE("load and store access faults", "[isa][trap]") {
     const uint32_t l1_end = sim::TileConfig{}.l1_size;
     const uint32_t ldm_end = hal::common::kLocalDataRamBase + sim::TileConfig{}.ldm_size;
-    SECTION("lw unmapped 0x80000000") { expect_trap(lw(x5, x12, 0), 0x80000000, kLoadFault, 0x80000000); }
-    SECTION("sw unmapped 0x80000000") { expect_trap(sw(x11, x12, 0), 0x80000000, kStoreFault, 0x80000000); }
-    SECTION("lw just past L1") { expect_trap(lw(x5, x12, 0), l1_end, kLoadFault, l1_end); }
-    SECTION("sb just past L1") { expect_trap(sb(x11, x12, 1), l1_end, kStoreFault, l1_end + 1); }
+    SECTION("lw unmapped 0x80000000") {
+        expect_trap(lw(x5, x12, 0), 0x80000000, kLoadFault, 0x80000000);
+    }
+    SECTION("sw unmapped 0x80000000") {
+        expect_trap(sw(x11, x12, 0), 0x80000000, kStoreFault, 0x80000000);
+    }
+    SECTION("lw just past L1") {
+        expect_trap(lw(x5, x12, 0), l1_end, kLoadFault, l1_end);
+    }
+    SECTION("sb just past L1") {
+        expect_trap(sb(x11, x12, 1), l1_end, kStoreFault, l1_end + 1);
+    }
     SECTION("lw just past the sim-control block") {
         expect_trap(lw(x5, x12, 0), hal::simctrl::kBase + hal::simctrl::kSize, kLoadFault,
                     hal::simctrl::kBase + hal::simctrl::kSize);
@@ -151,12 +181,16 @@ TEST_CASE("load and store access faults", "[isa][trap]") {
     // Core-local addresses the tile does not decode go to the external MMIO port; with no handler
     // installed nothing answers, so they fault (after the round trip).
     SECTION("lw NOC register, no MMIO handler") {
-        expect_trap(lw(x5, x12, 0), hal::common::kNocRegsBase, kLoadFault, hal::common::kNocRegsBase);
+        expect_trap(lw(x5, x12, 0), hal::common::kNocRegsBase, kLoadFault,
+                    hal::common::kNocRegsBase);
     }
     SECTION("sh ETH TX queue register, no MMIO handler") {
-        expect_trap(sh(x11, x12, 2), hal::common::kEthTxqBase, kStoreFault, hal::common::kEthTxqBase + 2);
+        expect_trap(sh(x11, x12, 2), hal::common::kEthTxqBase, kStoreFault,
+                    hal::common::kEthTxqBase + 2);
     }
-    SECTION("lw just past the local data RAM") { expect_trap(lw(x5, x12, 0), ldm_end, kLoadFault, ldm_end); }
+    SECTION("lw just past the local data RAM") {
+        expect_trap(lw(x5, x12, 0), ldm_end, kLoadFault, ldm_end);
+    }
 }
 
 TEST_CASE("instruction fetch faults", "[isa][trap]") {
@@ -170,7 +204,8 @@ TEST_CASE("instruction fetch faults", "[isa][trap]") {
         const TrapProgram tp = around(jalr(x0, x12, 0), hal::common::kLocalDataRamBase);
         sim::Tile tile(sim::TileConfig{});
         isa::run_program(tile, tp.words);
-        isa::require_trap(tile, kFetchFault, hal::common::kLocalDataRamBase, hal::common::kLocalDataRamBase);
+        isa::require_trap(tile, kFetchFault, hal::common::kLocalDataRamBase,
+                          hal::common::kLocalDataRamBase);
     }
     SECTION("running off the end of L1") {
         sim::TileConfig cfg;

@@ -2,9 +2,10 @@
 // moving over every link they declare: the eth_ping_pong kernel runs on both ends of each link at
 // once (Master on the first-listed end), so every chip of an n300 (2 chips) and a T3000 (8 chips)
 // sends and checks traffic in both directions, in one lockstep run.
+#include "fabric/cluster_descriptor.h"
+
 #include <catch2/catch.hpp>
 
-#include "fabric/cluster_descriptor.h"
 #include "fw_harness.h"
 
 using protocol::KernelRole;
@@ -14,7 +15,8 @@ using simfw::Rig;
 namespace {
 
 void run_every_link(const std::string& file, uint32_t expect_chips, uint32_t expect_links) {
-    const auto desc = fabric::ClusterDescriptor::load_file(std::string(FABRIC_SOC_DESCRIPTOR_DIR) + "/" + file);
+    const auto desc =
+        fabric::ClusterDescriptor::load_file(std::string(FABRIC_SOC_DESCRIPTOR_DIR) + "/" + file);
     REQUIRE(desc.chip_count() == expect_chips);
     REQUIRE(desc.connections().size() == expect_links);
 
@@ -48,7 +50,8 @@ void run_every_link(const std::string& file, uint32_t expect_chips, uint32_t exp
         CHECK(rs.iterations_done == args.iterations);
         CHECK(rm.mismatches == 0);
         CHECK(rs.mismatches == 0);
-        // Exactly this pair's protocol crossed its link: hello + pings + FIN one way, ack + pongs back.
+        // Exactly this pair's protocol crossed its link: hello + pings + FIN one way, ack + pongs
+        // back.
         const auto& ab = rig.link(m).stats(sim::eth::Dir::AtoB);
         const auto& ba = rig.link(m).stats(sim::eth::Dir::BtoA);
         CHECK(ab.bytes_delivered + ba.bytes_delivered == 16 + 16 + 16 + 2 * args.iterations * slot);
@@ -62,7 +65,8 @@ void run_every_link(const std::string& file, uint32_t expect_chips, uint32_t exp
 
 }  // namespace
 
-TEST_CASE("n300 from its cluster descriptor: ping-pong over both links", "[sim][cluster][descriptor]") {
+TEST_CASE("n300 from its cluster descriptor: ping-pong over both links",
+          "[sim][cluster][descriptor]") {
     run_every_link("n300_cluster.yaml", 2, 2);
 }
 

@@ -10,9 +10,9 @@
 
 using protocol::KernelRole;
 using protocol::TestFail;
+using sim::eth::Dir;
 using simfw::Core;
 using simfw::Rig;
-using sim::eth::Dir;
 
 namespace {
 
@@ -22,11 +22,13 @@ uint32_t st(hal::Status s) {
 
 void require_no_txq_errors(Rig& rig, const std::vector<Core>& cores) {
     for (const Core& c : cores) {
-        for (const auto& e : rig.chip(c.chip).txq(c.x, c.y)->errors()) FAIL_CHECK(c.str() << ": " << e);
+        for (const auto& e : rig.chip(c.chip).txq(c.x, c.y)->errors())
+            FAIL_CHECK(c.str() << ": " << e);
     }
 }
 
-protocol::PingPongArgs ping_pong_args(Rig& rig, uint32_t iterations, uint32_t payload, uint32_t timeout_us) {
+protocol::PingPongArgs ping_pong_args(Rig& rig, uint32_t iterations, uint32_t payload,
+                                      uint32_t timeout_us) {
     protocol::PingPongArgs a{};
     a.iterations = iterations;
     a.payload_bytes = payload;
@@ -37,7 +39,8 @@ protocol::PingPongArgs ping_pong_args(Rig& rig, uint32_t iterations, uint32_t pa
 
 // A kernel that gave up: exit code Stuck, status Failed|Stuck, stuck_at `where`, the HAL status
 // of the wait, the step and detail.
-void require_stuck(Rig& rig, Core c, uint32_t where, hal::Status why, uint32_t step, uint32_t detail) {
+void require_stuck(Rig& rig, Core c, uint32_t where, hal::Status why, uint32_t step,
+                   uint32_t detail) {
     INFO(rig.describe(c));
     REQUIRE(rig.state(c) == sim::RunState::Exited);
     CHECK(rig.exit_code(c) == static_cast<uint32_t>(TestFail::Stuck));
@@ -104,8 +107,9 @@ TEST_CASE("eth ping-pong: handshake, repeated sends checked both ways, end-of-ke
     require_no_txq_errors(rig, {m, s});
 }
 
-TEST_CASE("eth ping-pong: peer never answers, the termination word ends the wait and stuck_at says where",
-          "[sim][eth][pingpong][termination]") {
+TEST_CASE(
+    "eth ping-pong: peer never answers, the termination word ends the wait and stuck_at says where",
+    "[sim][eth][pingpong][termination]") {
     Rig rig(2);
     rig.connect(0, 0, 1, 0);
     const Core m = rig.eth(0, 0);
@@ -128,7 +132,8 @@ TEST_CASE("eth ping-pong: peer never answers, the termination word ends the wait
                   static_cast<uint32_t>(protocol::PingPongStep::Handshake), 0);
 }
 
-TEST_CASE("eth ping-pong: a wait with no termination gives up at its deadline", "[sim][eth][pingpong][termination]") {
+TEST_CASE("eth ping-pong: a wait with no termination gives up at its deadline",
+          "[sim][eth][pingpong][termination]") {
     Rig rig(2);
     rig.connect(0, 0, 1, 0);
     const Core m = rig.eth(0, 0);
@@ -215,14 +220,16 @@ TEST_CASE("eth txq order: within a queue commands land in order", "[sim][eth][or
     CHECK(ab.commands_completed == 1 + 2 * args.count);
 }
 
-TEST_CASE("eth txq order: a flag behind data on the same queue sees all of it", "[sim][eth][order]") {
+TEST_CASE("eth txq order: a flag behind data on the same queue sees all of it",
+          "[sim][eth][order]") {
     Rig rig(2);
     const auto r = run_order(rig, order_args(rig, protocol::TxqOrderCase::SameQueue));
     CHECK(r.last_word_present_at_flag == 1);
     CHECK(r.mismatches_final == 0);
 }
 
-TEST_CASE("eth txq order: across queues there is no ordering (the flag overtakes the data)", "[sim][eth][order]") {
+TEST_CASE("eth txq order: across queues there is no ordering (the flag overtakes the data)",
+          "[sim][eth][order]") {
     Rig rig(2);
     const auto r = run_order(rig, order_args(rig, protocol::TxqOrderCase::CrossQueue));
     // The model shares the wire frame by frame between the queues: the 16-B flag on TXQ1 goes out
@@ -233,7 +240,8 @@ TEST_CASE("eth txq order: across queues there is no ordering (the flag overtakes
 
 namespace {
 
-protocol::EthStreamArgs stream_args(Rig& rig, uint32_t packet, uint32_t channels, uint32_t packets) {
+protocol::EthStreamArgs stream_args(Rig& rig, uint32_t packet, uint32_t channels,
+                                    uint32_t packets) {
     protocol::EthStreamArgs a{};
     a.packet_bytes = packet;
     a.channels = channels;
@@ -250,7 +258,8 @@ protocol::EthStreamArgs stream_args(Rig& rig, uint32_t packet, uint32_t channels
 
 }  // namespace
 
-TEST_CASE("eth link fault: drops and a link down/up mid-transfer still deliver every byte", "[sim][eth][fault]") {
+TEST_CASE("eth link fault: drops and a link down/up mid-transfer still deliver every byte",
+          "[sim][eth][fault]") {
     Rig rig(2);
     rig.connect(0, 0, 1, 0);
     const Core m = rig.eth(0, 0), s = rig.eth(1, 0);
@@ -262,7 +271,8 @@ TEST_CASE("eth link fault: drops and a link down/up mid-transfer still deliver e
     rig.launch(s, "eth_stream", KernelRole::Subordinate, args);
     rig.launch(m, "eth_stream", KernelRole::Master, args);
     // Mid-transfer: the link goes down for 4000 cycles.
-    REQUIRE(rig.run_until([&] { return rig.results<protocol::EthStreamResults>(m).packets_done >= 40; }, 1'000'000));
+    REQUIRE(rig.run_until(
+        [&] { return rig.results<protocol::EthStreamResults>(m).packets_done >= 40; }, 1'000'000));
     link.set_up(false);
     rig.cluster().step(4'000);
     const uint32_t during = rig.results<protocol::EthStreamResults>(s).packets_done;
@@ -293,14 +303,17 @@ TEST_CASE("eth link fault: drops and a link down/up mid-transfer still deliver e
     CHECK(ab.frames_sent == ab.frames_delivered + ab.frames_retransmitted);
     // The last packets are still in the Subordinate's slots, exactly.
     for (uint32_t i = args.packets - args.channels; i < args.packets; ++i) {
-        const uint32_t slot = protocol::eth_stream_slot(args.buf_base, args.packet_bytes, i % args.channels);
-        CHECK(rig.pattern_mismatches(s, slot, args.packet_bytes - 16, protocol::eth_stream_seed(args.seed, i)) == 0);
+        const uint32_t slot =
+            protocol::eth_stream_slot(args.buf_base, args.packet_bytes, i % args.channels);
+        CHECK(rig.pattern_mismatches(s, slot, args.packet_bytes - 16,
+                                     protocol::eth_stream_seed(args.seed, i)) == 0);
     }
     // No source was reused before the peer had it (the model checks every resend against L1).
     require_no_txq_errors(rig, {m, s});
 }
 
-TEST_CASE("eth link fault: random frame loss both ways still delivers every byte", "[sim][eth][fault]") {
+TEST_CASE("eth link fault: random frame loss both ways still delivers every byte",
+          "[sim][eth][fault]") {
     Rig rig(2);
     rig.connect(0, 0, 1, 0);
     const Core m = rig.eth(0, 0), s = rig.eth(1, 0);
@@ -328,9 +341,10 @@ TEST_CASE("eth link fault: random frame loss both ways still delivers every byte
     require_no_txq_errors(rig, {m, s});
 }
 
-TEST_CASE("bad input: misaligned Ethernet requests, remote register write on TXQ1, NOC address outside "
-          "the target's memory",
-          "[sim][eth][noc][bad]") {
+TEST_CASE(
+    "bad input: misaligned Ethernet requests, remote register write on TXQ1, NOC address outside "
+    "the target's memory",
+    "[sim][eth][noc][bad]") {
     Rig rig(2);
     rig.connect(0, 0, 1, 0);
     const Core e = rig.eth(0, 0), peer = rig.eth(1, 0), tgt = rig.eth(0, 1);
@@ -372,7 +386,8 @@ TEST_CASE("bad input: misaligned Ethernet requests, remote register write on TXQ
     CHECK(errs[1].size == protocol::kBadInputMisalignedSize);
     CHECK(errs[2].queue == 1);
     CHECK(errs[2].kind == ErrorKind::RemoteRegWriteNotSupported);
-    CHECK(errs[2].addr == hal::stream::reg_addr(5, a.stream.remote_dest_buf_space_available_update));
+    CHECK(errs[2].addr ==
+          hal::stream::reg_addr(5, a.stream.remote_dest_buf_space_available_update));
     CHECK(rig.link(e).stats(Dir::AtoB).commands_completed == 0);
     CHECK(rig.chip(1).streams(peer.x, peer.y).words_free(5) == 0);
     CHECK(rig.chip(1).txq(peer.x, peer.y)->errors().empty());
@@ -395,7 +410,8 @@ TEST_CASE("bad input: misaligned Ethernet requests, remote register write on TXQ
 }
 
 // The benchmark kernels (benchmarks/eth_bench) stay correct: a short run of each, checked.
-TEST_CASE("eth latency kernel: round trips complete, no faster than the wire", "[sim][eth][bench]") {
+TEST_CASE("eth latency kernel: round trips complete, no faster than the wire",
+          "[sim][eth][bench]") {
     Rig rig(2);
     rig.connect(0, 0, 1, 0);
     const Core m = rig.eth(0, 0), s = rig.eth(1, 0);

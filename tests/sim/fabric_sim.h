@@ -100,7 +100,8 @@ class FabricSim {
           rig_(cluster_) {
         // A NoC write to a core that is not instantiated is lost (NoEndpoint): the receiving
         // cores exist from the start, held in reset.
-        for (fabric::ChipId c : plan_.chips) (void)rig_.chip(c).tile(kSinkX, sink_y(cluster_.arch()));
+        for (fabric::ChipId c : plan_.chips)
+            (void)rig_.chip(c).tile(kSinkX, sink_y(cluster_.arch()));
     }
 
     Rig& rig() { return rig_; }
@@ -111,8 +112,12 @@ class FabricSim {
         return *runner_;
     }
     static Core core(const RouterPlacement& p) { return Core::at(p.core); }
-    const RouterPlacement& router(uint32_t index, FabricDir d) const { return plan_.router(plan_.chips[index], d); }
-    pf::WorkerChannel channel(uint32_t index, FabricDir d) const { return plan_.worker_channel(plan_.chips[index], d); }
+    const RouterPlacement& router(uint32_t index, FabricDir d) const {
+        return plan_.router(plan_.chips[index], d);
+    }
+    pf::WorkerChannel channel(uint32_t index, FabricDir d) const {
+        return plan_.worker_channel(plan_.chips[index], d);
+    }
     uint32_t chip(uint32_t index) const { return plan_.chips[index]; }
 
     // Bring the fabric up through the runner: every router ends in ReadyForTraffic.
@@ -191,13 +196,16 @@ class FabricSim {
         std::string out;
         for (const RouterPlacement& p : plan_.routers) {
             const auto b = status(p);
-            out += core(p).str() + " " + std::string(fabric::dir_name(p.dir)) + ": " + fabric::router_status_name(b.status) +
-                   " stage " + fabric::router_status_name(b.stage) + " stuck_at " + fabric::router_wait_name(b.stuck_at) + " detail " +
-                   std::to_string(b.detail) + " sent " + std::to_string(b.sent[0]) + "/" + std::to_string(b.sent[1]) +
-                   "/" + std::to_string(b.sent[2]) + " completed " + std::to_string(b.completed[0]) + "/" +
-                   std::to_string(b.completed[1]) + "/" + std::to_string(b.completed[2]) + " received " +
-                   std::to_string(b.received[0]) + "/" + std::to_string(b.received[1]) + " bad " +
-                   std::to_string(b.bad_packets) + " undrained " + std::to_string(b.undrained) + " iters " +
+            out += core(p).str() + " " + std::string(fabric::dir_name(p.dir)) + ": " +
+                   fabric::router_status_name(b.status) + " stage " +
+                   fabric::router_status_name(b.stage) + " stuck_at " +
+                   fabric::router_wait_name(b.stuck_at) + " detail " + std::to_string(b.detail) +
+                   " sent " + std::to_string(b.sent[0]) + "/" + std::to_string(b.sent[1]) + "/" +
+                   std::to_string(b.sent[2]) + " completed " + std::to_string(b.completed[0]) +
+                   "/" + std::to_string(b.completed[1]) + "/" + std::to_string(b.completed[2]) +
+                   " received " + std::to_string(b.received[0]) + "/" +
+                   std::to_string(b.received[1]) + " bad " + std::to_string(b.bad_packets) +
+                   " undrained " + std::to_string(b.undrained) + " iters " +
                    std::to_string(b.main_loop_iterations) + "\n  " + rig_.describe(core(p)) + "\n";
         }
         return out;
@@ -241,7 +249,8 @@ class FabricSim {
             CHECK(b.status == static_cast<uint32_t>(RouterStatus::Terminated));
             CHECK(b.undrained == 0);
             CHECK(b.bad_packets == 0);
-            for (uint32_t c = 0; c < pf::kNumSenderChannels; ++c) CHECK(b.sent[c] == b.completed[c]);
+            for (uint32_t c = 0; c < pf::kNumSenderChannels; ++c)
+                CHECK(b.sent[c] == b.completed[c]);
         }
     }
 
@@ -258,7 +267,8 @@ class FabricSim {
 
     const RouterPlacement& peer_of(const RouterPlacement& p) const {
         for (const RouterPlacement& q : plan_.routers) {
-            if (q.chip == p.config.peer_chip_id && q.eth_channel == p.config.peer_eth_channel) return q;
+            if (q.chip == p.config.peer_chip_id && q.eth_channel == p.config.peer_eth_channel)
+                return q;
         }
         throw std::logic_error("no peer");
     }
@@ -284,7 +294,8 @@ class FabricSim {
     std::optional<fabric::FabricRunner> runner_;
 };
 
-inline FabricOptions line_options(std::vector<fabric::ChipId> chips, uint32_t payload = pf::kDefaultPayloadBytes) {
+inline FabricOptions line_options(std::vector<fabric::ChipId> chips,
+                                  uint32_t payload = pf::kDefaultPayloadBytes) {
     FabricOptions o;
     o.topology = pf::Topology::Line;
     o.chips = std::move(chips);
@@ -301,20 +312,24 @@ inline FabricOptions ring_options(std::vector<fabric::ChipId> chips) {
 // `n` Blackhole chips in a chain, chip i channel 0 <-> chip i+1 channel 1 (no shipped BH cluster
 // descriptor has links). Written to the temp directory; returns its path.
 inline std::string blackhole_chain_cluster(uint32_t n) {
-    const std::string path =
-        (std::filesystem::temp_directory_path() / ("erisc_fabric_bh_chain" + std::to_string(n) + "_cluster.yaml")).string();
+    const std::string path = (std::filesystem::temp_directory_path() /
+                              ("erisc_fabric_bh_chain" + std::to_string(n) + "_cluster.yaml"))
+                                 .string();
     std::ofstream out(path);
     std::string arch, chips, links;
     for (uint32_t i = 0; i < n; ++i) {
-        arch.append(i ? ", " : "").append(std::to_string(i)).append(": blackhole");  // not operator+: GCC 12 -O3 -Wrestrict
+        arch.append(i ? ", " : "")
+            .append(std::to_string(i))
+            .append(": blackhole");  // not operator+: GCC 12 -O3 -Wrestrict
         chips += (i ? ", " : "") + std::to_string(i) + ": [" + std::to_string(i) + ", 0, 0, 0]";
         if (i + 1 < n) {
-            links += "  - [{chip: " + std::to_string(i) + ", chan: 0}, {chip: " + std::to_string(i + 1) +
+            links += "  - [{chip: " + std::to_string(i) +
+                     ", chan: 0}, {chip: " + std::to_string(i + 1) +
                      ", chan: 1}, {routing_enabled: true}]\n";
         }
     }
-    out << "arch: {" << arch << "}\nchips: {" << chips << "}\nethernet_connections:\n" << links
-        << "chips_with_mmio:\n  - 0: 0\n";
+    out << "arch: {" << arch << "}\nchips: {" << chips << "}\nethernet_connections:\n"
+        << links << "chips_with_mmio:\n  - 0: 0\n";
     return path;
 }
 

@@ -4,8 +4,9 @@
 // fabric_conn_stress) on Tensix cores sending through the worker adapter. Every test checks the
 // delivered bytes, the counters and the router statuses exactly, and ends with a termination
 // every router must answer (graceful: nothing left undrained).
-#include <catch2/catch.hpp>
+#include "protocol/fabric.h"
 
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -22,7 +23,6 @@
 #include "fw_harness.h"
 #include "hal/encoding.h"
 #include "hal/status.h"
-#include "protocol/fabric.h"
 
 namespace pf = protocol::fabric;
 using fabric::FabricDir;
@@ -52,8 +52,8 @@ constexpr uint32_t kSem = 0x50000;
 // the ring).
 const std::vector<fabric::ChipId> kT3kChain = {0, 1, 2, 3, 7, 6, 5, 4};
 
-FabricTrafficArgs traffic_args(const pf::WorkerChannel& ch, NocSendType t, uint32_t bytes, uint32_t count,
-                               uint32_t dests, uint32_t slots) {
+FabricTrafficArgs traffic_args(const pf::WorkerChannel& ch, NocSendType t, uint32_t bytes,
+                               uint32_t count, uint32_t dests, uint32_t slots) {
     FabricTrafficArgs a{};
     a.channel = ch;
     a.send_type = static_cast<uint32_t>(t);
@@ -94,24 +94,30 @@ Kernel traffic_kernel(Core w, const FabricTrafficArgs& a, const std::vector<Fabr
 }
 
 // What `packets` packets of send type `a` to destination `d` left on core `at` (see FabricDest).
-void check_dest(Rig& rig, Core at, const FabricTrafficArgs& a, const FabricDest& d, uint32_t packets) {
-    INFO("destination " << at.str() << " addr 0x" << std::hex << d.addr << std::dec << " packets " << packets);
+void check_dest(Rig& rig, Core at, const FabricTrafficArgs& a, const FabricDest& d,
+                uint32_t packets) {
+    INFO("destination " << at.str() << " addr 0x" << std::hex << d.addr << std::dec << " packets "
+                        << packets);
     const uint32_t used = packets < a.dest_slots ? packets : a.dest_slots;
     switch (static_cast<NocSendType>(a.send_type)) {
         case NocSendType::UnicastWrite:
         case NocSendType::FusedWriteAtomicInc:
             for (uint32_t p = 0; p < used; ++p) {
-                CHECK(rig.pattern_mismatches(at, d.addr + p * a.packet_bytes, a.packet_bytes, d.seed + p) == 0);
+                CHECK(rig.pattern_mismatches(at, d.addr + p * a.packet_bytes, a.packet_bytes,
+                                             d.seed + p) == 0);
             }
             // Nothing beyond the used positions.
-            CHECK(rig.read_words(at, d.addr + used * a.packet_bytes, 4) == std::vector<uint32_t>(4, 0));
+            CHECK(rig.read_words(at, d.addr + used * a.packet_bytes, 4) ==
+                  std::vector<uint32_t>(4, 0));
             if (a.send_type == static_cast<uint32_t>(NocSendType::FusedWriteAtomicInc)) {
-                const uint32_t splits = (a.packet_bytes + a.channel.payload_bytes - 1) / a.channel.payload_bytes;
+                const uint32_t splits =
+                    (a.packet_bytes + a.channel.payload_bytes - 1) / a.channel.payload_bytes;
                 CHECK(rig.read32(at, d.sem_addr) == packets * splits);
             }
             break;
         case NocSendType::InlineWrite:
-            for (uint32_t p = 0; p < used; ++p) CHECK(rig.read32(at, d.addr + 4 * p) == protocol::pattern_word(d.seed, p));
+            for (uint32_t p = 0; p < used; ++p)
+                CHECK(rig.read32(at, d.addr + 4 * p) == protocol::pattern_word(d.seed, p));
             CHECK(rig.read32(at, d.addr + 4 * used) == 0);
             break;
         case NocSendType::AtomicInc:
@@ -123,9 +129,11 @@ void check_dest(Rig& rig, Core at, const FabricTrafficArgs& a, const FabricDest&
                 for (uint32_t j = 0; j < a.scatter_chunks; ++j) {
                     const uint32_t first = j * cb;
                     const uint32_t n = j + 1 < a.scatter_chunks ? cb : a.packet_bytes - first;
-                    const auto got = rig.read_words(at, d.addr + j * a.scatter_gap + p * a.packet_bytes + first, n / 4);
+                    const auto got = rig.read_words(
+                        at, d.addr + j * a.scatter_gap + p * a.packet_bytes + first, n / 4);
                     uint32_t bad = 0;
-                    for (uint32_t i = 0; i < n / 4; ++i) bad += got[i] != protocol::pattern_word(d.seed + p, first / 4 + i);
+                    for (uint32_t i = 0; i < n / 4; ++i)
+                        bad += got[i] != protocol::pattern_word(d.seed + p, first / 4 + i);
                     CHECK(bad == 0);
                 }
             }
@@ -145,12 +153,18 @@ bool exited(Rig& rig, const std::vector<Core>& cores) {
 
 const char* type_name(NocSendType t) {
     switch (t) {
-        case NocSendType::UnicastWrite: return "unicast write";
-        case NocSendType::InlineWrite: return "inline write";
-        case NocSendType::AtomicInc: return "atomic inc";
-        case NocSendType::FusedWriteAtomicInc: return "fused write + atomic inc";
-        case NocSendType::ScatterWrite: return "scatter write";
-        default: return "?";
+        case NocSendType::UnicastWrite:
+            return "unicast write";
+        case NocSendType::InlineWrite:
+            return "inline write";
+        case NocSendType::AtomicInc:
+            return "atomic inc";
+        case NocSendType::FusedWriteAtomicInc:
+            return "fused write + atomic inc";
+        case NocSendType::ScatterWrite:
+            return "scatter write";
+        default:
+            return "?";
     }
 }
 
@@ -180,7 +194,8 @@ namespace {
 
 // Two chips, both directions at once: a worker on chip 0 sends east to chip 1, one on chip 1
 // west to chip 0, `count` packets of `type` each.
-void two_chip_send_type(const std::string& cluster, NocSendType type, Core worker_east, Core worker_west) {
+void two_chip_send_type(const std::string& cluster, NocSendType type, Core worker_east,
+                        Core worker_west) {
     INFO(type_name(type));
     FabricSim f(cluster, line_options({0, 1}));
     f.start();
@@ -213,7 +228,6 @@ void two_chip_send_type(const std::string& cluster, NocSendType type, Core worke
     CHECK(f.rig().results<FabricTrafficResults>(ww).packets_sent == count);
 }
 
-
 // Blackhole Tensix cores for the workers and the receiving core (row 1 is Ethernet there).
 constexpr Core kBhWorkerEast{0, 1, 2};
 constexpr Core kBhWorkerWest{0, 2, 2};
@@ -235,18 +249,21 @@ TEST_CASE("fabric: Blackhole two-chip unicast of every send type", "[sim][fabric
 
 TEST_CASE("fabric: payload sizes up to the arch maximum, split at the slot size", "[sim][fabric]") {
     const uint32_t bytes = GENERATE(16u, 1024u, 2048u, 4096u, 7616u, 9000u / 16 * 16);
-    const uint32_t payload = bytes > pf::kDefaultPayloadBytes ? pf::max_payload_bytes(hal::kWormholeB0)
-                                                              : pf::kDefaultPayloadBytes;
+    const uint32_t payload = bytes > pf::kDefaultPayloadBytes
+                                 ? pf::max_payload_bytes(hal::kWormholeB0)
+                                 : pf::kDefaultPayloadBytes;
     INFO("bytes " << bytes << " payload_bytes " << payload);
     FabricSim f("n300_cluster.yaml", line_options({0, 1}, payload));
     // The largest slots fit WH's router block only with fewer of them (plan: 4 sender / 8 rx, then
     // ch0 doubled and the rest of L1 to ch1).
-    CHECK(f.router(0, FabricDir::East).config.receiver_slots[0] == (payload > pf::kDefaultPayloadBytes ? 8u : 16u));
+    CHECK(f.router(0, FabricDir::East).config.receiver_slots[0] ==
+          (payload > pf::kDefaultPayloadBytes ? 8u : 16u));
     f.start();
     const uint32_t count = 6, slots = 3;
     const Core w = on(f.chip(0), kWorkerEast), s = on(f.chip(1), kSink);
     const auto d = dest(pf::route_unicast(1), s, kRegion, 7, kSem);
-    const auto a = traffic_args(f.channel(0, FabricDir::East), NocSendType::FusedWriteAtomicInc, bytes, count, 1, slots);
+    const auto a = traffic_args(f.channel(0, FabricDir::East), NocSendType::FusedWriteAtomicInc,
+                                bytes, count, 1, slots);
     f.run_workers({traffic_kernel(w, a, {d})}, 20'000'000);
     f.stop_graceful();
     check_dest(f.rig(), s, a, d, count);
@@ -258,17 +275,23 @@ TEST_CASE("fabric: 8-chip line, unicast 1..7 hops in both directions", "[sim][fa
     FabricSim f("t3k_cluster.yaml", line_options(kT3kChain));
     f.start();
     const uint32_t per_dest = 8, bytes = 512;
-    for (const std::vector<uint32_t>& hops : {std::vector<uint32_t>{1, 2, 3, 4}, std::vector<uint32_t>{5, 6, 7}}) {
+    for (const std::vector<uint32_t>& hops :
+         {std::vector<uint32_t>{1, 2, 3, 4}, std::vector<uint32_t>{5, 6, 7}}) {
         const Core we = on(f.chip(0), kWorkerEast), ww = on(f.chip(7), kWorkerWest);
         std::vector<FabricDest> de, dw;
         for (uint32_t h : hops) {
-            de.push_back(dest(pf::route_unicast(h), on(f.chip(h), kSink), kRegion + 0x10000 * h, 1000 + h, kSem + 16 * h));
-            dw.push_back(dest(pf::route_unicast(h), on(f.chip(7 - h), kSink), kRegion + 0x80000 + 0x10000 * h, 2000 + h,
-                              kSem + 0x100 + 16 * h));
+            de.push_back(dest(pf::route_unicast(h), on(f.chip(h), kSink), kRegion + 0x10000 * h,
+                              1000 + h, kSem + 16 * h));
+            dw.push_back(dest(pf::route_unicast(h), on(f.chip(7 - h), kSink),
+                              kRegion + 0x80000 + 0x10000 * h, 2000 + h, kSem + 0x100 + 16 * h));
         }
         const auto n = static_cast<uint32_t>(hops.size());
-        const auto ae = traffic_args(f.channel(0, FabricDir::East), NocSendType::FusedWriteAtomicInc, bytes, per_dest * n, n, per_dest);
-        const auto aw = traffic_args(f.channel(7, FabricDir::West), NocSendType::FusedWriteAtomicInc, bytes, per_dest * n, n, per_dest);
+        const auto ae =
+            traffic_args(f.channel(0, FabricDir::East), NocSendType::FusedWriteAtomicInc, bytes,
+                         per_dest * n, n, per_dest);
+        const auto aw =
+            traffic_args(f.channel(7, FabricDir::West), NocSendType::FusedWriteAtomicInc, bytes,
+                         per_dest * n, n, per_dest);
         f.run_workers({traffic_kernel(we, ae, de), traffic_kernel(ww, aw, dw)}, 50'000'000);
         f.rig().run(200'000);  // let the last packets land before checking
         for (uint32_t i = 0; i < n; ++i) {
@@ -293,7 +316,8 @@ TEST_CASE("fabric: 1D multicast writes every chip of the range", "[sim][fabric][
     const Core w = on(f.chip(0), kWorkerEast);
     // hops 2..4 (chips 2, 3, 7); chip 1 only forwards
     const auto d = dest(pf::route_multicast(2, 3), kSink, kRegion, 55, kSem);
-    const auto a = traffic_args(f.channel(0, FabricDir::East), NocSendType::FusedWriteAtomicInc, bytes, count, 1, count);
+    const auto a = traffic_args(f.channel(0, FabricDir::East), NocSendType::FusedWriteAtomicInc,
+                                bytes, count, 1, count);
     f.run_workers({traffic_kernel(w, a, {d})}, 20'000'000);
     f.stop_graceful();
     for (uint32_t i = 2; i <= 4; ++i) check_dest(f.rig(), on(f.chip(i), kSink), a, d, count);
@@ -337,13 +361,15 @@ AllToAll plan_all_to_all(FabricSim& f, uint32_t n, bool ring, uint32_t per_dest,
                 const Core sink = on(f.chip(to), sink_core);
                 // region and counter per source chip and direction
                 const uint32_t k = 2 * i + (dir == FabricDir::East ? 0 : 1);
-                const auto d = dest(pf::route_unicast(h), sink, kRegion + k * (slots + 1) * bytes, 10 * k + h, kSem + 16 * k);
+                const auto d = dest(pf::route_unicast(h), sink, kRegion + k * (slots + 1) * bytes,
+                                    10 * k + h, kSem + 16 * k);
                 dests.push_back(d);
                 where.emplace_back(sink, d);
             }
             const Core w = on(f.chip(i), dir == FabricDir::East ? worker_east : worker_west);
             const auto nd = static_cast<uint32_t>(dests.size());
-            auto a = traffic_args(f.channel(i, dir), NocSendType::FusedWriteAtomicInc, bytes, per_dest * nd, nd, slots);
+            auto a = traffic_args(f.channel(i, dir), NocSendType::FusedWriteAtomicInc, bytes,
+                                  per_dest * nd, nd, slots);
             a.timeout_us = 100'000;
             t.workers.push_back(traffic_kernel(w, a, dests));
             t.sends.emplace_back(a, where);
@@ -384,7 +410,8 @@ void ring_all_to_all(uint32_t per_dest) {
     const AllToAll t = plan_all_to_all(f, 8, true, per_dest, bytes, slots);
     f.run_workers(t.workers, 4'000'000'000);
     const uint64_t cycles = f.rig().cluster().cycle() - c0;
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     f.stop_graceful();
     f.check_link_counts();
     check_all_to_all(f, t, per_dest);
@@ -394,8 +421,8 @@ void ring_all_to_all(uint32_t per_dest) {
     for (const RouterPlacement& p : f.plan().routers) forwarded += f.status(p).forwarded;
     WARN("ring all-to-all: " << packets << " packets of " << bytes << " B from " << t.workers.size()
                              << " workers (" << 4 * per_dest << " per East worker, " << 3 * per_dest
-                             << " per West worker), " << forwarded << " forwarded, in " << cycles << " cycles ("
-                             << secs << " s wall)");
+                             << " per West worker), " << forwarded << " forwarded, in " << cycles
+                             << " cycles (" << secs << " s wall)");
     // The dateline links carried traffic on VC1 (rx1), and only there did ch0/ch1 traffic use it.
     for (const RouterPlacement& p : f.plan().routers) {
         const auto peer = f.status(f.peer_of(p));
@@ -433,7 +460,8 @@ TEST_CASE("fabric: ring all-to-all on 8 chips at full load", "[sim][fabric][t3k]
     ring_all_to_all(3334);
 }
 
-TEST_CASE("fabric: connection stress, open/send/close with one and three workers", "[sim][fabric][conn]") {
+TEST_CASE("fabric: connection stress, open/send/close with one and three workers",
+          "[sim][fabric][conn]") {
     const uint32_t workers = GENERATE(1u, 3u);
     const uint32_t total = 20'000;
     const uint32_t iterations = total / workers + (workers == 3 ? 1 : 0);  // 3 * 6667 >= 20000
@@ -467,8 +495,10 @@ TEST_CASE("fabric: connection stress, open/send/close with one and three workers
     }
     const auto t0 = std::chrono::steady_clock::now();
     f.run_workers(kernels, 4'000'000'000);
-    WARN(workers << " workers x " << iterations << " open/send/close: " << f.rig().cluster().cycle() << " cycles, "
-                 << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() << " s wall");
+    WARN(workers << " workers x " << iterations << " open/send/close: " << f.rig().cluster().cycle()
+                 << " cycles, "
+                 << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()
+                 << " s wall");
     f.stop_graceful();
     CHECK(f.rig().read32(sink, kSem) == workers * iterations);
     CHECK(f.rig().pattern_mismatches(sink, kRegion, 256, 77) == 0);
@@ -485,8 +515,10 @@ TEST_CASE("fabric: immediate termination with traffic in flight", "[sim][fabric]
     const Core we = on(f.chip(0), kWorkerEast), ww = on(f.chip(3), kWorkerWest);
     const auto de = dest(pf::route_unicast(3), on(f.chip(3), kSink), kRegion, 11, kSem);
     const auto dw = dest(pf::route_unicast(3), on(f.chip(0), kSink), kRegion, 22, kSem);
-    auto ae = traffic_args(f.channel(0, FabricDir::East), NocSendType::FusedWriteAtomicInc, bytes, count, 1, slots);
-    auto aw = traffic_args(f.channel(3, FabricDir::West), NocSendType::FusedWriteAtomicInc, bytes, count, 1, slots);
+    auto ae = traffic_args(f.channel(0, FabricDir::East), NocSendType::FusedWriteAtomicInc, bytes,
+                           count, 1, slots);
+    auto aw = traffic_args(f.channel(3, FabricDir::West), NocSendType::FusedWriteAtomicInc, bytes,
+                           count, 1, slots);
     ae.timeout_us = aw.timeout_us = 200;  // a router that stopped answers no more credits
     // 300,000 cycles of traffic, then the routers stop with the workers still sending.
     const auto res =
@@ -511,7 +543,8 @@ TEST_CASE("fabric: immediate termination with traffic in flight", "[sim][fabric]
         CHECK(r.packets_sent < count);
     }
     // What was delivered is intact: every counted packet's data is the pattern.
-    for (const auto& [sink, d] : {std::pair{on(f.chip(3), kSink), de}, std::pair{on(f.chip(0), kSink), dw}}) {
+    for (const auto& [sink, d] :
+         {std::pair{on(f.chip(3), kSink), de}, std::pair{on(f.chip(0), kSink), dw}}) {
         const uint32_t got = f.rig().read32(sink, d.sem_addr);
         CHECK(got > 0);
         const uint32_t used = got < slots ? got : slots;
@@ -522,13 +555,15 @@ TEST_CASE("fabric: immediate termination with traffic in flight", "[sim][fabric]
     }
 }
 
-TEST_CASE("fabric: graceful termination delivers everything in flight", "[sim][fabric][termination]") {
+TEST_CASE("fabric: graceful termination delivers everything in flight",
+          "[sim][fabric][termination]") {
     FabricSim f("t3k_cluster.yaml", line_options({0, 1, 2, 3}));
     f.start();
     const uint32_t bytes = 2048, slots = 8, count = 200;
     const Core we = on(f.chip(0), kWorkerEast);
     const auto de = dest(pf::route_unicast(3), on(f.chip(3), kSink), kRegion, 33, kSem);
-    auto ae = traffic_args(f.channel(0, FabricDir::East), NocSendType::FusedWriteAtomicInc, bytes, count, 1, slots);
+    auto ae = traffic_args(f.channel(0, FabricDir::East), NocSendType::FusedWriteAtomicInc, bytes,
+                           count, 1, slots);
     f.run_workers({traffic_kernel(we, ae, {de})}, 50'000'000);
     // Ask at once (no wait for quiescence): packets are still on their way through chips 1 and 2.
     f.stop_graceful_now();
@@ -536,7 +571,8 @@ TEST_CASE("fabric: graceful termination delivers everything in flight", "[sim][f
     CHECK(f.status(f.router(0, FabricDir::East)).sent[0] == count);
 }
 
-TEST_CASE("fabric: handshake mismatch (payload_bytes) stops both ends", "[sim][fabric][handshake]") {
+TEST_CASE("fabric: handshake mismatch (payload_bytes) stops both ends",
+          "[sim][fabric][handshake]") {
     FabricSim f("n300_cluster.yaml", line_options({0, 1}));
     f.start_routers(f.tweaked([](const RouterPlacement& p, pf::RouterConfig& c) {
         if (p.chip == 1) c.payload_bytes = 2048;
@@ -549,7 +585,8 @@ TEST_CASE("fabric: handshake mismatch (payload_bytes) stops both ends", "[sim][f
         CHECK(b.status == static_cast<uint32_t>(RouterStatus::HandshakeMismatch));
         CHECK(b.stage == static_cast<uint32_t>(RouterStatus::Handshaking));
         CHECK(fabric::router_detail_name(b.status, b.detail) == "mismatch:payload_bytes");
-        CHECK(f.rig().exit_code(FabricSim::core(p)) == (static_cast<uint32_t>(RouterStatus::HandshakeMismatch) & 0xFF));
+        CHECK(f.rig().exit_code(FabricSim::core(p)) ==
+              (static_cast<uint32_t>(RouterStatus::HandshakeMismatch) & 0xFF));
     }
 }
 
@@ -575,7 +612,8 @@ TEST_CASE("fabric: a peer that never starts is a handshake timeout", "[sim][fabr
     alone.routers[0].config.handshake_timeout_us = 50;
     f.start_routers(alone);
     const Core mc = FabricSim::core(master);
-    REQUIRE(f.rig().run_until([&] { return f.rig().state(mc) != sim::RunState::Running; }, 1'000'000, 256));
+    REQUIRE(f.rig().run_until([&] { return f.rig().state(mc) != sim::RunState::Running; },
+                              1'000'000, 256));
     const auto b = f.status(master);
     CHECK(b.status == static_cast<uint32_t>(RouterStatus::Timeout));
     CHECK(b.stage == static_cast<uint32_t>(RouterStatus::Handshaking));
@@ -605,32 +643,37 @@ void bad_header_case(bool ring) {
     const auto push = [&](uint32_t slot, pf::PacketHeader h) {
         std::vector<uint8_t> bytes(sizeof h + 64, 0xEE);
         std::memcpy(bytes.data(), &h, sizeof h);
-        f.rig().write(FabricSim::core(tx), tx.layout.sender_base[0] + slot * tx.layout.slot_bytes, bytes);
-        f.rig().write32(FabricSim::core(tx), hal::stream::reg_addr(pf::kStreamPushed0, hal::kWormholeB0.stream.remote_dest_buf_space_available_update),
-                        hal::stream::encode_words_free_delta(1));
+        f.rig().write(FabricSim::core(tx), tx.layout.sender_base[0] + slot * tx.layout.slot_bytes,
+                      bytes);
+        f.rig().write32(
+            FabricSim::core(tx),
+            hal::stream::reg_addr(pf::kStreamPushed0,
+                                  hal::kWormholeB0.stream.remote_dest_buf_space_available_update),
+            hal::stream::encode_words_free_delta(1));
     };
     pf::PacketHeader h{};
     h.payload_bytes = 64;
     h.send_type = static_cast<uint8_t>(NocSendType::UnicastWrite);
     h.route = pf::route_unicast(1);
     h.cmd.write.dst = {kRegion, static_cast<uint8_t>(sink.x), static_cast<uint8_t>(sink.y), 0};
-    pf::PacketHeader no_magic = h;            // magic missing
-    pf::PacketHeader too_big = h;             // payload larger than a slot
+    pf::PacketHeader no_magic = h;  // magic missing
+    pf::PacketHeader too_big = h;   // payload larger than a slot
     too_big.magic = pf::kHeaderMagic;
     too_big.payload_bytes = static_cast<uint16_t>(pf::kDefaultPayloadBytes + 16);
-    pf::PacketHeader no_route = h;            // route ends before its write
+    pf::PacketHeader no_route = h;  // route ends before its write
     no_route.magic = pf::kHeaderMagic;
     no_route.route = 0;
     pf::PacketHeader bad_type = h;
     bad_type.magic = pf::kHeaderMagic;
     bad_type.send_type = 9;
-    pf::PacketHeader past_end = h;            // forwards beyond the end of the line
+    pf::PacketHeader past_end = h;  // forwards beyond the end of the line
     past_end.magic = pf::kHeaderMagic;
     past_end.route = pf::route_unicast(2);
-    pf::PacketHeader misaligned = h;          // payload destination not 16-B congruent with the slot
+    pf::PacketHeader misaligned = h;  // payload destination not 16-B congruent with the slot
     misaligned.magic = pf::kHeaderMagic;
     misaligned.cmd.write.dst.addr = kRegion + 4;
-    const std::vector<pf::PacketHeader> bad = {no_magic, too_big, no_route, bad_type, misaligned, past_end};
+    const std::vector<pf::PacketHeader> bad = {no_magic, too_big,    no_route,
+                                               bad_type, misaligned, past_end};
     // One at a time, so each leaves its reason (BadPacket) in the receiver's detail word.
     const std::vector<std::string> why = {
         "bad_packet:magic",  "bad_packet:payload_bytes",
@@ -656,15 +699,22 @@ void bad_header_case(bool ring) {
     CHECK(f.rig().read_words(sink, kRegion, 32) == std::vector<uint32_t>(32, 0));
 }
 
-TEST_CASE("fabric: a bad packet header is dropped, counted, and its credit returned", "[sim][fabric]") {
-    SECTION("line") { bad_header_case(false); }
-    SECTION("ring: a worker's route longer than ring_size - 1 hops") { bad_header_case(true); }
+TEST_CASE("fabric: a bad packet header is dropped, counted, and its credit returned",
+          "[sim][fabric]") {
+    SECTION("line") {
+        bad_header_case(false);
+    }
+    SECTION("ring: a worker's route longer than ring_size - 1 hops") {
+        bad_header_case(true);
+    }
 }
 
-TEST_CASE("fabric: the termination word ends the wait for the ready word", "[sim][fabric][termination]") {
+TEST_CASE("fabric: the termination word ends the wait for the ready word",
+          "[sim][fabric][termination]") {
     FabricSim f("n300_cluster.yaml", line_options({0, 1}));
     f.start_routers();  // nobody writes the ready word
-    REQUIRE(f.rig().run_until([&] { return f.all_status(RouterStatus::HandshakeComplete); }, 2'000'000, 256));
+    REQUIRE(f.rig().run_until([&] { return f.all_status(RouterStatus::HandshakeComplete); },
+                              2'000'000, 256));
     f.rig().cluster().step(20'000);
     CHECK(f.all_status(RouterStatus::HandshakeComplete));  // waiting for ready, not giving up
     (void)f.runner().terminate(pf::Termination::Immediate, 100'000);

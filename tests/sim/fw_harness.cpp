@@ -116,7 +116,8 @@ void Rig::load_image(Core c, const std::string& name) {
     ch.write32(c.x, c.y, hc::kErisc0ResetPcReg, img.entry());
 }
 
-void Rig::load_words(Core c, const std::string& name, protocol::KernelRole role, const std::vector<uint32_t>& args) {
+void Rig::load_words(Core c, const std::string& name, protocol::KernelRole role,
+                     const std::vector<uint32_t>& args) {
     load_image(c, name);
     write_mailbox(c, role, args);
 }
@@ -142,7 +143,8 @@ fabric::LaunchTarget Rig::target(Core c, const std::string& name) {
 }
 
 void Rig::release(Core c) {
-    cluster_.chip(c.chip).write32(c.x, c.y, hc::kSoftResetReg, hc::kSoftResetAllRiscs & ~hc::kSoftResetErisc0);
+    cluster_.chip(c.chip).write32(c.x, c.y, hc::kSoftResetReg,
+                                  hc::kSoftResetAllRiscs & ~hc::kSoftResetErisc0);
 }
 
 sim::RunReport Rig::run(uint64_t max_cycles) {
@@ -156,7 +158,8 @@ bool Rig::drain_links(uint64_t max_cycles) {
                 sim::Chip& ch = cluster_.chip(chip);
                 for (uint32_t n = 0; n < ch.eth_channels(); ++n) {
                     const sim::noc::Coord e = ch.eth_core(n);
-                    if (ch.instantiated(e.x, e.y) && cluster_.peer(chip, n) && !cluster_.link(chip, n).idle()) {
+                    if (ch.instantiated(e.x, e.y) && cluster_.peer(chip, n) &&
+                        !cluster_.link(chip, n).idle()) {
                         return false;
                     }
                 }
@@ -195,21 +198,24 @@ std::string Rig::describe(Core c) {
     sim::Tile& t = cluster_.chip(c.chip).tile(c.x, c.y);
     const protocol::TestMailbox m = mailbox(c);
     std::ostringstream s;
-    s << c.str() << ": " << state_name(t.state()) << " at cycle " << cluster_.cycle() << ", pc " << hex(t.pc());
+    s << c.str() << ": " << state_name(t.state()) << " at cycle " << cluster_.cycle() << ", pc "
+      << hex(t.pc());
     if (t.state() == sim::RunState::Exited) {
         s << ", exit code " << t.exit_code();
     }
     if (t.state() == sim::RunState::Trapped) {
         const sim::TrapInfo tr = t.trap();
-        s << ", trap " << sim::trap_cause_name(tr.cause) << " at " << hex(tr.pc) << " tval " << hex(tr.tval);
+        s << ", trap " << sim::trap_cause_name(tr.cause) << " at " << hex(tr.pc) << " tval "
+          << hex(tr.tval);
     }
-    s << "\n  mailbox: status " << hex(m.status) << ", heartbeat " << m.heartbeat << ", stuck_at " << hex(m.stuck_at)
-      << ", results " << m.num_results;
+    s << "\n  mailbox: status " << hex(m.status) << ", heartbeat " << m.heartbeat << ", stuck_at "
+      << hex(m.stuck_at) << ", results " << m.num_results;
     protocol::TestFailure f{};
     std::memcpy(&f, m.results, sizeof f);
     if (f.code != 0) {
-        s << "\n  failure: code " << f.code << ", hal status " << hal::to_string(static_cast<hal::Status>(f.hal_status))
-          << ", step " << f.step << ", detail " << f.detail << " (" << hex(f.detail) << ")";
+        s << "\n  failure: code " << f.code << ", hal status "
+          << hal::to_string(static_cast<hal::Status>(f.hal_status)) << ", step " << f.step
+          << ", detail " << f.detail << " (" << hex(f.detail) << ")";
     }
     const std::string console = device_.console(c.location());
     if (!console.empty()) {

@@ -151,7 +151,8 @@ class Rig {
     void write_mailbox(Core c, protocol::KernelRole role, const std::vector<uint32_t>& args);
 
   private:
-    void load_words(Core c, const std::string& name, protocol::KernelRole role, const std::vector<uint32_t>& args);
+    void load_words(Core c, const std::string& name, protocol::KernelRole role,
+                    const std::vector<uint32_t>& args);
 
     const hal::ArchMap& arch_;
     fabric::SimDevice device_;
@@ -159,10 +160,10 @@ class Rig {
 };
 
 // Catch2: require that a kernel passed, with the whole story when it did not.
-#define REQUIRE_KERNEL_PASSED(rig, core)          \
-    do {                                          \
-        INFO((rig).describe(core));               \
-        REQUIRE((rig).passed(core));              \
+#define REQUIRE_KERNEL_PASSED(rig, core) \
+    do {                                 \
+        INFO((rig).describe(core));      \
+        REQUIRE((rig).passed(core));     \
     } while (false)
 
 }  // namespace simfw

@@ -21,11 +21,13 @@ uint32_t st(hal::Status s) {
 void require_no_model_errors(Rig& rig, uint32_t chips) {
     for (uint32_t c = 0; c < chips; ++c) {
         sim::Chip& chip = rig.chip(c);
-        for (const auto& e : chip.network().errors()) FAIL_CHECK("chip " << c << ": " << sim::noc::to_string(e));
+        for (const auto& e : chip.network().errors())
+            FAIL_CHECK("chip " << c << ": " << sim::noc::to_string(e));
         for (uint32_t n = 0; n < chip.eth_channels(); ++n) {
             const auto e = chip.eth_core(n);
             if (!chip.instantiated(e.x, e.y)) continue;
-            for (const auto& err : chip.txq(e.x, e.y)->errors()) FAIL_CHECK("chip " << c << " eth " << n << ": " << err);
+            for (const auto& err : chip.txq(e.x, e.y)->errors())
+                FAIL_CHECK("chip " << c << " eth " << n << ": " << err);
         }
     }
 }
@@ -75,14 +77,16 @@ TEST_CASE("hal noc: every NOC call from firmware, exact data and NIU counters", 
     const auto words_a = rig.read_words(tgt, args.target_a, T / 4);
     uint32_t bad_a = 0;
     for (uint32_t i = 0; i < T / 4; ++i) {
-        const uint32_t want = protocol::pattern_word(i < 1024 ? protocol::kHalNocSeedB : protocol::kHalNocSeedA, i);
+        const uint32_t want =
+            protocol::pattern_word(i < 1024 ? protocol::kHalNocSeedB : protocol::kHalNocSeedA, i);
         if (words_a[i] != want) ++bad_a;
     }
     CHECK(bad_a == 0);
     CHECK(rig.pattern_mismatches(tgt, args.target_b, T, protocol::kHalNocSeedB) == 0);
     const bool wh = arch == hal::Arch::WormholeB0;
     const std::vector<uint32_t> inline_words =
-        wh ? std::vector<uint32_t>{protocol::kHalNocInlineValue0, protocol::kHalNocInlineValue1, 0x0000A500u, 0}
+        wh ? std::vector<uint32_t>{protocol::kHalNocInlineValue0, protocol::kHalNocInlineValue1,
+                                   0x0000A500u, 0}
            : std::vector<uint32_t>{0, 0, 0, 0};  // Blackhole: inline writes to L1 refused (BH-86)
     CHECK(rig.read_words(tgt, args.target_words, 4) == inline_words);
     // Counter: +5, +7 (posted), +1, +0x10 wrapping at bit 7 (0xFD -> 0x0D), +0x100 on NOC1.
@@ -111,10 +115,11 @@ TEST_CASE("hal noc: every NOC call from firmware, exact data and NIU counters", 
     // before "flushed" depends on the poll loop: on this core one pass of wait_until takes about as
     // long as an ack takes to come back, so the tests do not rely on seeing it.)
     CHECK(r.trid_outstanding_at_issue == 1);
-    const uint32_t want_flags = protocol::kFlagNotFlushedAtIssue | protocol::kFlagTridNotFlushedAtIssue |
-                                protocol::kFlagSentWhenFlushed | protocol::kFlagTridFlushedAfter |
-                                protocol::kFlagPostedSent | protocol::kFlagTridWritesSent |
-                                (wh ? 0u : static_cast<uint32_t>(protocol::kFlagBlackholeInlineRefused));
+    const uint32_t want_flags =
+        protocol::kFlagNotFlushedAtIssue | protocol::kFlagTridNotFlushedAtIssue |
+        protocol::kFlagSentWhenFlushed | protocol::kFlagTridFlushedAfter |
+        protocol::kFlagPostedSent | protocol::kFlagTridWritesSent |
+        (wh ? 0u : static_cast<uint32_t>(protocol::kFlagBlackholeInlineRefused));
     CHECK(r.flags == want_flags);
     require_no_model_errors(rig, 1);
 }
@@ -166,10 +171,12 @@ TEST_CASE("hal eth: sends on TXQ0/TXQ1, remote register writes, refused TXQ1 rem
     // The peer has every byte and both remote register effects.
     CHECK(rig.pattern_mismatches(peer, args.peer_a, args.size_a, protocol::kHalEthSeedA) == 0);
     CHECK(rig.pattern_mismatches(peer, args.peer_b, args.size_b, protocol::kHalEthSeedB) == 0);
-    CHECK(rig.pattern_mismatches(peer, args.peer_busy, args.busy_bytes, protocol::kHalEthSeedBusy) == 0);
+    CHECK(rig.pattern_mismatches(peer, args.peer_busy, args.busy_bytes,
+                                 protocol::kHalEthSeedBusy) == 0);
     CHECK(rig.chip(1).streams(peer.x, peer.y).words_free(5) ==
           protocol::kHalEthRemoteDelta1 + protocol::kHalEthRemoteDelta2);
-    CHECK(rig.read32(peer, hal::stream::reg_addr(5, a.stream.remote_src)) == args.peer_scratch_value);
+    CHECK(rig.read32(peer, hal::stream::reg_addr(5, a.stream.remote_src)) ==
+          args.peer_scratch_value);
     // Nothing else arrived.
     CHECK(rig.read_words(peer, args.peer_a + args.size_a, 4) == std::vector<uint32_t>(4, 0));
     const auto& ab = rig.link(e).stats(sim::eth::Dir::AtoB);
@@ -217,13 +224,17 @@ TEST_CASE("hal streams: local read/add/reset, remote increments over the NOC and
     CHECK(rs.observed == static_cast<uint32_t>(protocol::kStreamsEthDelta));
     // The counters as the model holds them.
     CHECK(rig.chip(0).streams(m.x, m.y).words_free(2) == 2);  // loopback increment through the NIU
-    CHECK(rig.chip(0).streams(m.x, m.y).words_free(6) == static_cast<uint32_t>(protocol::kStreamsAnswerDelta));
-    CHECK(rig.chip(0).streams(n.x, n.y).words_free(3) == static_cast<uint32_t>(protocol::kStreamsNocDelta));
-    CHECK(rig.chip(1).streams(s.x, s.y).words_free(4) == static_cast<uint32_t>(protocol::kStreamsEthDelta));
+    CHECK(rig.chip(0).streams(m.x, m.y).words_free(6) ==
+          static_cast<uint32_t>(protocol::kStreamsAnswerDelta));
+    CHECK(rig.chip(0).streams(n.x, n.y).words_free(3) ==
+          static_cast<uint32_t>(protocol::kStreamsNocDelta));
+    CHECK(rig.chip(1).streams(s.x, s.y).words_free(4) ==
+          static_cast<uint32_t>(protocol::kStreamsEthDelta));
     require_no_model_errors(rig, 2);
 }
 
-TEST_CASE("hal clock: wall clock, deadlines, timeout and the termination escape", "[sim][hal][clock]") {
+TEST_CASE("hal clock: wall clock, deadlines, timeout and the termination escape",
+          "[sim][hal][clock]") {
     Rig rig(1);
     const Core c = rig.eth(0, 0);
     protocol::ClockWaitArgs args{};
@@ -231,8 +242,12 @@ TEST_CASE("hal clock: wall clock, deadlines, timeout and the termination escape"
     args.long_wait_us = 1'000'000;  // 1 s: far beyond this test's cycle budget
     rig.launch(c, "clock_wait_test", KernelRole::Master, args);
     auto phase = [&] { return rig.results<protocol::ClockWaitResults>(c).phase; };
-    REQUIRE(rig.run_until([&] { return phase() == static_cast<uint32_t>(protocol::ClockWaitPhase::WaitingForTermination); },
-                          200'000));
+    REQUIRE(rig.run_until(
+        [&] {
+            return phase() ==
+                   static_cast<uint32_t>(protocol::ClockWaitPhase::WaitingForTermination);
+        },
+        200'000));
     // Still waiting a while later: the wait does not end on its own.
     rig.cluster().step(5'000);
     REQUIRE(rig.state(c) == sim::RunState::Running);

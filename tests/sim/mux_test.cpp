@@ -4,13 +4,12 @@
 // exactly; the seeds/001 regression runs the reduce-scatter shutdown scenario under seeded
 // Ethernet stalls and delays, and shows that the old unbounded spin (fabric_mux_unfair) hangs in
 // the same scenario.
-#include <catch2/catch.hpp>
-
-#include <cstdint>
-#include <cstring>
 #include <algorithm>
+#include <catch2/catch.hpp>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 #include <sstream>
 #include <string>
@@ -60,8 +59,8 @@ class MuxSim {
     hal::Arch arch() { return rig().arch().arch; }
 
     // A mux config for the router of line position `index`, direction `d`.
-    pf::MuxConfig config(uint32_t index, FabricDir d, uint32_t full, uint32_t full_slots, uint32_t payload,
-                         uint32_t header = 0, uint32_t header_slots = 1) const {
+    pf::MuxConfig config(uint32_t index, FabricDir d, uint32_t full, uint32_t full_slots,
+                         uint32_t payload, uint32_t header = 0, uint32_t header_slots = 1) const {
         pf::MuxConfig c{};
         c.magic = pf::kMuxConfigMagic;
         c.version = pf::kProtocolVersion;
@@ -111,13 +110,16 @@ class MuxSim {
 
     std::string describe(Core at) {
         const pf::MuxStatusBlock b = status(at);
-        std::string s = "mux " + at.str() + ": status " + fabric::router_status_name(b.status) + ", stage " +
-                        fabric::router_status_name(b.stage) + ", stuck at " + fabric::router_wait_name(b.stuck_at) +
-                        ", detail " + hex(b.detail) + ", heartbeat " + std::to_string(b.heartbeat) + ", forwarded";
-        for (uint32_t c = 0; c < pf::kMuxMaxChannels && c < 8; ++c) s.append(" ").append(std::to_string(b.forwarded[c]));
-        s += ", undrained " + std::to_string(b.undrained) + " (channels " + hex(b.undrained_channels) +
-             "), connects " + std::to_string(b.connects) + ", teardowns " + std::to_string(b.teardowns) + ", giveups " + std::to_string(b.forward_giveups) +
-             "\n  " + rig().describe(at);
+        std::string s = "mux " + at.str() + ": status " + fabric::router_status_name(b.status) +
+                        ", stage " + fabric::router_status_name(b.stage) + ", stuck at " +
+                        fabric::router_wait_name(b.stuck_at) + ", detail " + hex(b.detail) +
+                        ", heartbeat " + std::to_string(b.heartbeat) + ", forwarded";
+        for (uint32_t c = 0; c < pf::kMuxMaxChannels && c < 8; ++c)
+            s.append(" ").append(std::to_string(b.forwarded[c]));
+        s += ", undrained " + std::to_string(b.undrained) + " (channels " +
+             hex(b.undrained_channels) + "), connects " + std::to_string(b.connects) +
+             ", teardowns " + std::to_string(b.teardowns) + ", giveups " +
+             std::to_string(b.forward_giveups) + "\n  " + rig().describe(at);
         return s;
     }
 
@@ -131,8 +133,8 @@ struct Client {
 };
 
 // Client w of a mux channel, sending `count` packets to `sink` (route: one hop).
-MuxWorkerArgs client_args(const pf::WorkerChannel& ch, uint32_t w, uint32_t count, uint32_t bytes, Core sink,
-                          uint32_t seed, Core master, uint32_t workers, bool is_master) {
+MuxWorkerArgs client_args(const pf::WorkerChannel& ch, uint32_t w, uint32_t count, uint32_t bytes,
+                          Core sink, uint32_t seed, Core master, uint32_t workers, bool is_master) {
     MuxWorkerArgs a{};
     a.channel = ch;
     a.packet_count = count;
@@ -151,7 +153,8 @@ MuxWorkerArgs client_args(const pf::WorkerChannel& ch, uint32_t w, uint32_t coun
     a.master_y = master.y;
     a.done_addr = kDoneAddr;
     a.workers = workers;
-    a.flags = (is_master ? protocol::kMuxWorkerMaster : 0u) | (header_only ? protocol::kMuxWorkerHeaderOnly : 0u);
+    a.flags = (is_master ? protocol::kMuxWorkerMaster : 0u) |
+              (header_only ? protocol::kMuxWorkerHeaderOnly : 0u);
     return a;
 }
 
@@ -175,7 +178,8 @@ void check_delivered(Rig& rig, Core sink, const MuxWorkerArgs& a, uint32_t packe
     }
     for (uint32_t p = 0; p < std::min(packets, protocol::kMuxWorkerPositions); ++p) {
         INFO("position " << p);
-        CHECK(rig.pattern_mismatches(sink, a.dst_addr + p * a.packet_bytes, a.packet_bytes, a.seed + p) == 0);
+        CHECK(rig.pattern_mismatches(sink, a.dst_addr + p * a.packet_bytes, a.packet_bytes,
+                                     a.seed + p) == 0);
     }
 }
 
@@ -186,17 +190,17 @@ bool all_exited(Rig& rig, const std::vector<Core>& cores) {
     return true;
 }
 
-
 // One mux on chip 0's east router with `full` full-size and `header` header-only channels, one
 // client each, `count` packets per client; graceful termination by client 0.
 // `on_eth`: the mux on an idle Ethernet core of chip 0 instead of a Tensix core.
-void deliver_case(const std::string& cluster, uint32_t full, uint32_t header, uint32_t slots, uint32_t count,
-                  bool on_eth = false) {
+void deliver_case(const std::string& cluster, uint32_t full, uint32_t header, uint32_t slots,
+                  uint32_t count, bool on_eth = false) {
     MuxSim m(cluster, line_options({0, 1}, 2048));
     const hal::Arch a = m.arch();
     m.fabric().start();
     const uint32_t busy_eth = m.fabric().router(0, FabricDir::East).eth_channel;
-    const Core mux = on_eth ? m.rig().eth(m.fabric().chip(0), busy_eth == 15 ? 14 : 15) : tensix(a, m.fabric().chip(0), 0);
+    const Core mux = on_eth ? m.rig().eth(m.fabric().chip(0), busy_eth == 15 ? 14 : 15)
+                            : tensix(a, m.fabric().chip(0), 0);
     const Core sink{m.fabric().chip(1), kSinkX, sink_y(a)};
     const pf::MuxConfig cfg = m.config(0, FabricDir::East, full, slots, 1024, header, slots);
     std::vector<Kernel> kernels = {m.mux_kernel(mux, cfg)};
@@ -204,8 +208,9 @@ void deliver_case(const std::string& cluster, uint32_t full, uint32_t header, ui
     const Core master = tensix(a, mux.chip, 1);
     for (uint32_t w = 0; w < full + header; ++w) {
         const pf::WorkerChannel ch = pf::mux_channel(m.rig().arch(), cfg, w, mux.x, mux.y);
-        clients.push_back({tensix(a, mux.chip, 1 + w),
-                           client_args(ch, w, count, 1024, sink, 1000 * (w + 1), master, full + header, w == 0)});
+        clients.push_back(
+            {tensix(a, mux.chip, 1 + w),
+             client_args(ch, w, count, 1024, sink, 1000 * (w + 1), master, full + header, w == 0)});
         kernels.push_back(client_kernel(clients.back()));
     }
     // On failure: the mux, and each client with its connection block and pushed stream.
@@ -244,12 +249,17 @@ void deliver_case(const std::string& cluster, uint32_t full, uint32_t header, ui
 
 }  // namespace
 
-TEST_CASE("mux: full-size and header-only clients deliver every byte through one router channel", "[sim][mux]") {
+TEST_CASE("mux: full-size and header-only clients deliver every byte through one router channel",
+          "[sim][mux]") {
     SECTION("Wormhole: 4 full-size + 2 header-only channels, 2 slots each") {
         deliver_case("n300_cluster.yaml", 4, 2, 2, 24);
     }
-    SECTION("Wormhole: 8 full-size channels, one slot each") { deliver_case("n300_cluster.yaml", 8, 0, 1, 12); }
-    SECTION("Wormhole: the mux on an idle Ethernet core") { deliver_case("n300_cluster.yaml", 2, 1, 2, 16, true); }
+    SECTION("Wormhole: 8 full-size channels, one slot each") {
+        deliver_case("n300_cluster.yaml", 8, 0, 1, 12);
+    }
+    SECTION("Wormhole: the mux on an idle Ethernet core") {
+        deliver_case("n300_cluster.yaml", 2, 1, 2, 16, true);
+    }
     SECTION("Blackhole (staged credit and teardown words): 2 full-size + 1 header-only") {
         deliver_case(blackhole_chain_cluster(2), 2, 1, 2, 16);
     }
@@ -301,7 +311,8 @@ TEST_CASE("mux: an invalid config is refused with the reason", "[sim][mux]") {
         INFO(b.what);
         m.load_mux(mux, b.c);
         m.rig().release(mux);
-        REQUIRE(m.rig().run_until([&] { return m.rig().state(mux) != sim::RunState::Running; }, 200'000, 64));
+        REQUIRE(m.rig().run_until([&] { return m.rig().state(mux) != sim::RunState::Running; },
+                                  200'000, 64));
         const pf::MuxStatusBlock s = m.status(mux);
         CHECK(s.status == static_cast<uint32_t>(RouterStatus::ConfigInvalid));
         CHECK(s.stage == static_cast<uint32_t>(RouterStatus::Started));
@@ -318,7 +329,8 @@ TEST_CASE("mux: a router that is never ready: the mux times out saying so", "[si
     c.ready_timeout_us = 50;
     m.load_mux(mux, c);
     m.rig().release(mux);
-    REQUIRE(m.rig().run_until([&] { return m.rig().state(mux) != sim::RunState::Running; }, 500'000, 64));
+    REQUIRE(m.rig().run_until([&] { return m.rig().state(mux) != sim::RunState::Running; }, 500'000,
+                              64));
     const pf::MuxStatusBlock s = m.status(mux);
     INFO(m.describe(mux));
     CHECK(s.status == static_cast<uint32_t>(RouterStatus::Timeout));
@@ -327,7 +339,8 @@ TEST_CASE("mux: a router that is never ready: the mux times out saying so", "[si
     (void)m.fabric().runner().terminate(pf::Termination::Immediate, 1'000'000);
 }
 
-TEST_CASE("mux: a bad header from a client is dropped, counted and its slot returned", "[sim][mux]") {
+TEST_CASE("mux: a bad header from a client is dropped, counted and its slot returned",
+          "[sim][mux]") {
     MuxSim m("n300_cluster.yaml", line_options({0, 1}, 2048));
     m.fabric().start();
     const Core mux = tensix(m.arch(), 0, 0);
@@ -335,16 +348,22 @@ TEST_CASE("mux: a bad header from a client is dropped, counted and its slot retu
     const pf::MuxLayout l = m.layout(c);
     m.load_mux(mux, c);
     m.rig().release(mux);
-    REQUIRE(m.rig().run_until([&] { return m.status(mux).status == static_cast<uint32_t>(RouterStatus::ReadyForTraffic); },
-                              500'000, 64));
+    REQUIRE(m.rig().run_until(
+        [&] {
+            return m.status(mux).status == static_cast<uint32_t>(RouterStatus::ReadyForTraffic);
+        },
+        500'000, 64));
     // The host plays the client: a header in a slot, then +1 on the channel's pushed stream.
     const auto push = [&](uint32_t channel, uint32_t slot, const pf::PacketHeader& h) {
         const pf::WorkerChannel ch = pf::mux_channel(m.rig().arch(), c, channel, mux.x, mux.y);
         std::vector<uint8_t> bytes(sizeof h);
         std::memcpy(bytes.data(), &h, sizeof h);
         m.rig().write(mux, ch.slots_base + slot * ch.slot_bytes, bytes);
-        m.rig().write32(mux, hal::stream::reg_addr(ch.pushed_stream, hal::kWormholeB0.stream.remote_dest_buf_space_available_update),
-                        hal::stream::encode_words_free_delta(1));
+        m.rig().write32(
+            mux,
+            hal::stream::reg_addr(ch.pushed_stream,
+                                  hal::kWormholeB0.stream.remote_dest_buf_space_available_update),
+            hal::stream::encode_words_free_delta(1));
         m.rig().run(20'000);
     };
     pf::PacketHeader h{};
@@ -364,14 +383,16 @@ TEST_CASE("mux: a bad header from a client is dropped, counted and its slot retu
     CHECK(m.status(mux).detail == static_cast<uint32_t>(pf::MuxBadPacket::PayloadBytes));
     // Nothing went to the router; the slots were freed (recorded for the next opener).
     m.terminate(mux, pf::Termination::Graceful);
-    REQUIRE(m.rig().run_until([&] { return m.rig().state(mux) != sim::RunState::Running; }, 500'000, 64));
+    REQUIRE(m.rig().run_until([&] { return m.rig().state(mux) != sim::RunState::Running; }, 500'000,
+                              64));
     const pf::MuxStatusBlock s = m.status(mux);
     CHECK(s.status == static_cast<uint32_t>(RouterStatus::Terminated));
     CHECK(s.undrained == 0);
     CHECK(s.forwarded[0] == 0);
     CHECK(s.forwarded[1] == 0);
     CHECK(m.rig().read32(mux, l.connection + offsetof(pf::WorkerConnectionInfo, freed)) == 2);
-    CHECK(m.rig().read32(mux, l.connection + sizeof(pf::WorkerConnectionInfo) + offsetof(pf::WorkerConnectionInfo, freed)) == 1);
+    CHECK(m.rig().read32(mux, l.connection + sizeof(pf::WorkerConnectionInfo) +
+                                  offsetof(pf::WorkerConnectionInfo, freed)) == 1);
     m.fabric().stop_graceful();
     CHECK(m.fabric().status(m.fabric().router(0, FabricDir::East)).sent[0] == 0);
 }
@@ -400,8 +421,8 @@ struct StalledMux {
         m.load_mux(mux, cfg);
         const Core master = tensix(a, 0, 1);
         for (uint32_t w = 0; w < 2; ++w) {
-            MuxWorkerArgs args = client_args(pf::mux_channel(m.rig().arch(), cfg, w, mux.x, mux.y), w, count, 1024,
-                                             sink, 77 * (w + 1), master, 2, w == 0);
+            MuxWorkerArgs args = client_args(pf::mux_channel(m.rig().arch(), cfg, w, mux.x, mux.y),
+                                             w, count, 1024, sink, 77 * (w + 1), master, 2, w == 0);
             args.send_timeout_us = 100'000;
             if (close_timeout_long) args.close_timeout_us = 100'000;
             clients.push_back({tensix(a, 0, 1 + w), args});
@@ -411,12 +432,15 @@ struct StalledMux {
         m.rig().release(mux);
         for (const Client& c : clients) m.rig().release(c.core);
     }
-    sim::eth::Link& link() { return m.rig().link(FabricSim::core(m.fabric().router(0, FabricDir::East))); }
+    sim::eth::Link& link() {
+        return m.rig().link(FabricSim::core(m.fabric().router(0, FabricDir::East)));
+    }
 };
 
 }  // namespace
 
-TEST_CASE("mux: immediate termination exits while the router is stalled, reporting what was left", "[sim][mux][termination]") {
+TEST_CASE("mux: immediate termination exits while the router is stalled, reporting what was left",
+          "[sim][mux][termination]") {
     StalledMux s(6, true);
     Rig& rig = s.m.rig();
     rig.run(200'000);  // the router's two ch0 slots and both mux slots fill; the clients wait
@@ -431,13 +455,17 @@ TEST_CASE("mux: immediate termination exits while the router is stalled, reporti
     CHECK(b.status == static_cast<uint32_t>(RouterStatus::Terminated));
     CHECK(rig.exit_code(s.mux) == 0);
     CHECK(b.forwarded[0] + b.forwarded[1] == 2);  // what the router's two slots took
-    CHECK(b.undrained == 2);                       // one in each mux slot
+    CHECK(b.undrained == 2);                      // one in each mux slot
     CHECK(b.undrained_channels == 0b11);
     CHECK(exit_cycles < 20'000);
     // The clients' waits escape on their termination words; the link comes back and the router
     // delivers what the mux had forwarded.
     for (const Client& c : s.clients) rig.terminate(c.core);
-    REQUIRE(rig.run_until([&] { return all_exited(rig, {s.clients[0].core, s.clients[1].core}); }, 100'000, 64));
+    REQUIRE(rig.run_until(
+        [&] {
+            return all_exited(rig, {s.clients[0].core, s.clients[1].core});
+        },
+        100'000, 64));
     s.link().set_up(true);
     REQUIRE(rig.drain_links());
     rig.run(50'000);
@@ -445,7 +473,8 @@ TEST_CASE("mux: immediate termination exits while the router is stalled, reporti
     CHECK(s.m.fabric().status(s.m.fabric().router(0, FabricDir::East)).sent[0] == 2);
 }
 
-TEST_CASE("mux: closes are answered and graceful drain is bounded while the router is stalled", "[sim][mux][termination]") {
+TEST_CASE("mux: closes are answered and graceful drain is bounded while the router is stalled",
+          "[sim][mux][termination]") {
     StalledMux s(2, false);
     Rig& rig = s.m.rig();
     std::vector<Core> cores = {s.mux, s.clients[0].core, s.clients[1].core};
@@ -502,7 +531,7 @@ struct RegressionResult {
     uint32_t iterations = 0;
     uint32_t hangs = 0;
     uint32_t long_stalls = 0;
-    uint64_t cycles = 0;          // simulated, all iterations
+    uint64_t cycles = 0;  // simulated, all iterations
     uint32_t max_close_cycles = 0;
     std::string first_hang;
 };
@@ -527,19 +556,24 @@ class Regression {
         }
     }
 
-    sim::eth::Link& link() { return m_.rig().link(FabricSim::core(m_.fabric().router(0, FabricDir::East))); }
+    sim::eth::Link& link() {
+        return m_.rig().link(FabricSim::core(m_.fabric().router(0, FabricDir::East)));
+    }
 
     // One iteration; returns the hang report ("" when it finished cleanly).
     std::string iteration(uint64_t seed, RegressionResult& out) {
         Rig& rig = m_.rig();
         std::mt19937_64 rng(seed);
-        const auto uniform = [&](uint64_t lo, uint64_t hi) { return std::uniform_int_distribution<uint64_t>(lo, hi)(rng); };
+        const auto uniform = [&](uint64_t lo, uint64_t hi) {
+            return std::uniform_int_distribution<uint64_t>(lo, hi)(rng);
+        };
         std::vector<Stall> stalls;
         if (uniform(0, 1) == 1) {
             stalls.push_back({uniform(0, 8'000), uniform(15'000, 50'000)});
             ++out.long_stalls;
         }
-        for (uint64_t n = uniform(0, 3); n > 0; --n) stalls.push_back({uniform(0, 15'000), uniform(100, 3'000)});
+        for (uint64_t n = uniform(0, 3); n > 0; --n)
+            stalls.push_back({uniform(0, 15'000), uniform(100, 3'000)});
         const uint32_t delay = uniform(0, 9) < 3 ? static_cast<uint32_t>(uniform(0, 2'000)) : 0;
 
         std::vector<Core> cores, client_cores;
@@ -549,9 +583,11 @@ class Regression {
             m_.load_mux(s.mux, s.cfg, elf_);
             cores.push_back(s.mux);
             for (uint32_t w = 0; w < 2; ++w) {
-                const pf::WorkerChannel ch = pf::mux_channel(rig.arch(), s.cfg, w, s.mux.x, s.mux.y);
-                MuxWorkerArgs a = client_args(ch, 2 * side + w, static_cast<uint32_t>(uniform(2, 6)), 1024, s.sink,
-                                              static_cast<uint32_t>(seed * 8 + 2 * side + w), s.clients[0], 2, w == 0);
+                const pf::WorkerChannel ch =
+                    pf::mux_channel(rig.arch(), s.cfg, w, s.mux.x, s.mux.y);
+                MuxWorkerArgs a = client_args(
+                    ch, 2 * side + w, static_cast<uint32_t>(uniform(2, 6)), 1024, s.sink,
+                    static_cast<uint32_t>(seed * 8 + 2 * side + w), s.clients[0], 2, w == 0);
                 a.send_timeout_us = 200;
                 a.close_timeout_us = 10;
                 load_client(rig, {s.clients[w], a});
@@ -584,8 +620,11 @@ class Regression {
         bool done = false;
         while (true) {
             const uint64_t now = rig.cluster().cycle() - t0;
-            const uint64_t until = next < edges.size() ? std::min(edges[next].first, kIterationBudget) : kIterationBudget;
-            done = until > now ? rig.run_until(finished_or_failed, until - now, 64) : finished_or_failed();
+            const uint64_t until = next < edges.size()
+                                       ? std::min(edges[next].first, kIterationBudget)
+                                       : kIterationBudget;
+            done = until > now ? rig.run_until(finished_or_failed, until - now, 64)
+                               : finished_or_failed();
             if (done || next >= edges.size() || until >= kIterationBudget) break;
             down += edges[next++].second;
             link().set_up(down == 0);
@@ -598,24 +637,29 @@ class Regression {
         for (uint32_t side = 0; side < 2; ++side) {
             const Side& s = sides_[side];
             const pf::MuxStatusBlock b = m_.status(s.mux);
-            if (rig.state(s.mux) == sim::RunState::Running || b.status != static_cast<uint32_t>(RouterStatus::Terminated) ||
-                b.undrained != 0) {
+            if (rig.state(s.mux) == sim::RunState::Running ||
+                b.status != static_cast<uint32_t>(RouterStatus::Terminated) || b.undrained != 0) {
                 report += "  " + m_.describe(s.mux) + "\n";
             }
             for (uint32_t w = 0; w < 2; ++w) {
                 if (!rig.passed(s.clients[w])) {
-                    report += "  client of mux channel " + std::to_string(w) + ": " + rig.describe(s.clients[w]) + "\n";
+                    report += "  client of mux channel " + std::to_string(w) + ": " +
+                              rig.describe(s.clients[w]) + "\n";
                 } else {
-                    out.max_close_cycles = std::max(out.max_close_cycles, rig.results<MuxWorkerResults>(s.clients[w]).close_cycles);
+                    out.max_close_cycles =
+                        std::max(out.max_close_cycles,
+                                 rig.results<MuxWorkerResults>(s.clients[w]).close_cycles);
                 }
             }
         }
         if (!report.empty()) {
             std::string faults;
-            for (const Stall& st : stalls) faults += " stall " + std::to_string(st.start) + "+" + std::to_string(st.length);
-            report = "seed " + std::to_string(seed) + (done ? "" : " (cycle budget exceeded)") + " at cycle " +
-                     std::to_string(rig.cluster().cycle() - t0) + ", faults:" + faults +
-                     ", extra delay " + std::to_string(delay) + "\n" + report;
+            for (const Stall& st : stalls)
+                faults += " stall " + std::to_string(st.start) + "+" + std::to_string(st.length);
+            report = "seed " + std::to_string(seed) + (done ? "" : " (cycle budget exceeded)") +
+                     " at cycle " + std::to_string(rig.cluster().cycle() - t0) +
+                     ", faults:" + faults + ", extra delay " + std::to_string(delay) + "\n" +
+                     report;
             // Free whatever is stuck (the link is up again), so the next iteration starts clean.
             for (uint32_t side = 0; side < 2; ++side) {
                 m_.terminate(sides_[side].mux, pf::Termination::Immediate);
@@ -629,16 +673,19 @@ class Regression {
             const pf::MuxStatusBlock b = m_.status(sides_[side].mux);
             for (uint32_t c = 0; c < 2; ++c) forwarded_total_ += b.forwarded[c];
         }
-        const bool settled = rig.run_until([&] { return delivered_total() == forwarded_total_; }, 2'000'000, 1024);
+        const bool settled =
+            rig.run_until([&] { return delivered_total() == forwarded_total_; }, 2'000'000, 1024);
         INFO("seed " << seed << ": delivered " << delivered_total() << " of " << forwarded_total_);
         REQUIRE(settled);
         if (report.empty()) {
             for (uint32_t i = 0; i < args.size(); ++i) {
                 const Core sink = sides_[i / 2].sink;
-                for (uint32_t p = 0; p < std::min(args[i].packet_count, protocol::kMuxWorkerPositions); ++p) {
-                    if (rig.pattern_mismatches(sink, args[i].dst_addr + p * 1024, 1024, args[i].seed + p) != 0) {
-                        report += "seed " + std::to_string(seed) + ": client " + std::to_string(i) + " packet " +
-                                  std::to_string(p) + " corrupted or lost\n";
+                for (uint32_t p = 0;
+                     p < std::min(args[i].packet_count, protocol::kMuxWorkerPositions); ++p) {
+                    if (rig.pattern_mismatches(sink, args[i].dst_addr + p * 1024, 1024,
+                                               args[i].seed + p) != 0) {
+                        report += "seed " + std::to_string(seed) + ": client " + std::to_string(i) +
+                                  " packet " + std::to_string(p) + " corrupted or lost\n";
                     }
                 }
             }
@@ -656,7 +703,8 @@ class Regression {
     // Packets delivered on either chip so far (the routers publish once idle).
     uint64_t delivered_total() {
         uint64_t n = 0;
-        for (const RouterPlacement& p : m_.fabric().plan().routers) n += m_.fabric().status(p).delivered;
+        for (const RouterPlacement& p : m_.fabric().plan().routers)
+            n += m_.fabric().status(p).delivered;
         return n;
     }
 
@@ -685,7 +733,8 @@ RegressionResult run_regression(const std::string& elf, uint32_t iterations, uin
             std::fflush(stdout);
         }
         if (!report.empty()) {
-            if (std::getenv("MUX_REGRESSION_PRINT_HANGS") != nullptr) {  // long runs: each as it happens
+            if (std::getenv("MUX_REGRESSION_PRINT_HANGS") !=
+                nullptr) {  // long runs: each as it happens
                 std::printf("hang:\n%s", report.c_str());
                 std::fflush(stdout);
             }
@@ -708,8 +757,10 @@ uint32_t env_iterations(const char* name, uint32_t fallback) {
 }
 
 void print(const char* what, const RegressionResult& r) {
-    std::printf("%s: %u iterations (%u with a long stall), %u hangs, %.1f M simulated cycles, longest close %u cycles\n",
-                what, r.iterations, r.long_stalls, r.hangs, r.cycles / 1e6, r.max_close_cycles);
+    std::printf(
+        "%s: %u iterations (%u with a long stall), %u hangs, %.1f M simulated cycles, longest "
+        "close %u cycles\n",
+        what, r.iterations, r.long_stalls, r.hangs, r.cycles / 1e6, r.max_close_cycles);
     if (!r.first_hang.empty()) std::printf("first hang:\n%s", r.first_hang.c_str());
 }
 
@@ -717,9 +768,11 @@ void print(const char* what, const RegressionResult& r) {
 
 // MUX_REGRESSION_ITERATIONS and MUX_REGRESSION_FIRST_SEED override the count and the seeds (the
 // documented 100,000-iteration run).
-TEST_CASE("mux regression (seeds/001): seeded Ethernet stalls, zero hangs", "[sim][mux][regression]") {
-    const RegressionResult r = run_regression("fabric_mux", env_iterations("MUX_REGRESSION_ITERATIONS", 1'000),
-                                              env_u64("MUX_REGRESSION_FIRST_SEED", 1), 0);
+TEST_CASE("mux regression (seeds/001): seeded Ethernet stalls, zero hangs",
+          "[sim][mux][regression]") {
+    const RegressionResult r =
+        run_regression("fabric_mux", env_iterations("MUX_REGRESSION_ITERATIONS", 1'000),
+                       env_u64("MUX_REGRESSION_FIRST_SEED", 1), 0);
     print("fair mux", r);
     INFO(r.first_hang);
     CHECK(r.hangs == 0);
@@ -728,7 +781,8 @@ TEST_CASE("mux regression (seeds/001): seeded Ethernet stalls, zero hangs", "[si
     CHECK(r.max_close_cycles < 5'000);
 }
 
-TEST_CASE("mux regression: the old unbounded per-channel spin is caught", "[sim][mux][regression]") {
+TEST_CASE("mux regression: the old unbounded per-channel spin is caught",
+          "[sim][mux][regression]") {
     const RegressionResult r = run_regression("fabric_mux_unfair", 100, 1, 3);
     print("unfair mux (test-only variant)", r);
     REQUIRE(r.hangs >= 1);

@@ -1,9 +1,8 @@
 // NOC traffic from several cores at once (firmware/tests/noc_traffic): two senders sharing a link,
 // a multicast that reaches exactly its rectangle, and atomic increments from four cores that sum
 // exactly.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 
 #include "fw_harness.h"
 
@@ -16,8 +15,8 @@ using simfw::Rig;
 
 namespace {
 
-NocTrafficArgs write_args(uint32_t dest_x, uint32_t dest_y, uint32_t dest_addr, uint32_t local, uint32_t bytes,
-                          uint32_t requests, uint32_t seed) {
+NocTrafficArgs write_args(uint32_t dest_x, uint32_t dest_y, uint32_t dest_addr, uint32_t local,
+                          uint32_t bytes, uint32_t requests, uint32_t seed) {
     NocTrafficArgs a{};
     a.op = static_cast<uint32_t>(NocTrafficOp::Write);
     a.noc = 0;
@@ -34,9 +33,11 @@ NocTrafficArgs write_args(uint32_t dest_x, uint32_t dest_y, uint32_t dest_addr, 
 }
 
 // Every request_bytes chunk of [addr, addr + requests * request_bytes) holds pattern(seed).
-uint32_t chunk_mismatches(Rig& rig, Core c, uint32_t addr, uint32_t request_bytes, uint32_t requests, uint32_t seed) {
+uint32_t chunk_mismatches(Rig& rig, Core c, uint32_t addr, uint32_t request_bytes,
+                          uint32_t requests, uint32_t seed) {
     uint32_t bad = 0;
-    for (uint32_t i = 0; i < requests; ++i) bad += rig.pattern_mismatches(c, addr + i * request_bytes, request_bytes, seed);
+    for (uint32_t i = 0; i < requests; ++i)
+        bad += rig.pattern_mismatches(c, addr + i * request_bytes, request_bytes, seed);
     return bad;
 }
 
@@ -46,7 +47,8 @@ void require_no_noc_errors(Rig& rig) {
 
 }  // namespace
 
-TEST_CASE("noc contention: two senders sharing a link both complete, data exact", "[sim][noc][contention]") {
+TEST_CASE("noc contention: two senders sharing a link both complete, data exact",
+          "[sim][noc][contention]") {
     // NOC0 travels +x: (1,0) -> (4,0) crosses the links 1->2, 2->3, 3->4; (2,0) -> (4,0) shares
     // 2->3 and 3->4 with it. Each sends 8 x 8 KiB (the WH burst): alone, one flow keeps a link
     // ~70 % busy (the kernel reprograms the command buffer between requests), so two flows need
@@ -60,7 +62,8 @@ TEST_CASE("noc contention: two senders sharing a link both complete, data exact"
     {
         Rig rig(1);
         rig.chip(0).tile(d.x, d.y);
-        rig.launch(a, "noc_traffic", KernelRole::Master, write_args(d.x, d.y, base, base, bytes, requests, 0xA1));
+        rig.launch(a, "noc_traffic", KernelRole::Master,
+                   write_args(d.x, d.y, base, base, bytes, requests, 0xA1));
         REQUIRE(rig.run(1'000'000).done);
         REQUIRE_KERNEL_PASSED(rig, a);
         alone = rig.results<NocTrafficResults>(a).cycles;
@@ -68,7 +71,8 @@ TEST_CASE("noc contention: two senders sharing a link both complete, data exact"
     Rig rig(1);
     rig.chip(0).tile(d.x, d.y);
     rig.chip(0).network().reset_stats();
-    rig.launch(a, "noc_traffic", KernelRole::Master, write_args(d.x, d.y, base, base, bytes, requests, 0xA1));
+    rig.launch(a, "noc_traffic", KernelRole::Master,
+               write_args(d.x, d.y, base, base, bytes, requests, 0xA1));
     rig.launch(b, "noc_traffic", KernelRole::Master,
                write_args(d.x, d.y, base + requests * bytes, base, bytes, requests, 0xB2));
     const auto report = rig.run(2'000'000);
@@ -92,8 +96,8 @@ TEST_CASE("noc contention: two senders sharing a link both complete, data exact"
     // It was the bottleneck: busy >= 85 % of the time both flows were running, and each flow took
     // clearly longer than alone.
     const uint32_t longest = std::max(ra.cycles, rb.cycles);
-    INFO("alone " << alone << " cycles, shared " << ra.cycles << " / " << rb.cycles << ", shared link "
-                  << flits << " flits");
+    INFO("alone " << alone << " cycles, shared " << ra.cycles << " / " << rb.cycles
+                  << ", shared link " << flits << " flits");
     CHECK(flits * 100 >= uint64_t{longest} * 85);
     CHECK(ra.cycles > alone * 13 / 10);
     CHECK(rb.cycles > alone * 13 / 10);
@@ -101,7 +105,8 @@ TEST_CASE("noc contention: two senders sharing a link both complete, data exact"
     require_no_noc_errors(rig);
 }
 
-TEST_CASE("noc multicast: exactly the rectangle's cores receive, on NOC0 and NOC1", "[sim][noc][multicast]") {
+TEST_CASE("noc multicast: exactly the rectangle's cores receive, on NOC0 and NOC1",
+          "[sim][noc][multicast]") {
     Rig rig(1);
     sim::Chip& chip = rig.chip(0);
     const uint32_t gx = chip.spec().grid_x, gy = chip.spec().grid_y;
@@ -110,7 +115,9 @@ TEST_CASE("noc multicast: exactly the rectangle's cores receive, on NOC0 and NOC
     // y 7..9; NOC1 coordinates mirror both axes, so it is x 1..3, y 2..4 there.
     struct Rect {
         uint32_t x0, y0, x1, y1;
-        bool contains(uint32_t x, uint32_t y) const { return x >= x0 && x <= x1 && y >= y0 && y <= y1; }
+        bool contains(uint32_t x, uint32_t y) const {
+            return x >= x0 && x <= x1 && y >= y0 && y <= y1;
+        }
     };
     const Rect r0{1, 2, 3, 4}, r1{6, 7, 8, 9};
     // Instantiate every worker in and around both rectangles: the ones outside must stay untouched.
@@ -232,7 +239,7 @@ TEST_CASE("noc atomics: four cores increment one counter, the sum is exact", "[s
         last_max = std::max<uint64_t>(last_max, r.atomic_old_last);
     }
     CHECK(rig.read32(tgt, counter) == init + 4 * n);
-    CHECK(first_min == init);              // someone got the initial value
-    CHECK(last_max == init + 4 * n - 1);   // and someone the value before the last increment
+    CHECK(first_min == init);             // someone got the initial value
+    CHECK(last_max == init + 4 * n - 1);  // and someone the value before the last increment
     require_no_noc_errors(rig);
 }

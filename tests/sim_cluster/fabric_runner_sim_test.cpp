@@ -8,8 +8,8 @@
 #include <optional>
 
 #include "cluster.h"
-#include "eth/link.h"
 #include "descriptors.h"
+#include "eth/link.h"
 #include "expect_error.h"
 #include "fabric/cluster_descriptor.h"
 #include "fabric/fabric_plan.h"
@@ -45,7 +45,9 @@ std::optional<fabric::ElfImage> firmware(const std::string& name) {
     }
 
 using fabric::test::wh_soc;
-const fabric::ClusterDescriptor& t3k() { return fabric::test::cluster("t3k_cluster.yaml"); }
+const fabric::ClusterDescriptor& t3k() {
+    return fabric::test::cluster("t3k_cluster.yaml");
+}
 
 fabric::SimDevice device(std::optional<fabric::ElfImage> base_fw = std::nullopt) {
     fabric::SimDeviceOptions o;
@@ -346,7 +348,8 @@ TEST_CASE("fabric runner (sim): a router frozen mid-traffic is named by the heal
     }
 }
 
-TEST_CASE("fabric runner (sim): a mux frozen mid-traffic is named, not its clients", "[fabric_runner][sim][health][mux]") {
+TEST_CASE("fabric runner (sim): a mux frozen mid-traffic is named, not its clients",
+          "[fabric_runner][sim][health][mux]") {
     REQUIRE_ROUTER(router);
     const auto mux_elf = firmware("fabric_mux");
     const auto client_elf = firmware("mux_worker");
@@ -361,7 +364,8 @@ TEST_CASE("fabric runner (sim): a mux frozen mid-traffic is named, not its clien
     fabric::MuxOptions mo;
     mo.full_channels = 2;
     mo.full_slots = 2;
-    const fabric::MuxPlacement mux = fabric::plan_mux(p, wh_soc(), 0, FabricDir::East, tensix[1], mo);
+    const fabric::MuxPlacement mux =
+        fabric::plan_mux(p, wh_soc(), 0, FabricDir::East, tensix[1], mo);
     runner.watch(fabric::mux_component(mux, fabric::start_mux(dev, mux, wh_soc(), *mux_elf)));
     // Two clients sending 1 KiB packets to chip 1; the mux freezes once traffic flows.
     std::vector<fabric::LaunchTarget> targets;
@@ -385,7 +389,8 @@ TEST_CASE("fabric runner (sim): a mux frozen mid-traffic is named, not its clien
         a.done_addr = 0x18300;
         a.workers = 2;
         a.flags = w == 0 ? protocol::kMuxWorkerMaster : 0u;
-        targets.push_back({{0, tensix[2 + w]}, &*client_elf,
+        targets.push_back({{0, tensix[2 + w]},
+                           &*client_elf,
                            fabric::erisc_placement(hal::kWormholeB0, wh_soc().worker_l1_size())});
         args.push_back(a);
     }

@@ -102,7 +102,8 @@ Window window_2m(fabric::KmdFile& f, bool write_combined) {
     a.in.size = 2 * kmd::kMiB;
     REQUIRE(f.ioctl(kmd::kAllocateTlb, &a) == 0);
     int err = 0;
-    Window w{a.out.id, f.map(write_combined ? a.out.mmap_offset_wc : a.out.mmap_offset_uc, 2 * kmd::kMiB, err)};
+    Window w{a.out.id, f.map(write_combined ? a.out.mmap_offset_wc : a.out.mmap_offset_uc,
+                             2 * kmd::kMiB, err)};
     REQUIRE(w.map);
     return w;
 }

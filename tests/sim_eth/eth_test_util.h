@@ -3,6 +3,7 @@
 // timing formulas the tests derive their expectations from.
 #pragma once
 
+#include <catch2/catch.hpp>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -11,8 +12,6 @@
 #include <span>
 #include <stdexcept>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "endpoint.h"
 #include "hal/arch_map.h"
@@ -30,7 +29,7 @@ using sim::eth::TxQueues;
 // L1 at [0, l1_size) plus a register window at and above hal::noc::kMmioStart (4-byte aligned
 // words). Everything else refuses. Every accepted write is logged in order.
 class CoreMemory : public sim::Endpoint {
-public:
+  public:
     struct WriteRec {
         uint64_t addr;
         uint32_t size;
@@ -75,7 +74,9 @@ public:
     std::vector<uint8_t> bytes(uint32_t addr, uint32_t n) const {
         return std::vector<uint8_t>(l1_.begin() + addr, l1_.begin() + addr + n);
     }
-    void fill(uint32_t addr, const std::vector<uint8_t>& v) { std::memcpy(l1_.data() + addr, v.data(), v.size()); }
+    void fill(uint32_t addr, const std::vector<uint8_t>& v) {
+        std::memcpy(l1_.data() + addr, v.data(), v.size());
+    }
     uint32_t reg(uint32_t addr) const {
         auto it = regs_.find(addr);
         return it == regs_.end() ? 0 : it->second;
@@ -83,7 +84,7 @@ public:
     const std::vector<WriteRec>& log() const { return log_; }
     const std::vector<RegWrite>& reg_log() const { return reg_log_; }
 
-private:
+  private:
     std::vector<uint8_t> l1_;
     std::map<uint32_t, uint32_t> regs_;
     std::vector<WriteRec> log_;
@@ -101,7 +102,8 @@ inline std::vector<uint8_t> pattern(uint32_t n, uint32_t seed) {
 
 // Two cores (A and B) of one arch joined by one link.
 struct Pair {
-    explicit Pair(const hal::ArchMap& arch = hal::kWormholeB0, LinkConfig cfg = LinkConfig::for_arch(hal::kWormholeB0))
+    explicit Pair(const hal::ArchMap& arch = hal::kWormholeB0,
+                  LinkConfig cfg = LinkConfig::for_arch(hal::kWormholeB0))
         : mem_a(arch.eth_l1_size),
           mem_b(arch.eth_l1_size),
           txq_a(arch, mem_a, {.name = "A"}),
@@ -115,7 +117,9 @@ struct Pair {
     Link link;
 };
 
-inline uint32_t txq_addr(uint32_t q, uint32_t offset) { return hal::eth::txq_reg(q, offset); }
+inline uint32_t txq_addr(uint32_t q, uint32_t offset) {
+    return hal::eth::txq_reg(q, offset);
+}
 
 inline void wr(TxQueues& t, uint32_t q, uint32_t offset, uint32_t v) {
     if (!t.mmio_write(txq_addr(q, offset), v)) {
@@ -144,7 +148,8 @@ inline void program_reg_write(TxQueues& t, uint32_t q, uint32_t reg, uint32_t va
 }
 
 // Step until pred() holds; fails the test (throws) after max_cycles.
-inline void run_until(Link& link, const std::function<bool()>& pred, uint64_t max_cycles = 10'000'000) {
+inline void run_until(Link& link, const std::function<bool()>& pred,
+                      uint64_t max_cycles = 10'000'000) {
     for (uint64_t i = 0; !pred(); ++i) {
         if (i == max_cycles) {
             throw std::runtime_error("run_until: condition not reached");
@@ -153,7 +158,8 @@ inline void run_until(Link& link, const std::function<bool()>& pred, uint64_t ma
     }
 }
 inline void run_until_idle(Link& link, uint64_t max_cycles = 10'000'000) {
-    run_until(link, [&] { return link.idle(); }, max_cycles);
+    run_until(
+        link, [&] { return link.idle(); }, max_cycles);
 }
 
 // ---- timing, derived from the parameters (independently of the model's reduced fractions) ----
@@ -166,7 +172,9 @@ struct Timing {
     uint64_t cycle_units() const { return cfg.link_mbps; }
     uint64_t wire_units(uint64_t wire_bytes) const { return wire_bytes * 8ull * cfg.clock_mhz; }
     uint64_t latency_units() const { return uint64_t{cfg.latency_cycles} * cfg.link_mbps; }
-    uint64_t frames(uint32_t size, uint32_t max_pkt = kFrame) const { return (size + max_pkt - 1) / max_pkt; }
+    uint64_t frames(uint32_t size, uint32_t max_pkt = kFrame) const {
+        return (size + max_pkt - 1) / max_pkt;
+    }
     uint64_t wire_bytes(uint32_t size, uint32_t max_pkt = kFrame) const {
         return size + frames(size, max_pkt) * cfg.frame_overhead_bytes;
     }

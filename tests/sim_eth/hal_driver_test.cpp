@@ -18,7 +18,7 @@ using sim::eth::ErrorKind;
 namespace {
 
 class ModelMmio final : public hal::mmio::Backend {
-public:
+  public:
     ModelMmio(TxQueues& txq, Link& link, CoreMemory& l1) : txq_(txq), link_(link), l1_(l1) {
         prev_ = hal::mmio::g_backend;
         hal::mmio::g_backend = this;
@@ -60,7 +60,7 @@ public:
     const std::vector<uint32_t>& unanswered() const { return unanswered_; }
     uint64_t reg_reads() const { return reg_reads_; }
 
-private:
+  private:
     TxQueues& txq_;
     Link& link_;
     CoreMemory& l1_;
@@ -84,7 +84,8 @@ void hal_sends_and_model_delivers() {
     CHECK(rd(p.txq_a, 0, he::kTxqDataPacketAcceptAhead) == he::kDefaultAcceptAhead);
 
     const uint64_t before = p.link.cycle();
-    REQUIRE(Eth::send(EthTxq::Q0, 0x10000, 0x20000, size, Deadline::after_cycles(1000)) == Status::Ok);
+    REQUIRE(Eth::send(EthTxq::Q0, 0x10000, 0x20000, size, Deadline::after_cycles(1000)) ==
+            Status::Ok);
     // The driver programmed exactly the registers the model decodes, in the documented order.
     const std::vector<CoreMemory::RegWrite> program{
         {he::txq_reg(0, he::kTxqTransferStartAddr), 0x10000},
@@ -93,12 +94,15 @@ void hal_sends_and_model_delivers() {
         {he::txq_reg(0, he::kTxqCmd), he::kCmdDataPacket},
     };
     REQUIRE(mmio.writes().size() == 5);
-    CHECK(std::vector<CoreMemory::RegWrite>(mmio.writes().begin() + 1, mmio.writes().end()) == program);
-    // the last of 12 frames is taken after ~1350 cycles (WH): the queue is still busy, try_send says so.
+    CHECK(std::vector<CoreMemory::RegWrite>(mmio.writes().begin() + 1, mmio.writes().end()) ==
+          program);
+    // the last of 12 frames is taken after ~1350 cycles (WH): the queue is still busy, try_send
+    // says so.
     CHECK(Eth::is_busy(EthTxq::Q0));
     CHECK(Eth::try_send(EthTxq::Q0, 0x10000, 0x30000, 64) == Status::Busy);
     // send() waits (bounded) until the model clears busy, then programs the next command.
-    REQUIRE(Eth::send(EthTxq::Q0, 0x10000, 0x30000, 64, Deadline::after_cycles(5000)) == Status::Ok);
+    REQUIRE(Eth::send(EthTxq::Q0, 0x10000, 0x30000, 64, Deadline::after_cycles(5000)) ==
+            Status::Ok);
     const uint64_t accepted = p.link.cycle();
     CHECK(accepted - before > 1200);
     // The other queue was free all along.
@@ -113,8 +117,10 @@ void hal_sends_and_model_delivers() {
     CHECK(mmio.unanswered().empty());
 
     // Remote register write on TXQ0 lands in the peer's register.
-    const uint32_t reg = hal::common::kStreamRegsBase + A.stream.remote_dest_buf_space_available_update * 4;
-    REQUIRE(Eth::write_remote_reg(EthTxq::Q0, reg, 0x40, Deadline::after_cycles(1000)) == Status::Ok);
+    const uint32_t reg =
+        hal::common::kStreamRegsBase + A.stream.remote_dest_buf_space_available_update * 4;
+    REQUIRE(Eth::write_remote_reg(EthTxq::Q0, reg, 0x40, Deadline::after_cycles(1000)) ==
+            Status::Ok);
     run_until_idle(p.link);
     CHECK(p.mem_b.reg_log() == std::vector<CoreMemory::RegWrite>{{reg, 0x40}});
     CHECK(p.txq_a.errors().empty());
@@ -122,7 +128,9 @@ void hal_sends_and_model_delivers() {
 
 }  // namespace
 
-TEST_CASE("hal::Eth<WH> drives the model", "[hal][eth]") { hal_sends_and_model_delivers<hal::kWormholeB0>(); }
+TEST_CASE("hal::Eth<WH> drives the model", "[hal][eth]") {
+    hal_sends_and_model_delivers<hal::kWormholeB0>();
+}
 
 TEST_CASE("hal::Eth<BH> drives the model", "[hal][eth]") {
     hal_sends_and_model_delivers<hal::kBlackhole>();
@@ -149,9 +157,12 @@ TEST_CASE("the HAL and the model agree on which commands are valid", "[hal][eth]
         uint32_t src, dst, size;
     };
     const Case cases[] = {
-        {0x1000, 0x2000, 64},     {0x1008, 0x2000, 64},   {0x1000, 0x2004, 64},       {0x1000, 0x2000, 40},
-        {0x1000, 0x2000, 0},      {l1 - 16, 0x2000, 32},  {0x1000, l1 - 16, 32},      {0x1000, l1 - 32, 32},
-        {l1 - 16, 0x2000, 16},    {0, 0, 16},             {0x1001, 0x2003, 3},
+        {0x1000, 0x2000, 64},  {0x1008, 0x2000, 64},
+        {0x1000, 0x2004, 64},  {0x1000, 0x2000, 40},
+        {0x1000, 0x2000, 0},   {l1 - 16, 0x2000, 32},
+        {0x1000, l1 - 16, 32}, {0x1000, l1 - 32, 32},
+        {l1 - 16, 0x2000, 16}, {0, 0, 16},
+        {0x1001, 0x2003, 3},
     };
     for (const Case& c : cases) {
         CAPTURE(c.src, c.dst, c.size);
@@ -164,8 +175,8 @@ TEST_CASE("the HAL and the model agree on which commands are valid", "[hal][eth]
         CHECK((hal_says == Status::Ok) == p.txq_a.errors().empty());
         if (hal_says == Status::Misaligned) {
             for (const auto& e : p.txq_a.errors()) {
-                CHECK((e.kind == ErrorKind::MisalignedStart || e.kind == ErrorKind::MisalignedDest ||
-                       e.kind == ErrorKind::MisalignedSize));
+                CHECK((e.kind == ErrorKind::MisalignedStart ||
+                       e.kind == ErrorKind::MisalignedDest || e.kind == ErrorKind::MisalignedSize));
             }
         }
     }

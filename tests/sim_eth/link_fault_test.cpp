@@ -1,7 +1,6 @@
 // Fault hooks: link down/up, extra delay, dropped frames recovered by Go-Back-N (NAK and
 // retransmit-timeout paths), the Go-Back-N window, random drops, determinism.
 #include <catch2/catch.hpp>
-
 #include <map>
 #include <tuple>
 
@@ -15,17 +14,20 @@ using sim::eth::LinkStats;
 namespace {
 
 bool same(const LinkStats& a, const LinkStats& b) {
-    return std::tie(a.frames_sent, a.frames_retransmitted, a.frames_dropped, a.frames_discarded, a.frames_delivered,
-                    a.bytes_delivered, a.reg_writes_delivered, a.commands_completed, a.wire_bytes, a.busy_cycles,
-                    a.busy_ticks, a.naks, a.timeouts, a.go_backs) ==
-           std::tie(b.frames_sent, b.frames_retransmitted, b.frames_dropped, b.frames_discarded, b.frames_delivered,
-                    b.bytes_delivered, b.reg_writes_delivered, b.commands_completed, b.wire_bytes, b.busy_cycles,
-                    b.busy_ticks, b.naks, b.timeouts, b.go_backs);
+    return std::tie(a.frames_sent, a.frames_retransmitted, a.frames_dropped, a.frames_discarded,
+                    a.frames_delivered, a.bytes_delivered, a.reg_writes_delivered,
+                    a.commands_completed, a.wire_bytes, a.busy_cycles, a.busy_ticks, a.naks,
+                    a.timeouts, a.go_backs) ==
+           std::tie(b.frames_sent, b.frames_retransmitted, b.frames_dropped, b.frames_discarded,
+                    b.frames_delivered, b.bytes_delivered, b.reg_writes_delivered,
+                    b.commands_completed, b.wire_bytes, b.busy_cycles, b.busy_ticks, b.naks,
+                    b.timeouts, b.go_backs);
 }
 
 }  // namespace
 
-TEST_CASE("link down mid-transfer then up: every byte lands and nothing is resent", "[link][fault]") {
+TEST_CASE("link down mid-transfer then up: every byte lands and nothing is resent",
+          "[link][fault]") {
     const LinkConfig cfg = LinkConfig::for_arch(hal::kWormholeB0);
     Pair p(hal::kWormholeB0, cfg);
     const Timing tm{cfg};
@@ -43,15 +45,17 @@ TEST_CASE("link down mid-transfer then up: every byte lands and nothing is resen
     const uint64_t up_at = down_at + 3000;  // longer than the retransmit timeout
     p.link.run(up_at - down_at);
     CHECK(p.mem_b.log().size() == 2);
-    CHECK(p.mem_b.bytes(0x20000, 2 * kFrame) == std::vector<uint8_t>(data.begin(), data.begin() + 2 * kFrame));
+    CHECK(p.mem_b.bytes(0x20000, 2 * kFrame) ==
+          std::vector<uint8_t>(data.begin(), data.begin() + 2 * kFrame));
     CHECK(p.txq_a.busy(0));
     CHECK(p.link.stats(Dir::AtoB).frames_sent == 2);
     p.link.set_up(true);
     run_until_idle(p.link);
     // The remaining frames go back to back from the cycle the link came up.
-    const uint64_t land = tm.visible_cycle(up_at * tm.cycle_units() +
-                                           tm.wire_units(tm.wire_bytes(size) - 2 * (kFrame + cfg.frame_overhead_bytes)) +
-                                           tm.latency_units());
+    const uint64_t land = tm.visible_cycle(
+        up_at * tm.cycle_units() +
+        tm.wire_units(tm.wire_bytes(size) - 2 * (kFrame + cfg.frame_overhead_bytes)) +
+        tm.latency_units());
     REQUIRE(p.link.completions(Dir::AtoB).size() == 1);
     CHECK(p.link.completions(Dir::AtoB)[0].cycle == land);
     CHECK(p.mem_b.bytes(0x20000, size) == data);
@@ -71,8 +75,8 @@ TEST_CASE("extra delay adds to the latency and frames never overtake each other"
     p.link.set_extra_delay(Dir::AtoB, 300);
     program_send(p.txq_a, 0, 0, 0x10000, 1024);
     run_until_idle(p.link);
-    const uint64_t land = tm.visible_cycle(tm.wire_units(1024 + cfg.frame_overhead_bytes) + tm.latency_units() +
-                                           300 * tm.cycle_units());
+    const uint64_t land = tm.visible_cycle(tm.wire_units(1024 + cfg.frame_overhead_bytes) +
+                                           tm.latency_units() + 300 * tm.cycle_units());
     CHECK(p.link.completions(Dir::AtoB).at(0).cycle == land);
 
     // A frame sent after the delay drops back to normal does not pass one still in flight.
@@ -163,7 +167,8 @@ TEST_CASE("a dropped last frame is recovered by the retransmit timeout", "[link]
     CHECK(p.mem_b.log().size() == 3);
 }
 
-TEST_CASE("a dropped resend: the NAK is not repeated and the timeout recovers", "[link][fault][gbn]") {
+TEST_CASE("a dropped resend: the NAK is not repeated and the timeout recovers",
+          "[link][fault][gbn]") {
     const LinkConfig cfg = LinkConfig::for_arch(hal::kWormholeB0);
     Pair p(hal::kWormholeB0, cfg);
     const Timing tm{cfg};
@@ -260,7 +265,8 @@ Outcome lossy_run(uint64_t seed, uint32_t ppm) {
                     pending = true;
                     if (!t.busy(q)) {
                         const uint32_t size = plan_q0[(n + q) % plan_q0.size()];
-                        program_send(t, q, q * 0x4000, kDst + static_cast<uint32_t>(q * 6 + n) * 0x4000, size);
+                        program_send(t, q, q * 0x4000,
+                                     kDst + static_cast<uint32_t>(q * 6 + n) * 0x4000, size);
                         ++n;
                     }
                 }
@@ -288,7 +294,8 @@ Outcome lossy_run(uint64_t seed, uint32_t ppm) {
                         src.bytes(q * 0x4000, size));
             }
         }
-        std::map<uint64_t, uint64_t> next_addr;  // per destination region: where the next frame lands
+        std::map<uint64_t, uint64_t>
+            next_addr;  // per destination region: where the next frame lands
         for (const auto& w : dst.log()) {
             const uint64_t region = w.addr & ~uint64_t{0x3FFF};
             auto [it, fresh] = next_addr.try_emplace(region, region);
@@ -300,8 +307,15 @@ Outcome lossy_run(uint64_t seed, uint32_t ppm) {
     for (uint32_t i = 0; i < 20; ++i) {
         REQUIRE(p.mem_b.reg_log()[i] == CoreMemory::RegWrite{0xFFB40000 + 4 * i, i + 1});
     }
-    Outcome o{p.link.stats(Dir::AtoB), p.link.stats(Dir::BtoA), p.link.completions(Dir::AtoB),
-              p.link.completions(Dir::BtoA), p.mem_a.log(), p.mem_b.log(), p.mem_b.reg_log(), p.txq_a.errors(), 0};
+    Outcome o{p.link.stats(Dir::AtoB),
+              p.link.stats(Dir::BtoA),
+              p.link.completions(Dir::AtoB),
+              p.link.completions(Dir::BtoA),
+              p.mem_a.log(),
+              p.mem_b.log(),
+              p.mem_b.reg_log(),
+              p.txq_a.errors(),
+              0};
     for (uint32_t q = 0; q < 2; ++q) {
         o.resend_regs += rd(p.txq_a, q, he::kTxqResendCnt);
     }
@@ -310,7 +324,8 @@ Outcome lossy_run(uint64_t seed, uint32_t ppm) {
 
 }  // namespace
 
-TEST_CASE("random drops: nothing lost or duplicated and counters consistent", "[link][fault][gbn]") {
+TEST_CASE("random drops: nothing lost or duplicated and counters consistent",
+          "[link][fault][gbn]") {
     const uint64_t seed = GENERATE(1u, 2u, 3u);
     const Outcome o = lossy_run(seed, 100'000);  // 10 % of frames
     for (const LinkStats* st : {&o.ab, &o.ba}) {
@@ -364,8 +379,8 @@ TEST_CASE("run(n) skips idle cycles with the same outcome as n step()s", "[link]
         p.link.set_up(true);
         advance(6000);
         REQUIRE(p.link.idle());
-        return std::make_tuple(p.link.stats(Dir::AtoB), p.link.completions(Dir::AtoB), p.link.completions(Dir::BtoA),
-                               p.mem_b.log(), p.link.cycle());
+        return std::make_tuple(p.link.stats(Dir::AtoB), p.link.completions(Dir::AtoB),
+                               p.link.completions(Dir::BtoA), p.mem_b.log(), p.link.cycle());
     };
     const auto a = scenario(false);
     const auto b = scenario(true);

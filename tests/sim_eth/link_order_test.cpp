@@ -56,9 +56,11 @@ TEST_CASE("a short command on TXQ1 overtakes a long one on TXQ0", "[link][order]
     run_until_idle(p.link);
     // Round robin starts at TXQ0: its first frame, then TXQ1's only frame, then the rest of TXQ0.
     const uint64_t c0 = 3 * tm.cycle_units();
-    const uint64_t q1_land = tm.visible_cycle(c0 + tm.wire_units(kFrame + 16 + 2 * cfg.frame_overhead_bytes) + tm.latency_units());
+    const uint64_t q1_land = tm.visible_cycle(
+        c0 + tm.wire_units(kFrame + 16 + 2 * cfg.frame_overhead_bytes) + tm.latency_units());
     const uint64_t q0_land =
-        tm.visible_cycle(c0 + tm.wire_units(tm.wire_bytes(16384) + 16 + cfg.frame_overhead_bytes) + tm.latency_units());
+        tm.visible_cycle(c0 + tm.wire_units(tm.wire_bytes(16384) + 16 + cfg.frame_overhead_bytes) +
+                         tm.latency_units());
     const std::vector<Completion> expect{
         {q1_land, 1, 2, CommandKind::Data, 0x30000, 16},
         {q0_land, 0, 1, CommandKind::Data, 0x10000, 16384},
@@ -87,7 +89,8 @@ TEST_CASE("two busy queues interleave frame by frame", "[link][order]") {
         CHECK(log[k] == CoreMemory::WriteRec{0x20000 + q * 0x2000 + frame * kFrame, kFrame});
     }
     for (uint32_t q = 0; q < nq; ++q) {
-        CHECK(p.mem_b.bytes(0x20000 + q * 0x2000, 3 * kFrame) == p.mem_a.bytes(q * 0x2000, 3 * kFrame));
+        CHECK(p.mem_b.bytes(0x20000 + q * 0x2000, 3 * kFrame) ==
+              p.mem_a.bytes(q * 0x2000, 3 * kFrame));
     }
     // Each queue's command completes when its own last frame lands: in queue order here.
     const auto& done = p.link.completions(Dir::AtoB);

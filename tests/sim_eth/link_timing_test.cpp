@@ -1,7 +1,6 @@
 // Link timing: a send lands byte-exact after exactly the modelled time; frames land as they
 // arrive; remote register writes; achieved bandwidth against the theoretical curve.
 #include <catch2/catch.hpp>
-
 #include <cstdio>
 
 #include "eth_test_util.h"
@@ -42,7 +41,8 @@ TEST_CASE("a send lands byte-exact after exactly the modelled time", "[link][tim
     program_send(p.txq_a, 0, 0x10000, 0x20000, size);
 
     // Back-to-back frames from c0, the last byte lands one latency after it left.
-    const uint64_t land_units = c0 * tm.cycle_units() + tm.wire_units(tm.wire_bytes(size)) + tm.latency_units();
+    const uint64_t land_units =
+        c0 * tm.cycle_units() + tm.wire_units(tm.wire_bytes(size)) + tm.latency_units();
     const uint64_t land = tm.visible_cycle(land_units);
     p.link.run(land - 1 - c0);
     CHECK(p.mem_b.bytes(0x20000, size) != data);
@@ -50,7 +50,8 @@ TEST_CASE("a send lands byte-exact after exactly the modelled time", "[link][tim
     p.link.step();
     CHECK(p.mem_b.bytes(0x20000, size) == data);
     REQUIRE(p.link.completions(Dir::AtoB).size() == 1);
-    CHECK(p.link.completions(Dir::AtoB)[0] == Completion{land, 0, 1, CommandKind::Data, 0x20000, size});
+    CHECK(p.link.completions(Dir::AtoB)[0] ==
+          Completion{land, 0, 1, CommandKind::Data, 0x20000, size});
     // Nothing else was touched; the reverse direction carried nothing.
     CHECK(p.mem_b.log().size() == tm.frames(size));
     CHECK(p.link.stats(Dir::BtoA).frames_sent == 0);
@@ -70,13 +71,16 @@ TEST_CASE("frames land in the peer as they arrive", "[link][timing]") {
     program_send(p.txq_a, 0, 0, 0x20000, size);
     for (uint32_t k = 1; k <= tm.frames(size); ++k) {
         const uint32_t landed = std::min(size, k * kFrame);
-        const uint64_t land = tm.visible_cycle(tm.wire_units(tm.wire_bytes(landed)) + tm.latency_units());
+        const uint64_t land =
+            tm.visible_cycle(tm.wire_units(tm.wire_bytes(landed)) + tm.latency_units());
         run_until(p.link, [&] { return p.link.cycle() == land - 1; });
         CHECK(p.mem_b.log().size() == k - 1);
         p.link.step();
         REQUIRE(p.mem_b.log().size() == k);
-        CHECK(p.mem_b.log().back() == CoreMemory::WriteRec{0x20000 + (k - 1) * kFrame, landed - (k - 1) * kFrame});
-        CHECK(p.mem_b.bytes(0x20000, landed) == std::vector<uint8_t>(data.begin(), data.begin() + landed));
+        CHECK(p.mem_b.log().back() ==
+              CoreMemory::WriteRec{0x20000 + (k - 1) * kFrame, landed - (k - 1) * kFrame});
+        CHECK(p.mem_b.bytes(0x20000, landed) ==
+              std::vector<uint8_t>(data.begin(), data.begin() + landed));
     }
 }
 
@@ -91,9 +95,10 @@ TEST_CASE("a remote register write lands in the peer's register", "[link][timing
     program_reg_write(p.txq_a, 0, reg, 0xCAFE0040);
     CHECK(p.txq_a.busy(0));
     // One TT-link word of payload plus the frame overhead.
-    const uint64_t land = tm.visible_cycle(5 * tm.cycle_units() +
-                                           tm.wire_units(sim::eth::kRegWritePayloadBytes + cfg.frame_overhead_bytes) +
-                                           tm.latency_units());
+    const uint64_t land =
+        tm.visible_cycle(5 * tm.cycle_units() +
+                         tm.wire_units(sim::eth::kRegWritePayloadBytes + cfg.frame_overhead_bytes) +
+                         tm.latency_units());
     p.link.run(land - 1 - 5);
     CHECK(p.mem_b.reg_log().empty());
     p.link.step();
@@ -101,7 +106,8 @@ TEST_CASE("a remote register write lands in the peer's register", "[link][timing
     CHECK(p.mem_b.reg_log() == expect);
     CHECK(p.mem_b.log().empty());  // L1 untouched
     REQUIRE(p.link.completions(Dir::AtoB).size() == 1);
-    CHECK(p.link.completions(Dir::AtoB)[0] == Completion{land, 0, 1, CommandKind::RemoteRegWrite, reg, 4});
+    CHECK(p.link.completions(Dir::AtoB)[0] ==
+          Completion{land, 0, 1, CommandKind::RemoteRegWrite, reg, 4});
     CHECK(p.link.stats(Dir::AtoB).reg_writes_delivered == 1);
     CHECK(p.link.stats(Dir::AtoB).bytes_delivered == 0);
 
@@ -142,7 +148,8 @@ CurvePoint measure(uint32_t packet, uint32_t count) {
     // The wire never went idle: the last packet lands exactly when back-to-back serialization of
     // everything plus one latency says it does.
     const uint64_t wire = tm.wire_bytes(packet) * count;
-    const uint64_t land = tm.visible_cycle(c0 * tm.cycle_units() + tm.wire_units(wire) + tm.latency_units());
+    const uint64_t land =
+        tm.visible_cycle(c0 * tm.cycle_units() + tm.wire_units(wire) + tm.latency_units());
     REQUIRE(p.link.completions(Dir::AtoB).back().cycle == land);
     REQUIRE(st.busy_ticks * tm.cycle_units() == tm.wire_units(wire) * p.link.ticks_per_cycle());
 
@@ -153,12 +160,15 @@ CurvePoint measure(uint32_t packet, uint32_t count) {
                       packet / (packet + frames * cfg.frame_overhead_bytes) * rate, cycles};
 }
 
-uint32_t count_for(uint32_t packet) { return std::max<uint32_t>(64, (512 * 1024) / packet); }
+uint32_t count_for(uint32_t packet) {
+    return std::max<uint32_t>(64, (512 * 1024) / packet);
+}
 
 }  // namespace
 
 TEST_CASE("achieved bandwidth follows the theoretical curve", "[link][bandwidth]") {
-    const uint32_t packet = GENERATE(16u, 32u, 64u, 128u, 256u, 512u, 1024u, kFrame, 2048u, 4096u, 8192u, 16384u);
+    const uint32_t packet =
+        GENERATE(16u, 32u, 64u, 128u, 256u, 512u, 1024u, kFrame, 2048u, 4096u, 8192u, 16384u);
     const CurvePoint pt = measure(packet, count_for(packet));
     CAPTURE(packet, pt.achieved, pt.theoretical, pt.cycles);
     CHECK(pt.achieved == Approx(pt.theoretical).epsilon(0.002));
@@ -167,9 +177,11 @@ TEST_CASE("achieved bandwidth follows the theoretical curve", "[link][bandwidth]
 // Not a test: prints the curve (run with the tag to see it).
 TEST_CASE("print the bandwidth curve", "[.figures]") {
     std::printf("%8s %12s %12s %10s\n", "packet", "achieved", "theoretical", "util");
-    for (uint32_t packet : {16u, 32u, 64u, 128u, 256u, 512u, 1024u, kFrame, 2048u, 4096u, 8192u, 16384u}) {
+    for (uint32_t packet :
+         {16u, 32u, 64u, 128u, 256u, 512u, 1024u, kFrame, 2048u, 4096u, 8192u, 16384u}) {
         const CurvePoint pt = measure(packet, count_for(packet));
-        std::printf("%8u %12.4f %12.4f %9.2f%%\n", packet, pt.achieved, pt.theoretical, 100.0 * pt.achieved / 12.5);
+        std::printf("%8u %12.4f %12.4f %9.2f%%\n", packet, pt.achieved, pt.theoretical,
+                    100.0 * pt.achieved / 12.5);
     }
 }
 
@@ -225,7 +237,8 @@ TEST_CASE("both directions run at full rate at once", "[link][bandwidth]") {
     program_send(p.txq_a, 0, 0, 0x20000, 16384);
     program_send(p.txq_b, 0, 0, 0x20000, 16384);
     run_until_idle(p.link);
-    const uint64_t land = tm.visible_cycle(tm.wire_units(tm.wire_bytes(16384)) + tm.latency_units());
+    const uint64_t land =
+        tm.visible_cycle(tm.wire_units(tm.wire_bytes(16384)) + tm.latency_units());
     CHECK(p.link.completions(Dir::AtoB).at(0).cycle == land);
     CHECK(p.link.completions(Dir::BtoA).at(0).cycle == land);
     CHECK(p.mem_b.bytes(0x20000, 16384) == pattern(16384, 10));

@@ -18,13 +18,13 @@ TEST_CASE("bad commands are recorded exactly and send nothing", "[txq][errors]")
     program_send(p.txq_a, 0, 0x1000, 0x2004, 64);  // misaligned destination
     program_send(p.txq_a, 0, 0x1000, 0x2000, 40);  // size not a multiple of 16
     p.link.step();
-    program_send(p.txq_a, 1, 0x1000, 0x2000, 0);        // zero size
-    program_reg_write(p.txq_a, 1, 0xFFB40000, 1);       // remote register write on TXQ1
-    program_reg_write(p.txq_a, 0, 0xFFB40002, 1);       // misaligned register address
-    program_send(p.txq_a, 0, l1 - 16, 0x2000, 32);      // source runs past the end of L1
-    program_send(p.txq_a, 1, 0x1004, 0x2000, 20);       // two things wrong at once
+    program_send(p.txq_a, 1, 0x1000, 0x2000, 0);    // zero size
+    program_reg_write(p.txq_a, 1, 0xFFB40000, 1);   // remote register write on TXQ1
+    program_reg_write(p.txq_a, 0, 0xFFB40002, 1);   // misaligned register address
+    program_send(p.txq_a, 0, l1 - 16, 0x2000, 32);  // source runs past the end of L1
+    program_send(p.txq_a, 1, 0x1004, 0x2000, 20);   // two things wrong at once
     wr(p.txq_a, 0, he::kTxqMaxPktSizeBytes, 8);
-    program_send(p.txq_a, 0, 0x1000, 0x2000, 64);       // frame size below one word
+    program_send(p.txq_a, 0, 0x1000, 0x2000, 64);  // frame size below one word
     wr(p.txq_a, 0, he::kTxqMaxPktSizeBytes, 1500);
 
     const std::vector<TxqError> expect{
@@ -73,13 +73,15 @@ TEST_CASE("a destination the peer refuses is recorded when the frame lands", "[t
     const uint32_t l1 = hal::kWormholeB0.eth_l1_size;
     program_send(p.txq_a, 0, 0x1000, l1 - 16, 32);  // runs past the end of the peer's L1
     run_until_idle(p.link);
-    const uint64_t land = tm.visible_cycle(tm.wire_units(32 + cfg.frame_overhead_bytes) + tm.latency_units());
+    const uint64_t land =
+        tm.visible_cycle(tm.wire_units(32 + cfg.frame_overhead_bytes) + tm.latency_units());
     program_reg_write(p.txq_a, 0, 0x00F00000, 9);  // neither L1 nor a register on the peer
     const uint64_t c1 = p.link.cycle();
     run_until_idle(p.link);
-    const uint64_t land2 = tm.visible_cycle(c1 * tm.cycle_units() +
-                                            tm.wire_units(sim::eth::kRegWritePayloadBytes + cfg.frame_overhead_bytes) +
-                                            tm.latency_units());
+    const uint64_t land2 =
+        tm.visible_cycle(c1 * tm.cycle_units() +
+                         tm.wire_units(sim::eth::kRegWritePayloadBytes + cfg.frame_overhead_bytes) +
+                         tm.latency_units());
     const std::vector<TxqError> expect{
         {land, 0, ErrorKind::DestRefused, l1 - 16, 32},
         {land2, 0, ErrorKind::DestRefused, 0x00F00000, 4},

@@ -23,7 +23,8 @@ TEST_CASE("TXQ blocks decode at the silicon addresses per arch", "[txq]") {
     }
     CHECK_FALSE(wh.decodes(hal::common::kEthTxqBase - 4));
     // Nothing answers outside the blocks or at unaligned addresses.
-    CHECK_FALSE(wh.mmio_read(hal::eth::txq_reg(2, he::kTxqCmd)).has_value());  // WH RXQ0 lives there
+    CHECK_FALSE(
+        wh.mmio_read(hal::eth::txq_reg(2, he::kTxqCmd)).has_value());  // WH RXQ0 lives there
     CHECK_FALSE(wh.mmio_write(hal::eth::txq_reg(2, he::kTxqCmd), he::kCmdDataPacket));
     CHECK_FALSE(wh.mmio_read(hal::eth::txq_reg(0, he::kTxqDestAddr) + 2).has_value());
     CHECK_FALSE(wh.mmio_write(0x1000, 0));
@@ -38,8 +39,9 @@ TEST_CASE("TXQ registers reset and read back", "[txq]") {
         CHECK(rd(t, q, he::kTxqBurstLen) == 8);
         CHECK(rd(t, q, he::kTxqCmd) == 0);
         CHECK(rd(t, q, he::kTxqStatus) == 0);
-        for (uint32_t off : {he::kTxqCtrl, he::kTxqTransferStartAddr, he::kTxqTransferSizeBytes, he::kTxqDestAddr,
-                             he::kTxqRemoteRegData, he::kTxqDataPacketAcceptAhead, he::kTxqDestMacHi, 0x400u}) {
+        for (uint32_t off :
+             {he::kTxqCtrl, he::kTxqTransferStartAddr, he::kTxqTransferSizeBytes, he::kTxqDestAddr,
+              he::kTxqRemoteRegData, he::kTxqDataPacketAcceptAhead, he::kTxqDestMacHi, 0x400u}) {
             wr(t, q, off, 0x1230 + off + q);
             CHECK(rd(t, q, off) == 0x1230 + off + q);
         }
@@ -72,7 +74,8 @@ TEST_CASE("busy (WH CMD / BH STATUS bit 16) clears when the last frame is taken"
     CHECK(busy_reg());
     CHECK(p.txq_a.busy(0));
     // The last frame starts when the first two have been serialized.
-    const uint64_t last_start = c0 * tm.cycle_units() + tm.wire_units(2 * (kFrame + cfg.frame_overhead_bytes));
+    const uint64_t last_start =
+        c0 * tm.cycle_units() + tm.wire_units(2 * (kFrame + cfg.frame_overhead_bytes));
     const uint64_t clear_cycle = tm.visible_cycle(last_start);
     p.link.run(clear_cycle - 1 - c0);
     CHECK(busy_reg());
@@ -145,12 +148,14 @@ TEST_CASE("MAX_PKT_SIZE_BYTES sets the frame size", "[txq]") {
     program_send(p.txq_a, 0, 0, 0x8000, 4096);
     run_until_idle(p.link);
     CHECK(p.link.stats(Dir::AtoB).frames_sent == 4);
-    const std::vector<CoreMemory::WriteRec> expect{{0x8000, 1024}, {0x8400, 1024}, {0x8800, 1024}, {0x8C00, 1024}};
+    const std::vector<CoreMemory::WriteRec> expect{
+        {0x8000, 1024}, {0x8400, 1024}, {0x8800, 1024}, {0x8C00, 1024}};
     CHECK(p.mem_b.log() == expect);
     CHECK(p.mem_b.bytes(0x8000, 4096) == pattern(4096, 4));
 }
 
-TEST_CASE("CMD while busy / raw packet / unknown command are errors and flush is a no-op", "[txq]") {
+TEST_CASE("CMD while busy / raw packet / unknown command are errors and flush is a no-op",
+          "[txq]") {
     Pair p;
     p.mem_a.fill(0, pattern(4096, 5));
     p.link.run(10);

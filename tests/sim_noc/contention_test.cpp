@@ -2,7 +2,6 @@
 // get half; round-robin is fair per router (the parking-lot shares it implies); statistics; and
 // determinism under random mixed traffic.
 #include <catch2/catch.hpp>
-
 #include <random>
 
 #include "noc_test_util.h"
@@ -44,7 +43,8 @@ void run_flows(Chip& chip, std::vector<Flow>& flows, uint32_t len) {
     for (uint64_t guard = 0; guard < 2'000'000; ++guard) {
         for (Flow& f : flows) {
             if (f.sent < f.packets && !f.src->niu->cmd_buf_busy(0, 0)) {
-                write(chip, *f.src, 0x1000, f.dst->at, f.dst_addr, len, {.posted = true, .vc = f.vc});
+                write(chip, *f.src, 0x1000, f.dst->at, f.dst_addr, len,
+                      {.posted = true, .vc = f.vc});
                 ++f.sent;
             }
         }
@@ -86,12 +86,14 @@ TEST_CASE("one flow: full link bandwidth, exact completion time", "[sim_noc][ban
         const double bytes_per_cycle = double(n) * len / double(flows[0].finish);
         CHECK(bytes_per_cycle > 0.98 * (a.noc_word_bytes * double(flits - 1) / double(flits)));
         CHECK(bytes_per_cycle <= a.noc_word_bytes);
-        WARN(a.name << ": one flow of " << n << " x " << len << " B over 3 hops: " << flows[0].finish
-                    << " cycles, " << bytes_per_cycle << " B/cycle (link " << a.noc_word_bytes << " B/cycle)");
+        WARN(a.name << ": one flow of " << n << " x " << len
+                    << " B over 3 hops: " << flows[0].finish << " cycles, " << bytes_per_cycle
+                    << " B/cycle (link " << a.noc_word_bytes << " B/cycle)");
     }
 }
 
-TEST_CASE("two flows sharing a link each get half its bandwidth", "[sim_noc][bandwidth][fairness]") {
+TEST_CASE("two flows sharing a link each get half its bandwidth",
+          "[sim_noc][bandwidth][fairness]") {
     const hal::ArchMap& a = hal::kWormholeB0;
     const uint32_t len = a.noc_max_burst_bytes;
     const uint64_t flits = 1 + len / a.noc_word_bytes;  // 257
@@ -113,8 +115,8 @@ TEST_CASE("two flows sharing a link each get half its bandwidth", "[sim_noc][ban
         const uint64_t last = std::max(fa, fb);
         // Flow B's first flit crosses at cycle router_cycles, the last one router_cycles +
         // 2 n flits - 1; it then crosses 2 more routers and the ejection link.
-        const uint64_t bound =
-            chip.net.params().router_cycles + 2 * n * flits + 2 * per_hop(chip.net) + chip.net.params().link_cycles;
+        const uint64_t bound = chip.net.params().router_cycles + 2 * n * flits +
+                               2 * per_hop(chip.net) + chip.net.params().link_cycles;
         CHECK(last == bound);
         // Fair share: on one VC the link alternates whole packets (wormhole), so the first flow
         // finishes at most one packet earlier; on two VCs it alternates flits.
@@ -131,9 +133,10 @@ TEST_CASE("two flows sharing a link each get half its bandwidth", "[sim_noc][ban
         }
         CHECK(chip.net.link_stats(0, 1, 0, Port::X).flits == 2 * n * flits);
         CHECK(chip.net.link_stats(0, 0, 0, Port::X).flits == n * flits);
-        WARN("two flows sharing a link (B on VC " << vc_b << "): A " << fa << " cycles, B " << fb
-                 << " cycles, each " << double(n) * len / double(fa) << " / " << double(n) * len / double(fb)
-                 << " B/cycle; alone one would take " << n * flits + 16);
+        WARN("two flows sharing a link (B on VC "
+             << vc_b << "): A " << fa << " cycles, B " << fb << " cycles, each "
+             << double(n) * len / double(fa) << " / " << double(n) * len / double(fb)
+             << " B/cycle; alone one would take " << n * flits + 16);
     }
 }
 
@@ -147,7 +150,8 @@ TEST_CASE("round-robin per router: parking-lot shares 1/2, 1/4, 1/4", "[sim_noc]
     Core& s2 = chip.add_core(2, 0);
     Core& d = chip.add_core(3, 0);
     const uint32_t len = 1024;  // 33 flits
-    std::vector<Flow> flows{{&s0, &d, 0x10000, 1, 64}, {&s1, &d, 0x20000, 1, 64}, {&s2, &d, 0x30000, 1, 64}};
+    std::vector<Flow> flows{
+        {&s0, &d, 0x10000, 1, 64}, {&s1, &d, 0x20000, 1, 64}, {&s2, &d, 0x30000, 1, 64}};
     // Measure the shares over the window in which all three are still sending: count the
     // packets each has landed when the local flow (s2) finishes.
     const uint64_t start = chip.net.cycle();
@@ -156,7 +160,8 @@ TEST_CASE("round-robin per router: parking-lot shares 1/2, 1/4, 1/4", "[sim_noc]
     uint64_t landed[3] = {0, 0, 0};
     for (uint32_t i = 0; i < 3; ++i) {
         for (const auto& w : d.l1.log()) {
-            if (w.addr >= flows[i].dst_addr && w.addr < flows[i].dst_addr + kRegion && w.cycle < t2) {
+            if (w.addr >= flows[i].dst_addr && w.addr < flows[i].dst_addr + kRegion &&
+                w.cycle < t2) {
                 landed[i] += w.size;
             }
         }
@@ -192,7 +197,8 @@ TEST_CASE("ejection port: four sources into one node share it", "[sim_noc][bandw
 namespace {
 
 // Random mixed traffic on both NOCs; returns a fingerprint of everything observable.
-std::vector<uint64_t> random_traffic(uint32_t seed, uint32_t per_core = 12, uint32_t issue_one_in = 4) {
+std::vector<uint64_t> random_traffic(uint32_t seed, uint32_t per_core = 12,
+                                     uint32_t issue_one_in = 4) {
     const hal::ArchMap& a = hal::kWormholeB0;
     Chip chip(8, 8, a);
     std::vector<Core*> cores;
@@ -227,7 +233,11 @@ std::vector<uint64_t> random_traffic(uint32_t seed, uint32_t per_core = 12, uint
             const uint32_t kind = rng() % 10;
             const uint32_t len = 16 * (1 + rng() % 256);
             const uint32_t off = 16 * (rng() % 512);
-            const Opts o{.noc = noc, .buf = buf, .posted = rng() % 2 == 0, .vc = rng() % 4, .trid = rng() % 16};
+            const Opts o{.noc = noc,
+                         .buf = buf,
+                         .posted = rng() % 2 == 0,
+                         .vc = rng() % 4,
+                         .trid = rng() % 16};
             if (kind < 4) {
                 write(chip, c, off, to, 0x10000 + off, len, o);
             } else if (kind < 7) {
@@ -237,8 +247,12 @@ std::vector<uint64_t> random_traffic(uint32_t seed, uint32_t per_core = 12, uint
             } else {
                 const uint32_t x0 = rng() % 8;
                 const uint32_t y0 = rng() % 8;
-                mcast_write(chip, c, off, {x0, y0, (x0 + rng() % 3) % 8, (y0 + rng() % 3) % 8}, 0x18000, len % 4096 + 16,
-                            {.noc = noc, .buf = buf, .posted = o.posted, .vc = 4 + rng() % 2,
+                mcast_write(chip, c, off, {x0, y0, (x0 + rng() % 3) % 8, (y0 + rng() % 3) % 8},
+                            0x18000, len % 4096 + 16,
+                            {.noc = noc,
+                             .buf = buf,
+                             .posted = o.posted,
+                             .vc = 4 + rng() % 2,
                              .include_self = rng() % 2 == 0});
             }
             --left[i];
@@ -262,7 +276,8 @@ std::vector<uint64_t> random_traffic(uint32_t seed, uint32_t per_core = 12, uint
         fp.push_back(counter(*c, 1, st::kMstRdRespReceived));
         for (uint32_t noc = 0; noc < 2; ++noc) {
             for (uint32_t p = 0; p < 3; ++p) {
-                fp.push_back(chip.net.link_stats(noc, c->at.x, c->at.y, static_cast<Port>(p)).flits);
+                fp.push_back(
+                    chip.net.link_stats(noc, c->at.x, c->at.y, static_cast<Port>(p)).flits);
             }
         }
     }

@@ -91,7 +91,8 @@ TEST_CASE("error: the target refuses an address outside its memory", "[sim_noc][
     CHECK(only_error(chip.net).kind == NocErrorKind::AddressRefused);
 }
 
-TEST_CASE("error: a burst longer than the maximum is refused at the NIU, not split", "[sim_noc][errors]") {
+TEST_CASE("error: a burst longer than the maximum is refused at the NIU, not split",
+          "[sim_noc][errors]") {
     for (const hal::ArchMap* ap : {&hal::kWormholeB0, &hal::kBlackhole}) {
         const hal::ArchMap& a = *ap;
         INFO(a.name);
@@ -99,7 +100,8 @@ TEST_CASE("error: a burst longer than the maximum is refused at the NIU, not spl
         Core& s = chip.add_core(1, 1);
         Core& d = chip.add_core(2, 1);
         write(chip, s, 0x1000, d.at, 0x1000, a.noc_max_burst_bytes + 16, {.trid = 2});
-        CHECK(s.niu->mmio_read(hal::noc::cmd_buf_base(a, 0, 0) + a.noc.cmd_ctrl) == hal::noc::kCmdCtrlReady);
+        CHECK(s.niu->mmio_read(hal::noc::cmd_buf_base(a, 0, 0) + a.noc.cmd_ctrl) ==
+              hal::noc::kCmdCtrlReady);
         chip.drain();
         const NocError& e = only_error(chip.net);
         CHECK(e.kind == NocErrorKind::BurstTooLong);
@@ -194,7 +196,8 @@ TEST_CASE("error: coordinates outside the grid, busy command buffers, unsupporte
     CHECK(only_error(chip.net).kind == NocErrorKind::Unsupported);
 
     chip.net.clear_errors();
-    atomic_inc(chip, s, d.at, hal::stream::reg_addr(0, a.stream.remote_src), 1, 0x100);  // atomics: L1 only
+    atomic_inc(chip, s, d.at, hal::stream::reg_addr(0, a.stream.remote_src), 1,
+               0x100);  // atomics: L1 only
     chip.drain();
     CHECK(only_error(chip.net).kind == NocErrorKind::Unsupported);
     CHECK(counter(s, 0, st::kMstAtomicRespReceived) == 1);

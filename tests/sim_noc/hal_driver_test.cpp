@@ -17,8 +17,9 @@ namespace {
 
 // One core as the HAL sees it.
 class ModelCoreMmio : public hal::mmio::Backend {
-public:
-    ModelCoreMmio(Chip& chip, Core& core, uint32_t l1_size) : chip_(chip), core_(core), l1_size_(l1_size) {}
+  public:
+    ModelCoreMmio(Chip& chip, Core& core, uint32_t l1_size)
+        : chip_(chip), core_(core), l1_size_(l1_size) {}
 
     uint32_t read32(uint32_t addr) override {
         chip_.net.step();
@@ -64,7 +65,7 @@ public:
 
     const std::vector<uint32_t>& bus_errors() const { return bus_errors_; }
 
-private:
+  private:
     Chip& chip_;
     Core& core_;
     uint32_t l1_size_;
@@ -111,12 +112,14 @@ struct HalRig {
     std::vector<std::unique_ptr<ModelCoreMmio>> mmio;
 };
 
-hal::Deadline soon(const hal::ArchMap& a) { return hal::Deadline::after_us(a, hal::timeouts::kNocBarrierUs); }
+hal::Deadline soon(const hal::ArchMap& a) {
+    return hal::Deadline::after_us(a, hal::timeouts::kNocBarrierUs);
+}
 
 }  // namespace
 
-TEMPLATE_TEST_CASE("HAL Noc driver against the model: init, coordinates, unicast write and read", "[sim_noc][hal]",
-                   Wh, Bh) {
+TEMPLATE_TEST_CASE("HAL Noc driver against the model: init, coordinates, unicast write and read",
+                   "[sim_noc][hal]", Wh, Bh) {
     HalRig<TestType> rig;
     using Noc = typename HalRig<TestType>::Noc;
     constexpr const hal::ArchMap& A = TestType::A;
@@ -142,7 +145,9 @@ TEMPLATE_TEST_CASE("HAL Noc driver against the model: init, coordinates, unicast
         // A write larger than the maximum burst: the HAL splits it, the model sees legal requests.
         const uint32_t len = 2 * A.noc_max_burst_bytes + 48;
         fill(c0, src, len, 21 + noc);
-        REQUIRE(on(m0, [&] { return n0.write(src, {peer.x, peer.y, dst}, len, {.trid = 3}); }) == hal::Status::Ok);
+        REQUIRE(on(m0, [&] {
+                    return n0.write(src, {peer.x, peer.y, dst}, len, {.trid = 3});
+                }) == hal::Status::Ok);
         CHECK(on(m0, [&] { return n0.write_barrier(soon(A)); }) == hal::Status::Ok);
         CHECK(same(c0, src, c1, dst, len));
         CHECK(on(m0, [&] { return n0.trid_flushed(3); }));
@@ -151,15 +156,18 @@ TEMPLATE_TEST_CASE("HAL Noc driver against the model: init, coordinates, unicast
         CHECK(n0.counters().nonposted_wr_req_issued == 3);
 
         // Posted write.
-        REQUIRE(on(m0, [&] { return n0.write(src, {peer.x, peer.y, dst + 0x8000}, 256, {.posted = true}); }) ==
-                hal::Status::Ok);
+        REQUIRE(on(m0, [&] {
+                    return n0.write(src, {peer.x, peer.y, dst + 0x8000}, 256, {.posted = true});
+                }) == hal::Status::Ok);
         CHECK(on(m0, [&] { return n0.write_barrier(soon(A)); }) == hal::Status::Ok);
         rig.chip.drain();
         CHECK(same(c0, src, c1, dst + 0x8000, 256));
 
         // Read it back from the peer into another buffer.
         const uint32_t back = 0x10000 + 0x10 * noc;
-        REQUIRE(on(m0, [&] { return n0.read({peer.x, peer.y, dst}, back, 4096, {.trid = 7}); }) == hal::Status::Ok);
+        REQUIRE(on(m0, [&] {
+                    return n0.read({peer.x, peer.y, dst}, back, 4096, {.trid = 7});
+                }) == hal::Status::Ok);
         CHECK(on(m0, [&] { return n0.read_barrier(soon(A)); }) == hal::Status::Ok);
         CHECK(same(c0, back, c1, dst, 4096));
         CHECK(on(m0, [&] { return n0.trid_barrier(7, soon(A)); }) == hal::Status::Ok);
@@ -169,8 +177,8 @@ TEMPLATE_TEST_CASE("HAL Noc driver against the model: init, coordinates, unicast
     CHECK(rig.chip.net.errors().empty());
 }
 
-TEMPLATE_TEST_CASE("HAL: remote credits by inline write to a stream register, local stream API", "[sim_noc][hal]",
-                   Wh, Bh) {
+TEMPLATE_TEST_CASE("HAL: remote credits by inline write to a stream register, local stream API",
+                   "[sim_noc][hal]", Wh, Bh) {
     HalRig<TestType> rig;
     using Noc = typename HalRig<TestType>::Noc;
     using Streams = typename HalRig<TestType>::Streams;
@@ -188,7 +196,8 @@ TEMPLATE_TEST_CASE("HAL: remote credits by inline write to a stream register, lo
         const auto enc = Streams::encode_delta(delta);
         REQUIRE(enc.status == hal::Status::Ok);
         REQUIRE(on(sender, [&] {
-                    return noc.write_inline({peer.x, peer.y, Streams::update_reg_addr(s)}, enc.value, {.posted = true});
+                    return noc.write_inline({peer.x, peer.y, Streams::update_reg_addr(s)},
+                                            enc.value, {.posted = true});
                 }) == hal::Status::Ok);
     }
     CHECK(on(sender, [&] { return noc.write_barrier(soon(A)); }) == hal::Status::Ok);
@@ -201,7 +210,8 @@ TEMPLATE_TEST_CASE("HAL: remote credits by inline write to a stream register, lo
     CHECK(rig.chip.net.errors().empty());
 }
 
-TEMPLATE_TEST_CASE("HAL: atomics from two cores and a counted multicast", "[sim_noc][hal]", Wh, Bh) {
+TEMPLATE_TEST_CASE("HAL: atomics from two cores and a counted multicast", "[sim_noc][hal]", Wh,
+                   Bh) {
     HalRig<TestType> rig;
     using Noc = typename HalRig<TestType>::Noc;
     constexpr const hal::ArchMap& A = TestType::A;
@@ -222,7 +232,9 @@ TEMPLATE_TEST_CASE("HAL: atomics from two cores and a counted multicast", "[sim_
     const uint32_t ctr = 0x2004;
     for (int i = 0; i < 10; ++i) {
         REQUIRE(on(ma, [&] { return na.atomic_inc({5, 3, ctr}, 1); }) == hal::Status::Ok);
-        REQUIRE(on(mb, [&] { return nb.atomic_inc({5, 3, ctr}, 100, {.posted = true}); }) == hal::Status::Ok);
+        REQUIRE(on(mb, [&] {
+                    return nb.atomic_inc({5, 3, ctr}, 100, {.posted = true});
+                }) == hal::Status::Ok);
     }
     CHECK(on(ma, [&] { return na.atomic_barrier(soon(A)); }) == hal::Status::Ok);
     CHECK(on(mb, [&] { return nb.atomic_barrier(soon(A)); }) == hal::Status::Ok);
@@ -238,7 +250,8 @@ TEMPLATE_TEST_CASE("HAL: atomics from two cores and a counted multicast", "[sim_
     // destination and the barrier returns only when the model delivered all six.
     fill(rig.core(0), 0x8000, 4096, 33);
     REQUIRE(on(ma, [&] {
-                return na.multicast_write(0x8000, {.x_start = 5, .y_start = 3, .x_end = 7, .y_end = 4}, 0x9000, 4096, 6);
+                return na.multicast_write(
+                    0x8000, {.x_start = 5, .y_start = 3, .x_end = 7, .y_end = 4}, 0x9000, 4096, 6);
             }) == hal::Status::Ok);
     CHECK(on(ma, [&] { return na.write_barrier(soon(A)); }) == hal::Status::Ok);
     CHECK(na.counters().wr_ack_expected == counter(rig.core(0), 0, st::kMstWrAckReceived));
@@ -252,8 +265,9 @@ TEMPLATE_TEST_CASE("HAL: atomics from two cores and a counted multicast", "[sim_
     CHECK(rig.chip.net.errors().empty());
 }
 
-TEMPLATE_TEST_CASE("HAL: an unreachable destination is a recorded NOC error, the barrier still ends",
-                   "[sim_noc][hal]", Wh, Bh) {
+TEMPLATE_TEST_CASE(
+    "HAL: an unreachable destination is a recorded NOC error, the barrier still ends",
+    "[sim_noc][hal]", Wh, Bh) {
     HalRig<TestType> rig;
     using Noc = typename HalRig<TestType>::Noc;
     constexpr const hal::ArchMap& A = TestType::A;

@@ -1,7 +1,6 @@
 // Plain/sparse memories, the address map, and the overlay stream registers.
-#include <catch2/catch.hpp>
-
 #include <array>
+#include <catch2/catch.hpp>
 #include <cstring>
 
 #include "hal/arch_map.h"
@@ -22,8 +21,8 @@ TEST_CASE("PlainMemory: byte-exact inside, refused (and unchanged) outside", "[s
     const std::array<uint8_t, 4> w{1, 2, 3, 4};
     CHECK(m.write(0x1000, w));
     CHECK(m.write(0x103C, w));
-    CHECK_FALSE(m.write(0x103D, w));  // crosses the end
-    CHECK_FALSE(m.write(0x0FFF, w));  // starts below
+    CHECK_FALSE(m.write(0x103D, w));            // crosses the end
+    CHECK_FALSE(m.write(0x0FFF, w));            // starts below
     CHECK_FALSE(m.write(~uint64_t{0} - 1, w));  // wraps the address space
     std::array<uint8_t, 4> r{};
     CHECK(m.read(0x103C, r));
@@ -34,7 +33,8 @@ TEST_CASE("PlainMemory: byte-exact inside, refused (and unchanged) outside", "[s
     CHECK(m.word(0x1000) == 0x04030201u);
 }
 
-TEST_CASE("SparseMemory: pages on demand, zeros elsewhere, bounds like PlainMemory", "[sim_noc][memory]") {
+TEST_CASE("SparseMemory: pages on demand, zeros elsewhere, bounds like PlainMemory",
+          "[sim_noc][memory]") {
     sim::SparseMemory m(uint64_t{2} << 30);  // a Wormhole DRAM bank
     std::vector<uint8_t> data(10000);
     for (std::size_t i = 0; i < data.size(); ++i) {
@@ -53,7 +53,8 @@ TEST_CASE("SparseMemory: pages on demand, zeros elsewhere, bounds like PlainMemo
     CHECK_FALSE(m.read(uint64_t{2} << 30, z));
 }
 
-TEST_CASE("AddressMap: decodes by range, refuses gaps, straddles and overlaps", "[sim_noc][memory]") {
+TEST_CASE("AddressMap: decodes by range, refuses gaps, straddles and overlaps",
+          "[sim_noc][memory]") {
     sim::PlainMemory a(0x100, 0);
     sim::PlainMemory b(0x100, 0x1000);
     sim::AddressMap map;
@@ -75,7 +76,8 @@ TEST_CASE("StreamRegs: inc-on-write words-free counter, per arch indices", "[sim
         INFO(a->name);
         sim::StreamRegs s(*a, a->eth_streams);
         CHECK(s.num_streams() == 32);
-        const uint32_t upd = hal::stream::reg_addr(5, a->stream.remote_dest_buf_space_available_update);
+        const uint32_t upd =
+            hal::stream::reg_addr(5, a->stream.remote_dest_buf_space_available_update);
         const uint32_t cnt = hal::stream::reg_addr(5, a->stream.remote_dest_buf_space_available);
         const uint32_t size = hal::stream::reg_addr(5, a->stream.remote_dest_buf_size);
         const uint32_t scratch = hal::stream::reg_addr(5, a->stream.remote_src);

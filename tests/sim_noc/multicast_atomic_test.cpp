@@ -1,7 +1,6 @@
 // Multicast writes to rectangles and atomics at the target.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <set>
 
 #include "noc_test_util.h"
@@ -14,7 +13,8 @@ namespace {
 
 // A chip with a core at every node of a gx x gy grid.
 struct FullChip {
-    FullChip(uint32_t gx, uint32_t gy, const hal::ArchMap& a, uint32_t l1 = 64 * 1024) : chip(gx, gy, a) {
+    FullChip(uint32_t gx, uint32_t gy, const hal::ArchMap& a, uint32_t l1 = 64 * 1024)
+        : chip(gx, gy, a) {
         for (uint32_t y = 0; y < gy; ++y) {
             for (uint32_t x = 0; x < gx; ++x) {
                 cores.push_back(&chip.add_core(x, y, l1));
@@ -28,8 +28,8 @@ struct FullChip {
 
 // The set of physical nodes that received `len` bytes equal to the source's at `addr`, and a
 // check that every other node's range is still zero.
-std::set<std::pair<uint32_t, uint32_t>> receivers(FullChip& f, Core& src, uint32_t src_addr, uint32_t addr,
-                                                  uint32_t len, bool& others_clean) {
+std::set<std::pair<uint32_t, uint32_t>> receivers(FullChip& f, Core& src, uint32_t src_addr,
+                                                  uint32_t addr, uint32_t len, bool& others_clean) {
     std::set<std::pair<uint32_t, uint32_t>> got;
     others_clean = true;
     for (Core* c : f.cores) {
@@ -45,8 +45,8 @@ std::set<std::pair<uint32_t, uint32_t>> receivers(FullChip& f, Core& src, uint32
     return got;
 }
 
-std::set<std::pair<uint32_t, uint32_t>> rect_nodes(uint32_t x0, uint32_t x1, uint32_t y0, uint32_t y1, uint32_t gx,
-                                                   uint32_t gy) {
+std::set<std::pair<uint32_t, uint32_t>> rect_nodes(uint32_t x0, uint32_t x1, uint32_t y0,
+                                                   uint32_t y1, uint32_t gx, uint32_t gy) {
     std::set<std::pair<uint32_t, uint32_t>> s;
     for (uint32_t x = x0;; x = (x + 1) % gx) {
         for (uint32_t y = y0;; y = (y + 1) % gy) {
@@ -74,7 +74,8 @@ TEST_CASE("multicast write reaches exactly the rectangle", "[sim_noc][multicast]
         FullChip f(8, 8, a);
         Core& s = f.at(0, 0);
         fill(s, src_addr, len, 11);
-        mcast_write(f.chip, s, src_addr, {.x_start = 2, .y_start = 1, .x_end = 4, .y_end = 3}, dst_addr, len);
+        mcast_write(f.chip, s, src_addr, {.x_start = 2, .y_start = 1, .x_end = 4, .y_end = 3},
+                    dst_addr, len);
         f.chip.drain();
         bool clean = false;
         CHECK(receivers(f, s, src_addr, dst_addr, len, clean) == rect_nodes(2, 4, 1, 3, 8, 8));
@@ -83,8 +84,8 @@ TEST_CASE("multicast write reaches exactly the rectangle", "[sim_noc][multicast]
         CHECK(counter(s, 0, st::kMstWrAckReceived) == 9);
         // Link usage, without the acks: the same multicast posted.
         f.chip.net.reset_stats();
-        mcast_write(f.chip, s, src_addr, {.x_start = 2, .y_start = 1, .x_end = 4, .y_end = 3}, dst_addr, len,
-                    {.posted = true});
+        mcast_write(f.chip, s, src_addr, {.x_start = 2, .y_start = 1, .x_end = 4, .y_end = 3},
+                    dst_addr, len, {.posted = true});
         f.chip.drain();
         const uint64_t flits = 1 + len / 32;
         // Trunk along row 1 from x=2 to x=4, branches down columns 2..4 to y=3, nothing beyond.
@@ -94,15 +95,16 @@ TEST_CASE("multicast write reaches exactly the rectangle", "[sim_noc][multicast]
         CHECK(f.chip.net.link_stats(0, 3, 1, Port::Y).flits == flits);
         CHECK(f.chip.net.link_stats(0, 3, 2, Port::Y).flits == flits);
         CHECK(f.chip.net.link_stats(0, 3, 3, Port::Y).flits == 0);
-        CHECK(f.chip.net.link_stats(0, 2, 0, Port::Y).flits == flits);  // reached the start corner X then Y
+        CHECK(f.chip.net.link_stats(0, 2, 0, Port::Y).flits ==
+              flits);  // reached the start corner X then Y
         CHECK(f.chip.net.errors().empty());
     }
     SECTION("Y major: same nodes, trunk down the first column") {
         FullChip f(8, 8, a);
         Core& s = f.at(0, 0);
         fill(s, src_addr, len, 12);
-        mcast_write(f.chip, s, src_addr, {.x_start = 2, .y_start = 1, .x_end = 4, .y_end = 3}, dst_addr, len,
-                    {.posted = true, .y_major = true});
+        mcast_write(f.chip, s, src_addr, {.x_start = 2, .y_start = 1, .x_end = 4, .y_end = 3},
+                    dst_addr, len, {.posted = true, .y_major = true});
         f.chip.drain();
         bool clean = false;
         CHECK(receivers(f, s, src_addr, dst_addr, len, clean) == rect_nodes(2, 4, 1, 3, 8, 8));
@@ -118,8 +120,8 @@ TEST_CASE("multicast write reaches exactly the rectangle", "[sim_noc][multicast]
             FullChip f(8, 8, a);
             Core& s = f.at(3, 2);
             fill(s, src_addr, len, 13);
-            mcast_write(f.chip, s, src_addr, {.x_start = 2, .y_start = 1, .x_end = 4, .y_end = 3}, dst_addr, len,
-                        {.include_self = include});
+            mcast_write(f.chip, s, src_addr, {.x_start = 2, .y_start = 1, .x_end = 4, .y_end = 3},
+                        dst_addr, len, {.include_self = include});
             f.chip.drain();
             bool clean = false;
             auto expect = rect_nodes(2, 4, 1, 3, 8, 8);
@@ -136,8 +138,8 @@ TEST_CASE("multicast write reaches exactly the rectangle", "[sim_noc][multicast]
         FullChip f(8, 8, a);
         Core& s = f.at(4, 4);
         fill(s, src_addr, len, 14);
-        mcast_write(f.chip, s, src_addr, {.x_start = 6, .y_start = 7, .x_end = 1, .y_end = 0}, dst_addr, len,
-                    {.posted = true});
+        mcast_write(f.chip, s, src_addr, {.x_start = 6, .y_start = 7, .x_end = 1, .y_end = 0},
+                    dst_addr, len, {.posted = true});
         f.chip.drain();
         bool clean = false;
         CHECK(receivers(f, s, src_addr, dst_addr, len, clean) == rect_nodes(6, 1, 7, 0, 8, 8));
@@ -151,8 +153,8 @@ TEST_CASE("multicast write reaches exactly the rectangle", "[sim_noc][multicast]
         Core& s = f.at(7, 7);
         fill(s, src_addr, len, 15);
         // NOC1 (1..2, 0..1) is physical x 5..6, y 6..7.
-        mcast_write(f.chip, s, src_addr, {.x_start = 1, .y_start = 0, .x_end = 2, .y_end = 1}, dst_addr, len,
-                    {.noc = 1});
+        mcast_write(f.chip, s, src_addr, {.x_start = 1, .y_start = 0, .x_end = 2, .y_end = 1},
+                    dst_addr, len, {.noc = 1});
         f.chip.drain();
         bool clean = false;
         CHECK(receivers(f, s, src_addr, dst_addr, len, clean) == rect_nodes(5, 6, 6, 7, 8, 8));
@@ -169,8 +171,8 @@ TEST_CASE("atomic increments from four sources sum exactly, every old value retu
         INFO(a.name);
         Chip chip(10, 12, a);
         Core& target = chip.add_core(5, 5);
-        std::vector<Core*> srcs = {&chip.add_core(0, 0), &chip.add_core(9, 11), &chip.add_core(5, 2),
-                                   &chip.add_core(2, 5)};
+        std::vector<Core*> srcs = {&chip.add_core(0, 0), &chip.add_core(9, 11),
+                                   &chip.add_core(5, 2), &chip.add_core(2, 5)};
         const uint32_t counter_addr = 0x2008;  // word 2 of its 16-byte block
         const uint32_t ret_addr = 0x3000;
         const uint32_t per_source = 50;
@@ -188,7 +190,8 @@ TEST_CASE("atomic increments from four sources sum exactly, every old value retu
                     olds.insert(s.word(ret_addr));
                 }
                 if (issued[i] == seen[i] && issued[i] < per_source) {
-                    atomic_inc(chip, s, target.at, counter_addr, 1, ret_addr, {.buf = 3, .trid = 1});
+                    atomic_inc(chip, s, target.at, counter_addr, 1, ret_addr,
+                               {.buf = 3, .trid = 1});
                     ++issued[i];
                 }
             }
@@ -228,7 +231,8 @@ TEST_CASE("atomic increments from four sources sum exactly, every old value retu
     }
 }
 
-TEST_CASE("atomic wrap: the increment wraps above bit wrap+1, upper bits kept", "[sim_noc][atomic]") {
+TEST_CASE("atomic wrap: the increment wraps above bit wrap+1, upper bits kept",
+          "[sim_noc][atomic]") {
     const hal::ArchMap& a = hal::kWormholeB0;
     Chip chip(4, 4, a);
     Core& s = chip.add_core(0, 0);

@@ -24,7 +24,7 @@ using sim::noc::Niu;
 
 // A memory that logs each write (cycle taken from the network) on top of a PlainMemory.
 class RecordingMemory : public sim::Endpoint {
-public:
+  public:
     struct Write {
         uint64_t cycle;
         uint64_t addr;
@@ -39,7 +39,7 @@ public:
     const std::vector<Write>& log() const { return log_; }
     sim::PlainMemory& mem() { return mem_; }
 
-private:
+  private:
     const Network*& net_;
     sim::PlainMemory mem_;
     std::vector<Write> log_;
@@ -63,14 +63,15 @@ struct Core {
 };
 
 class Chip {
-public:
+  public:
     Chip(uint32_t gx, uint32_t gy, const hal::ArchMap& a, sim::noc::NocParams p = {})
         : arch(a), net(gx, gy, a, p) {
         net_ptr = &net;
     }
 
     Core& add_core(uint32_t x, uint32_t y, uint32_t l1_size = 0) {
-        cores.push_back(std::make_unique<Core>(net_ptr, arch, l1_size == 0 ? arch.eth_l1_size : l1_size));
+        cores.push_back(
+            std::make_unique<Core>(net_ptr, arch, l1_size == 0 ? arch.eth_l1_size : l1_size));
         Core& c = *cores.back();
         c.niu = &net.attach_core(x, y, &c.map);
         c.at = {x, y};
@@ -108,7 +109,8 @@ inline bool all_zero(Core& c, uint32_t addr, uint32_t len) {
     return true;
 }
 
-// ---- register-level request issue (what hal/noc.h's issue() writes) ---------------------------------
+// ---- register-level request issue (what hal/noc.h's issue() writes)
+// ---------------------------------
 
 struct Regs {
     uint32_t noc = 0;
@@ -145,10 +147,12 @@ struct Opts {
 };
 
 // Coordinates are in the coordinate space of the NOC used (like the HAL).
-inline Coord self_on(const Network& net, const Core& c, uint32_t noc) { return net.to_noc(noc, c.at); }
+inline Coord self_on(const Network& net, const Core& c, uint32_t noc) {
+    return net.to_noc(noc, c.at);
+}
 
-inline void write(Chip& chip, Core& src, uint32_t src_addr, Coord dst, uint64_t dst_addr, uint32_t len,
-                  Opts o = {}) {
+inline void write(Chip& chip, Core& src, uint32_t src_addr, Coord dst, uint64_t dst_addr,
+                  uint32_t len, Opts o = {}) {
     const Coord me = self_on(chip.net, src, o.noc);
     Regs r;
     r.noc = o.noc;
@@ -156,13 +160,14 @@ inline void write(Chip& chip, Core& src, uint32_t src_addr, Coord dst, uint64_t 
     r.targ = hal::noc::encode_addr(chip.arch, src_addr, hal::noc::unicast_coord(me.x, me.y));
     r.ret = hal::noc::encode_addr(chip.arch, dst_addr, hal::noc::unicast_coord(dst.x, dst.y));
     r.tag = hal::noc::packet_tag(o.trid);
-    r.ctrl = hal::noc::kCtrlCmdWrite | hal::noc::static_vc(o.vc) | (o.posted ? 0u : hal::noc::kCtrlRespMarked);
+    r.ctrl = hal::noc::kCtrlCmdWrite | hal::noc::static_vc(o.vc) |
+             (o.posted ? 0u : hal::noc::kCtrlRespMarked);
     r.at_len_be = len;
     program(chip.arch, *src.niu, r);
 }
 
-inline void read(Chip& chip, Core& me_core, Coord src, uint64_t src_addr, uint32_t dst_addr, uint32_t len,
-                 Opts o = {}) {
+inline void read(Chip& chip, Core& me_core, Coord src, uint64_t src_addr, uint32_t dst_addr,
+                 uint32_t len, Opts o = {}) {
     const Coord me = self_on(chip.net, me_core, o.noc);
     Regs r;
     r.noc = o.noc;
@@ -175,8 +180,8 @@ inline void read(Chip& chip, Core& me_core, Coord src, uint64_t src_addr, uint32
     program(chip.arch, *me_core.niu, r);
 }
 
-inline void inline_write(Chip& chip, Core& src, Coord dst, uint64_t dst_addr, uint32_t value, uint32_t be4,
-                         Opts o = {}) {
+inline void inline_write(Chip& chip, Core& src, Coord dst, uint64_t dst_addr, uint32_t value,
+                         uint32_t be4, Opts o = {}) {
     Regs r;
     r.noc = o.noc;
     r.buf = o.buf;
@@ -189,8 +194,8 @@ inline void inline_write(Chip& chip, Core& src, Coord dst, uint64_t dst_addr, ui
     program(chip.arch, *src.niu, r);
 }
 
-inline void atomic_inc(Chip& chip, Core& src, Coord dst, uint64_t dst_addr, uint32_t incr, uint32_t ret_addr,
-                       Opts o = {}, uint32_t wrap = hal::noc::kAtWrap32) {
+inline void atomic_inc(Chip& chip, Core& src, Coord dst, uint64_t dst_addr, uint32_t incr,
+                       uint32_t ret_addr, Opts o = {}, uint32_t wrap = hal::noc::kAtWrap32) {
     const Coord me = self_on(chip.net, src, o.noc);
     Regs r;
     r.noc = o.noc;
@@ -198,7 +203,8 @@ inline void atomic_inc(Chip& chip, Core& src, Coord dst, uint64_t dst_addr, uint
     r.targ = hal::noc::encode_addr(chip.arch, dst_addr, hal::noc::unicast_coord(dst.x, dst.y));
     r.ret = hal::noc::encode_addr(chip.arch, ret_addr, hal::noc::unicast_coord(me.x, me.y));
     r.tag = hal::noc::packet_tag(o.trid);
-    r.ctrl = hal::noc::kCtrlCmdAtomic | hal::noc::static_vc(o.vc) | (o.posted ? 0u : hal::noc::kCtrlRespMarked);
+    r.ctrl = hal::noc::kCtrlCmdAtomic | hal::noc::static_vc(o.vc) |
+             (o.posted ? 0u : hal::noc::kCtrlRespMarked);
     r.at_len_be = hal::noc::atomic_incr_len_be(dst_addr, wrap);
     r.at_data = incr;
     program(chip.arch, *src.niu, r);
@@ -213,8 +219,8 @@ struct McastOpts {
     bool y_major = false;
 };
 
-inline void mcast_write(Chip& chip, Core& src, uint32_t src_addr, hal::NocRect rect, uint64_t dst_addr,
-                        uint32_t len, McastOpts o = {}) {
+inline void mcast_write(Chip& chip, Core& src, uint32_t src_addr, hal::NocRect rect,
+                        uint64_t dst_addr, uint32_t len, McastOpts o = {}) {
     const Coord me = self_on(chip.net, src, o.noc);
     Regs r;
     r.noc = o.noc;
@@ -223,12 +229,15 @@ inline void mcast_write(Chip& chip, Core& src, uint32_t src_addr, hal::NocRect r
     r.ret = hal::noc::encode_addr(chip.arch, dst_addr, hal::noc::mcast_coord(rect));
     r.ctrl = hal::noc::kCtrlCmdWrite | hal::noc::static_vc(o.vc) | hal::noc::kCtrlBrcstPacket |
              hal::noc::kCtrlPathReserve | (o.include_self ? hal::noc::kCtrlBrcstSrcInclude : 0u) |
-             (o.y_major ? hal::noc::kCtrlBrcstYMajor : 0u) | (o.posted ? 0u : hal::noc::kCtrlRespMarked);
+             (o.y_major ? hal::noc::kCtrlBrcstYMajor : 0u) |
+             (o.posted ? 0u : hal::noc::kCtrlRespMarked);
     r.at_len_be = len;
     program(chip.arch, *src.niu, r);
 }
 
-inline uint32_t counter(Core& c, uint32_t noc, uint32_t index) { return c.niu->counter(noc, index); }
+inline uint32_t counter(Core& c, uint32_t noc, uint32_t index) {
+    return c.niu->counter(noc, index);
+}
 
 // Data flits of `len` bytes landing at `addr` (flits are aligned NOC words).
 inline uint32_t data_flits(const hal::ArchMap& a, uint64_t addr, uint32_t len) {
@@ -237,6 +246,8 @@ inline uint32_t data_flits(const hal::ArchMap& a, uint64_t addr, uint32_t len) {
 }
 
 // Cycles per router on the path (router pipeline + the link after it).
-inline uint64_t per_hop(const Network& n) { return n.params().router_cycles + n.params().link_cycles; }
+inline uint64_t per_hop(const Network& n) {
+    return n.params().router_cycles + n.params().link_cycles;
+}
 
 }  // namespace noc_test

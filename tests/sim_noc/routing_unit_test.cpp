@@ -1,12 +1,13 @@
 // The routing function on its own (noc/routing_unit.h): dimension-order unicast routes, multicast
 // legs, trunks and branches, the dateline slot, and the multicast path reservation built on the
 // same function (noc/path_reservation.h).
+#include "noc/routing_unit.h"
+
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <vector>
 
 #include "noc/path_reservation.h"
-#include "noc/routing_unit.h"
 
 using namespace sim::noc;
 

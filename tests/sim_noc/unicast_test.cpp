@@ -1,8 +1,7 @@
 // Unicast requests through the NIU registers: writes, reads, inline writes, counters, transaction
 // IDs, ordering, torus routes, and exact zero-load latencies.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 
 #include "noc/dram.h"
 #include "noc_test_util.h"
@@ -22,13 +21,15 @@ uint64_t write_landing_steps(const Network& n, uint64_t dst_addr, uint32_t len, 
 
 }  // namespace
 
-TEST_CASE("NIU registers: node id (NOC1 mirrored), cmd buf windows, read-only blocks", "[sim_noc][niu]") {
+TEST_CASE("NIU registers: node id (NOC1 mirrored), cmd buf windows, read-only blocks",
+          "[sim_noc][niu]") {
     for (const hal::ArchMap* a : {&hal::kWormholeB0, &hal::kBlackhole}) {
         INFO(a->name);
         Chip chip(10, 12, *a);
         Core& c = chip.add_core(2, 3);
         Niu& niu = *c.niu;
-        CHECK(niu.mmio_read(hal::noc::cmd_buf_base(*a, 0, 0) + a->noc.node_id) == hal::noc::unicast_coord(2, 3));
+        CHECK(niu.mmio_read(hal::noc::cmd_buf_base(*a, 0, 0) + a->noc.node_id) ==
+              hal::noc::unicast_coord(2, 3));
         CHECK(niu.mmio_read(hal::noc::cmd_buf_base(*a, 1, 0) + a->noc.node_id) ==
               hal::noc::unicast_coord(10 - 1 - 2, 12 - 1 - 3));
         CHECK(niu.mmio_read(hal::noc::cmd_buf_base(*a, 1, 3) + a->noc.node_id) ==
@@ -47,17 +48,21 @@ TEST_CASE("NIU registers: node id (NOC1 mirrored), cmd buf windows, read-only bl
         CHECK(niu.mmio_read(hal::noc::status_addr(0, st::kMstWrAckReceived)) == 0u);
         CHECK_FALSE(niu.mmio_write(hal::noc::status_addr(0, st::kMstWrAckReceived), 5));
         // Ready buffers read kCmdCtrlReady.
-        CHECK(niu.mmio_read(hal::noc::cmd_buf_base(*a, 0, 2) + a->noc.cmd_ctrl) == hal::noc::kCmdCtrlReady);
+        CHECK(niu.mmio_read(hal::noc::cmd_buf_base(*a, 0, 2) + a->noc.cmd_ctrl) ==
+              hal::noc::kCmdCtrlReady);
         // Outside the 4 buffers, misaligned, outside the NIU.
-        CHECK_FALSE(niu.mmio_read(hal::noc::cmd_buf_base(*a, 0, 0) + 4 * a->noc_cmd_buf_stride).has_value());
+        CHECK_FALSE(niu.mmio_read(hal::noc::cmd_buf_base(*a, 0, 0) + 4 * a->noc_cmd_buf_stride)
+                        .has_value());
         CHECK_FALSE(niu.mmio_read(hal::noc::cmd_buf_base(*a, 0, 0) + 2).has_value());
-        CHECK_FALSE(niu.mmio_write(hal::common::kNocRegsBase + 2 * hal::common::kNocInstanceStride, 0));
+        CHECK_FALSE(
+            niu.mmio_write(hal::common::kNocRegsBase + 2 * hal::common::kNocInstanceStride, 0));
         CHECK(Niu::contains(hal::common::kNocRegsBase));
         CHECK_FALSE(Niu::contains(hal::common::kNocRegsBase - 4));
     }
 }
 
-TEST_CASE("unicast write: byte-exact, exact zero-load latency, ack and busy timing", "[sim_noc][unicast]") {
+TEST_CASE("unicast write: byte-exact, exact zero-load latency, ack and busy timing",
+          "[sim_noc][unicast]") {
     struct Case {
         const hal::ArchMap* arch;
         uint32_t noc;
@@ -68,7 +73,8 @@ TEST_CASE("unicast write: byte-exact, exact zero-load latency, ack and busy timi
         uint32_t len;
         sim::noc::NocParams params;
     };
-    const sim::noc::NocParams slow{.router_cycles = 5, .link_cycles = 2, .credit_cycles = 2, .vc_buffer_flits = 12};
+    const sim::noc::NocParams slow{
+        .router_cycles = 5, .link_cycles = 2, .credit_cycles = 2, .vc_buffer_flits = 12};
     const std::vector<Case> cases = {
         {&hal::kWormholeB0, 0, {1, 1}, {4, 1}, 0x20000, 0x30000, 32, {}},
         {&hal::kWormholeB0, 0, {1, 1}, {4, 5}, 0x20000, 0x30000, 256, {}},
@@ -82,8 +88,8 @@ TEST_CASE("unicast write: byte-exact, exact zero-load latency, ack and busy timi
     };
     for (const Case& k : cases) {
         const hal::ArchMap& a = *k.arch;
-        INFO(a.name << " NOC" << k.noc << " (" << k.src.x << "," << k.src.y << ")->(" << k.dst.x << ","
-                    << k.dst.y << ") len " << k.len << " router " << k.params.router_cycles);
+        INFO(a.name << " NOC" << k.noc << " (" << k.src.x << "," << k.src.y << ")->(" << k.dst.x
+                    << "," << k.dst.y << ") len " << k.len << " router " << k.params.router_cycles);
         Chip chip(a.arch == hal::Arch::Blackhole ? 17 : 10, 12, a, k.params);
         Core& s = chip.add_core(k.src.x, k.src.y);
         Core& d = k.src == k.dst ? s : chip.add_core(k.dst.x, k.dst.y);
@@ -92,14 +98,16 @@ TEST_CASE("unicast write: byte-exact, exact zero-load latency, ack and busy timi
         const uint32_t back = chip.net.hops(k.noc, k.dst, k.src);
         const uint32_t flits = 1 + data_flits(a, k.dst_addr, k.len);
 
-        write(chip, s, k.src_addr, chip.net.to_noc(k.noc, k.dst), k.dst_addr, k.len, {.noc = k.noc, .trid = 2});
+        write(chip, s, k.src_addr, chip.net.to_noc(k.noc, k.dst), k.dst_addr, k.len,
+              {.noc = k.noc, .trid = 2});
         const uint32_t cmd_ctrl = hal::noc::cmd_buf_base(a, k.noc, 0) + a.noc.cmd_ctrl;
         CHECK(s.niu->mmio_read(cmd_ctrl) == hal::noc::kCmdCtrlSend);
         CHECK(counter(s, k.noc, st::mst_reqs_outstanding_id(2)) == 1);
         CHECK(counter(s, k.noc, st::mst_write_reqs_outgoing_id(2)) == 1);
 
         // The buffer is busy exactly while its flits are being injected.
-        const uint64_t busy = chip.run_until([&] { return s.niu->mmio_read(cmd_ctrl) == hal::noc::kCmdCtrlReady; });
+        const uint64_t busy =
+            chip.run_until([&] { return s.niu->mmio_read(cmd_ctrl) == hal::noc::kCmdCtrlReady; });
         CHECK(busy == flits);
         CHECK(counter(s, k.noc, st::kMstNonpostedWrReqSent) == 1);
         CHECK(counter(s, k.noc, st::mst_write_reqs_outgoing_id(2)) == 0);
@@ -135,13 +143,16 @@ TEST_CASE("unicast read: exact data, exact round-trip latency, counters", "[sim_
             Core& far = chip.add_core(6, 9);
             const uint32_t len = 3000;
             fill(far, 0x30010, len, 3);
-            read(chip, me, chip.net.to_noc(noc, far.at), 0x30010, 0x10010, len, {.noc = noc, .trid = 9});
+            read(chip, me, chip.net.to_noc(noc, far.at), 0x30010, 0x10010, len,
+                 {.noc = noc, .trid = 9});
             CHECK(counter(me, noc, st::mst_reqs_outstanding_id(9)) == 1);
             const uint32_t there = chip.net.hops(noc, me.at, far.at);
             const uint32_t back = chip.net.hops(noc, far.at, me.at);
-            const uint64_t steps = chip.run_until([&] { return counter(me, noc, st::kMstRdRespReceived) == 1; });
+            const uint64_t steps =
+                chip.run_until([&] { return counter(me, noc, st::kMstRdRespReceived) == 1; });
             const uint64_t resp_flits = 1 + data_flits(a, 0x10010, len);
-            CHECK(steps == (there + 1) * per_hop(chip.net) + resp_flits + (back + 1) * per_hop(chip.net));
+            CHECK(steps ==
+                  (there + 1) * per_hop(chip.net) + resp_flits + (back + 1) * per_hop(chip.net));
             CHECK(same(me, 0x10010, far, 0x30010, len));
             CHECK(all_zero(me, 0x10000, 16));
             CHECK(all_zero(me, 0x10010 + len, 64));
@@ -179,7 +190,8 @@ TEST_CASE("read from a DRAM endpoint (sparse memory) and write back", "[sim_noc]
     CHECK(chip.net.errors().empty());
 }
 
-TEST_CASE("inline writes: byte enables to L1, 4-byte writes to remote stream registers", "[sim_noc][unicast]") {
+TEST_CASE("inline writes: byte enables to L1, 4-byte writes to remote stream registers",
+          "[sim_noc][unicast]") {
     const hal::ArchMap& a = hal::kWormholeB0;
     Chip chip(10, 12, a);
     Core& s = chip.add_core(1, 1);
@@ -201,10 +213,14 @@ TEST_CASE("inline writes: byte enables to L1, 4-byte writes to remote stream reg
     // Remote credit updates: the fabric's way of returning buffer space.
     const uint32_t upd = hal::stream::reg_addr(7, a.stream.remote_dest_buf_space_available_update);
     for (int i = 0; i < 5; ++i) {
-        inline_write(chip, s, d.at, upd, hal::stream::encode_words_free_delta(3), 0xF, {.posted = true});
-        chip.run_until([&] { return s.niu->mmio_read(hal::noc::cmd_buf_base(a, 0, 0) + a.noc.cmd_ctrl) == 0u; });
+        inline_write(chip, s, d.at, upd, hal::stream::encode_words_free_delta(3), 0xF,
+                     {.posted = true});
+        chip.run_until([&] {
+            return s.niu->mmio_read(hal::noc::cmd_buf_base(a, 0, 0) + a.noc.cmd_ctrl) == 0u;
+        });
     }
-    inline_write(chip, s, d.at, upd, hal::stream::encode_words_free_delta(-4), 0x1, {.posted = true});
+    inline_write(chip, s, d.at, upd, hal::stream::encode_words_free_delta(-4), 0x1,
+                 {.posted = true});
     chip.drain();
     CHECK(d.streams.words_free(7) == 11u);
     CHECK(d.streams.update_writes() == 6);
@@ -225,8 +241,10 @@ TEST_CASE("posted vs non-posted write counters are exact", "[sim_noc][unicast]")
     const uint32_t ctrl0 = hal::noc::cmd_buf_base(a, 0, 0) + a.noc.cmd_ctrl;
     while (issued_np + issued_p < np + p) {
         if (s.niu->mmio_read(ctrl0) == hal::noc::kCmdCtrlReady) {
-            const bool posted = (issued_np + issued_p) % 2 == 1 && issued_p < p ? true : issued_np >= np;
-            write(chip, s, 0x1000, {5, 5}, 0x2000, 512, {.posted = posted, .trid = posted ? 1u : 4u});
+            const bool posted =
+                (issued_np + issued_p) % 2 == 1 && issued_p < p ? true : issued_np >= np;
+            write(chip, s, 0x1000, {5, 5}, 0x2000, 512,
+                  {.posted = posted, .trid = posted ? 1u : 4u});
             (posted ? issued_p : issued_np) += 1;
         }
         chip.net.step();
@@ -248,7 +266,8 @@ TEST_CASE("posted vs non-posted write counters are exact", "[sim_noc][unicast]")
     CHECK(chip.net.errors().empty());
 }
 
-TEST_CASE("per-transaction-ID outstanding counters and CLEAR_OUTSTANDING_REQ_CNT", "[sim_noc][unicast]") {
+TEST_CASE("per-transaction-ID outstanding counters and CLEAR_OUTSTANDING_REQ_CNT",
+          "[sim_noc][unicast]") {
     const hal::ArchMap& a = hal::kWormholeB0;
     Chip chip(10, 12, a);
     Core& s = chip.add_core(1, 1);
@@ -280,7 +299,8 @@ TEST_CASE("per-transaction-ID outstanding counters and CLEAR_OUTSTANDING_REQ_CNT
     CHECK(counter(s, 0, st::mst_reqs_outstanding_id(7)) == 0);
 }
 
-TEST_CASE("ordering: same source, destination, NOC and VC arrive in issue order", "[sim_noc][ordering]") {
+TEST_CASE("ordering: same source, destination, NOC and VC arrive in issue order",
+          "[sim_noc][ordering]") {
     const hal::ArchMap& a = hal::kWormholeB0;
     SECTION("a big write then a flag on the same VC: the flag lands after all the data") {
         Chip chip(10, 12, a);
@@ -304,7 +324,8 @@ TEST_CASE("ordering: same source, destination, NOC and VC arrive in issue order"
         write(chip, s, 0x30000, d.at, 0x30000, 16, {.buf = 2, .vc = 0});
         chip.drain();
         const auto& log = d.l1.log();
-        const auto flag = std::find_if(log.begin(), log.end(), [](const auto& w) { return w.addr == 0x30000; });
+        const auto flag =
+            std::find_if(log.begin(), log.end(), [](const auto& w) { return w.addr == 0x30000; });
         REQUIRE(flag != log.end());
         CHECK(flag != log.end() - 1);  // not last: it overtook the tail of the big write
     }
@@ -323,8 +344,9 @@ TEST_CASE("ordering: same source, destination, NOC and VC arrive in issue order"
         std::vector<uint64_t> first_landing;
         for (uint32_t i = 0; i < 4; ++i) {
             const uint64_t base = 0x20000 + i * 0x2000;
-            const auto it = std::find_if(d.l1.log().begin(), d.l1.log().end(),
-                                         [&](const auto& w) { return w.addr >= base && w.addr < base + 0x2000; });
+            const auto it = std::find_if(d.l1.log().begin(), d.l1.log().end(), [&](const auto& w) {
+                return w.addr >= base && w.addr < base + 0x2000;
+            });
             REQUIRE(it != d.l1.log().end());
             first_landing.push_back(it->cycle);
         }
@@ -380,7 +402,8 @@ TEST_CASE("torus: NOC0 goes +x/+y and NOC1 -x/-y, wrapping around the edge", "[s
         chip.drain();
         CHECK(chip.net.link_stats(0, 3, 10, Port::X).flits == 3);
         CHECK(chip.net.link_stats(0, 4, 10, Port::X).flits == 3);
-        CHECK(chip.net.link_stats(0, 5, 10, Port::Y).flits == 3);  // turns at the destination column
+        CHECK(chip.net.link_stats(0, 5, 10, Port::Y).flits ==
+              3);  // turns at the destination column
         CHECK(chip.net.link_stats(0, 5, 11, Port::Y).flits == 3);  // y wrap
         CHECK(chip.net.link_stats(0, 5, 0, Port::Y).flits == 3);
         CHECK(chip.net.link_stats(0, 5, 1, Port::Y).flits == 3);
@@ -389,12 +412,14 @@ TEST_CASE("torus: NOC0 goes +x/+y and NOC1 -x/-y, wrapping around the edge", "[s
     }
 }
 
-TEST_CASE("DRAM channels: one bank per channel, the same bytes through every port", "[sim_noc][dram]") {
+TEST_CASE("DRAM channels: one bank per channel, the same bytes through every port",
+          "[sim_noc][dram]") {
     const hal::ArchMap& a = hal::kWormholeB0;
     Chip chip(10, 12, a);
     Core& me = chip.add_core(1, 1);
     // Two channels of the Wormhole descriptor's layout (soc_descriptors/wormhole_b0_80_arch.yaml).
-    sim::noc::DramChannels dram(chip.net, {{{0, 0}, {0, 1}, {0, 11}}, {{0, 5}, {0, 6}, {0, 7}}}, uint64_t{2} << 30);
+    sim::noc::DramChannels dram(chip.net, {{{0, 0}, {0, 1}, {0, 11}}, {{0, 5}, {0, 6}, {0, 7}}},
+                                uint64_t{2} << 30);
     REQUIRE(dram.size() == 2);
     fill(me, 0x1000, 4096, 77);
     write(chip, me, 0x1000, {0, 11}, 0x7000'0000, 4096);  // channel 0, third port

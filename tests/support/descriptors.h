@@ -21,13 +21,22 @@ template <typename T>
 const T& descriptor(const std::string& file) {
     static std::map<std::string, T> loaded;
     auto it = loaded.find(file);
-    if (it == loaded.end()) it = loaded.emplace(file, T::load_file(descriptor_dir() + "/" + file)).first;
+    if (it == loaded.end())
+        it = loaded.emplace(file, T::load_file(descriptor_dir() + "/" + file)).first;
     return it->second;
 }
 
-inline const SocDescriptor& wh_soc() { return descriptor<SocDescriptor>("wormhole_b0_80_arch.yaml"); }
-inline const SocDescriptor& bh_soc() { return descriptor<SocDescriptor>("blackhole_140_arch.yaml"); }
-inline const ClusterDescriptor& cluster(const std::string& file) { return descriptor<ClusterDescriptor>(file); }
-inline const MeshGraph& mesh_graph(const std::string& file) { return descriptor<MeshGraph>(file); }
+inline const SocDescriptor& wh_soc() {
+    return descriptor<SocDescriptor>("wormhole_b0_80_arch.yaml");
+}
+inline const SocDescriptor& bh_soc() {
+    return descriptor<SocDescriptor>("blackhole_140_arch.yaml");
+}
+inline const ClusterDescriptor& cluster(const std::string& file) {
+    return descriptor<ClusterDescriptor>(file);
+}
+inline const MeshGraph& mesh_graph(const std::string& file) {
+    return descriptor<MeshGraph>(file);
+}
 
 }  // namespace fabric::test

@@ -58,7 +58,8 @@ class TempFiles {
   private:
     std::vector<std::string> paths_;
 };
-inline std::string temp_path(const std::string& dir, const std::string& stem, const std::string& ext = "") {
+inline std::string temp_path(const std::string& dir, const std::string& stem,
+                             const std::string& ext = "") {
     static TempFiles files;
     return files.add(unique_path(dir, stem) + ext);
 }

@@ -32,8 +32,12 @@ namespace {
 
 using fabric::test::bh_soc;
 using fabric::test::wh_soc;
-const ClusterDescriptor& t3k() { return fabric::test::cluster("t3k_cluster.yaml"); }
-const ClusterDescriptor& n300() { return fabric::test::cluster("n300_cluster.yaml"); }
+const ClusterDescriptor& t3k() {
+    return fabric::test::cluster("t3k_cluster.yaml");
+}
+const ClusterDescriptor& n300() {
+    return fabric::test::cluster("n300_cluster.yaml");
+}
 
 FabricOptions opts(pf::Topology t, std::vector<ChipId> chips) {
     FabricOptions o;
@@ -124,7 +128,8 @@ void check_common(const FabricPlan& p, const FabricOptions& o, const SocDescript
             ++more.sender_slots[1];
             if (ring) ++more.sender_slots[2];
             const pf::RouterLayout bigger = pf::router_layout(hal::arch_map(soc.arch()), more);
-            CHECK((c.sender_slots[1] == fabric::kMaxRouterSlots || !bigger.fits || bigger.end > soc.eth_l1_size()));
+            CHECK((c.sender_slots[1] == fabric::kMaxRouterSlots || !bigger.fits ||
+                   bigger.end > soc.eth_l1_size()));
         }
         CHECK(c.sender_slots[2] == (ring ? c.sender_slots[1] : 0));
         CHECK(c.receiver_slots[1] == (ring ? c.receiver_slots[0] : 0));

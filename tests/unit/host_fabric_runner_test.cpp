@@ -253,8 +253,10 @@ TEST_CASE("fabric runner: status names", "[fabric_runner]") {
     CHECK(fabric::router_status_name(0x12345678) == "unknown(0x12345678)");
     CHECK(fabric::router_wait_name(static_cast<uint32_t>(pf::RouterWait::WorkerTeardown)) ==
           "worker_teardown");
-    CHECK(fabric::router_wait_name(static_cast<uint32_t>(pf::RouterWait::RouterSlot)) == "router_slot");
-    CHECK(fabric::router_wait_name(static_cast<uint32_t>(pf::RouterWait::RouterReady)) == "router_ready");
+    CHECK(fabric::router_wait_name(static_cast<uint32_t>(pf::RouterWait::RouterSlot)) ==
+          "router_slot");
+    CHECK(fabric::router_wait_name(static_cast<uint32_t>(pf::RouterWait::RouterReady)) ==
+          "router_ready");
     CHECK(fabric::router_wait_name(99) == "unknown(0x00000063)");
     CHECK(fabric::termination_name(1) == "graceful");
     CHECK(fabric::termination_name(2) == "immediate");

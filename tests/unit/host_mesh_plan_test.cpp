@@ -35,7 +35,9 @@ namespace {
 using fabric::test::bh_soc;
 using fabric::test::cluster;
 using fabric::test::wh_soc;
-const MeshGraph& graph(const std::string& file) { return fabric::test::mesh_graph(file); }
+const MeshGraph& graph(const std::string& file) {
+    return fabric::test::mesh_graph(file);
+}
 
 MeshFabricOptions opts(pf::Topology t, std::vector<uint32_t> planes = {0}) {
     MeshFabricOptions o;
@@ -201,7 +203,8 @@ TEST_CASE("mesh plan: t3k 2x4 mesh, every router exact", "[mesh][plan]") {
         CHECK(r.config.ring_size == 0);
         CHECK(r.config.has_downstream == 0);
         CHECK(r.config.sender_slots[0] == 8);
-        for (uint32_t f = 0; f < 4; ++f) CHECK(r.config.sender_slots[pf::kMeshVc1Channel0 + f] == 0);  // one mesh: no VC1
+        for (uint32_t f = 0; f < 4; ++f)
+            CHECK(r.config.sender_slots[pf::kMeshVc1Channel0 + f] == 0);  // one mesh: no VC1
         CHECK(r.config.receiver_slots[0] == 16);
         CHECK(r.config.receiver_slots[1] == 0);
         CHECK(r.layout.fits);
@@ -370,7 +373,8 @@ TEST_CASE("mesh plan: the spec's 4 meshes, exit tables and inter-mesh routers", 
     for (MeshDir d : {MeshDir::N, MeshDir::E, MeshDir::S, MeshDir::W}) {
         CHECK(plan.router({0, 5}, d, 0).mesh->config.exit_dirs == pf::dir_bit(E));
     }
-    // Four meshes: VC0 and VC1 from each other router (VC1: traffic that entered the mesh), and rx1.
+    // Four meshes: VC0 and VC1 from each other router (VC1: traffic that entered the mesh), and
+    // rx1.
     CHECK(sender_use(out) == std::vector<uint32_t>{1, 1, 0, 1, 1, 1, 0, 1, 1});
     CHECK(out.config.receiver_slots[1] == out.config.receiver_slots[0]);
     CHECK(plan.router({0, 8}, MeshDir::N, 0).mesh->config.exit_dirs == pf::dir_bit(S));
@@ -690,7 +694,8 @@ std::vector<std::pair<MeshNode, MeshNode>> all_pairs(const MeshPlan& p) {
 std::string hop_names(const std::vector<fabric::MeshHop>& hops) {
     std::string s;
     for (const auto& h : hops) {
-        s += h.router->mesh->node.str() + " " + fabric::dir_letter(h.router->mesh->dir) + (h.vc ? "'" : "") + ", ";
+        s += h.router->mesh->node.str() + " " + fabric::dir_letter(h.router->mesh->dir) +
+             (h.vc ? "'" : "") + ", ";
     }
     return s;
 }
@@ -713,10 +718,11 @@ TEST_CASE("mesh plan: no cycle of waits for all-to-all; the detector finds one",
     // Inside a mesh or a torus (datelines) all-to-all has no cycle of waits; between the spec's
     // meshes neither, as traffic that entered a mesh travels on VC1 and never waits behind the
     // mesh's own traffic to other meshes.
-    for (const MeshPlan& p : {t3k_plan(), torus_plan(),
-                              plan_mesh(graph("mesh_4x4_mesh_graph.yaml"), cluster("mesh_4x4_cluster.yaml"), wh_soc(),
-                                        opts(pf::Topology::Mesh)),
-                              spec_plan()}) {
+    for (const MeshPlan& p :
+         {t3k_plan(), torus_plan(),
+          plan_mesh(graph("mesh_4x4_mesh_graph.yaml"), cluster("mesh_4x4_cluster.yaml"), wh_soc(),
+                    opts(pf::Topology::Mesh)),
+          spec_plan()}) {
         const auto cycle = p.wait_cycle(all_pairs(p), 0);
         CHECK_FALSE(cycle.has_value());
         if (cycle) WARN(*cycle);

@@ -23,8 +23,10 @@ namespace {
 const std::string kDir = FABRIC_SOC_DESCRIPTOR_DIR;
 
 struct Setup {
-    fabric::SocDescriptor soc = fabric::SocDescriptor::load_file(kDir + "/wormhole_b0_80_arch.yaml");
-    fabric::ClusterDescriptor cluster = fabric::ClusterDescriptor::load_file(kDir + "/n300_cluster.yaml");
+    fabric::SocDescriptor soc =
+        fabric::SocDescriptor::load_file(kDir + "/wormhole_b0_80_arch.yaml");
+    fabric::ClusterDescriptor cluster =
+        fabric::ClusterDescriptor::load_file(kDir + "/n300_cluster.yaml");
     fabric::FabricPlan plan = [this] {
         fabric::FabricOptions o;
         o.chips = {0, 1};
@@ -36,7 +38,8 @@ struct Setup {
 
 std::string bad(const Setup& s, const MuxOptions& o, CoreCoord core, fabric::ChipId chip = 0,
                 FabricDir dir = FabricDir::East) {
-    return expect_error(ErrorCategory::BadInput, [&] { (void)fabric::plan_mux(s.plan, s.soc, chip, dir, core, o); });
+    return expect_error(ErrorCategory::BadInput,
+                        [&] { (void)fabric::plan_mux(s.plan, s.soc, chip, dir, core, o); });
 }
 
 }  // namespace
@@ -48,7 +51,8 @@ TEST_CASE("mux plan: config, layout and client channels", "[mux]") {
     o.full_slots = 2;
     o.header_channels = 2;
     o.header_slots = 4;
-    const fabric::MuxPlacement m = fabric::plan_mux(s.plan, s.soc, 0, FabricDir::East, s.tensix(), o);
+    const fabric::MuxPlacement m =
+        fabric::plan_mux(s.plan, s.soc, 0, FabricDir::East, s.tensix(), o);
     const fabric::RouterPlacement& r = s.plan.router(0, FabricDir::East);
     CHECK(m.config.magic == pf::kMuxConfigMagic);
     CHECK(m.config.full_payload_bytes == 2048);  // the router's, when not given
@@ -76,7 +80,8 @@ TEST_CASE("mux plan: config, layout and client channels", "[mux]") {
     CHECK(header.num_slots == 4);
     CHECK(header.slot_bytes == 64);
     CHECK(header.payload_bytes == 0);
-    CHECK_THAT(expect_error(ErrorCategory::BadInput, [&] { (void)m.channel(5); }), Contains("no channel 5"));
+    CHECK_THAT(expect_error(ErrorCategory::BadInput, [&] { (void)m.channel(5); }),
+               Contains("no channel 5"));
 }
 
 TEST_CASE("mux plan: bad options are refused with a clear message", "[mux]") {

@@ -1,11 +1,12 @@
 // classify() and drop_reason() (firmware/router/classify.h, header.h, topology.h): what a router
 // does with a packet it takes, on both topologies, and the reason it reports for a bad one.
+#include "classify.h"
+
 #include <catch2/catch.hpp>
 #include <initializer_list>
 #include <string>
 #include <vector>
 
-#include "classify.h"
 #include "router_fixtures.h"
 
 namespace {

@@ -1,11 +1,12 @@
 // check_config (firmware/router/config_check.h): every ConfigCheck a router reports, on the image
 // of each topology.
+#include "config_check.h"
+
 #include <catch2/catch.hpp>
 #include <functional>
 #include <string>
 #include <vector>
 
-#include "config_check.h"
 #include "router_fixtures.h"
 #include "topology.h"
 

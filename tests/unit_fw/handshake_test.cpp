@@ -1,8 +1,9 @@
 // The handshake's judgement (firmware/router/handshake.h): each LinkParams field, the peer's
 // receive area, the subordinate's answer, and what counts as a whole message.
+#include "handshake.h"
+
 #include <catch2/catch.hpp>
 
-#include "handshake.h"
 #include "router_fixtures.h"
 
 namespace {

@@ -1,9 +1,10 @@
 // Route rules beyond one hop (firmware/router/route.h): a ring's route mask, a torus worker's
 // route length, an entry router's route from the destination node.
+#include "route.h"
+
 #include <catch2/catch.hpp>
 #include <initializer_list>
 
-#include "route.h"
 #include "router_fixtures.h"
 
 namespace {

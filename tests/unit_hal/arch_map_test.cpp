@@ -1,9 +1,10 @@
 // The arch map's per-arch data and the pure encodings, checked against the reference facts.
+#include "hal/arch_map.h"
+
 #include <catch2/catch.hpp>
 #include <string>
 
 #include "arch_facts.h"
-#include "hal/arch_map.h"
 #include "hal/encoding.h"
 #include "hal/status.h"
 

@@ -1,9 +1,10 @@
 // hal::Eth on the fake register file: exact TX queue programming on both arches, the per-arch
 // busy check, bounded waits and every argument error.
+#include "hal/eth.h"
+
 #include <catch2/catch.hpp>
 
 #include "arch_facts.h"
-#include "hal/eth.h"
 #include "hal/testing/fake_mmio.h"
 
 using facts::RegWrite;

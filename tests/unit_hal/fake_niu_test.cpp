@@ -1,13 +1,14 @@
 // The HAL's NoC driver against the behavioural fake NIU: requests to this core really move data,
 // NIU counters move as on silicon, and the software counts stay equal to the hardware counters
 // (the invariant whose violation caused tt-metal #28446).
+#include "hal/testing/fake_niu.h"
+
 #include <catch2/catch.hpp>
 #include <cstring>
 
 #include "arch_facts.h"
 #include "hal/noc.h"
 #include "hal/testing/fake_mmio.h"
-#include "hal/testing/fake_niu.h"
 
 using hal::Status;
 using hal::testing::FakeNiu;

@@ -52,7 +52,8 @@ TEST_CASE("mmio l1_ptr maps L1 addresses into the fake's memory", "[mmio]") {
     CHECK(hal::mmio::load_shared(hal::mmio::l1_ptr<uint32_t>(0x200)) == 5);
     hal::mmio::store_shared(hal::mmio::l1_ptr<uint32_t>(0x204), 6);
     CHECK(fake.l1_word(0x204) == 6);
-    hal::mmio::store_shared(hal::mmio::l1_ptr<uint8_t>(0x206), uint8_t{0xAB});  // one byte of a word
+    hal::mmio::store_shared(hal::mmio::l1_ptr<uint8_t>(0x206),
+                            uint8_t{0xAB});  // one byte of a word
     CHECK(fake.l1_word(0x204) == 0x00AB0006);
     CHECK(fake.accesses().empty());  // L1 is memory, not registers
 }

@@ -1,11 +1,11 @@
 // hal::Noc on the fake register file: the exact register writes of every request type on both
 // arches, readiness waits, counter bookkeeping and every argument error.
-#include <algorithm>
+#include "hal/noc.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include "arch_facts.h"
-#include "hal/noc.h"
 #include "hal/testing/fake_mmio.h"
 
 using facts::RegWrite;
@@ -433,7 +433,8 @@ TEMPLATE_TEST_CASE("noc completion checks compare software counts with NIU count
     core.fake.set(status0 + 4 * (0x20 + 6), 0);
     CHECK(N::trid_writes_sent_after(noc.status_base(), facts::cmd_buf<F>(0, 3), 6));
     core.fake.clear_log();
-    CHECK_FALSE(N::trid_writes_sent_after(noc.status_base(), facts::cmd_buf<F>(0, 3), 16));  // invalid ID
+    CHECK_FALSE(
+        N::trid_writes_sent_after(noc.status_base(), facts::cmd_buf<F>(0, 3), 16));  // invalid ID
     CHECK(acc.empty());
 
     core.fake.clear_log();
@@ -492,19 +493,23 @@ TEMPLATE_TEST_CASE("noc prepared write and inline write: constants once, then on
     using F = TestType;
     Core<F> core;
     // Ordinary requests on buffers 0 and 1; 2 and 3 reserved for prepared ones.
-    auto noc = core.noc(hal::NocId::Noc0, {.cmd_bufs = {.write = 0, .read = 1, .write_reg = 1, .atomic = 1},
-                                           .atomic_return_l1_addr = kAtomicRet,
-                                           .prepared_bufs = 0b1100});
+    auto noc = core.noc(hal::NocId::Noc0,
+                        {.cmd_bufs = {.write = 0, .read = 1, .write_reg = 1, .atomic = 1},
+                         .atomic_return_l1_addr = kAtomicRet,
+                         .prepared_bufs = 0b1100});
     const uint32_t b = facts::cmd_buf<F>(0, 2);  // the prepared write's buffer
     const uint32_t r = facts::cmd_buf<F>(0, 3);  // the prepared inline write's buffer
-    const auto tail = [](std::vector<RegWrite> v) { return std::vector<RegWrite>(v.begin() + 1, v.end()); };
+    const auto tail = [](std::vector<RegWrite> v) {
+        return std::vector<RegWrite>(v.begin() + 1, v.end());
+    };
     // The constant registers of a prepared write to (9, 10): RET mid/hi, TARG mid/hi, tag, ctrl.
     std::vector<RegWrite> constants;
     constants += tail(F::addr(b + 0x0C, 0, 9 | (10 << 6)));
     constants += tail(F::addr(b + 0x00, 0, kSelfCoord));
     constants += {{b + 0x18, 5u << 10}, {b + 0x1C, 0x2092}};
     const auto varying = [&](uint32_t src, uint32_t dst, uint32_t len) {
-        return std::vector<RegWrite>{{b + 0x00, src}, {b + 0x0C, dst}, {b + 0x20, len}, {b + F::cmd_ctrl, 1}};
+        return std::vector<RegWrite>{
+            {b + 0x00, src}, {b + 0x0C, dst}, {b + 0x20, len}, {b + F::cmd_ctrl, 1}};
     };
 
     hal::NocPrepared p;
@@ -545,10 +550,14 @@ TEMPLATE_TEST_CASE("noc prepared write and inline write: constants once, then on
         REQUIRE(noc.prepare_write(2, {9, 10}, {}, q, true) == Status::Ok);
         core.fake.clear_log();
         REQUIRE(noc.write_prepared(q, 0x11000, 0x2000, 64, 7) == Status::Ok);
-        CHECK(core.fake.writes() == std::vector<RegWrite>{{b + 0x00, 0x11000}, {b + 0x0C, 0x2000}, {b + 0x18, 7u << 10},
-                                                          {b + 0x20, 64}, {b + F::cmd_ctrl, 1}});
-        CHECK(noc.write_prepared(q, 0x11000, 0x2000, 64) == Status::BadArg);     // it names its trid
-        CHECK(noc.write_prepared(p, 0x11000, 0x2000, 64, 7) == Status::BadArg);  // p's trid is fixed
+        CHECK(core.fake.writes() == std::vector<RegWrite>{{b + 0x00, 0x11000},
+                                                          {b + 0x0C, 0x2000},
+                                                          {b + 0x18, 7u << 10},
+                                                          {b + 0x20, 64},
+                                                          {b + F::cmd_ctrl, 1}});
+        CHECK(noc.write_prepared(q, 0x11000, 0x2000, 64) == Status::BadArg);  // it names its trid
+        CHECK(noc.write_prepared(p, 0x11000, 0x2000, 64, 7) ==
+              Status::BadArg);  // p's trid is fixed
         CHECK(noc.write_prepared(q, 0x11000, 0x2000, 64, 16) == Status::BadArg);
     }
     SECTION("any destination core: its coordinate register written per request as well") {
@@ -564,14 +573,16 @@ TEMPLATE_TEST_CASE("noc prepared write and inline write: constants once, then on
         };
         std::vector<RegWrite> expected{{b + 0x00, 0x11000}};
         expected += ret(0x2000, 9 | (10 << 6));
-        expected += {{b + 0x18, 7u << 10}, {b + 0x20, 64}, {b + F::cmd_ctrl, 1}, {b + 0x00, 0x11040}};
+        expected +=
+            {{b + 0x18, 7u << 10}, {b + 0x20, 64}, {b + F::cmd_ctrl, 1}, {b + 0x00, 0x11040}};
         expected += ret(0x2040, 1 | (2 << 6));
         expected += {{b + 0x18, 3u << 10}, {b + 0x20, 16}, {b + F::cmd_ctrl, 1}};
         CHECK(core.fake.writes() == expected);
         CHECK(noc.counters().nonposted_wr_req_issued == 2);
         CHECK(noc.counters().wr_ack_expected == 2);
-        CHECK(noc.write_prepared(q, 0x11000, 0x2000, 64, 7) == Status::BadArg);        // names no core
-        CHECK(noc.write_prepared_to(p, 0x11000, {9, 10}, 0x2000, 64) == Status::BadArg);  // p's core is fixed
+        CHECK(noc.write_prepared(q, 0x11000, 0x2000, 64, 7) == Status::BadArg);  // names no core
+        CHECK(noc.write_prepared_to(p, 0x11000, {9, 10}, 0x2000, 64) ==
+              Status::BadArg);  // p's core is fixed
         CHECK(noc.write_prepared_to(q, 0x11000, {9, 10}, 0x2000, 64, 16) == Status::BadArg);
         CHECK(noc.write_prepared_to(q, 0x11000, {64, 10}, 0x2000, 64, 1) == Status::OutOfRange);
         CHECK(noc.write_prepared_to(q, 0x11000, {9, 10}, 0x2004, 64, 1) == Status::Misaligned);
@@ -583,7 +594,8 @@ TEMPLATE_TEST_CASE("noc prepared write and inline write: constants once, then on
         REQUIRE(noc.write_prepared(w, 0x11000, 0x2000, 64, 7) == Status::Ok);
         REQUIRE(noc.prepare_write_any(2, {}, a, true) == Status::Ok);
         REQUIRE(noc.write_prepared_to(a, 0x11040, {1, 2}, 0x2040, 16, 3) == Status::Ok);
-        REQUIRE(noc.prepare_write_inline(3, {.x = 9, .y = 10, .addr = 0xFFB40030}, {}, i, true) == Status::Ok);
+        REQUIRE(noc.prepare_write_inline(3, {.x = 9, .y = 10, .addr = 0xFFB40030}, {}, i, true) ==
+                Status::Ok);
         REQUIRE(noc.write_inline_prepared(i, 5, 4) == Status::Ok);
         const std::vector<RegWrite> checked = core.fake.writes();
         const hal::NocCounters counts = noc.counters();
@@ -593,7 +605,8 @@ TEMPLATE_TEST_CASE("noc prepared write and inline write: constants once, then on
         REQUIRE(noc.write_prepared_prechecked(w, 0x11000, 0x2000, 64, 7) == Status::Ok);
         REQUIRE(noc.prepare_write_any(2, {}, a, true) == Status::Ok);
         REQUIRE(noc.write_prepared_to_prechecked(a, 0x11040, {1, 2}, 0x2040, 16, 3) == Status::Ok);
-        REQUIRE(noc.prepare_write_inline(3, {.x = 9, .y = 10, .addr = 0xFFB40030}, {}, i, true) == Status::Ok);
+        REQUIRE(noc.prepare_write_inline(3, {.x = 9, .y = 10, .addr = 0xFFB40030}, {}, i, true) ==
+                Status::Ok);
         REQUIRE(noc.write_inline_prepared_prechecked(i, 5, 4) == Status::Ok);
         CHECK(core.fake.writes() == checked);
         CHECK(noc.counters().nonposted_wr_req_issued == 2 * counts.nonposted_wr_req_issued);
@@ -603,7 +616,8 @@ TEMPLATE_TEST_CASE("noc prepared write and inline write: constants once, then on
         hal::NocPrepared w, a, i;
         REQUIRE(noc.prepare_write(2, {9, 10}, {}, w, true) == Status::Ok);
         REQUIRE(noc.prepare_write_any(2, {}, a, true) == Status::Ok);  // shares w's buffer
-        REQUIRE(noc.prepare_write_inline(3, {.x = 9, .y = 10, .addr = 0xFFB40030}, {}, i, true) == Status::Ok);
+        REQUIRE(noc.prepare_write_inline(3, {.x = 9, .y = 10, .addr = 0xFFB40030}, {}, i, true) ==
+                Status::Ok);
         const hal::NocCounters before = noc.counters();
         core.fake.clear_log();
         REQUIRE(noc.write_prepared_prechecked(w, 0x11000, 0x2000, 64, 7) == Status::Ok);
@@ -618,7 +632,8 @@ TEMPLATE_TEST_CASE("noc prepared write and inline write: constants once, then on
             REQUIRE(b.write(w, 0x11040, 0x2040, 128, 3) == Status::Ok);
             REQUIRE(b.write_to(a, 0x11080, {1, 2}, 0x2080, 16, 2) == Status::Ok);
             REQUIRE(b.write_inline(i, 5, 4) == Status::Ok);
-            CHECK(noc.counters().nonposted_wr_req_issued == before.nonposted_wr_req_issued + 4);  // not yet
+            CHECK(noc.counters().nonposted_wr_req_issued ==
+                  before.nonposted_wr_req_issued + 4);  // not yet
         }
         CHECK(core.fake.writes() == single);
         CHECK(noc.counters().nonposted_wr_req_issued == before.nonposted_wr_req_issued + 8);
@@ -656,7 +671,8 @@ TEMPLATE_TEST_CASE("noc prepared write and inline write: constants once, then on
     SECTION("burst: holds() per buffer, reclaim(), then write_held / write_inline_held") {
         hal::NocPrepared w, i, other;
         REQUIRE(noc.prepare_write(2, {9, 10}, {}, w, true) == Status::Ok);
-        REQUIRE(noc.prepare_write_inline(3, {.x = 9, .y = 10, .addr = 0xFFB40030}, {}, i, true) == Status::Ok);
+        REQUIRE(noc.prepare_write_inline(3, {.x = 9, .y = 10, .addr = 0xFFB40030}, {}, i, true) ==
+                Status::Ok);
         CHECK(noc.holds(w, 2));
         CHECK(noc.holds(i, 3));
         core.fake.clear_log();
@@ -687,24 +703,29 @@ TEMPLATE_TEST_CASE("noc prepared write and inline write: constants once, then on
         }
         CHECK(core.fake.writes() == single);
     }
-    SECTION("fixed inline: value and tag once too, then only CMD_CTRL; restored after another handle") {
+    SECTION(
+        "fixed inline: value and tag once too, then only CMD_CTRL; restored after another handle") {
         hal::NocPrepared f, other;
         const uint32_t reg = 0xFFB40000 + 0x30;
-        REQUIRE(noc.prepare_write_inline_fixed(3, {.x = 9, .y = 10, .addr = reg}, 0x40, {.trid = 15}, f) == Status::Ok);
+        REQUIRE(noc.prepare_write_inline_fixed(3, {.x = 9, .y = 10, .addr = reg}, 0x40,
+                                               {.trid = 15}, f) == Status::Ok);
         // The constants of a prepared inline write with trid 15, then the data word.
         std::vector<RegWrite> once;
         {
             hal::NocPrepared ref;
             Core<F> c2;
-            auto n = c2.noc(hal::NocId::Noc0, {.cmd_bufs = {.write = 0, .read = 1, .write_reg = 1, .atomic = 1},
-                                               .atomic_return_l1_addr = kAtomicRet,
-                                               .prepared_bufs = 0b1100});
-            REQUIRE(n.prepare_write_inline(3, {.x = 9, .y = 10, .addr = reg}, {.trid = 15}, ref) == Status::Ok);
+            auto n = c2.noc(hal::NocId::Noc0,
+                            {.cmd_bufs = {.write = 0, .read = 1, .write_reg = 1, .atomic = 1},
+                             .atomic_return_l1_addr = kAtomicRet,
+                             .prepared_bufs = 0b1100});
+            REQUIRE(n.prepare_write_inline(3, {.x = 9, .y = 10, .addr = reg}, {.trid = 15}, ref) ==
+                    Status::Ok);
             once = c2.fake.writes();
             once.push_back({r + F::at_data, 0x40});
         }
         CHECK(core.fake.writes() == once);
-        CHECK(std::find(once.begin(), once.end(), RegWrite{r + 0x18, 15u << 10}) != once.end());  // the tag
+        CHECK(std::find(once.begin(), once.end(), RegWrite{r + 0x18, 15u << 10}) !=
+              once.end());  // the tag
         core.fake.clear_log();
         const hal::NocCounters before = noc.counters();
         {
@@ -712,11 +733,13 @@ TEMPLATE_TEST_CASE("noc prepared write and inline write: constants once, then on
             REQUIRE(b.write_fixed(f, 0x40, 3) == Status::Ok);
             REQUIRE(b.write_fixed(f, 0x40, 3) == Status::Ok);
         }
-        CHECK(core.fake.writes() == std::vector<RegWrite>{{r + F::cmd_ctrl, 1}, {r + F::cmd_ctrl, 1}});
+        CHECK(core.fake.writes() ==
+              std::vector<RegWrite>{{r + F::cmd_ctrl, 1}, {r + F::cmd_ctrl, 1}});
         CHECK(noc.counters().nonposted_wr_req_issued == before.nonposted_wr_req_issued + 2);
         CHECK(noc.counters().wr_ack_expected == before.wr_ack_expected + 2);
         // Another inline handle on buffer 3 wrote its own data word: f programs everything again.
-        REQUIRE(noc.prepare_write_inline(3, {.x = 1, .y = 2, .addr = reg}, {}, other, true) == Status::Ok);
+        REQUIRE(noc.prepare_write_inline(3, {.x = 1, .y = 2, .addr = reg}, {}, other, true) ==
+                Status::Ok);
         REQUIRE(noc.write_inline_prepared(other, 7, 2) == Status::Ok);
         core.fake.clear_log();
         {
@@ -740,7 +763,8 @@ TEMPLATE_TEST_CASE("noc prepared write and inline write: constants once, then on
     SECTION("inline: address, tag, ctrl and byte enables once; then data and CMD_CTRL") {
         hal::NocPrepared q;
         const uint32_t reg = 0xFFB40000 + 0x30;
-        REQUIRE(noc.prepare_write_inline(3, {.x = 9, .y = 10, .addr = reg}, {.trid = 1}, q) == Status::Ok);
+        REQUIRE(noc.prepare_write_inline(3, {.x = 9, .y = 10, .addr = reg}, {.trid = 1}, q) ==
+                Status::Ok);
         REQUIRE(noc.write_inline_prepared(q, 7) == Status::Ok);
         REQUIRE(noc.write_inline_prepared(q, 8) == Status::Ok);
         // The same registers as write_inline() writes, split into once and per request.
@@ -758,7 +782,8 @@ TEMPLATE_TEST_CASE("noc prepared write and inline write: constants once, then on
             CHECK(w[w.size() - 2] == RegWrite{r + F::at_data, 7});
         }
         std::vector<RegWrite> expected = once;
-        expected += {{r + F::at_data, 7}, {r + F::cmd_ctrl, 1}, {r + F::at_data, 8}, {r + F::cmd_ctrl, 1}};
+        expected +=
+            {{r + F::at_data, 7}, {r + F::cmd_ctrl, 1}, {r + F::at_data, 8}, {r + F::cmd_ctrl, 1}};
         CHECK(core.fake.writes() == expected);
         CHECK(noc.counters().nonposted_wr_req_issued == 2);
         CHECK(noc.write_prepared(q, 0x11000, 0x2000, 64) == Status::BadArg);  // not a write handle
@@ -773,8 +798,10 @@ TEMPLATE_TEST_CASE("noc prepared write and inline write: constants once, then on
         hal::NocPrepared q;
         CHECK(noc.prepare_write(2, {9, 10}, {.trid = 16}, q) == Status::BadArg);
         CHECK(noc.prepare_write(0, {9, 10}, {}, q) == Status::BadArg);  // not reserved
-        CHECK(noc.prepare_write_inline(4, {.x = 9, .y = 10, .addr = 0xFFB40000}, {}, q) == Status::BadArg);
-        CHECK(noc.prepare_write_inline(3, {.x = 9, .y = 10, .addr = 0xFFB40002}, {}, q) == Status::Misaligned);
+        CHECK(noc.prepare_write_inline(4, {.x = 9, .y = 10, .addr = 0xFFB40000}, {}, q) ==
+              Status::BadArg);
+        CHECK(noc.prepare_write_inline(3, {.x = 9, .y = 10, .addr = 0xFFB40002}, {}, q) ==
+              Status::Misaligned);
         CHECK(core.fake.writes().empty());
         CHECK(noc.counters().nonposted_wr_req_issued == 0);
     }
@@ -789,8 +816,9 @@ TEMPLATE_TEST_CASE("noc init refuses a prepared buffer that ordinary requests us
     hal::Noc<F::map> b(hal::NocId::Noc0, {.prepared_bufs = 0b10000});  // no buffer 4
     CHECK(b.init() == Status::BadArg);
     hal::NocPrepared p;
-    hal::Noc<F::map> c(hal::NocId::Noc0, {.cmd_bufs = {.write = 0, .read = 0, .write_reg = 0, .atomic = 0},
-                                          .prepared_bufs = 0b1110});
+    hal::Noc<F::map> c(hal::NocId::Noc0,
+                       {.cmd_bufs = {.write = 0, .read = 0, .write_reg = 0, .atomic = 0},
+                        .prepared_bufs = 0b1110});
     CHECK(c.prepare_write(1, {1, 1}, {}, p) == Status::NotInitialized);
     REQUIRE(c.init() == Status::Ok);
     CHECK(c.prepare_write(1, {1, 1}, {}, p) == Status::Ok);

@@ -1,9 +1,10 @@
 // hal::Streams on the fake register file: per-arch register indices, increment-on-write
 // encoding (value << 6), the 17-bit read mask, reset, and argument errors.
+#include "hal/stream.h"
+
 #include <catch2/catch.hpp>
 
 #include "arch_facts.h"
-#include "hal/stream.h"
 #include "hal/testing/fake_mmio.h"
 
 using facts::RegWrite;

@@ -27,11 +27,14 @@ class StatusWords {
 
     // The end: where it stopped and why, then the status (last: the host reads it first). Returns
     // the exit code: 0 for Terminated, else the status's low byte.
-    int finish(protocol::fabric::RouterStatus s, protocol::fabric::RouterWait where, uint32_t detail) const {
+    int finish(protocol::fabric::RouterStatus s, protocol::fabric::RouterWait where,
+               uint32_t detail) const {
         store(kStuckAt, static_cast<uint32_t>(where));
         store(kDetail, detail);
         store(kStatus, static_cast<uint32_t>(s));
-        return s == protocol::fabric::RouterStatus::Terminated ? 0 : static_cast<int>(static_cast<uint32_t>(s) & 0xFF);
+        return s == protocol::fabric::RouterStatus::Terminated
+                   ? 0
+                   : static_cast<int>(static_cast<uint32_t>(s) & 0xFF);
     }
 
     static constexpr uint32_t kStatus = offsetof(protocol::fabric::ComponentStatusHead, status);

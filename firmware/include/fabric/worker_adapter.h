@@ -4,8 +4,8 @@
 //   hal::Noc<hal::kArch> noc{hal::NocId::Noc0};          // init()ed by the kernel
 //   fabric::FabricConnection conn(noc, channel, {.credit = a, .teardown = b, .staging = c});
 //   HAL_TRY(conn.open(deadline, term));
-//   HAL_TRY(conn.unicast_write(pf::route_unicast(3), {dst_addr, x, y}, src_l1, bytes, deadline, term));
-//   HAL_TRY(conn.close(deadline, term));
+//   HAL_TRY(conn.unicast_write(pf::route_unicast(3), {dst_addr, x, y}, src_l1, bytes, deadline,
+//   term)); HAL_TRY(conn.close(deadline, term));
 //
 // Many packets of one shape (a kernel's send loop): a stream, its header prepared once per
 // destination in the caller's L1 (see "streams" below), ~3x cheaper a packet:
@@ -77,10 +77,12 @@ class FabricConnection {
     // only addresses, size and data; every other request of the core shares buffer 0.
     static constexpr uint32_t kSlotCmdBuf = 2;
     static constexpr uint32_t kPushedCmdBuf = 3;
-    static constexpr hal::NocConfig kNocConfig{.cmd_bufs = {.write = 0, .read = 0, .write_reg = 0, .atomic = 0},
-                                               .prepared_bufs = 1u << kSlotCmdBuf | 1u << kPushedCmdBuf};
+    static constexpr hal::NocConfig kNocConfig{
+        .cmd_bufs = {.write = 0, .read = 0, .write_reg = 0, .atomic = 0},
+        .prepared_bufs = 1u << kSlotCmdBuf | 1u << kPushedCmdBuf};
 
-    FabricConnection(Noc& noc, const pf::WorkerChannel& ch, const L1& l1) : noc_(noc), ch_(ch), l1_(l1) {}
+    FabricConnection(Noc& noc, const pf::WorkerChannel& ch, const L1& l1)
+        : noc_(noc), ch_(ch), l1_(l1) {}
 
     bool is_open() const { return open_; }
     uint32_t pushed() const { return pushed_; }
@@ -135,15 +137,19 @@ class FabricConnection {
         // Every push writes the same router core with the same options: its command buffers are
         // programmed once here, so a push writes only addresses, sizes and data.
         // The slot ring is checked here once, so a push writes its header and +1 unchecked.
-        const uint64_t ring_end = uint64_t{ch_.slots_base} + uint64_t{ch_.num_slots} * ch_.slot_bytes;
+        const uint64_t ring_end =
+            uint64_t{ch_.slots_base} + uint64_t{ch_.num_slots} * ch_.slot_bytes;
         if (ch_.slot_bytes % 16 != 0 || ch_.slot_bytes > hal::kArch.noc_max_burst_bytes ||
-            ch_.slot_bytes < sizeof(pf::PacketHeader) + ch_.payload_bytes || ring_end > hal::noc::kLocalAddrLimit) {
+            ch_.slot_bytes < sizeof(pf::PacketHeader) + ch_.payload_bytes ||
+            ring_end > hal::noc::kLocalAddrLimit) {
             return hal::Status::BadArg;
         }
         slots_end_ = static_cast<uint32_t>(ring_end);
         HAL_TRY(noc_.check_region(header_l1(), ch_.slots_base, sizeof(pf::PacketHeader)));
-        HAL_TRY(noc_.prepare_write(kSlotCmdBuf, {ch_.router_x, ch_.router_y}, {.trid = kTrid}, to_slot_, true));
-        HAL_TRY(noc_.prepare_write_inline(kPushedCmdBuf, router(pushed_reg_), {.trid = kTrid}, to_pushed_, true));
+        HAL_TRY(noc_.prepare_write(kSlotCmdBuf, {ch_.router_x, ch_.router_y}, {.trid = kTrid},
+                                   to_slot_, true));
+        HAL_TRY(noc_.prepare_write_inline(kPushedCmdBuf, router(pushed_reg_), {.trid = kTrid},
+                                          to_pushed_, true));
         open_ = true;
         read_credit();
         return hal::Status::Ok;
@@ -180,7 +186,8 @@ class FabricConnection {
     // Busy, having done nothing, when no slot is free: the caller decides whether to wait. The
     // source may be reused once writes_sent() (the NoC has read it).
     [[nodiscard, gnu::flatten]] hal::Status try_forward(uint32_t slot_l1, uint32_t bytes) {
-        if (!open_ || bytes < sizeof(pf::PacketHeader) || bytes > ch_.slot_bytes) return hal::Status::BadArg;
+        if (!open_ || bytes < sizeof(pf::PacketHeader) || bytes > ch_.slot_bytes)
+            return hal::Status::BadArg;
         if (!has_free_slot()) return hal::Status::Busy;
         HAL_TRY(noc_.write_prepared(to_slot_, slot_l1, slot_addr_, bytes, kTrid));
         HAL_TRY(noc_.write_inline_prepared_prechecked(to_pushed_, kIncOne, kTrid));
@@ -199,9 +206,9 @@ class FabricConnection {
 
     // `bytes` from local `src_l1` to `dst` (16-B aligned, like src_l1); more than payload_bytes
     // goes as several packets to consecutive destination addresses.
-    [[nodiscard]] hal::Status unicast_write(const pf::Route& route, const pf::NocTarget& dst, uint32_t src_l1,
-                                            uint32_t bytes, hal::Deadline d, const uint32_t* term,
-                                            uint32_t seq = 0) {
+    [[nodiscard]] hal::Status unicast_write(const pf::Route& route, const pf::NocTarget& dst,
+                                            uint32_t src_l1, uint32_t bytes, hal::Deadline d,
+                                            const uint32_t* term, uint32_t seq = 0) {
         if (bytes == 0 || ch_.payload_bytes == 0 || dst.addr % 16 != 0 || src_l1 % 16 != 0) {
             return hal::Status::BadArg;
         }
@@ -216,8 +223,9 @@ class FabricConnection {
     }
 
     // One 32-bit word to `dst` (4-B aligned).
-    [[nodiscard]] hal::Status inline_write(const pf::Route& route, const pf::NocTarget& dst, uint32_t value,
-                                           hal::Deadline d, const uint32_t* term, uint32_t seq = 0) {
+    [[nodiscard]] hal::Status inline_write(const pf::Route& route, const pf::NocTarget& dst,
+                                           uint32_t value, hal::Deadline d, const uint32_t* term,
+                                           uint32_t seq = 0) {
         if (dst.addr % 4 != 0) return hal::Status::BadArg;
         Header u = header(pf::NocSendType::InlineWrite, route, 0, seq);
         pf::PacketHeader& h = u.h;
@@ -227,8 +235,9 @@ class FabricConnection {
     }
 
     // `*dst += value` on the destination chip; flush: after this router channel's earlier writes.
-    [[nodiscard]] hal::Status atomic_inc(const pf::Route& route, const pf::NocTarget& dst, uint32_t value, bool flush,
-                                         hal::Deadline d, const uint32_t* term, uint32_t seq = 0) {
+    [[nodiscard]] hal::Status atomic_inc(const pf::Route& route, const pf::NocTarget& dst,
+                                         uint32_t value, bool flush, hal::Deadline d,
+                                         const uint32_t* term, uint32_t seq = 0) {
         if (dst.addr % 4 != 0) return hal::Status::BadArg;
         Header u = header(pf::NocSendType::AtomicInc, route, 0, seq);
         pf::PacketHeader& h = u.h;
@@ -240,10 +249,12 @@ class FabricConnection {
 
     // The payload to `dst`, then `*sem += value` (once the payload is flushed, when `flush`).
     // Split like unicast_write; every packet increments the semaphore.
-    [[nodiscard]] hal::Status fused_write_atomic_inc(const pf::Route& route, const pf::NocTarget& dst,
-                                                     const pf::NocTarget& sem, uint32_t value, bool flush,
-                                                     uint32_t src_l1, uint32_t bytes, hal::Deadline d,
-                                                     const uint32_t* term, uint32_t seq = 0) {
+    [[nodiscard]] hal::Status fused_write_atomic_inc(const pf::Route& route,
+                                                     const pf::NocTarget& dst,
+                                                     const pf::NocTarget& sem, uint32_t value,
+                                                     bool flush, uint32_t src_l1, uint32_t bytes,
+                                                     hal::Deadline d, const uint32_t* term,
+                                                     uint32_t seq = 0) {
         if (bytes == 0 || ch_.payload_bytes == 0 || dst.addr % 16 != 0 || src_l1 % 16 != 0 ||
             sem.addr % 4 != 0) {
             return hal::Status::BadArg;
@@ -263,10 +274,12 @@ class FabricConnection {
 
     // One packet: chunk i (chunk_bytes[i], multiples of 16; the last is the rest of `bytes`) of
     // the source to dsts[i]. 2..4 chunks, all in one payload.
-    [[nodiscard]] hal::Status scatter_write(const pf::Route& route, const pf::NocTarget* dsts, const uint16_t* chunk_bytes,
-                                            uint32_t chunks, uint32_t src_l1, uint32_t bytes, hal::Deadline d,
+    [[nodiscard]] hal::Status scatter_write(const pf::Route& route, const pf::NocTarget* dsts,
+                                            const uint16_t* chunk_bytes, uint32_t chunks,
+                                            uint32_t src_l1, uint32_t bytes, hal::Deadline d,
                                             const uint32_t* term, uint32_t seq = 0) {
-        if (chunks < 2 || chunks > pf::kScatterMaxChunks || bytes > ch_.payload_bytes || src_l1 % 16 != 0) {
+        if (chunks < 2 || chunks > pf::kScatterMaxChunks || bytes > ch_.payload_bytes ||
+            src_l1 % 16 != 0) {
             return hal::Status::BadArg;
         }
         Header u = header(pf::NocSendType::ScatterWrite, route, bytes, seq);
@@ -336,33 +349,35 @@ class FabricConnection {
     // Headers for a stream, arguments as in the sends above; `bytes` <= payload_bytes() (a
     // stream packet is never split). `l1`: 64 B, 16-B aligned, for this template only. Re-preparing
     // a template waits (bounded) until the NoC has read it.
-    [[nodiscard]] hal::Status prepare_unicast_write(Template& t, uint32_t l1, const pf::Route& route,
-                                                    const pf::NocTarget& dst, uint32_t bytes, const Bound& b) {
+    [[nodiscard]] hal::Status prepare_unicast_write(Template& t, uint32_t l1,
+                                                    const pf::Route& route,
+                                                    const pf::NocTarget& dst, uint32_t bytes,
+                                                    const Bound& b) {
         if (bytes == 0) return hal::Status::BadArg;
         Header u = header(pf::NocSendType::UnicastWrite, route, bytes, 0);
         u.h.cmd.write.dst = dst;
         return prepare(t, l1, u, b);
     }
     [[nodiscard]] hal::Status prepare_inline_write(Template& t, uint32_t l1, const pf::Route& route,
-                                                   const pf::NocTarget& dst, uint32_t value, const Bound& b) {
+                                                   const pf::NocTarget& dst, uint32_t value,
+                                                   const Bound& b) {
         Header u = header(pf::NocSendType::InlineWrite, route, 0, 0);
         u.h.cmd.inline_write.dst = dst;
         u.h.cmd.inline_write.value = value;
         return prepare(t, l1, u, b);
     }
     [[nodiscard]] hal::Status prepare_atomic_inc(Template& t, uint32_t l1, const pf::Route& route,
-                                                 const pf::NocTarget& dst, uint32_t value, bool flush,
-                                                 const Bound& b) {
+                                                 const pf::NocTarget& dst, uint32_t value,
+                                                 bool flush, const Bound& b) {
         Header u = header(pf::NocSendType::AtomicInc, route, 0, 0);
         u.h.cmd.atomic.dst = dst;
         u.h.cmd.atomic.value = value;
         u.h.cmd.atomic.flush = flush ? 1 : 0;
         return prepare(t, l1, u, b);
     }
-    [[nodiscard]] hal::Status prepare_fused_write_atomic_inc(Template& t, uint32_t l1, const pf::Route& route,
-                                                             const pf::NocTarget& dst, const pf::NocTarget& sem,
-                                                             uint32_t value, bool flush, uint32_t bytes,
-                                                             const Bound& b) {
+    [[nodiscard]] hal::Status prepare_fused_write_atomic_inc(
+        Template& t, uint32_t l1, const pf::Route& route, const pf::NocTarget& dst,
+        const pf::NocTarget& sem, uint32_t value, bool flush, uint32_t bytes, const Bound& b) {
         if (bytes == 0 || sem.addr % 4 != 0) return hal::Status::BadArg;
         Header u = header(pf::NocSendType::FusedWriteAtomicInc, route, bytes, 0);
         u.h.cmd.fused.dst = dst;
@@ -375,13 +390,15 @@ class FabricConnection {
     // One packet of `t` to `dst_addr` (its first target's address; aligned as the send type
     // needs) carrying `seq`, with t.payload bytes from `src_l1` (16-B aligned; 0 without a
     // payload). send_inline(): an inline write's value too. (A Sender for one call.)
-    [[nodiscard, gnu::always_inline]] hal::Status send(Template& t, uint32_t src_l1, uint32_t dst_addr, uint32_t seq,
+    [[nodiscard, gnu::always_inline]] hal::Status send(Template& t, uint32_t src_l1,
+                                                       uint32_t dst_addr, uint32_t seq,
                                                        const Bound& b) {
         Sender s(*this);
         return s.send(t, src_l1, dst_addr, seq, b);
     }
-    [[nodiscard, gnu::always_inline]] hal::Status send_inline(Template& t, uint32_t dst_addr, uint32_t value,
-                                                              uint32_t seq, const Bound& b) {
+    [[nodiscard, gnu::always_inline]] hal::Status send_inline(Template& t, uint32_t dst_addr,
+                                                              uint32_t value, uint32_t seq,
+                                                              const Bound& b) {
         Sender s(*this);
         return s.send_inline(t, dst_addr, value, seq, b);
     }
@@ -412,8 +429,8 @@ class FabricConnection {
               slot_bytes_(c.ch_.slot_bytes) {
             // Both command buffers checked once for our constants (another connection on this
             // Noc may have used them); a failure to reclaim them is what every send then says.
-            if (c.open_ && (!noc_.holds(to_slot_, kSlotCmdBuf) || !noc_.holds(to_pushed_, kPushedCmdBuf)))
-                [[unlikely]] {
+            if (c.open_ && (!noc_.holds(to_slot_, kSlotCmdBuf) ||
+                            !noc_.holds(to_pushed_, kPushedCmdBuf))) [[unlikely]] {
                 broken_ = c.reclaim_bufs();
                 if (broken_ != hal::Status::Ok) limit_ = pushed_;  // every send takes the slow path
             }
@@ -427,14 +444,18 @@ class FabricConnection {
         Sender(const Sender&) = delete;
         Sender& operator=(const Sender&) = delete;
 
-        [[nodiscard, gnu::always_inline]] hal::Status send(Template& t, uint32_t src_l1, uint32_t dst_addr,
-                                                           uint32_t seq, const Bound& b) {
-            // The source fits L1 (t.payload <= payload_bytes < L1 size: the subtraction cannot wrap).
-            if ((src_l1 & 15) != 0 || src_l1 > hal::kArch.eth_l1_size - t.payload) return hal::Status::BadArg;
+        [[nodiscard, gnu::always_inline]] hal::Status send(Template& t, uint32_t src_l1,
+                                                           uint32_t dst_addr, uint32_t seq,
+                                                           const Bound& b) {
+            // The source fits L1 (t.payload <= payload_bytes < L1 size: the subtraction cannot
+            // wrap).
+            if ((src_l1 & 15) != 0 || src_l1 > hal::kArch.eth_l1_size - t.payload)
+                return hal::Status::BadArg;
             return send_packet<false>(t, src_l1, dst_addr, 0, seq, b);
         }
-        [[nodiscard, gnu::always_inline]] hal::Status send_inline(Template& t, uint32_t dst_addr, uint32_t value,
-                                                                  uint32_t seq, const Bound& b) {
+        [[nodiscard, gnu::always_inline]] hal::Status send_inline(Template& t, uint32_t dst_addr,
+                                                                  uint32_t value, uint32_t seq,
+                                                                  const Bound& b) {
             if (t.payload != 0) return hal::Status::BadArg;
             return send_packet<true>(t, 0, dst_addr, value, seq, b);
         }
@@ -443,8 +464,9 @@ class FabricConnection {
         // A stream packet (see Template). Everything here is inline in the caller's loop; the
         // waits (rare) are calls that do not take `this`, so the Sender stays in registers.
         template <bool kValue>
-        [[gnu::always_inline]] hal::Status send_packet(Template& t, uint32_t src_l1, uint32_t dst_addr,
-                                                       uint32_t value, uint32_t seq, const Bound& b) {
+        [[gnu::always_inline]] hal::Status send_packet(Template& t, uint32_t src_l1,
+                                                       uint32_t dst_addr, uint32_t value,
+                                                       uint32_t seq, const Bound& b) {
             const uint32_t hdr = t.l1, payload = t.payload;
             if (hdr == 0 || (dst_addr & (payload != 0 ? 15 : 3)) != 0) return hal::Status::BadArg;
             const uint32_t pushed = pushed_;
@@ -481,7 +503,8 @@ class FabricConnection {
             // order. Non-posted, counted when the Sender ends.
             HAL_TRY(burst_.write_held(to_slot_, hdr, slot, sizeof(pf::PacketHeader), kHeaderTrid));
             if (payload != 0) [[likely]] {
-                HAL_TRY(burst_.write_held(to_slot_, src_l1, slot + sizeof(pf::PacketHeader), payload, trid));
+                HAL_TRY(burst_.write_held(to_slot_, src_l1, slot + sizeof(pf::PacketHeader),
+                                          payload, trid));
             }
             HAL_TRY(burst_.write_inline_held(to_pushed_, kIncOne, trid));
             pushed_ = pushed + 1;
@@ -515,18 +538,26 @@ class FabricConnection {
   private:
     // The connection block's fields, each a 16-B line (staging line i + 4 mirrors field i).
     enum Field : uint32_t { kState = 0, kWorkerXy, kCreditAddr, kTeardownAddr, kPushed, kFreed };
-    static_assert(offsetof(pf::WorkerConnectionInfo, state) == 0 && offsetof(pf::WorkerConnectionInfo, worker_xy) == 16 &&
+    static_assert(offsetof(pf::WorkerConnectionInfo, state) == 0 &&
+                  offsetof(pf::WorkerConnectionInfo, worker_xy) == 16 &&
                   offsetof(pf::WorkerConnectionInfo, credit_addr) == 32 &&
                   offsetof(pf::WorkerConnectionInfo, teardown_addr) == 48 &&
-                  offsetof(pf::WorkerConnectionInfo, pushed) == 64 && offsetof(pf::WorkerConnectionInfo, freed) == 80);
+                  offsetof(pf::WorkerConnectionInfo, pushed) == 64 &&
+                  offsetof(pf::WorkerConnectionInfo, freed) == 80);
     static constexpr uint32_t off(Field f) { return 16 * f; }
     uint32_t line(Field f) const { return l1_.staging + 64 + 16 * f; }
     uint32_t header_l1() const { return l1_.staging; }
 
-    static uint32_t ld(uint32_t a) { return hal::mmio::load_shared(hal::mmio::l1_ptr<const uint32_t>(a)); }
-    static void st(uint32_t a, uint32_t v) { hal::mmio::store_shared(hal::mmio::l1_ptr<uint32_t>(a), v); }
+    static uint32_t ld(uint32_t a) {
+        return hal::mmio::load_shared(hal::mmio::l1_ptr<const uint32_t>(a));
+    }
+    static void st(uint32_t a, uint32_t v) {
+        hal::mmio::store_shared(hal::mmio::l1_ptr<uint32_t>(a), v);
+    }
 
-    hal::NocAddr router(uint32_t addr) const { return hal::NocAddr{ch_.router_x, ch_.router_y, addr}; }
+    hal::NocAddr router(uint32_t addr) const {
+        return hal::NocAddr{ch_.router_x, ch_.router_y, addr};
+    }
 
     uint32_t chunk(uint32_t bytes, uint32_t off) const {
         const uint32_t left = bytes - off;
@@ -548,18 +579,21 @@ class FabricConnection {
     static constexpr uint32_t kMetaWord = offsetof(pf::PacketHeader, payload_bytes) / 4;
     static constexpr uint32_t kRouteWord = offsetof(pf::PacketHeader, route) / 4;
     static constexpr uint32_t kSeqWord = offsetof(pf::PacketHeader, seq) / 4;
-    static constexpr uint32_t kMagicWord = offsetof(pf::PacketHeader, magic) / 4;  // + mesh_flags, branch_hops
+    static constexpr uint32_t kMagicWord =
+        offsetof(pf::PacketHeader, magic) / 4;  // + mesh_flags, branch_hops
     static constexpr uint32_t kRouteExtWord = offsetof(pf::PacketHeader, route_ext) / 4;
     static constexpr uint32_t kDstNodeWord = offsetof(pf::PacketHeader, dst_mesh) / 4;
-    static_assert(kMetaWord == 10 && kRouteWord == 11 && kMagicWord == 12 && kSeqWord == 13 && kRouteExtWord == 14 &&
-                  kDstNodeWord == 15 && kHdrWords == 16);
+    static_assert(kMetaWord == 10 && kRouteWord == 11 && kMagicWord == 12 && kSeqWord == 13 &&
+                  kRouteExtWord == 14 && kDstNodeWord == 15 && kHdrWords == 16);
     // NocCommand words each send type uses (by NocSendType): the rest of the command stays zero.
     static constexpr uint32_t kCmdWords[5] = {
-        sizeof(pf::UnicastWriteCmd) / 4, sizeof(pf::InlineWriteCmd) / 4, sizeof(pf::AtomicIncCmd) / 4,
-        sizeof(pf::FusedWriteAtomicIncCmd) / 4, sizeof(pf::ScatterWriteCmd) / 4};
+        sizeof(pf::UnicastWriteCmd) / 4, sizeof(pf::InlineWriteCmd) / 4,
+        sizeof(pf::AtomicIncCmd) / 4, sizeof(pf::FusedWriteAtomicIncCmd) / 4,
+        sizeof(pf::ScatterWriteCmd) / 4};
     static_assert(sizeof(kCmdWords) / 4 == static_cast<uint32_t>(pf::NocSendType::kCount));
 
-    static Header header(pf::NocSendType type, const pf::Route& route, uint32_t bytes, uint32_t seq) {
+    static Header header(pf::NocSendType type, const pf::Route& route, uint32_t bytes,
+                         uint32_t seq) {
         Header u;
         // Only this type's command words are staged: zero those (padding, unused chunks).
         const uint32_t n = kCmdWords[static_cast<uint32_t>(type)];
@@ -630,8 +664,8 @@ class FabricConnection {
     // the credit word is re-read only when the cached one says the channel is full.
     // flatten: the NoC calls inline here, so their checks of constant options fold away and no
     // call saves and restores registers (a push is a few dozen instructions).
-    [[gnu::flatten]] hal::Status push(const Header& u, uint32_t cmd_words, uint32_t src_l1, hal::Deadline d,
-                                      const uint32_t* term) {
+    [[gnu::flatten]] hal::Status push(const Header& u, uint32_t cmd_words, uint32_t src_l1,
+                                      hal::Deadline d, const uint32_t* term) {
         if (!open_) return hal::Status::BadArg;
         if (pushed_ == limit_) {
             read_credit();
@@ -642,17 +676,20 @@ class FabricConnection {
         }
         const uint32_t slot = slot_addr_;
         if (u.h.payload_bytes != 0) {
-            HAL_TRY(noc_.write_prepared(to_slot_, src_l1, slot + sizeof(pf::PacketHeader), u.h.payload_bytes, kTrid));
+            HAL_TRY(noc_.write_prepared(to_slot_, src_l1, slot + sizeof(pf::PacketHeader),
+                                        u.h.payload_bytes, kTrid));
         }
         stage_header(u, cmd_words);  // the previous push returned once staging had been read
         // Header and +1: the ring and the staging line were checked by open().
-        HAL_TRY(noc_.write_prepared_prechecked(to_slot_, header_l1(), slot, sizeof(pf::PacketHeader), kTrid));
+        HAL_TRY(noc_.write_prepared_prechecked(to_slot_, header_l1(), slot,
+                                               sizeof(pf::PacketHeader), kTrid));
         HAL_TRY(noc_.write_inline_prepared_prechecked(to_pushed_, kIncOne, kTrid));
         advance_slot();
         return sources_read(d, term);
     }
     bool all_sent() const {
-        return noc_.trid_writes_sent(kTrid) && noc_.trid_writes_sent(kOddTrid) && noc_.trid_writes_sent(kHeaderTrid);
+        return noc_.trid_writes_sent(kTrid) && noc_.trid_writes_sent(kOddTrid) &&
+               noc_.trid_writes_sent(kHeaderTrid);
     }
 
     // A stream template: the whole header written once (the slot ring and payload size are
@@ -676,13 +713,14 @@ class FabricConnection {
 
     // The slow path of a stream send (a call that does not take the Sender, so it stays in
     // registers): the limit once a slot is free (bounded), BadArg when closed.
-    [[gnu::noinline]] static hal::Result<uint32_t> wait_limit(const FabricConnection& c, uint32_t pushed,
-                                                               const Bound& b) {
+    [[gnu::noinline]] static hal::Result<uint32_t> wait_limit(const FabricConnection& c,
+                                                              uint32_t pushed, const Bound& b) {
         if (!c.open_) return hal::make_error<uint32_t>(hal::Status::BadArg);
         uint32_t limit = c.limit_after(pushed);
         if (limit == pushed) {
-            const hal::Status s = hal::wait_until([&] { return (limit = c.limit_after(pushed)) != pushed; },
-                                                  hal::Deadline::after_us(hal::kArch, b.timeout_us), b.term);
+            const hal::Status s =
+                hal::wait_until([&] { return (limit = c.limit_after(pushed)) != pushed; },
+                                hal::Deadline::after_us(hal::kArch, b.timeout_us), b.term);
             if (s != hal::Status::Ok) return hal::make_error<uint32_t>(s);
         }
         return hal::make_result(limit);
@@ -708,7 +746,9 @@ class FabricConnection {
         slot_addr_ = slot_after(slot_addr_);
     }
     // The slot after `slot` in the router's ring (a cursor: no division).
-    uint32_t slot_after(uint32_t slot) const { return slot_after(slot, ch_.slot_bytes, ch_.slots_base, slots_end_); }
+    uint32_t slot_after(uint32_t slot) const {
+        return slot_after(slot, ch_.slot_bytes, ch_.slots_base, slots_end_);
+    }
     static uint32_t slot_after(uint32_t slot, uint32_t bytes, uint32_t base, uint32_t end) {
         slot += bytes;
         return slot == end ? base : slot;
@@ -723,14 +763,14 @@ class FabricConnection {
     // The pushed count at which the channel is full: the router's freed count as last read from
     // the credit word + num_slots (one compare a push); pushed_ while closed.
     uint32_t limit_ = 0;
-    uint32_t slot_addr_ = 0;   // the next push's slot in router L1 (a cursor: no division)
-    uint32_t slots_end_ = 0;   // the end of the slot ring (set by open)
-    uint32_t pushed_reg_ = 0;  // the router's pushed-stream update register
+    uint32_t slot_addr_ = 0;        // the next push's slot in router L1 (a cursor: no division)
+    uint32_t slots_end_ = 0;        // the end of the slot ring (set by open)
+    uint32_t pushed_reg_ = 0;       // the router's pushed-stream update register
     hal::NocPrepared to_slot_{};    // writes into the router's slots (set by open)
     hal::NocPrepared to_pushed_{};  // +1 on its pushed stream (set by open)
     uint32_t staged_[sizeof(pf::PacketHeader) / 4] = {};  // what the L1 staging header holds
-    uint32_t staged_cmd_words_ = 0;  // command words possibly non-zero there
-    bool raw_staged_ = false;        // a push_raw header is staged (magic/reserved may differ)
+    uint32_t staged_cmd_words_ = 0;                       // command words possibly non-zero there
+    bool raw_staged_ = false;  // a push_raw header is staged (magic/reserved may differ)
     bool open_ = false;
 };
 

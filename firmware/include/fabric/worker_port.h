@@ -61,8 +61,8 @@ class RemoteWords {
 
   private:
     // Out of line: one copy serves every call site (the router's image is tight on Blackhole).
-    [[gnu::noinline]] hal::Status write_staged(uint32_t x, uint32_t y, uint32_t addr, uint32_t value,
-                                               uint32_t line) {
+    [[gnu::noinline]] hal::Status write_staged(uint32_t x, uint32_t y, uint32_t addr,
+                                               uint32_t value, uint32_t line) {
         if (!ready()) return hal::Status::Busy;
         // A NoC write's source and destination must agree mod 16: the word sits at the
         // destination's offset within the line.
@@ -91,7 +91,9 @@ class WorkerPort {
     // The connected client's credit word (valid while connected()).
     NocWord credit_word() const { return {x_, y_, credit_addr_}; }
     // With nobody connected: `freed` kept in the block for the next opener.
-    void record_freed(uint32_t freed) { st(field(offsetof(pf::WorkerConnectionInfo, freed)), freed); }
+    void record_freed(uint32_t freed) {
+        st(field(offsetof(pf::WorkerConnectionInfo, freed)), freed);
+    }
 
     // The client's credit word gets `freed` (Busy: try later); with nobody connected the count
     // is recorded in the block for the next opener.
@@ -127,7 +129,8 @@ class WorkerPort {
             event = Event::Opened;
             return hal::Status::Ok;
         }
-        if (state != static_cast<uint32_t>(pf::ConnectionState::CloseRequested)) return hal::Status::Ok;
+        if (state != static_cast<uint32_t>(pf::ConnectionState::CloseRequested))
+            return hal::Status::Ok;
         if (!w.ready()) return hal::Status::Ok;
         if (connected_ && credit_dirty) {
             const hal::Status s = w.write(x_, y_, credit_addr_, freed, credit_line_);
@@ -139,18 +142,24 @@ class WorkerPort {
         const uint32_t xy = ld(field(offsetof(pf::WorkerConnectionInfo, worker_xy)));
         const uint32_t teardown = ld(field(offsetof(pf::WorkerConnectionInfo, teardown_addr)));
         st(field(offsetof(pf::WorkerConnectionInfo, freed)), freed);
-        st(field(offsetof(pf::WorkerConnectionInfo, state)), static_cast<uint32_t>(pf::ConnectionState::Closed));
+        st(field(offsetof(pf::WorkerConnectionInfo, state)),
+           static_cast<uint32_t>(pf::ConnectionState::Closed));
         connected_ = false;
         event = Event::Closed;
-        if (teardown % 4 != 0 || !hal::noc::coord_ok(xy & 0xFFFF) || !hal::noc::coord_ok(xy >> 16)) {
+        if (teardown % 4 != 0 || !hal::noc::coord_ok(xy & 0xFFFF) ||
+            !hal::noc::coord_ok(xy >> 16)) {
             return hal::Status::Ok;
         }
         return w.write(xy & 0xFFFF, xy >> 16, teardown, 1, teardown_line_);
     }
 
   private:
-    static uint32_t ld(uint32_t a) { return hal::mmio::load_shared(hal::mmio::l1_ptr<const uint32_t>(a)); }
-    static void st(uint32_t a, uint32_t v) { hal::mmio::store_shared(hal::mmio::l1_ptr<uint32_t>(a), v); }
+    static uint32_t ld(uint32_t a) {
+        return hal::mmio::load_shared(hal::mmio::l1_ptr<const uint32_t>(a));
+    }
+    static void st(uint32_t a, uint32_t v) {
+        hal::mmio::store_shared(hal::mmio::l1_ptr<uint32_t>(a), v);
+    }
     uint32_t field(size_t off) const { return info_ + static_cast<uint32_t>(off); }
 
     uint32_t info_ = 0;

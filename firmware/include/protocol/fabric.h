@@ -61,11 +61,11 @@ struct NocTarget {
 static_assert(sizeof(NocTarget) == 8);
 
 enum class NocSendType : uint8_t {
-    UnicastWrite = 0,       // payload -> write.dst
-    InlineWrite = 1,        // inline.value -> inline.dst (4 B), no payload
-    AtomicInc = 2,          // atomic.dst += atomic.value, no payload
+    UnicastWrite = 0,         // payload -> write.dst
+    InlineWrite = 1,          // inline.value -> inline.dst (4 B), no payload
+    AtomicInc = 2,            // atomic.dst += atomic.value, no payload
     FusedWriteAtomicInc = 3,  // payload -> fused.dst, then fused.sem += fused.value
-    ScatterWrite = 4,       // payload split into 2..4 chunks -> scatter.dst[i]
+    ScatterWrite = 4,         // payload split into 2..4 chunks -> scatter.dst[i]
     kCount = 5,
 };
 
@@ -93,7 +93,7 @@ inline constexpr uint32_t kScatterMaxChunks = 4;
 struct ScatterWriteCmd {
     NocTarget dst[kScatterMaxChunks];
     uint16_t chunk_bytes[kScatterMaxChunks - 1];  // the last chunk is the rest of the payload
-    uint8_t chunk_count;                         // 2..4
+    uint8_t chunk_count;                          // 2..4
     uint8_t reserved;
 };
 static_assert(sizeof(ScatterWriteCmd) == 40);
@@ -121,7 +121,8 @@ inline constexpr uint32_t kMaxHops1D = 16;
 // Unicast to the chip `hops` (1..16) away.
 constexpr uint32_t route_unicast(uint32_t hops) {
     uint32_t r = 0;
-    for (uint32_t i = 0; i + 1 < hops; ++i) r |= static_cast<uint32_t>(HopAction::Forward) << (2 * i);
+    for (uint32_t i = 0; i + 1 < hops; ++i)
+        r |= static_cast<uint32_t>(HopAction::Forward) << (2 * i);
     return r | (static_cast<uint32_t>(HopAction::Write) << (2 * (hops - 1)));
 }
 // Multicast to `range` (>= 1) consecutive chips, the first `start` (>= 1) hops away.
@@ -134,7 +135,9 @@ constexpr uint32_t route_multicast(uint32_t start, uint32_t range) {
     }
     return r | (static_cast<uint32_t>(HopAction::Write) << (2 * (last - 1)));
 }
-constexpr bool route_hops_ok(uint32_t hops) { return hops >= 1 && hops <= kMaxHops1D; }
+constexpr bool route_hops_ok(uint32_t hops) {
+    return hops >= 1 && hops <= kMaxHops1D;
+}
 constexpr bool route_multicast_ok(uint32_t start, uint32_t range) {
     return start >= 1 && range >= 1 && start + range - 1 <= kMaxHops1D;
 }
@@ -199,10 +202,10 @@ inline constexpr uint32_t kMeshVc0Channel0 = 1;  // + F
 inline constexpr uint32_t kMeshVc1Channel0 = 5;  // + F
 
 // Stream register IDs on the router's Ethernet core.
-inline constexpr uint32_t kStreamRxSent0 = 0;        // + rx: packets landed in rx (peer writes)
-inline constexpr uint32_t kStreamCompleted0 = 2;     // + ch: completions for sender ch (peer writes)
-inline constexpr uint32_t kStreamPushed0 = 11;       // + ch: packets pushed into sender ch (producer)
-inline constexpr uint32_t kStreamPeerDrained = 20;   // peer says it drained (graceful termination)
+inline constexpr uint32_t kStreamRxSent0 = 0;     // + rx: packets landed in rx (peer writes)
+inline constexpr uint32_t kStreamCompleted0 = 2;  // + ch: completions for sender ch (peer writes)
+inline constexpr uint32_t kStreamPushed0 = 11;    // + ch: packets pushed into sender ch (producer)
+inline constexpr uint32_t kStreamPeerDrained = 20;  // peer says it drained (graceful termination)
 static_assert(kStreamCompleted0 >= kStreamRxSent0 + kNumReceiverChannels);
 static_assert(kStreamPushed0 >= kStreamCompleted0 + kMaxSenderChannels);
 static_assert(kStreamPeerDrained >= kStreamPushed0 + kMaxSenderChannels);
@@ -211,36 +214,38 @@ static_assert(kStreamPeerDrained >= kStreamPushed0 + kMaxSenderChannels);
 
 enum class Topology : uint32_t { Line = 0, Ring = 1, Mesh = 2, Torus = 3 };
 constexpr bool is_2d(uint32_t topology) {
-    return topology == static_cast<uint32_t>(Topology::Mesh) || topology == static_cast<uint32_t>(Topology::Torus);
+    return topology == static_cast<uint32_t>(Topology::Mesh) ||
+           topology == static_cast<uint32_t>(Topology::Torus);
 }
 
 // Written by the host at RouterLayout::config before launch. Everything the router needs.
 struct RouterConfig {
-    uint32_t magic;               // kRouterConfigMagic
-    uint32_t version;             // kProtocolVersion
-    uint32_t topology;            // Topology
-    uint32_t chip_id;             // this chip
-    uint32_t eth_channel;         // this router's Ethernet channel
-    uint32_t peer_chip_id;        // the chip at the other end of the link
+    uint32_t magic;         // kRouterConfigMagic
+    uint32_t version;       // kProtocolVersion
+    uint32_t topology;      // Topology
+    uint32_t chip_id;       // this chip
+    uint32_t eth_channel;   // this router's Ethernet channel
+    uint32_t peer_chip_id;  // the chip at the other end of the link
     uint32_t peer_eth_channel;
-    uint32_t is_master;           // 1: lower chip id; drives the handshake
-    uint32_t payload_bytes;       // slot payload capacity (multiple of 16, <= max_payload_bytes)
+    uint32_t is_master;      // 1: lower chip id; drives the handshake
+    uint32_t payload_bytes;  // slot payload capacity (multiple of 16, <= max_payload_bytes)
     uint32_t sender_slots[kMaxSenderChannels];      // 0 = channel unused (1D: ch3..ch8 always)
     uint32_t receiver_slots[kNumReceiverChannels];  // 0 = channel unused (line, mesh: rx1)
-    uint32_t dateline;            // 1: VC0 channels send into the peer's rx1 (ring/torus dateline link)
-    uint32_t has_downstream;      // 1D: 1 if a router on this chip continues the line past this one
-    uint32_t downstream_x;        // its NOC0 coordinates (2D: MeshRouterConfig::neighbor)
+    uint32_t dateline;        // 1: VC0 channels send into the peer's rx1 (ring/torus dateline link)
+    uint32_t has_downstream;  // 1D: 1 if a router on this chip continues the line past this one
+    uint32_t downstream_x;    // its NOC0 coordinates (2D: MeshRouterConfig::neighbor)
     uint32_t downstream_y;
     uint32_t handshake_timeout_us;  // how long to wait for the peer at start-up
     uint32_t ready_timeout_us;      // how long to wait for the host's ready word
     uint32_t drain_timeout_us;      // graceful termination drain bound
     uint32_t progress_timeout_us;   // a single blocked wait inside the main loop (e.g. NoC cmd buf)
-    uint32_t ring_size;             // ring: chips in the ring (routes are at most ring_size - 1 hops)
+    uint32_t ring_size;  // ring: chips in the ring (routes are at most ring_size - 1 hops)
     uint32_t reserved[3];
 };
 inline constexpr uint32_t kRouterConfigMagic = 0xFAB1C0F9;
 static_assert(sizeof(RouterConfig) == 128);
-static_assert(offsetof(RouterConfig, payload_bytes) == 32 && offsetof(RouterConfig, receiver_slots) == 72,
+static_assert(offsetof(RouterConfig, payload_bytes) == 32 &&
+                  offsetof(RouterConfig, receiver_slots) == 72,
               "a router reads its neighbours' payload and slot counts as one 48-B block from +32");
 
 // The fields both ends of a link must agree on; exchanged in the handshake.
@@ -249,9 +254,9 @@ struct LinkParams {
     uint32_t topology;
     uint32_t payload_bytes;
     uint32_t receiver_slots[kNumReceiverChannels];
-    uint32_t chip_id;       // the sender's identity ...
+    uint32_t chip_id;  // the sender's identity ...
     uint32_t eth_channel;
-    uint32_t expect_chip;   // ... and who it expects at the other end
+    uint32_t expect_chip;  // ... and who it expects at the other end
     bool operator==(const LinkParams&) const = default;
 };
 
@@ -289,10 +294,11 @@ enum class RouterWait : uint32_t {
     Drain = 7,
     WorkerTeardown = 8,
     // the mux (protocol/fabric_mux.h)
-    RouterReady = 9,      // waiting for its router to be ReadyForTraffic
-    RouterOpen = 10,      // opening its connection to the router's ch0
-    RouterClose = 11,     // closing it at exit
-    RouterSlot = 12,      // waiting for a free router slot (only the unbounded test variant blocks here)
+    RouterReady = 9,   // waiting for its router to be ReadyForTraffic
+    RouterOpen = 10,   // opening its connection to the router's ch0
+    RouterClose = 11,  // closing it at exit
+    RouterSlot =
+        12,  // waiting for a free router slot (only the unbounded test variant blocks here)
 };
 
 // ---- what RouterStatusBlock::detail says -----------------------------------------------------
@@ -365,20 +371,20 @@ enum class Termination : uint32_t {
 inline constexpr uint32_t kReadyMagic = 0x4EAD1111;
 
 struct RouterStatusBlock {
-    uint32_t status;       // RouterStatus
-    uint32_t stage;        // the last start-up / run stage reached (a RouterStatus)
-    uint32_t stuck_at;     // RouterWait, when status is Timeout/Fault
-    uint32_t detail;       // ConfigCheck, HandshakeField, hal::Status or the last BadPacket
-    uint32_t heartbeat;    // incremented by the main loop
-    uint32_t peer_chip;    // learned in the handshake
+    uint32_t status;     // RouterStatus
+    uint32_t stage;      // the last start-up / run stage reached (a RouterStatus)
+    uint32_t stuck_at;   // RouterWait, when status is Timeout/Fault
+    uint32_t detail;     // ConfigCheck, HandshakeField, hal::Status or the last BadPacket
+    uint32_t heartbeat;  // incremented by the main loop
+    uint32_t peer_chip;  // learned in the handshake
     uint32_t peer_channel;
-    uint32_t bad_packets;  // headers rejected (dropped with their credits returned)
-    uint32_t sent[kMaxSenderChannels];          // packets sent on Ethernet per sender channel
-    uint32_t completed[kMaxSenderChannels];     // completions received per sender channel
-    uint32_t received[kNumReceiverChannels];    // packets taken per receiver channel
-    uint32_t delivered;    // local deliveries (NoC commands executed on this chip)
-    uint32_t forwarded;    // packet copies forwarded to other routers of this chip
-    uint32_t undrained;    // packets left when graceful drain timed out / immediate exit
+    uint32_t bad_packets;               // headers rejected (dropped with their credits returned)
+    uint32_t sent[kMaxSenderChannels];  // packets sent on Ethernet per sender channel
+    uint32_t completed[kMaxSenderChannels];   // completions received per sender channel
+    uint32_t received[kNumReceiverChannels];  // packets taken per receiver channel
+    uint32_t delivered;  // local deliveries (NoC commands executed on this chip)
+    uint32_t forwarded;  // packet copies forwarded to other routers of this chip
+    uint32_t undrained;  // packets left when graceful drain timed out / immediate exit
     uint32_t main_loop_iterations;
 };
 static_assert(sizeof(RouterStatusBlock) == 128);
@@ -390,12 +396,18 @@ enum class ConnectionState : uint32_t { Closed = 0, Open = 1, CloseRequested = 2
 // In router L1 (RouterLayout::connection): the one worker connected to ch0. Each field sits in
 // its own 16-B line so a worker can read or write it with one aligned NoC transfer.
 struct WorkerConnectionInfo {
-    uint32_t state;  uint32_t pad0[3];          // ConnectionState (worker writes Open/CloseRequested)
-    uint32_t worker_xy; uint32_t pad1[3];       // (y << 16) | x of the connected worker
-    uint32_t credit_addr; uint32_t pad2[3];     // worker L1 word the router writes `freed` into
-    uint32_t teardown_addr; uint32_t pad3[3];   // worker L1 word the router sets to 1 on close
-    uint32_t pushed; uint32_t pad4[3];          // worker's pushed count at close (next opener)
-    uint32_t freed; uint32_t pad5[3];           // router's freed count (next opener)
+    uint32_t state;
+    uint32_t pad0[3];  // ConnectionState (worker writes Open/CloseRequested)
+    uint32_t worker_xy;
+    uint32_t pad1[3];  // (y << 16) | x of the connected worker
+    uint32_t credit_addr;
+    uint32_t pad2[3];  // worker L1 word the router writes `freed` into
+    uint32_t teardown_addr;
+    uint32_t pad3[3];  // worker L1 word the router sets to 1 on close
+    uint32_t pushed;
+    uint32_t pad4[3];  // worker's pushed count at close (next opener)
+    uint32_t freed;
+    uint32_t pad5[3];  // router's freed count (next opener)
 };
 static_assert(sizeof(WorkerConnectionInfo) == 96);
 
@@ -411,13 +423,13 @@ constexpr uint32_t router_l1_top(const hal::ArchMap& a) {
 }
 
 struct RouterLayout {
-    uint32_t config;       // RouterConfig (host writes)
-    uint32_t status;       // RouterStatusBlock (router writes)
-    uint32_t termination;  // Termination (host writes)
-    uint32_t ready;        // kReadyMagic (host writes once every router is HandshakeComplete)
+    uint32_t config;         // RouterConfig (host writes)
+    uint32_t status;         // RouterStatusBlock (router writes)
+    uint32_t termination;    // Termination (host writes)
+    uint32_t ready;          // kReadyMagic (host writes once every router is HandshakeComplete)
     uint32_t handshake_in;   // 64 B: the peer's HandshakeMsg lands here
     uint32_t handshake_out;  // 64 B: staging for ours
-    uint32_t connection;   // WorkerConnectionInfo for ch0
+    uint32_t connection;     // WorkerConnectionInfo for ch0
     uint32_t upstream_credit[kMaxSenderChannels];  // freed counters of the channels this router
                                                    // feeds in its neighbours (they write here;
                                                    // 16 B each). 1D: [1] ch1, [2] ch2 of the
@@ -428,30 +440,42 @@ struct RouterLayout {
     uint32_t exit_table;   // 2D: kMeshExitEntries words (host writes; MeshRouterConfig::exit_count)
     uint32_t sender_base[kMaxSenderChannels];
     uint32_t receiver_base[kNumReceiverChannels];
-    uint32_t slot_bytes;   // header + payload_bytes
-    uint32_t end;          // first byte after the last slot
-    bool fits;             // end <= router_l1_top
+    uint32_t slot_bytes;  // header + payload_bytes
+    uint32_t end;         // first byte after the last slot
+    bool fits;            // end <= router_l1_top
 };
 
-constexpr uint32_t align_up(uint32_t v, uint32_t a) { return (v + a - 1) / a * a; }
+constexpr uint32_t align_up(uint32_t v, uint32_t a) {
+    return (v + a - 1) / a * a;
+}
 
 constexpr RouterLayout router_layout(const hal::ArchMap& a, const RouterConfig& c) {
     RouterLayout l{};
     uint32_t p = router_l1_base(a);
-    l.config = p;          p += sizeof(RouterConfig);
-    l.status = p;          p += sizeof(RouterStatusBlock);
-    l.termination = p;     p += 16;
-    l.ready = p;           p += 16;
-    l.handshake_in = p;    p += 64;
-    l.handshake_out = p;   p += 64;
-    l.connection = p;      p += sizeof(WorkerConnectionInfo);
+    l.config = p;
+    p += sizeof(RouterConfig);
+    l.status = p;
+    p += sizeof(RouterStatusBlock);
+    l.termination = p;
+    p += 16;
+    l.ready = p;
+    p += 16;
+    l.handshake_in = p;
+    p += 64;
+    l.handshake_out = p;
+    p += 64;
+    l.connection = p;
+    p += sizeof(WorkerConnectionInfo);
     for (uint32_t i = 0; i < kMaxSenderChannels; ++i) {
         l.upstream_credit[i] = p;
         p += 16;
     }
-    l.scratch = p;         p += 64;
-    l.mesh_config = p;     p += 64;   // sizeof(MeshRouterConfig), asserted below
-    l.exit_table = p;      p += 4 * 64;  // kMeshExitEntries
+    l.scratch = p;
+    p += 64;
+    l.mesh_config = p;
+    p += 64;  // sizeof(MeshRouterConfig), asserted below
+    l.exit_table = p;
+    p += 4 * 64;  // kMeshExitEntries
     p = align_up(p, 64);
     l.slot_bytes = align_up(static_cast<uint32_t>(sizeof(PacketHeader)) + c.payload_bytes, 16);
     for (uint32_t i = 0; i < kMaxSenderChannels; ++i) {
@@ -472,8 +496,10 @@ constexpr RouterLayout router_layout(const hal::ArchMap& a, const RouterConfig& 
 constexpr uint32_t endpoint_status_addr(const hal::ArchMap& a) {
     return router_l1_base(a) + static_cast<uint32_t>(sizeof(RouterConfig));
 }
-static_assert(router_layout(hal::kWormholeB0, RouterConfig{}).status == endpoint_status_addr(hal::kWormholeB0));
-static_assert(router_layout(hal::kBlackhole, RouterConfig{}).status == endpoint_status_addr(hal::kBlackhole));
+static_assert(router_layout(hal::kWormholeB0, RouterConfig{}).status ==
+              endpoint_status_addr(hal::kWormholeB0));
+static_assert(router_layout(hal::kBlackhole, RouterConfig{}).status ==
+              endpoint_status_addr(hal::kBlackhole));
 
 // The handshake message (64 B, one Ethernet packet), repeated by the master until answered.
 inline constexpr uint32_t kHandshakeMagic = 0x4A5D0001;
@@ -516,11 +542,20 @@ static_assert(offsetof(HandshakeMsg, mismatch) == 52);
 //             the device, or to the next exit node of its exit table.
 enum class MeshDirection : uint32_t { N = 0, E = 1, S = 2, W = 3 };
 inline constexpr uint32_t kMeshDirections = 4;
-constexpr uint32_t dir_bit(uint32_t d) { return 1u << d; }
-constexpr uint32_t opposite_dir(uint32_t d) { return d ^ 2; }
-constexpr bool perpendicular(uint32_t a, uint32_t b) { return ((a ^ b) & 1) != 0; }
-constexpr bool is_y(uint32_t d) { return (d & 1) == 0; }  // N or S
-static_assert(opposite_dir(0) == 2 && opposite_dir(1) == 3 && perpendicular(0, 1) && !perpendicular(1, 3));
+constexpr uint32_t dir_bit(uint32_t d) {
+    return 1u << d;
+}
+constexpr uint32_t opposite_dir(uint32_t d) {
+    return d ^ 2;
+}
+constexpr bool perpendicular(uint32_t a, uint32_t b) {
+    return ((a ^ b) & 1) != 0;
+}
+constexpr bool is_y(uint32_t d) {
+    return (d & 1) == 0;
+}  // N or S
+static_assert(opposite_dir(0) == 2 && opposite_dir(1) == 3 && perpendicular(0, 1) &&
+              !perpendicular(1, 3));
 
 inline constexpr uint32_t kMaxHops2D = 16;
 enum MeshFlags : uint8_t { kMeshMulticast = 1u << 0 };
@@ -533,10 +568,13 @@ struct Route {
     uint32_t dst_node = 0;    // dst_mesh | dst_device << 16 (header bytes 60..63)
     constexpr Route() = default;
     constexpr Route(uint32_t one_d) : hops(one_d) {}  // NOLINT: a 1D route is a Route
-    constexpr Route(uint32_t h, uint32_t e, uint32_t f, uint32_t node) : hops(h), ext(e), flags_word(f), dst_node(node) {}
+    constexpr Route(uint32_t h, uint32_t e, uint32_t f, uint32_t node)
+        : hops(h), ext(e), flags_word(f), dst_node(node) {}
     constexpr bool operator==(const Route&) const = default;
 };
-constexpr uint32_t mesh_node_word(uint32_t mesh, uint32_t device) { return (mesh & 0xFFFF) | (device & 0xFF) << 16; }
+constexpr uint32_t mesh_node_word(uint32_t mesh, uint32_t device) {
+    return (mesh & 0xFFFF) | (device & 0xFF) << 16;
+}
 
 // Hop command `cmd` as hop `i` of a route.
 constexpr void set_hop(Route& r, uint32_t i, uint32_t cmd) {
@@ -557,7 +595,9 @@ constexpr uint32_t hop_cmd(const Route& r, uint32_t i) {
 constexpr Route mesh_route_path(const uint32_t* path, uint32_t n, bool write_last = true) {
     Route r{};
     for (uint32_t i = 0; i < n && i < kMaxHops2D; ++i) {
-        const uint32_t cmd = i + 1 < n ? dir_bit(path[i + 1]) : write_last ? dir_bit(opposite_dir(path[i])) : 0;
+        const uint32_t cmd = i + 1 < n    ? dir_bit(path[i + 1])
+                             : write_last ? dir_bit(opposite_dir(path[i]))
+                                          : 0;
         set_hop(r, i, cmd);
     }
     return r;
@@ -572,14 +612,17 @@ struct MeshUnicast {
 };
 // The dimension-ordered path (X first, then Y) from (row, col) to (dst_row, dst_col) into `path`
 // (room for kMaxHops2D); returns its length (at most kMaxHops2D).
-constexpr uint32_t mesh_path_xy(uint32_t row, uint32_t col, uint32_t dst_row, uint32_t dst_col, uint32_t* path) {
+constexpr uint32_t mesh_path_xy(uint32_t row, uint32_t col, uint32_t dst_row, uint32_t dst_col,
+                                uint32_t* path) {
     uint32_t n = 0;
     while (col != dst_col && n < kMaxHops2D) {
-        path[n++] = dst_col > col ? static_cast<uint32_t>(MeshDirection::E) : static_cast<uint32_t>(MeshDirection::W);
+        path[n++] = dst_col > col ? static_cast<uint32_t>(MeshDirection::E)
+                                  : static_cast<uint32_t>(MeshDirection::W);
         col = dst_col > col ? col + 1 : col - 1;
     }
     while (row != dst_row && n < kMaxHops2D) {
-        path[n++] = dst_row > row ? static_cast<uint32_t>(MeshDirection::S) : static_cast<uint32_t>(MeshDirection::N);
+        path[n++] = dst_row > row ? static_cast<uint32_t>(MeshDirection::S)
+                                  : static_cast<uint32_t>(MeshDirection::N);
         row = dst_row > row ? row + 1 : row - 1;
     }
     return n;
@@ -602,8 +645,8 @@ constexpr uint32_t mesh_path_torus_xy(uint32_t row, uint32_t col, uint32_t dst_r
     }
     return n;
 }
-constexpr uint32_t torus_path_len(uint32_t row, uint32_t col, uint32_t dst_row, uint32_t dst_col, uint32_t rows,
-                                  uint32_t cols) {
+constexpr uint32_t torus_path_len(uint32_t row, uint32_t col, uint32_t dst_row, uint32_t dst_col,
+                                  uint32_t rows, uint32_t cols) {
     uint32_t path[kMaxHops2D] = {};
     return mesh_path_torus_xy(row, col, dst_row, dst_col, rows, cols, path);
 }
@@ -614,18 +657,21 @@ static_assert([] {  // columns only wrap: 3 columns east of col 0 is 1 hop W, 3 
            p[0] == static_cast<uint32_t>(MeshDirection::W);
 }());
 
-constexpr MeshUnicast mesh_route_xy(uint32_t row, uint32_t col, uint32_t dst_row, uint32_t dst_col) {
+constexpr MeshUnicast mesh_route_xy(uint32_t row, uint32_t col, uint32_t dst_row,
+                                    uint32_t dst_col) {
     uint32_t path[kMaxHops2D] = {};
     const uint32_t n = mesh_path_xy(row, col, dst_row, dst_col, path);
     return MeshUnicast{n != 0 ? path[0] : 0, n, mesh_route_path(path, n)};
 }
-static_assert(mesh_route_xy(0, 0, 0, 1).route.hops == 0x8);       // E, then the W router writes
-static_assert(mesh_route_xy(0, 0, 1, 2).route.hops == 0x142);     // E; E; S; then N writes
-static_assert(mesh_route_xy(1, 1, 0, 1).first_dir == 0 && mesh_route_xy(1, 1, 0, 1).route.hops == 0x4);
+static_assert(mesh_route_xy(0, 0, 0, 1).route.hops == 0x8);    // E, then the W router writes
+static_assert(mesh_route_xy(0, 0, 1, 2).route.hops == 0x142);  // E; E; S; then N writes
+static_assert(mesh_route_xy(1, 1, 0, 1).first_dir == 0 &&
+              mesh_route_xy(1, 1, 0, 1).route.hops == 0x4);
 
 // Rectangle multicast: along trunk_dir (E or W) over `trunk` chips (the first is the neighbour),
 // writing on each; from each, branches of branch_n chips north and branch_s chips south (0: none).
-constexpr Route mesh_route_multicast(uint32_t trunk_dir, uint32_t trunk, uint32_t branch_n, uint32_t branch_s) {
+constexpr Route mesh_route_multicast(uint32_t trunk_dir, uint32_t trunk, uint32_t branch_n,
+                                     uint32_t branch_s) {
     Route r{};
     for (uint32_t i = 0; i < trunk && i < kMaxHops2D; ++i) {
         uint32_t cmd = dir_bit(opposite_dir(trunk_dir));  // write here
@@ -634,9 +680,10 @@ constexpr Route mesh_route_multicast(uint32_t trunk_dir, uint32_t trunk, uint32_
         if (branch_s != 0) cmd |= dir_bit(static_cast<uint32_t>(MeshDirection::S));
         set_hop(r, i, cmd);
     }
-    r.flags_word = kMeshMulticast | ((branch_n & 15) << (4 * static_cast<uint32_t>(MeshDirection::N)) |
-                                     (branch_s & 15) << (4 * static_cast<uint32_t>(MeshDirection::S)))
-                                        << 8;
+    r.flags_word =
+        kMeshMulticast | ((branch_n & 15) << (4 * static_cast<uint32_t>(MeshDirection::N)) |
+                          (branch_s & 15) << (4 * static_cast<uint32_t>(MeshDirection::S)))
+                             << 8;
     return r;
 }
 // The route a multicast branch turning into `dir` gets (written by the router facing `dir`):
@@ -653,20 +700,20 @@ static_assert(mesh_route_line_multicast(0, 2).hops == 0x45);
 // 2D router configuration beside RouterConfig (RouterLayout::mesh_config), host-written.
 inline constexpr uint32_t kMeshConfigMagic = 0x3E5D2D01;
 inline constexpr uint32_t kMeshNeighborPresent = 1u << 16;  // neighbor word: present | y << 8 | x
-inline constexpr uint32_t kMeshExitEntries = 64;             // meshes an exit table covers
-inline constexpr uint32_t kMeshExitValid = 1u << 31;         // exit word: valid | dir << 8 | device
+inline constexpr uint32_t kMeshExitEntries = 64;            // meshes an exit table covers
+inline constexpr uint32_t kMeshExitValid = 1u << 31;        // exit word: valid | dir << 8 | device
 struct MeshRouterConfig {
-    uint32_t magic;        // kMeshConfigMagic
-    uint32_t dir;          // MeshDirection this router's link leaves in
+    uint32_t magic;                      // kMeshConfigMagic
+    uint32_t dir;                        // MeshDirection this router's link leaves in
     uint32_t neighbor[kMeshDirections];  // the router of this chip on the same plane facing each
                                          // direction (neighbor[dir] = 0)
     uint32_t mesh_id;
     uint32_t device_id;
     uint32_t mesh_rows;
     uint32_t mesh_cols;
-    uint32_t inter_mesh;   // 1: the peer is in another mesh (this router is an entry node's)
-    uint32_t exit_dirs;    // bit d: the router facing d on this chip leads to another mesh
-    uint32_t exit_count;   // exit_table entries used: destination meshes 0..exit_count-1
+    uint32_t inter_mesh;  // 1: the peer is in another mesh (this router is an entry node's)
+    uint32_t exit_dirs;   // bit d: the router facing d on this chip leads to another mesh
+    uint32_t exit_count;  // exit_table entries used: destination meshes 0..exit_count-1
     uint32_t reserved[3];
 };
 static_assert(sizeof(MeshRouterConfig) == 64);
@@ -681,23 +728,28 @@ static_assert(router_layout(hal::kWormholeB0, RouterConfig{}).sender_base[0] -
 
 // Computed by the host (worker_channel()) and handed to a worker kernel in its arguments.
 struct WorkerChannel {
-    uint32_t router_x;        // router core, NOC0 coordinates
+    uint32_t router_x;  // router core, NOC0 coordinates
     uint32_t router_y;
-    uint32_t slots_base;      // ch0 slot 0 in router L1
+    uint32_t slots_base;  // ch0 slot 0 in router L1
     uint32_t num_slots;
-    uint32_t slot_bytes;      // header + payload capacity
-    uint32_t payload_bytes;   // payload capacity
-    uint32_t connection;      // WorkerConnectionInfo in router L1
-    uint32_t pushed_stream;   // stream ID of ch0's pushed counter on the router core
+    uint32_t slot_bytes;     // header + payload capacity
+    uint32_t payload_bytes;  // payload capacity
+    uint32_t connection;     // WorkerConnectionInfo in router L1
+    uint32_t pushed_stream;  // stream ID of ch0's pushed counter on the router core
 };
 static_assert(sizeof(WorkerChannel) == 32);
 
 constexpr WorkerChannel worker_channel(const hal::ArchMap& a, const RouterConfig& c,
                                        uint32_t router_x, uint32_t router_y) {
     const RouterLayout l = router_layout(a, c);
-    return WorkerChannel{router_x,       router_y,      l.sender_base[kWorkerChannel],
-                         c.sender_slots[kWorkerChannel], l.slot_bytes, c.payload_bytes,
-                         l.connection,   kStreamPushed0 + kWorkerChannel};
+    return WorkerChannel{router_x,
+                         router_y,
+                         l.sender_base[kWorkerChannel],
+                         c.sender_slots[kWorkerChannel],
+                         l.slot_bytes,
+                         c.payload_bytes,
+                         l.connection,
+                         kStreamPushed0 + kWorkerChannel};
 }
 
 // ---- the status head every long-running component shares (router, mux, ...) ---------------

@@ -40,15 +40,17 @@ struct MuxConfig {
     uint32_t full_payload_bytes;  // payload per full-size slot (multiple of 16, <= router's)
     uint32_t header_channels;     // M >= 0
     uint32_t header_slots;        // slots per header-only channel (1..kMuxMaxSlots)
-    uint32_t header_every;        // under contention: one header-only packet per this many full ones (>= 1)
-    uint32_t forward_wait_cycles; // longest wait of one channel for a router slot per visit
+    uint32_t
+        header_every;  // under contention: one header-only packet per this many full ones (>= 1)
+    uint32_t forward_wait_cycles;   // longest wait of one channel for a router slot per visit
     uint32_t teardown_check_every;  // rounds between looks at the connection blocks (>= 1)
-    uint32_t ready_timeout_us;    // waiting for the router to be ReadyForTraffic
-    uint32_t drain_timeout_us;    // graceful termination drain bound
-    uint32_t progress_timeout_us; // one NoC wait, opening and closing the router connection
-    uint32_t router_status_addr;  // the router's RouterStatusBlock (its core: downstream.router_x/y)
+    uint32_t ready_timeout_us;      // waiting for the router to be ReadyForTraffic
+    uint32_t drain_timeout_us;      // graceful termination drain bound
+    uint32_t progress_timeout_us;   // one NoC wait, opening and closing the router connection
+    uint32_t
+        router_status_addr;  // the router's RouterStatusBlock (its core: downstream.router_x/y)
     uint32_t reserved0[2];
-    WorkerChannel downstream;     // the router's ch0, as a worker would open it
+    WorkerChannel downstream;  // the router's ch0, as a worker would open it
     uint32_t reserved[8];
 };
 static_assert(sizeof(MuxConfig) == 128);
@@ -57,19 +59,20 @@ static_assert(offsetof(MuxConfig, downstream) == 64);
 // Mux -> host. It starts with the ComponentStatusHead every component shares (status, stage,
 // stuck_at, detail, heartbeat; RouterStatus / RouterWait values), so one monitor reads both.
 struct MuxStatusBlock {
-    uint32_t status;        // RouterStatus: Started .. StreamsInitialized, ReadyForTraffic, Draining, Terminated, errors
+    uint32_t status;  // RouterStatus: Started .. StreamsInitialized, ReadyForTraffic, Draining,
+                      // Terminated, errors
     uint32_t stage;
-    uint32_t stuck_at;      // RouterWait
+    uint32_t stuck_at;  // RouterWait
     uint32_t detail;
-    uint32_t heartbeat;     // main loop iterations, published every few rounds
-    uint32_t bad_packets;   // headers refused (dropped, credit returned); detail: the last reason
-    uint32_t connects;      // client connections accepted
-    uint32_t teardowns;     // client close requests answered
-    uint32_t forward_giveups;     // visits that waited forward_wait_cycles for a router slot in vain
-    uint32_t undrained;           // packets left in mux slots at exit
-    uint32_t undrained_channels;  // bit per channel that still held packets at exit
-    uint32_t round_max_cycles;    // the longest main-loop round: a close is answered within
-                                  // teardown_check_every + 1 of these
+    uint32_t heartbeat;    // main loop iterations, published every few rounds
+    uint32_t bad_packets;  // headers refused (dropped, credit returned); detail: the last reason
+    uint32_t connects;     // client connections accepted
+    uint32_t teardowns;    // client close requests answered
+    uint32_t forward_giveups;  // visits that waited forward_wait_cycles for a router slot in vain
+    uint32_t undrained;        // packets left in mux slots at exit
+    uint32_t undrained_channels;          // bit per channel that still held packets at exit
+    uint32_t round_max_cycles;            // the longest main-loop round: a close is answered within
+                                          // teardown_check_every + 1 of these
     uint32_t forwarded[kMuxMaxChannels];  // packets forwarded per channel
     uint32_t main_loop_iterations;
     uint32_t reserved[3];
@@ -110,26 +113,35 @@ struct MuxLayout {
     uint32_t connection;   // WorkerConnectionInfo per channel, consecutive
     uint32_t slots[kMuxMaxChannels];  // channel i's first slot
     uint32_t full_slot_bytes;         // header + full_payload_bytes
-    uint32_t end;          // first byte after the last slot
-    bool fits;             // end <= router_l1_top (the same bound on an Ethernet or Tensix core)
+    uint32_t end;                     // first byte after the last slot
+    bool fits;  // end <= router_l1_top (the same bound on an Ethernet or Tensix core)
 };
 
 inline constexpr uint32_t kMuxClientBytes = 32 + 160;
 
-constexpr uint32_t mux_channels(const MuxConfig& c) { return c.full_channels + c.header_channels; }
+constexpr uint32_t mux_channels(const MuxConfig& c) {
+    return c.full_channels + c.header_channels;
+}
 
 // Laid out from the same base as a router (a mux and a router never share a core).
 constexpr MuxLayout mux_layout(const hal::ArchMap& a, const MuxConfig& c) {
     MuxLayout l{};
     uint32_t p = router_l1_base(a);
-    l.config = p;       p += sizeof(MuxConfig);
-    l.status = p;       p += sizeof(MuxStatusBlock);
-    l.termination = p;  p += 16;
-    l.client = p;       p += kMuxClientBytes;
-    l.scratch = p;      p += 16 * 2 * kMuxMaxChannels;
-    l.connection = p;   p += sizeof(WorkerConnectionInfo) * kMuxMaxChannels;
+    l.config = p;
+    p += sizeof(MuxConfig);
+    l.status = p;
+    p += sizeof(MuxStatusBlock);
+    l.termination = p;
+    p += 16;
+    l.client = p;
+    p += kMuxClientBytes;
+    l.scratch = p;
+    p += 16 * 2 * kMuxMaxChannels;
+    l.connection = p;
+    p += sizeof(WorkerConnectionInfo) * kMuxMaxChannels;
     p = align_up(p, 64);
-    l.full_slot_bytes = align_up(static_cast<uint32_t>(sizeof(PacketHeader)) + c.full_payload_bytes, 16);
+    l.full_slot_bytes =
+        align_up(static_cast<uint32_t>(sizeof(PacketHeader)) + c.full_payload_bytes, 16);
     const uint32_t n = mux_channels(c) < kMuxMaxChannels ? mux_channels(c) : kMuxMaxChannels;
     for (uint32_t i = 0; i < n; ++i) {
         l.slots[i] = p;
@@ -141,12 +153,14 @@ constexpr MuxLayout mux_layout(const hal::ArchMap& a, const MuxConfig& c) {
     return l;
 }
 
-static_assert(mux_layout(hal::kWormholeB0, MuxConfig{}).status == endpoint_status_addr(hal::kWormholeB0));
-static_assert(mux_layout(hal::kBlackhole, MuxConfig{}).status == endpoint_status_addr(hal::kBlackhole));
+static_assert(mux_layout(hal::kWormholeB0, MuxConfig{}).status ==
+              endpoint_status_addr(hal::kWormholeB0));
+static_assert(mux_layout(hal::kBlackhole, MuxConfig{}).status ==
+              endpoint_status_addr(hal::kBlackhole));
 
 // What a client of mux channel i opens (the mux core at mux_x, mux_y).
-constexpr WorkerChannel mux_channel(const hal::ArchMap& a, const MuxConfig& c, uint32_t i, uint32_t mux_x,
-                                    uint32_t mux_y) {
+constexpr WorkerChannel mux_channel(const hal::ArchMap& a, const MuxConfig& c, uint32_t i,
+                                    uint32_t mux_x, uint32_t mux_y) {
     const MuxLayout l = mux_layout(a, c);
     const bool full = i < c.full_channels;
     return WorkerChannel{mux_x,

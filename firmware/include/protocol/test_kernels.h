@@ -23,7 +23,8 @@
 
 namespace protocol {
 
-// ---- placement ------------------------------------------------------------------------------------
+// ---- placement
+// ------------------------------------------------------------------------------------
 
 // The mailbox address of a core of arch `a`.
 constexpr uint32_t test_mailbox_addr(hal::Arch a) {
@@ -96,8 +97,9 @@ struct EthChannelSync {
 static_assert(sizeof(EthChannelSync) == 16);
 inline constexpr uint32_t kSyncCheck = 0x5EC0DA7A;
 
-// ---- hal_noc: every NOC HAL call from firmware -----------------------------------------------------
-// One core drives both NIUs against a passive target core (any tile with L1 on the same chip).
+// ---- hal_noc: every NOC HAL call from firmware
+// ----------------------------------------------------- One core drives both NIUs against a passive
+// target core (any tile with L1 on the same chip).
 
 struct HalNocArgs {
     uint32_t target_x, target_y;  // NOC0 coordinates of the target
@@ -162,28 +164,28 @@ static_assert(sizeof(HalNocResults) <= sizeof(uint32_t) * kTestMaxResults);
 
 // HalNocResults::flags: what the completion checks said at particular instants.
 enum HalNocFlag : uint32_t {
-    kFlagNotFlushedAtIssue = 1u << 0,     // nonposted_writes_flushed() false right after issue
-    kFlagTridNotFlushedAtIssue = 1u << 1, // trid_flushed(5) false right after issue
-    kFlagSentWhenFlushed = 1u << 2,       // nonposted_writes_sent() once flushed() holds
-    kFlagTridFlushedAfter = 1u << 3,      // trid_flushed(5) true after trid_barrier
-    kFlagPostedSent = 1u << 4,            // posted_writes_sent() after posting
-    kFlagTridWritesSent = 1u << 5,        // trid_writes_sent(7) after the posted write
-    kFlagBlackholeInlineRefused = 1u << 6, // BH: inline write to L1 refused with Unsupported
+    kFlagNotFlushedAtIssue = 1u << 0,       // nonposted_writes_flushed() false right after issue
+    kFlagTridNotFlushedAtIssue = 1u << 1,   // trid_flushed(5) false right after issue
+    kFlagSentWhenFlushed = 1u << 2,         // nonposted_writes_sent() once flushed() holds
+    kFlagTridFlushedAfter = 1u << 3,        // trid_flushed(5) true after trid_barrier
+    kFlagPostedSent = 1u << 4,              // posted_writes_sent() after posting
+    kFlagTridWritesSent = 1u << 5,          // trid_writes_sent(7) after the posted write
+    kFlagBlackholeInlineRefused = 1u << 6,  // BH: inline write to L1 refused with Unsupported
 };
 
-// ---- hal_eth: every Ethernet HAL call from firmware ------------------------------------------------
-// One core sends to its link peer, which stays passive (held in reset): the host checks the
-// peer's L1 and stream registers after the run.
+// ---- hal_eth: every Ethernet HAL call from firmware
+// ------------------------------------------------ One core sends to its link peer, which stays
+// passive (held in reset): the host checks the peer's L1 and stream registers after the run.
 
 struct HalEthArgs {
-    uint32_t local_src;        // local L1, 16-B aligned: size_a + size_b + busy_bytes (A, B, busy)
-    uint32_t peer_a;           // peer L1: size_a bytes via TXQ0
+    uint32_t local_src;  // local L1, 16-B aligned: size_a + size_b + busy_bytes (A, B, busy)
+    uint32_t peer_a;     // peer L1: size_a bytes via TXQ0
     uint32_t size_a;
-    uint32_t peer_b;           // peer L1: size_b bytes via TXQ1
+    uint32_t peer_b;  // peer L1: size_b bytes via TXQ1
     uint32_t size_b;
-    uint32_t peer_busy;        // peer L1: busy_bytes (the queue-busy send, first on the wire)
-    uint32_t busy_bytes;       // large enough to keep TXQ0 busy for several frames
-    uint32_t peer_stream;      // stream on the peer incremented by remote register writes
+    uint32_t peer_busy;           // peer L1: busy_bytes (the queue-busy send, first on the wire)
+    uint32_t busy_bytes;          // large enough to keep TXQ0 busy for several frames
+    uint32_t peer_stream;         // stream on the peer incremented by remote register writes
     uint32_t peer_scratch_value;  // written to that stream's scratch register remotely
     uint32_t timeout_us;
 };
@@ -218,18 +220,19 @@ struct HalEthResults {
 };
 static_assert(sizeof(HalEthResults) <= sizeof(uint32_t) * kTestMaxResults);
 
-// ---- streams: stream registers, locally and remotely (NOC and Ethernet) ---------------------------
-// Master: local read/add/reset; increments a same-chip neighbour's stream with a NOC inline write
-// and reads it back over the NOC; increments the link peer's stream with an Ethernet remote
-// register write, then waits for the peer (Subordinate) to answer with an increment of its own.
+// ---- streams: stream registers, locally and remotely (NOC and Ethernet)
+// --------------------------- Master: local read/add/reset; increments a same-chip neighbour's
+// stream with a NOC inline write and reads it back over the NOC; increments the link peer's stream
+// with an Ethernet remote register write, then waits for the peer (Subordinate) to answer with an
+// increment of its own.
 
 struct StreamsArgs {
     uint32_t local_stream;
     uint32_t neighbor_x, neighbor_y;  // NOC0 coordinates of the same-chip neighbour
     uint32_t neighbor_stream;
-    uint32_t local_readback;          // local L1, 16 B: NOC read of the neighbour's counter
-    uint32_t peer_stream;             // stream on the link peer (Master) / own stream (Subordinate)
-    uint32_t answer_stream;           // stream on the Master the Subordinate increments
+    uint32_t local_readback;  // local L1, 16 B: NOC read of the neighbour's counter
+    uint32_t peer_stream;     // stream on the link peer (Master) / own stream (Subordinate)
+    uint32_t answer_stream;   // stream on the Master the Subordinate increments
     uint32_t timeout_us;
 };
 static_assert(sizeof(StreamsArgs) <= sizeof(uint32_t) * kTestMaxArgs);
@@ -251,12 +254,12 @@ enum class StreamsStep : uint32_t {
 
 struct StreamsResults {
     TestFailure failure;
-    uint32_t local_after_add;   // counter after reset(0), +5, -2 (= 3)
-    uint32_t local_after_wrap;  // reset(kWordsFreeMask) then +1 (= 0)
-    uint32_t local_scratch;     // scratch read back
-    uint32_t neighbor_readback; // neighbour's counter read over the NOC after the inline write
-    uint32_t observed;          // Master: own counter after the answer; Subordinate: after the
-                                // master's remote increment
+    uint32_t local_after_add;    // counter after reset(0), +5, -2 (= 3)
+    uint32_t local_after_wrap;   // reset(kWordsFreeMask) then +1 (= 0)
+    uint32_t local_scratch;      // scratch read back
+    uint32_t neighbor_readback;  // neighbour's counter read over the NOC after the inline write
+    uint32_t observed;           // Master: own counter after the answer; Subordinate: after the
+                                 // master's remote increment
 };
 static_assert(sizeof(StreamsResults) <= sizeof(uint32_t) * kTestMaxResults);
 
@@ -265,11 +268,12 @@ enum StreamsStuck : uint32_t {
     kStreamsStuckWaitAnswer = 0x302,        // Master: waiting for the subordinate's answer
 };
 
-// ---- clock_wait: wall clock, Deadline, wait_until timeout and termination ---------------------------
+// ---- clock_wait: wall clock, Deadline, wait_until timeout and termination
+// ---------------------------
 
 struct ClockWaitArgs {
-    uint32_t timeout_cycles;   // the wait that must time out
-    uint32_t long_wait_us;     // the wait the host ends with the termination word
+    uint32_t timeout_cycles;  // the wait that must time out
+    uint32_t long_wait_us;    // the wait the host ends with the termination word
 };
 static_assert(sizeof(ClockWaitArgs) <= sizeof(uint32_t) * kTestMaxArgs);
 
@@ -290,21 +294,21 @@ enum class ClockWaitStep : uint32_t {
 
 struct ClockWaitResults {
     TestFailure failure;
-    uint32_t phase;                 // ClockWaitPhase, updated while running
-    uint32_t back_to_back_cycles;   // wall_clock() twice in a row: difference
-    uint32_t wall_minus_mcycle;     // |wall delta - mcycle delta| over a busy loop
-    uint32_t timeout_elapsed;       // cycles the timing-out wait took
-    uint32_t timeout_status;        // hal::Status of it (Timeout)
-    uint32_t already_true_status;   // predicate true, deadline passed: Ok
-    uint32_t after_us_cycles;       // Deadline::after_us(arch, 3) - now
-    uint32_t termination_status;    // hal::Status of the long wait (Terminated)
-    uint32_t long_wait_start_lo;    // wall clock when the long wait started (low word)
-    uint32_t long_wait_end_lo;      // ... and when it returned
+    uint32_t phase;                // ClockWaitPhase, updated while running
+    uint32_t back_to_back_cycles;  // wall_clock() twice in a row: difference
+    uint32_t wall_minus_mcycle;    // |wall delta - mcycle delta| over a busy loop
+    uint32_t timeout_elapsed;      // cycles the timing-out wait took
+    uint32_t timeout_status;       // hal::Status of it (Timeout)
+    uint32_t already_true_status;  // predicate true, deadline passed: Ok
+    uint32_t after_us_cycles;      // Deadline::after_us(arch, 3) - now
+    uint32_t termination_status;   // hal::Status of the long wait (Terminated)
+    uint32_t long_wait_start_lo;   // wall clock when the long wait started (low word)
+    uint32_t long_wait_end_lo;     // ... and when it returned
 };
 static_assert(sizeof(ClockWaitResults) <= sizeof(uint32_t) * kTestMaxResults);
 
-// ---- eth_ping_pong: two cores on one link, seeds/002 handshake and teardown -------------------------
-// L1 layout (same addresses on both cores) from `buf_base`:
+// ---- eth_ping_pong: two cores on one link, seeds/002 handshake and teardown
+// ------------------------- L1 layout (same addresses on both cores) from `buf_base`:
 //   +0x000 handshake in (16 B)      +0x010 handshake out (16 B)
 //   +0x020 credit in  (16 B)        +0x030 credit out    (16 B)
 //   +0x040 rx slot (payload_bytes + 16 B sync)
@@ -323,8 +327,8 @@ struct PingPongLayout {
 };
 constexpr PingPongLayout ping_pong_layout(uint32_t base, uint32_t payload_bytes) {
     const uint32_t slot = payload_bytes + sizeof(EthChannelSync);
-    return PingPongLayout{base,          base + 0x10,   base + 0x20, base + 0x30,
-                          base + 0x40,   base + 0x40 + slot, slot,   base + 0x40 + 2 * slot};
+    return PingPongLayout{base,        base + 0x10,        base + 0x20, base + 0x30,
+                          base + 0x40, base + 0x40 + slot, slot,        base + 0x40 + 2 * slot};
 }
 
 inline constexpr uint32_t kHandshakeHello = 0x48454C4F;  // "HELO"
@@ -345,7 +349,7 @@ enum class PingPongStep : uint32_t { Handshake = 1, Ping, Pong, Verify, Teardown
 struct PingPongResults {
     TestFailure failure;
     uint32_t iterations_done;
-    uint32_t mismatches;      // payload words that differed from the pattern
+    uint32_t mismatches;        // payload words that differed from the pattern
     uint32_t rtt_min, rtt_max;  // Master: ping sent -> pong seen, wall-clock cycles
     uint32_t rtt_sum_lo, rtt_sum_hi;
     uint32_t handshake_cycles;  // kernel start -> handshake complete
@@ -360,7 +364,8 @@ constexpr uint32_t pong_seed(uint32_t i) {
     return 0x1001 + 2 * i;
 }
 
-// ---- noc_traffic: one kind of NOC traffic, repeated, for contention/multicast/atomic tests -------
+// ---- noc_traffic: one kind of NOC traffic, repeated, for contention/multicast/atomic tests
+// -------
 
 enum class NocTrafficOp : uint32_t {
     Write = 1,      // `requests` unicast writes of request_bytes to dest_addr + i * request_bytes
@@ -370,20 +375,20 @@ enum class NocTrafficOp : uint32_t {
 };
 
 struct NocTrafficArgs {
-    uint32_t op;      // NocTrafficOp
-    uint32_t noc;     // 0 or 1
-    uint32_t posted;  // writes/multicast: 1 = posted
-    uint32_t vc;      // static VC (unicast 0..3, multicast 4..5)
-    uint32_t dest_x, dest_y;          // unicast target, in the coordinates of `noc`
+    uint32_t op;              // NocTrafficOp
+    uint32_t noc;             // 0 or 1
+    uint32_t posted;          // writes/multicast: 1 = posted
+    uint32_t vc;              // static VC (unicast 0..3, multicast 4..5)
+    uint32_t dest_x, dest_y;  // unicast target, in the coordinates of `noc`
     uint32_t rect_x_start, rect_y_start, rect_x_end, rect_y_end;  // multicast, `noc` coordinates
-    uint32_t mcast_dests;             // tiles in the rectangle
+    uint32_t mcast_dests;                                         // tiles in the rectangle
     uint32_t dest_addr;
-    uint32_t local_addr;              // local L1: source (writes) or destination (reads)
+    uint32_t local_addr;  // local L1: source (writes) or destination (reads)
     uint32_t request_bytes;
     uint32_t requests;
-    uint32_t seed;                    // pattern of the source data (0: do not fill)
-    uint32_t incr;                    // atomics
-    uint32_t atomic_ret;              // local L1 word for atomic old values
+    uint32_t seed;        // pattern of the source data (0: do not fill)
+    uint32_t incr;        // atomics
+    uint32_t atomic_ret;  // local L1 word for atomic old values
     uint32_t timeout_us;
 };
 static_assert(sizeof(NocTrafficArgs) <= sizeof(uint32_t) * kTestMaxArgs);
@@ -392,39 +397,40 @@ enum class NocTrafficStep : uint32_t { Args = 1, Init, Issue, Barrier, Verify };
 
 struct NocTrafficResults {
     TestFailure failure;
-    uint32_t cycles;          // first issue -> barrier complete
-    uint32_t issued;          // requests issued
+    uint32_t cycles;  // first issue -> barrier complete
+    uint32_t issued;  // requests issued
     uint32_t atomic_old_first, atomic_old_last;
     uint32_t atomic_not_increasing;  // returned old values that did not increase
-    uint32_t hw_wr_ack;       // NIU counter deltas on `noc`
+    uint32_t hw_wr_ack;              // NIU counter deltas on `noc`
     uint32_t hw_nonposted_wr_sent;
     uint32_t hw_posted_wr_sent;
     uint32_t hw_atomic_resp;
     uint32_t hw_rd_resp;
-    uint32_t read_mismatches; // Read: words that differ from pattern(seed)
+    uint32_t read_mismatches;  // Read: words that differ from pattern(seed)
 };
 static_assert(sizeof(NocTrafficResults) <= sizeof(uint32_t) * kTestMaxResults);
 
-// ---- eth_stream: a flow-controlled stream of packets over one link ---------------------------------
-// Master sends `packets` packets of packet_bytes through `channels` slots of the Subordinate's L1
-// (a ring: packet i uses slot i % channels), alternating over `queues` TX queues. The last 16 B of
-// every packet are an EthChannelSync. The Subordinate returns one credit per consumed slot by an
-// Ethernet remote register write that increments the Master's credit stream (fabric style,
-// reference §1.4); the Master sends only while it holds credits and, at the end, waits for every
-// credit to come back (seeds/002 teardown). Layout from buf_base, same on both cores:
+// ---- eth_stream: a flow-controlled stream of packets over one link
+// --------------------------------- Master sends `packets` packets of packet_bytes through
+// `channels` slots of the Subordinate's L1 (a ring: packet i uses slot i % channels), alternating
+// over `queues` TX queues. The last 16 B of every packet are an EthChannelSync. The Subordinate
+// returns one credit per consumed slot by an Ethernet remote register write that increments the
+// Master's credit stream (fabric style, reference §1.4); the Master sends only while it holds
+// credits and, at the end, waits for every credit to come back (seeds/002 teardown). Layout from
+// buf_base, same on both cores:
 //   +0x00 handshake in, +0x10 handshake out, +0x40 slot 0, +0x40 + packet_bytes slot 1, ...
 
 struct EthStreamArgs {
     uint32_t packet_bytes;  // multiple of 16, >= 16 (16: the packet is only the sync)
     uint32_t channels;      // 1..kEthStreamMaxChannels
     uint32_t packets;
-    uint32_t queues;        // 1 or 2
+    uint32_t queues;  // 1 or 2
     uint32_t buf_base;
-    uint32_t credit_stream; // the Master's stream the Subordinate increments
-    uint32_t verify;        // 1: Master fills every packet with its pattern, Subordinate checks it
+    uint32_t credit_stream;  // the Master's stream the Subordinate increments
+    uint32_t verify;         // 1: Master fills every packet with its pattern, Subordinate checks it
     uint32_t seed;
     uint32_t timeout_us;
-    uint32_t handshake;     // 1: seeds/002 start-of-kernel handshake first
+    uint32_t handshake;  // 1: seeds/002 start-of-kernel handshake first
 };
 static_assert(sizeof(EthStreamArgs) <= sizeof(uint32_t) * kTestMaxArgs);
 
@@ -445,9 +451,9 @@ constexpr uint32_t eth_stream_seed(uint32_t seed, uint32_t i) {
 enum EthStreamStuck : uint32_t {
     kEsStuckHandshakeAck = 0x201,
     kEsStuckHandshakeHello = 0x202,
-    kEsStuckCredit = 0x203,       // Master: no credit for the next packet (detail: packet)
-    kEsStuckPacket = 0x204,       // Subordinate: packet not arriving (detail: packet)
-    kEsStuckFinalCredits = 0x205, // Master: end-of-kernel wait for the outstanding credits
+    kEsStuckCredit = 0x203,        // Master: no credit for the next packet (detail: packet)
+    kEsStuckPacket = 0x204,        // Subordinate: packet not arriving (detail: packet)
+    kEsStuckFinalCredits = 0x205,  // Master: end-of-kernel wait for the outstanding credits
     kEsStuckTxq = 0x206,
 };
 
@@ -456,11 +462,11 @@ enum class EthStreamStep : uint32_t { Args = 1, Handshake, Send, Receive, Verify
 struct EthStreamResults {
     TestFailure failure;
     uint32_t packets_done;
-    uint32_t mismatches;     // Subordinate with verify: payload words that differed
-    uint32_t cycles;         // Master: first send -> last credit back; Subordinate: first -> last packet
-    uint32_t first_cycle_lo; // wall clock (low word) at the start of the measured interval
-    uint32_t credit_waits;   // Master: times it found no credit
-    uint32_t sync_errors;    // Subordinate: sync words whose check/bytes did not match
+    uint32_t mismatches;  // Subordinate with verify: payload words that differed
+    uint32_t cycles;  // Master: first send -> last credit back; Subordinate: first -> last packet
+    uint32_t first_cycle_lo;  // wall clock (low word) at the start of the measured interval
+    uint32_t credit_waits;    // Master: times it found no credit
+    uint32_t sync_errors;     // Subordinate: sync words whose check/bytes did not match
     // Subordinate: the steady-state window, from the landing of packet steady_from to that of
     // packet steady_to (eth_stream_steady_window: the first and last eighth are left out, where
     // the pipeline fills and drains, and the window spans an even number of packets, so with two
@@ -492,11 +498,11 @@ enum class TxqOrderCase : uint32_t {
 };
 
 struct TxqOrderArgs {
-    uint32_t which;       // TxqOrderCase
-    uint32_t queues;      // SeqSlot: 1 or 2
-    uint32_t count;       // SeqSlot: packets per queue
-    uint32_t big_bytes;   // Same/CrossQueue
-    uint32_t buf_base;    // layout below, same on both cores
+    uint32_t which;      // TxqOrderCase
+    uint32_t queues;     // SeqSlot: 1 or 2
+    uint32_t count;      // SeqSlot: packets per queue
+    uint32_t big_bytes;  // Same/CrossQueue
+    uint32_t buf_base;   // layout below, same on both cores
     uint32_t timeout_us;
 };
 static_assert(sizeof(TxqOrderArgs) <= sizeof(uint32_t) * kTestMaxArgs);
@@ -530,8 +536,8 @@ enum TxqOrderStuck : uint32_t {
 
 struct TxqOrderResults {
     TestFailure failure;
-    uint32_t distinct_seen[2];   // SeqSlot: distinct values observed per queue's slot
-    uint32_t decreases[2];       // SeqSlot: observations lower than the previous one
+    uint32_t distinct_seen[2];  // SeqSlot: distinct values observed per queue's slot
+    uint32_t decreases[2];      // SeqSlot: observations lower than the previous one
     uint32_t final_seq[2];
     uint32_t last_word_present_at_flag;  // Same/CrossQueue: big transfer's last word was there
     uint32_t flag_cycles;                // handshake done -> flag seen (wall-clock cycles)
@@ -539,16 +545,17 @@ struct TxqOrderResults {
 };
 static_assert(sizeof(TxqOrderResults) <= sizeof(uint32_t) * kTestMaxResults);
 
-// ---- bad_input: what a bad request looks like from firmware and in the model -------------------------
-// Refused HAL calls (nothing reaches the model), then the same mistakes written straight to the
-// registers (the model records them), then NOC requests to addresses outside the target's memory.
+// ---- bad_input: what a bad request looks like from firmware and in the model
+// ------------------------- Refused HAL calls (nothing reaches the model), then the same mistakes
+// written straight to the registers (the model records them), then NOC requests to addresses
+// outside the target's memory.
 
 struct BadInputArgs {
-    uint32_t local_buf;      // local L1, 64 B, 16-B aligned
-    uint32_t peer_buf;       // link peer L1 (valid destination)
+    uint32_t local_buf;           // local L1, 64 B, 16-B aligned
+    uint32_t peer_buf;            // link peer L1 (valid destination)
     uint32_t target_x, target_y;  // NOC0 coordinates of a same-chip core
-    uint32_t bad_noc_addr;   // address outside that core's memory (16-B aligned)
-    uint32_t peer_stream;    // stream used for the refused TXQ1 remote register write
+    uint32_t bad_noc_addr;        // address outside that core's memory (16-B aligned)
+    uint32_t peer_stream;         // stream used for the refused TXQ1 remote register write
 };
 static_assert(sizeof(BadInputArgs) <= sizeof(uint32_t) * kTestMaxArgs);
 
@@ -560,25 +567,26 @@ enum class BadInputStep : uint32_t { HalEth = 1, RawEth, Noc };
 
 struct BadInputResults {
     TestFailure failure;
-    uint32_t hal_misaligned_src;     // hal::Status of send with a misaligned source
+    uint32_t hal_misaligned_src;  // hal::Status of send with a misaligned source
     uint32_t hal_misaligned_dst;
     uint32_t hal_misaligned_size;
-    uint32_t hal_q1_remote;          // try_write_remote_reg on TXQ1
-    uint32_t transfer_cnt_after_hal; // TXQ0 + TXQ1 TRANSFER_CNT after the refused calls (0)
-    uint32_t noc_write_status;       // HAL status of the out-of-range write (Ok: the HAL cannot know)
-    uint32_t noc_barrier_status;     // the write barrier (Ok: the model still acks)
+    uint32_t hal_q1_remote;           // try_write_remote_reg on TXQ1
+    uint32_t transfer_cnt_after_hal;  // TXQ0 + TXQ1 TRANSFER_CNT after the refused calls (0)
+    uint32_t noc_write_status;    // HAL status of the out-of-range write (Ok: the HAL cannot know)
+    uint32_t noc_barrier_status;  // the write barrier (Ok: the model still acks)
     uint32_t noc_read_status;
     uint32_t noc_read_barrier_status;
 };
 static_assert(sizeof(BadInputResults) <= sizeof(uint32_t) * kTestMaxResults);
 
-// ---- eth_latency (benchmark): ping-pong round trip without verification ------------------------------
+// ---- eth_latency (benchmark): ping-pong round trip without verification
+// ------------------------------
 
 struct EthLatencyArgs {
-    uint32_t samples;        // measured round trips (one unmeasured warm-up first)
-    uint32_t packet_bytes;   // multiple of 16, >= 16, sync included
-    uint32_t buf_base;       // +0x00 handshake in/out, +0x20 FIN in/out, +0x40 rx slot,
-                             // +0x40 + packet_bytes tx slot
+    uint32_t samples;       // measured round trips (one unmeasured warm-up first)
+    uint32_t packet_bytes;  // multiple of 16, >= 16, sync included
+    uint32_t buf_base;      // +0x00 handshake in/out, +0x20 FIN in/out, +0x40 rx slot,
+                            // +0x40 + packet_bytes tx slot
     uint32_t timeout_us;
 };
 static_assert(sizeof(EthLatencyArgs) <= sizeof(uint32_t) * kTestMaxArgs);
@@ -592,26 +600,26 @@ struct EthLatencyResults {
 };
 static_assert(sizeof(EthLatencyResults) <= sizeof(uint32_t) * kTestMaxResults);
 
-// ---- eth_ring (benchmark): a token around a ring of chips --------------------------------------------
-// Per chip two eth cores: the Receiver (link from the previous chip) and the Forwarder (link to
-// the next chip). A hop: the Receiver sees the token land over Ethernet, writes it over the NOC
-// into the Forwarder's tx slot, bumps the Forwarder's token stream with a NOC inline write, and
-// returns the Ethernet credit to the previous chip's Forwarder (remote register write). The
-// Forwarder waits for the token stream, sends the token (payload + sync) over its link to the
-// next chip's Receiver, and waits for that credit before the next token. The Master is chip 0's
-// Receiver: it injects the token into its own Forwarder, starts the clock, and stops it when the
-// token comes back around. Each link starts with the seeds/002 handshake (Forwarder = handshake
-// Master, the next chip's Receiver = Subordinate). Layout (both roles) from buf_base:
-// +0x00 handshake in, +0x10 handshake out, +0x40 rx slot, +0x40 + packet_bytes tx slot.
+// ---- eth_ring (benchmark): a token around a ring of chips
+// -------------------------------------------- Per chip two eth cores: the Receiver (link from the
+// previous chip) and the Forwarder (link to the next chip). A hop: the Receiver sees the token land
+// over Ethernet, writes it over the NOC into the Forwarder's tx slot, bumps the Forwarder's token
+// stream with a NOC inline write, and returns the Ethernet credit to the previous chip's Forwarder
+// (remote register write). The Forwarder waits for the token stream, sends the token (payload +
+// sync) over its link to the next chip's Receiver, and waits for that credit before the next token.
+// The Master is chip 0's Receiver: it injects the token into its own Forwarder, starts the clock,
+// and stops it when the token comes back around. Each link starts with the seeds/002 handshake
+// (Forwarder = handshake Master, the next chip's Receiver = Subordinate). Layout (both roles) from
+// buf_base: +0x00 handshake in, +0x10 handshake out, +0x40 rx slot, +0x40 + packet_bytes tx slot.
 
 struct EthRingArgs {
-    uint32_t samples;          // measured laps (one unmeasured warm-up lap first)
-    uint32_t packet_bytes;     // multiple of 16, >= 16, sync included
+    uint32_t samples;       // measured laps (one unmeasured warm-up lap first)
+    uint32_t packet_bytes;  // multiple of 16, >= 16, sync included
     uint32_t buf_base;
     uint32_t partner_x, partner_y;  // the other core on this chip, in `noc` coordinates
-    uint32_t noc;              // NOC used between Receiver and Forwarder
-    uint32_t token_stream;     // Forwarder's stream: tokens handed over by the Receiver
-    uint32_t credit_stream;    // Forwarder's stream: Ethernet credits from the next Receiver
+    uint32_t noc;                   // NOC used between Receiver and Forwarder
+    uint32_t token_stream;          // Forwarder's stream: tokens handed over by the Receiver
+    uint32_t credit_stream;         // Forwarder's stream: Ethernet credits from the next Receiver
     uint32_t timeout_us;
 };
 static_assert(sizeof(EthRingArgs) <= sizeof(uint32_t) * kTestMaxArgs);
@@ -625,9 +633,9 @@ constexpr uint32_t eth_bench_tx(uint32_t base, uint32_t packet_bytes) {
 
 enum EthLatencyStuck : uint32_t {
     kLatStuckHandshake = 0x601,
-    kLatStuckPong = 0x602,   // Master (detail: sample)
-    kLatStuckPing = 0x603,   // Subordinate (detail: sample)
-    kLatStuckFin = 0x604,    // Subordinate: end-of-kernel wait for the last credit
+    kLatStuckPong = 0x602,  // Master (detail: sample)
+    kLatStuckPing = 0x603,  // Subordinate (detail: sample)
+    kLatStuckFin = 0x604,   // Subordinate: end-of-kernel wait for the last credit
     kLatStuckTxq = 0x605,
 };
 
@@ -653,19 +661,27 @@ static_assert(sizeof(EthRingResults) <= sizeof(uint32_t) * kTestMaxResults);
 // (fabric/worker_adapter.h). Each owns, at conn_l1: the credit word (+0), the teardown word (+16)
 // and the adapter's staging (+32, FabricConnection::kStagingBytes).
 
-constexpr uint32_t fabric_conn_credit(uint32_t conn_l1) { return conn_l1; }
-constexpr uint32_t fabric_conn_teardown(uint32_t conn_l1) { return conn_l1 + 16; }
-constexpr uint32_t fabric_conn_staging(uint32_t conn_l1) { return conn_l1 + 32; }
+constexpr uint32_t fabric_conn_credit(uint32_t conn_l1) {
+    return conn_l1;
+}
+constexpr uint32_t fabric_conn_teardown(uint32_t conn_l1) {
+    return conn_l1 + 16;
+}
+constexpr uint32_t fabric_conn_staging(uint32_t conn_l1) {
+    return conn_l1 + 32;
+}
 inline constexpr uint32_t kFabricConnL1Bytes = 32 + 64 + 6 * 16;
 
 // One destination of fabric_traffic (host-written in the worker's L1 at dests_addr). Packet k of
 // this destination (k = 0, 1, ... counting only its packets) uses position p = k % dest_slots:
-//   UnicastWrite, FusedWriteAtomicInc  packet_bytes of pattern(seed + p) -> addr + p * packet_bytes;
+//   UnicastWrite, FusedWriteAtomicInc  packet_bytes of pattern(seed + p) -> addr + p *
+//   packet_bytes;
 //                                      fused: then sem += 1
 //   InlineWrite                        pattern_word(seed, p) -> addr + 4 * p
 //   AtomicInc                          addr += 1 (sem unused)
 //   ScatterWrite                       chunk j (scatter_chunks equal parts of packet_bytes) of
-//                                      pattern(seed + p) -> addr + j * scatter_gap + p * packet_bytes
+//                                      pattern(seed + p) -> addr + j * scatter_gap + p *
+//                                      packet_bytes
 //                                      + j * chunk bytes
 struct FabricDest {
     uint32_t route;  // pf::route_unicast / route_multicast (2D: pf::Route::hops)
@@ -673,7 +689,7 @@ struct FabricDest {
     uint32_t addr;
     uint32_t seed;
     uint32_t sem_x, sem_y, sem_addr;
-    uint32_t route_ext;   // 2D: the rest of pf::Route (0 on a line or ring)
+    uint32_t route_ext;  // 2D: the rest of pf::Route (0 on a line or ring)
     uint32_t flags_word;
     uint32_t dst_node;
     uint32_t reserved;
@@ -682,25 +698,27 @@ static_assert(sizeof(FabricDest) == 48);
 inline constexpr uint32_t kFabricMaxDests = 16;
 
 enum FabricTrafficFlags : uint32_t {
-    kFabricFlush = 1u << 0,     // atomics (and fused increments) after the channel's writes are flushed
-    kFabricNoClose = 1u << 1,   // leave the connection open at the end (termination tests)
+    kFabricFlush =
+        1u << 0,  // atomics (and fused increments) after the channel's writes are flushed
+    kFabricNoClose = 1u << 1,  // leave the connection open at the end (termination tests)
 };
 
 struct FabricTrafficArgs {
     fabric::WorkerChannel channel;
-    uint32_t send_type;      // fabric::NocSendType
-    uint32_t packet_bytes;   // bytes per send (payload types; > payload_bytes splits; multiple of 16)
-    uint32_t packet_count;   // sends in all, round-robin over the destinations
-    uint32_t num_dests;      // 1..kFabricMaxDests
-    uint32_t dest_slots;     // positions per destination region (>= 1)
-    uint32_t dests_addr;     // L1: FabricDest[num_dests]
-    uint32_t src_addr;       // L1: num_dests * dest_slots * packet_bytes of source (the kernel fills it)
-    uint32_t conn_l1;        // L1: kFabricConnL1Bytes, 16-B aligned
-    uint32_t timeout_us;     // every wait (slot credit, teardown, ...)
-    uint32_t flags;          // FabricTrafficFlags
-    uint32_t scatter_chunks; // 2..4 (ScatterWrite)
-    uint32_t scatter_gap;    // ScatterWrite: distance between the chunks' regions
-    uint32_t start_addr;     // 0, or an L1 word: wait (bounded) for it to be non-zero before sending
+    uint32_t send_type;  // fabric::NocSendType
+    uint32_t
+        packet_bytes;  // bytes per send (payload types; > payload_bytes splits; multiple of 16)
+    uint32_t packet_count;  // sends in all, round-robin over the destinations
+    uint32_t num_dests;     // 1..kFabricMaxDests
+    uint32_t dest_slots;    // positions per destination region (>= 1)
+    uint32_t dests_addr;    // L1: FabricDest[num_dests]
+    uint32_t src_addr;  // L1: num_dests * dest_slots * packet_bytes of source (the kernel fills it)
+    uint32_t conn_l1;   // L1: kFabricConnL1Bytes, 16-B aligned
+    uint32_t timeout_us;      // every wait (slot credit, teardown, ...)
+    uint32_t flags;           // FabricTrafficFlags
+    uint32_t scatter_chunks;  // 2..4 (ScatterWrite)
+    uint32_t scatter_gap;     // ScatterWrite: distance between the chunks' regions
+    uint32_t start_addr;  // 0, or an L1 word: wait (bounded) for it to be non-zero before sending
 };
 static_assert(sizeof(FabricTrafficArgs) <= sizeof(uint32_t) * kTestMaxArgs);
 
@@ -708,7 +726,7 @@ enum class FabricTrafficStep : uint32_t { Args = 1, Init, Open, Send, Close, Sta
 
 enum FabricStuck : uint32_t {
     kFabricStuckOpen = 0x701,
-    kFabricStuckSend = 0x702,   // detail: packet index
+    kFabricStuckSend = 0x702,  // detail: packet index
     kFabricStuckClose = 0x703,
     kFabricStuckStart = 0x704,
     kFabricStuckToken = 0x705,  // fabric_conn_stress: the token never came (detail: iteration)
@@ -716,10 +734,10 @@ enum FabricStuck : uint32_t {
 
 struct FabricTrafficResults {
     TestFailure failure;
-    uint32_t packets_sent;   // send calls completed
-    uint32_t cycles;         // open .. last send returned
+    uint32_t packets_sent;  // send calls completed
+    uint32_t cycles;        // open .. last send returned
     uint32_t close_cycles;
-    uint32_t last_status;    // hal::Status of the last adapter call
+    uint32_t last_status;  // hal::Status of the last adapter call
 };
 static_assert(sizeof(FabricTrafficResults) <= sizeof(uint32_t) * kTestMaxResults);
 
@@ -730,13 +748,13 @@ static_assert(sizeof(FabricTrafficResults) <= sizeof(uint32_t) * kTestMaxResults
 struct FabricConnStressArgs {
     fabric::WorkerChannel channel;
     uint32_t iterations;
-    uint32_t workers;       // K >= 1
-    uint32_t my_index;      // 0..K-1
+    uint32_t workers;         // K >= 1
+    uint32_t my_index;        // 0..K-1
     uint32_t next_x, next_y;  // the next worker (NOC0)
-    uint32_t token_addr;    // L1 word (same address on every worker; host zeroes it)
+    uint32_t token_addr;      // L1 word (same address on every worker; host zeroes it)
     uint32_t route;
     uint32_t dst_x, dst_y, dst_addr;
-    uint32_t sem_addr;      // on the same core as dst
+    uint32_t sem_addr;  // on the same core as dst
     uint32_t seed;
     uint32_t packet_bytes;  // multiple of 16, <= payload_bytes
     uint32_t src_addr;
@@ -769,18 +787,18 @@ inline constexpr uint32_t kMuxWorkerPositions = 8;
 struct MuxWorkerArgs {
     fabric::WorkerChannel channel;  // the mux channel
     uint32_t packet_count;
-    uint32_t packet_bytes;     // full-size: multiple of 16, <= channel payload
-    uint32_t route;            // pf::route_unicast(hops)
+    uint32_t packet_bytes;  // full-size: multiple of 16, <= channel payload
+    uint32_t route;         // pf::route_unicast(hops)
     uint32_t dst_x, dst_y, dst_addr;
     uint32_t seed;
-    uint32_t src_addr;         // L1: kMuxWorkerPositions * packet_bytes of source (the kernel fills it)
-    uint32_t conn_l1;          // L1: kFabricConnL1Bytes, 16-B aligned
-    uint32_t send_timeout_us;  // open, each slot wait, the master's wait for the others
-    uint32_t close_timeout_us; // the teardown answer
+    uint32_t src_addr;  // L1: kMuxWorkerPositions * packet_bytes of source (the kernel fills it)
+    uint32_t conn_l1;   // L1: kFabricConnL1Bytes, 16-B aligned
+    uint32_t send_timeout_us;   // open, each slot wait, the master's wait for the others
+    uint32_t close_timeout_us;  // the teardown answer
     uint32_t master_x, master_y;
-    uint32_t done_addr;        // the master's done word (host zeroes it)
-    uint32_t workers;          // done increments the master waits for (itself included)
-    uint32_t flags;            // MuxWorkerFlags
+    uint32_t done_addr;  // the master's done word (host zeroes it)
+    uint32_t workers;    // done increments the master waits for (itself included)
+    uint32_t flags;      // MuxWorkerFlags
 };
 static_assert(sizeof(MuxWorkerArgs) <= sizeof(uint32_t) * kTestMaxArgs);
 

@@ -18,16 +18,17 @@ enum class TestStatus : uint32_t {
     NotStarted = 0,
     Running = 0x52554E21,  // "RUN!"
     Done = 0xD0E5D0E5,
-    Failed = 0xFA11ED00,   // low byte: the kernel's failure code
+    Failed = 0xFA11ED00,  // low byte: the kernel's failure code
 };
 
 struct TestMailbox {
-    uint32_t magic;         // host writes kTestMailboxMagic before release
-    uint32_t role;          // kernel-specific (e.g. 0 = master, 1 = subordinate)
-    uint32_t termination;   // host writes non-zero to ask the kernel to stop (every wait escapes on it)
-    uint32_t status;        // TestStatus, written by the kernel
-    uint32_t heartbeat;     // incremented by long-running kernels
-    uint32_t stuck_at;      // where a kernel gave up (kernel-specific code), 0 if not stuck
+    uint32_t magic;  // host writes kTestMailboxMagic before release
+    uint32_t role;   // kernel-specific (e.g. 0 = master, 1 = subordinate)
+    uint32_t
+        termination;  // host writes non-zero to ask the kernel to stop (every wait escapes on it)
+    uint32_t status;  // TestStatus, written by the kernel
+    uint32_t heartbeat;  // incremented by long-running kernels
+    uint32_t stuck_at;   // where a kernel gave up (kernel-specific code), 0 if not stuck
     uint32_t num_args;
     uint32_t num_results;
     uint32_t args[kTestMaxArgs];        // host → kernel

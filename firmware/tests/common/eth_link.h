@@ -20,8 +20,8 @@ using Streams = hal::Streams<hal::kArch>;
 
 // Send on queue q: at once if the queue is free (no clock read, no deadline), else through the
 // bounded wait of Eth::send. Same statuses as Eth::send.
-inline hal::Status send(hal::EthTxq q, uint32_t src, uint32_t dst, uint32_t size, uint32_t timeout_us,
-                        const uint32_t* term) {
+inline hal::Status send(hal::EthTxq q, uint32_t src, uint32_t dst, uint32_t size,
+                        uint32_t timeout_us, const uint32_t* term) {
     const hal::Status s = Eth::try_send(q, src, dst, size);
     if (s != hal::Status::Busy) {
         return s;
@@ -30,8 +30,8 @@ inline hal::Status send(hal::EthTxq q, uint32_t src, uint32_t dst, uint32_t size
 }
 
 // Remote register write on queue q, the same way.
-inline hal::Status write_remote_reg(hal::EthTxq q, uint32_t reg, uint32_t value, uint32_t timeout_us,
-                                    const uint32_t* term) {
+inline hal::Status write_remote_reg(hal::EthTxq q, uint32_t reg, uint32_t value,
+                                    uint32_t timeout_us, const uint32_t* term) {
     const hal::Status s = Eth::try_write_remote_reg(q, reg, value);
     if (s != hal::Status::Busy) {
         return s;
@@ -53,7 +53,8 @@ inline hal::Status wait_word_ne(uint32_t addr, uint32_t value, hal::Deadline d,
 
 // Write an EthChannelSync for packet `seq` (already + 1) at `addr`.
 inline void write_sync(uint32_t addr, uint32_t seq, uint32_t bytes_sent, uint32_t src_id) {
-    const protocol::EthChannelSync s{seq, bytes_sent, src_id, seq ^ bytes_sent ^ protocol::kSyncCheck};
+    const protocol::EthChannelSync s{seq, bytes_sent, src_id,
+                                     seq ^ bytes_sent ^ protocol::kSyncCheck};
     store_words(addr, s);
 }
 
@@ -84,9 +85,11 @@ inline hal::Status handshake(bool master, uint32_t hs_in, uint32_t hs_out, uint3
                              const uint32_t* term, HandshakeWait* stuck_wait) {
     *stuck_wait = HandshakeWait::None;
     if (master) {
-        store_words(hs_out, protocol::EthChannelSync{protocol::kHandshakeHello, 0, 0,
-                                                     protocol::kHandshakeHello ^ protocol::kSyncCheck});
-        hal::Status s = Eth::send(hal::EthTxq::Q0, hs_out, hs_in, 16, deadline_us(timeout_us), term);
+        store_words(hs_out,
+                    protocol::EthChannelSync{protocol::kHandshakeHello, 0, 0,
+                                             protocol::kHandshakeHello ^ protocol::kSyncCheck});
+        hal::Status s =
+            Eth::send(hal::EthTxq::Q0, hs_out, hs_in, 16, deadline_us(timeout_us), term);
         if (s != hal::Status::Ok) {
             *stuck_wait = HandshakeWait::Txq;
             return s;

@@ -107,7 +107,8 @@ class Kernel {
         }
         hal::mmio::store_shared(&mb()->stuck_at, 0);
         hal::mmio::store_shared(&mb()->num_results, 0);
-        hal::mmio::store_shared(&mb()->status, static_cast<uint32_t>(protocol::TestStatus::Running));
+        hal::mmio::store_shared(&mb()->status,
+                                static_cast<uint32_t>(protocol::TestStatus::Running));
         return true;
     }
 
@@ -143,8 +144,8 @@ class Kernel {
     // Publish one word of a results struct (e.g. a phase the host polls for).
     template <typename R>
     void publish_word(const R& r, const uint32_t& field) {
-        const size_t off = reinterpret_cast<const uint8_t*>(&field) -
-                           reinterpret_cast<const uint8_t*>(&r);
+        const size_t off =
+            reinterpret_cast<const uint8_t*>(&field) - reinterpret_cast<const uint8_t*>(&r);
         store32(kMailboxAddr + offsetof(protocol::TestMailbox, results) + off, field);
     }
 
@@ -192,18 +193,18 @@ class Kernel {
 }  // namespace fwtest
 
 // Fail the kernel (return from main) when `call` does not return `expected`.
-#define FW_EXPECT_STATUS(k, r, call, expected, step, detail)                                     \
-    do {                                                                                         \
-        const ::hal::Status fw_status_ = (call);                                                 \
-        if (fw_status_ != (expected)) {                                                          \
-            return (k).fail((r), ::protocol::TestFail::HalError, (step), fw_status_, (detail));  \
-        }                                                                                        \
+#define FW_EXPECT_STATUS(k, r, call, expected, step, detail)                                    \
+    do {                                                                                        \
+        const ::hal::Status fw_status_ = (call);                                                \
+        if (fw_status_ != (expected)) {                                                         \
+            return (k).fail((r), ::protocol::TestFail::HalError, (step), fw_status_, (detail)); \
+        }                                                                                       \
     } while (false)
 
 // Fail the kernel with `code` when `cond` is false.
-#define FW_EXPECT(k, r, cond, code, step, detail)                                                \
-    do {                                                                                         \
-        if (!(cond)) {                                                                           \
-            return (k).fail((r), (code), (step), ::hal::Status::Ok, (detail));                   \
-        }                                                                                        \
+#define FW_EXPECT(k, r, cond, code, step, detail)                              \
+    do {                                                                       \
+        if (!(cond)) {                                                         \
+            return (k).fail((r), (code), (step), ::hal::Status::Ok, (detail)); \
+        }                                                                      \
     } while (false)

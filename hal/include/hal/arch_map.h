@@ -1,8 +1,8 @@
 // The one source of truth for Wormhole B0 and Blackhole addresses seen by an Ethernet RISC-V core.
 //
 // Firmware, the host and the simulator all include this header. Each arch is one constexpr ArchMap
-// value of the same type, so arch differences are data, never copied code. Firmware picks its arch at
-// compile time (hal::kArch, see hal/arch.h); the host and the model pick one at run time
+// value of the same type, so arch differences are data, never copied code. Firmware picks its arch
+// at compile time (hal::kArch, see hal/arch.h); the host and the model pick one at run time
 // (hal::arch_map(Arch)). The RTL gets the addresses it needs through a package generated from this
 // header at build time (sim/tools/gen_rtl_map.cpp), never from a second hand-written copy.
 //
@@ -425,7 +425,7 @@ inline constexpr ArchMap kBlackhole{
     .local_data_ram_reserved = 0x700,  // E0: base firmware
     .app_fw_base = 0x3330,             // AERISC firmware base
     .app_fw_size = 24 * 1024,
-    .launch_app_flag = 0x3320,         // void launch flag slot just below the firmware base
+    .launch_app_flag = 0x3320,  // void launch flag slot just below the firmware base
     .noc_cmd_buf_stride = 0x800,
     .noc_word_bytes = 64,
     .noc_max_burst_bytes = 16384,

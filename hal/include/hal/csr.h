@@ -23,8 +23,14 @@ inline uint32_t read() {
     return value;
 }
 
-inline uint32_t mcycle() { return read<kMcycle>(); }
-inline uint32_t minstret() { return read<kMinstret>(); }
-inline uint32_t mhartid() { return read<kMhartid>(); }
+inline uint32_t mcycle() {
+    return read<kMcycle>();
+}
+inline uint32_t minstret() {
+    return read<kMinstret>();
+}
+inline uint32_t mhartid() {
+    return read<kMhartid>();
+}
 
 }  // namespace hal::csr

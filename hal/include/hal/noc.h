@@ -121,9 +121,9 @@ struct NocCounters {
 // that made it.
 // (40 bytes: a router keeps a dozen on its stack, in the core's small local data RAM.)
 struct NocPrepared {
-    uint32_t base = 0;      // the command buffer's base address
-    uint32_t token = 0;     // which preparation; 0 = never prepared (every use refused)
-    uint32_t ret_mid = 0;   // the destination's middle (and high) address register values
+    uint32_t base = 0;     // the command buffer's base address
+    uint32_t token = 0;    // which preparation; 0 = never prepared (every use refused)
+    uint32_t ret_mid = 0;  // the destination's middle (and high) address register values
     uint32_t ret_hi = 0;
     uint32_t tag = 0;
     uint32_t ctrl = 0;
@@ -453,20 +453,21 @@ class Noc {
     // write_prepared_to): for a stream of writes to many cores with the same options, e.g. a
     // router delivering packets. A request writes source, destination address and core, size
     // (and its transaction ID with trid_each) and NOC_CMD_CTRL; checks as write().
-    [[nodiscard]] Status prepare_write_any(uint32_t cmd_buf, const NocWriteOpts& o, NocPrepared& out,
-                                           bool trid_each = false) {
+    [[nodiscard]] Status prepare_write_any(uint32_t cmd_buf, const NocWriteOpts& o,
+                                           NocPrepared& out, bool trid_each = false) {
         HAL_TRY(prepare_write(cmd_buf, {0, 0}, o, out, trid_each));
         out.any_dst = true;
         return Status::Ok;
     }
-    [[nodiscard, gnu::always_inline]] Status write_prepared_to(const NocPrepared& p, uint32_t src_l1,
-                                                               const NocXY& dst, uint32_t dst_addr,
-                                                               uint32_t size) {
+    [[nodiscard, gnu::always_inline]] Status write_prepared_to(const NocPrepared& p,
+                                                               uint32_t src_l1, const NocXY& dst,
+                                                               uint32_t dst_addr, uint32_t size) {
         return write_prepared_to_impl<false>(p, src_l1, dst, dst_addr, size, 0);
     }
-    [[nodiscard, gnu::always_inline]] Status write_prepared_to(const NocPrepared& p, uint32_t src_l1,
-                                                               const NocXY& dst, uint32_t dst_addr,
-                                                               uint32_t size, uint32_t trid) {
+    [[nodiscard, gnu::always_inline]] Status write_prepared_to(const NocPrepared& p,
+                                                               uint32_t src_l1, const NocXY& dst,
+                                                               uint32_t dst_addr, uint32_t size,
+                                                               uint32_t trid) {
         return write_prepared_to_impl<true>(p, src_l1, dst, dst_addr, size, trid);
     }
 
@@ -506,8 +507,9 @@ class Noc {
     // given the same `value`: the handle does not keep it) only waits for the buffer and writes
     // NOC_CMD_CTRL. The registers of a command buffer keep their values after a request, so the
     // same request can be launched again.
-    [[nodiscard]] Status prepare_write_inline_fixed(uint32_t cmd_buf, const NocAddr& dst, uint32_t value,
-                                                    const NocInlineWriteOpts& o, NocPrepared& out) {
+    [[nodiscard]] Status prepare_write_inline_fixed(uint32_t cmd_buf, const NocAddr& dst,
+                                                    uint32_t value, const NocInlineWriteOpts& o,
+                                                    NocPrepared& out) {
         HAL_TRY(prepare_write_inline(cmd_buf, dst, o, out, false));
         out.fixed = true;
         mmio::write32(out.base + A.noc.at_data, value);  // still ready: nothing launched since
@@ -536,18 +538,18 @@ class Noc {
     // with trid_each, trid <= kMaxTransactionId, what check_transfer() / coord_ok() would accept,
     // and size <= ArchMap::noc_max_burst_bytes (one request, never split). Breaking that is
     // undefined: the NIU gets the registers as given.
-    [[nodiscard, gnu::always_inline]] Status write_prepared_prechecked(const NocPrepared& p, uint32_t src_l1,
-                                                                       uint32_t dst_addr, uint32_t size,
-                                                                       uint32_t trid) {
+    [[nodiscard, gnu::always_inline]] Status write_prepared_prechecked(
+        const NocPrepared& p, uint32_t src_l1, uint32_t dst_addr, uint32_t size, uint32_t trid) {
         return write_prepared_impl<true, false>(p, src_l1, dst_addr, size, trid);
     }
-    [[nodiscard, gnu::always_inline]] Status write_prepared_to_prechecked(const NocPrepared& p, uint32_t src_l1,
-                                                                          const NocXY& dst, uint32_t dst_addr,
-                                                                          uint32_t size, uint32_t trid) {
+    [[nodiscard, gnu::always_inline]] Status write_prepared_to_prechecked(
+        const NocPrepared& p, uint32_t src_l1, const NocXY& dst, uint32_t dst_addr, uint32_t size,
+        uint32_t trid) {
         return write_prepared_to_impl<true, false>(p, src_l1, dst, dst_addr, size, trid);
     }
     [[nodiscard, gnu::always_inline]] Status write_inline_prepared_prechecked(const NocPrepared& p,
-                                                                              uint32_t value, uint32_t trid) {
+                                                                              uint32_t value,
+                                                                              uint32_t trid) {
         return write_inline_prepared_impl<true, false>(p, value, trid);
     }
 
@@ -558,7 +560,8 @@ class Noc {
     [[gnu::always_inline]] Status write_prepared_impl(const NocPrepared& p, uint32_t src_l1,
                                                       uint32_t dst_addr, uint32_t size,
                                                       uint32_t trid) {
-        return write_prepared_core<kTrid, kChecked, false>(p, src_l1, NocXY{}, dst_addr, size, trid);
+        return write_prepared_core<kTrid, kChecked, false>(p, src_l1, NocXY{}, dst_addr, size,
+                                                           trid);
     }
     template <bool kTrid, bool kChecked = true>
     [[gnu::always_inline]] Status write_prepared_to_impl(const NocPrepared& p, uint32_t src_l1,
@@ -589,14 +592,15 @@ class Noc {
         }
         // The register that holds the destination coordinate (dst_addr < 4 GiB: the rest of it
         // is 0, programmed once).
-        constexpr uint32_t kCoordReg = A.noc.coord_reg == NocCoordReg::Hi ? noc::kRetAddrHi
-                                                                           : noc::kRetAddrMid;
+        constexpr uint32_t kCoordReg =
+            A.noc.coord_reg == NocCoordReg::Hi ? noc::kRetAddrHi : noc::kRetAddrMid;
         uint32_t coord = 0;
         if (kAnyDst) {
             const noc::AddrRegs enc = noc::encode_addr(A, 0, noc::unicast_coord(dst.x, dst.y));
             coord = A.noc.coord_reg == NocCoordReg::Hi ? enc.hi : enc.mid;
         }
-        const auto one = [ =, this, &p ](uint32_t off, uint32_t len) __attribute__((always_inline)) {
+        const auto one =
+            [ =, this, &p ](uint32_t off, uint32_t len) __attribute__((always_inline)) {
             HAL_TRY(wait_cmd_buf_ready(base));
             if (!kHeld && programmed_[buf] != token) [[unlikely]] {
                 program_constants(p);
@@ -654,7 +658,8 @@ class Noc {
     [[nodiscard, gnu::always_inline]] bool holds(const NocPrepared& p, uint32_t buf) const {
         return programmed_[buf] == p.token;
     }
-    // Program p's constants into its buffer again (once the buffer is free; bounded), so it holds them.
+    // Program p's constants into its buffer again (once the buffer is free; bounded), so it holds
+    // them.
     [[nodiscard, gnu::noinline]] Status reclaim(const NocPrepared& p) {
         HAL_TRY(wait_cmd_buf_ready(p.base));
         program_constants(p);
@@ -675,47 +680,58 @@ class Noc {
     class Burst {
       public:
         explicit Burst(Noc& noc) : noc_(noc) {}
-        ~Burst() { static_cast<void>(noc_.count(kPosted ? Kind::PostedWrite : Kind::NonpostedWrite, n_, n_)); }
+        ~Burst() {
+            static_cast<void>(
+                noc_.count(kPosted ? Kind::PostedWrite : Kind::NonpostedWrite, n_, n_));
+        }
         Burst(const Burst&) = delete;
         Burst& operator=(const Burst&) = delete;
 
-        [[nodiscard, gnu::always_inline]] Status write(const NocPrepared& p, uint32_t src_l1, uint32_t dst_addr,
-                                                       uint32_t size, uint32_t trid) {
-            HAL_TRY((noc_.template write_prepared_core<true, false, false, true>(p, src_l1, NocXY{}, dst_addr, size,
-                                                                                trid)));
+        [[nodiscard, gnu::always_inline]] Status write(const NocPrepared& p, uint32_t src_l1,
+                                                       uint32_t dst_addr, uint32_t size,
+                                                       uint32_t trid) {
+            HAL_TRY((noc_.template write_prepared_core<true, false, false, true>(
+                p, src_l1, NocXY{}, dst_addr, size, trid)));
             ++n_;
             return Status::Ok;
         }
-        [[nodiscard, gnu::always_inline]] Status write_to(const NocPrepared& p, uint32_t src_l1, const NocXY& dst,
-                                                          uint32_t dst_addr, uint32_t size, uint32_t trid) {
-            HAL_TRY((noc_.template write_prepared_core<true, false, true, true>(p, src_l1, dst, dst_addr, size, trid)));
+        [[nodiscard, gnu::always_inline]] Status write_to(const NocPrepared& p, uint32_t src_l1,
+                                                          const NocXY& dst, uint32_t dst_addr,
+                                                          uint32_t size, uint32_t trid) {
+            HAL_TRY((noc_.template write_prepared_core<true, false, true, true>(
+                p, src_l1, dst, dst_addr, size, trid)));
             ++n_;
             return Status::Ok;
         }
         // The same for a handle whose command buffer holds its constants (Noc::holds() said so, or
         // Noc::reclaim() since, or p is the only handle ever prepared on the buffer): the check
         // for another handle's is left out.
-        [[nodiscard, gnu::always_inline]] Status write_held(const NocPrepared& p, uint32_t src_l1, uint32_t dst_addr,
-                                                            uint32_t size, uint32_t trid) {
-            HAL_TRY((noc_.template write_prepared_core<true, false, false, true, true>(p, src_l1, NocXY{}, dst_addr,
-                                                                                      size, trid)));
+        [[nodiscard, gnu::always_inline]] Status write_held(const NocPrepared& p, uint32_t src_l1,
+                                                            uint32_t dst_addr, uint32_t size,
+                                                            uint32_t trid) {
+            HAL_TRY((noc_.template write_prepared_core<true, false, false, true, true>(
+                p, src_l1, NocXY{}, dst_addr, size, trid)));
             ++n_;
             return Status::Ok;
         }
-        [[nodiscard, gnu::always_inline]] Status write_to_held(const NocPrepared& p, uint32_t src_l1, const NocXY& dst,
-                                                               uint32_t dst_addr, uint32_t size, uint32_t trid) {
-            HAL_TRY((noc_.template write_prepared_core<true, false, true, true, true>(p, src_l1, dst, dst_addr, size,
-                                                                                     trid)));
+        [[nodiscard, gnu::always_inline]] Status write_to_held(const NocPrepared& p,
+                                                               uint32_t src_l1, const NocXY& dst,
+                                                               uint32_t dst_addr, uint32_t size,
+                                                               uint32_t trid) {
+            HAL_TRY((noc_.template write_prepared_core<true, false, true, true, true>(
+                p, src_l1, dst, dst_addr, size, trid)));
             ++n_;
             return Status::Ok;
         }
-        [[nodiscard, gnu::always_inline]] Status write_inline_held(const NocPrepared& p, uint32_t value,
-                                                                   uint32_t trid) {
-            HAL_TRY((noc_.template write_inline_prepared_impl<true, false, true, true>(p, value, trid)));
+        [[nodiscard, gnu::always_inline]] Status write_inline_held(const NocPrepared& p,
+                                                                   uint32_t value, uint32_t trid) {
+            HAL_TRY((
+                noc_.template write_inline_prepared_impl<true, false, true, true>(p, value, trid)));
             ++n_;
             return Status::Ok;
         }
-        [[nodiscard, gnu::always_inline]] Status write_inline(const NocPrepared& p, uint32_t value, uint32_t trid) {
+        [[nodiscard, gnu::always_inline]] Status write_inline(const NocPrepared& p, uint32_t value,
+                                                              uint32_t trid) {
             HAL_TRY((noc_.template write_inline_prepared_impl<true, false, true>(p, value, trid)));
             ++n_;
             return Status::Ok;
@@ -723,7 +739,8 @@ class Noc {
         // The fixed inline write `p` (prepare_write_inline_fixed with this `value`) once more: the
         // buffer wait and NOC_CMD_CTRL, plus its constants first if another handle used the
         // buffer since. `buf` is p.buf, given as a constant at the call site (one load fewer).
-        [[nodiscard, gnu::always_inline]] Status write_fixed(const NocPrepared& p, uint32_t value, uint32_t buf) {
+        [[nodiscard, gnu::always_inline]] Status write_fixed(const NocPrepared& p, uint32_t value,
+                                                             uint32_t buf) {
             HAL_TRY(wait_cmd_buf_ready(p.base));
             if (noc_.programmed_[buf] != p.token) [[unlikely]] {
                 noc_.program_constants(p);
@@ -778,8 +795,9 @@ class Noc {
     // of its own last request), read back first as trid_writes_sent() does.
     [[nodiscard, gnu::always_inline]] uint32_t status_base() const { return status_base_; }
     [[nodiscard, gnu::always_inline]] uint32_t last_cmd_buf_base() const { return last_base_; }
-    [[nodiscard, gnu::always_inline]] static bool trid_writes_sent_after(uint32_t status_base, uint32_t last_cmd_buf,
-                                                                          uint32_t trid) {
+    [[nodiscard, gnu::always_inline]] static bool trid_writes_sent_after(uint32_t status_base,
+                                                                         uint32_t last_cmd_buf,
+                                                                         uint32_t trid) {
         if (trid > noc::kMaxTransactionId) return false;
         (void)mmio::read32(last_cmd_buf + A.noc.cmd_ctrl);
         return mmio::read32(status_base + 4 * noc::status::mst_write_reqs_outgoing_id(trid)) == 0;
@@ -864,8 +882,9 @@ class Noc {
         if (!initialized_) {
             return Status::NotInitialized;
         }
-        return cmd_buf < noc::kNumCmdBufs && (cfg_.prepared_bufs >> cmd_buf & 1) != 0 ? Status::Ok
-                                                                                   : Status::BadArg;
+        return cmd_buf < noc::kNumCmdBufs && (cfg_.prepared_bufs >> cmd_buf & 1) != 0
+                   ? Status::Ok
+                   : Status::BadArg;
     }
 
     [[gnu::always_inline]] Status check_common(uint32_t vc, uint32_t vc_max, uint32_t trid) const {
@@ -1048,7 +1067,7 @@ class Noc {
     uint32_t noc_;
     NocConfig cfg_;
     bool initialized_ = false;
-    uint32_t last_base_;  // base of the command buffer used last (initially buffer 0)
+    uint32_t last_base_;    // base of the command buffer used last (initially buffer 0)
     uint32_t status_base_;  // noc::status_addr(noc_, 0), so a counter read is one add
     NocXY self_{0, 0};
     uint32_t self_coord_ = 0;  // unicast_coord(self_), set by init()

@@ -48,12 +48,12 @@ struct MeshFlow {
 inline constexpr uint32_t kMeshSinkCoreIndex = 40;  // clear of the workers a chip can need
 
 struct MeshTrafficOptions {
-    uint32_t packets = 1;           // per flow
-    uint32_t packet_bytes = 1024;   // a multiple of 16
-    uint32_t slots = 0;             // positions per flow region; 0: min(packets, 4)
+    uint32_t packets = 1;          // per flow
+    uint32_t packet_bytes = 1024;  // a multiple of 16
+    uint32_t slots = 0;            // positions per flow region; 0: min(packets, 4)
     uint32_t sink_core_index = kMeshSinkCoreIndex;
-    uint32_t timeout_us = 20'000;   // every wait of a kernel (slot credit, open, close, start)
-    bool start_together = false;    // see "start" at the top of the file
+    uint32_t timeout_us = 20'000;  // every wait of a kernel (slot credit, open, close, start)
+    bool start_together = false;   // see "start" at the top of the file
 };
 
 struct MeshTrafficWorker {
@@ -85,7 +85,8 @@ uint32_t mesh_worker_source_bytes(hal::Arch arch);
 // router it is sent through (MeshPlan::send) has fewer than protocol::kFabricMaxDests flows, so a
 // round has at most that many per router (one kernel sends through a router's ch0 at a time). In
 // flow order within each round. Error(BadInput) as MeshPlan::send.
-std::vector<std::vector<MeshFlow>> mesh_traffic_rounds(const MeshPlan& plan, std::span<const MeshFlow> flows);
+std::vector<std::vector<MeshFlow>> mesh_traffic_rounds(const MeshPlan& plan,
+                                                       std::span<const MeshFlow> flows);
 
 // The SoC descriptor of each chip, harvesting applied (SimDevice::soc, PcieDevice::soc): workers
 // and sinks go only on the chip's own Worker cores, never on a harvested row or column.
@@ -105,8 +106,9 @@ MeshTraffic plan_mesh_traffic(const MeshPlan& plan, const Device& device,
                               const ElfImage& traffic_elf, std::vector<MeshFlow> flows,
                               const MeshTrafficOptions& options = {});
 // The same descriptor for every chip (a cluster without harvesting).
-MeshTraffic plan_mesh_traffic(const MeshPlan& plan, const SocDescriptor& soc, const ElfImage& traffic_elf,
-                              std::vector<MeshFlow> flows, const MeshTrafficOptions& options = {});
+MeshTraffic plan_mesh_traffic(const MeshPlan& plan, const SocDescriptor& soc,
+                              const ElfImage& traffic_elf, std::vector<MeshFlow> flows,
+                              const MeshTrafficOptions& options = {});
 
 // Write a worker's destinations and mailbox, clear its start word and spoil the last word of its
 // source buffer (the fill is seen there); what run_mesh_traffic does to each worker before any is
@@ -146,7 +148,8 @@ struct MeshTrafficRun {
 // while they run) passes through. With start_together the workers are loaded, started and waited
 // for with load_many / start_many / wait_many (the routers' health checked at every poll), since
 // run_workers gives no moment to write the start words; Error(BadInput) if the fabric is not up.
-MeshTrafficRun run_mesh_traffic(FabricRunner& runner, const MeshTraffic& traffic, const LaunchOptions& options);
+MeshTrafficRun run_mesh_traffic(FabricRunner& runner, const MeshTraffic& traffic,
+                                const LaunchOptions& options);
 
 // The words of `got` (slots positions of packet_bytes) that differ from pattern_word(seed +
 // position, word), and the byte offset of the first; Error(BadInput) if `got` is shorter than that.
@@ -154,7 +157,8 @@ struct PatternCheck {
     uint32_t bad_words = 0;
     uint32_t first_bad = 0;
 };
-PatternCheck check_pattern(std::span<const uint8_t> got, uint32_t packet_bytes, uint32_t slots, uint32_t seed);
+PatternCheck check_pattern(std::span<const uint8_t> got, uint32_t packet_bytes, uint32_t slots,
+                           uint32_t seed);
 
 // Per flow (MeshTraffic::flows order): the words of its region that differ from the pattern of its
 // last `slots` packets. All zero: everything landed, byte for byte.

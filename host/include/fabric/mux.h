@@ -63,14 +63,17 @@ MuxPlacement plan_mux(const FabricPlan& plan, const SocDescriptor& soc, ChipId c
 PlacementRules mux_placement(const MuxPlacement& mux, const SocDescriptor& soc);
 
 // Load, configure and release the mux. Error(BadElf) if the image does not fit beside the block.
-LaunchMethod start_mux(Device& device, const MuxPlacement& mux, const SocDescriptor& soc, const ElfImage& image);
+LaunchMethod start_mux(Device& device, const MuxPlacement& mux, const SocDescriptor& soc,
+                       const ElfImage& image);
 
 protocol::fabric::MuxStatusBlock read_mux_status(Device& device, const MuxPlacement& mux);
-void write_mux_termination(Device& device, const MuxPlacement& mux, protocol::fabric::Termination t);
+void write_mux_termination(Device& device, const MuxPlacement& mux,
+                           protocol::fabric::Termination t);
 
 // The mux as the health monitor watches it (FabricRunner::watch): "mux chip 0 core 1-1 (router
 // east)", its status block, mux_component_kind().
-WatchedComponent mux_component(const MuxPlacement& mux, LaunchMethod method = LaunchMethod::ResetPc);
+WatchedComponent mux_component(const MuxPlacement& mux,
+                               LaunchMethod method = LaunchMethod::ResetPc);
 
 // "mux chip 0 core 1-1 (router east of chip 0): status terminated, stage draining, stuck at
 // none, detail 0x00000000, heartbeat 123, forwarded 24/24, undrained 0"

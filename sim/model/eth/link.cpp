@@ -37,19 +37,21 @@ Link::Link(const LinkConfig& cfg, LinkSide a, LinkSide b) : cfg_(cfg) {
     }
     const uint32_t max_window = (1u << hal::eth::kTtLinkSeqBits) - 1;
     if (cfg_.window_frames == 0 || cfg_.window_frames > max_window) {
-        throw std::invalid_argument("eth::Link: window_frames must be in [1, " + std::to_string(max_window) +
-                                    "] (8-bit TT-link sequence numbers), got " +
-                                    std::to_string(cfg_.window_frames));
+        throw std::invalid_argument(
+            "eth::Link: window_frames must be in [1, " + std::to_string(max_window) +
+            "] (8-bit TT-link sequence numbers), got " + std::to_string(cfg_.window_frames));
     }
     if (cfg_.retransmit_timeout_cycles == 0) {
         throw std::invalid_argument("eth::Link: retransmit_timeout_cycles must be non-zero");
     }
     if (&a.txq == &b.txq) {
-        throw std::invalid_argument("eth::Link: both sides are the same TxQueues (" + a.txq.name() + ")");
+        throw std::invalid_argument("eth::Link: both sides are the same TxQueues (" + a.txq.name() +
+                                    ")");
     }
     for (TxQueues* t : {&a.txq, &b.txq}) {
         if (t->link_ != nullptr) {
-            throw std::invalid_argument("eth::Link: TxQueues " + t->name() + " is already on a link");
+            throw std::invalid_argument("eth::Link: TxQueues " + t->name() +
+                                        " is already on a link");
         }
     }
     // Bytes per cycle = link_mbps / (8 * clock_mhz), kept as an exact fraction num/den: one tick is
@@ -78,7 +80,8 @@ Link::~Link() {
     }
 }
 
-// ---- faults --------------------------------------------------------------------------------------
+// ---- faults
+// --------------------------------------------------------------------------------------
 
 void Link::set_up(bool up) {
     if (up == up_) {
@@ -110,7 +113,9 @@ std::vector<Completion> Link::take_completions(Dir d) {
     return out;
 }
 
-void Link::set_extra_delay(Dir d, uint32_t cycles) { dirs_[dir_index(d)].extra_delay = cycles; }
+void Link::set_extra_delay(Dir d, uint32_t cycles) {
+    dirs_[dir_index(d)].extra_delay = cycles;
+}
 
 void Link::set_extra_delay(uint32_t cycles) {
     for (Dir d : kDirs) {
@@ -118,7 +123,9 @@ void Link::set_extra_delay(uint32_t cycles) {
     }
 }
 
-void Link::drop_frame(Dir d, uint64_t n) { dirs_[dir_index(d)].drop_set.insert(n); }
+void Link::drop_frame(Dir d, uint64_t n) {
+    dirs_[dir_index(d)].drop_set.insert(n);
+}
 
 void Link::set_drop_rate(Dir d, uint32_t per_million, uint64_t seed) {
     Direction& dir = dirs_[dir_index(d)];
@@ -135,7 +142,8 @@ bool Link::draw_drop(Direction& dir) {
     return drop;
 }
 
-// ---- simulation ----------------------------------------------------------------------------------
+// ---- simulation
+// ----------------------------------------------------------------------------------
 
 bool Link::idle() const {
     for (const Direction& dir : dirs_) {
@@ -155,7 +163,9 @@ bool Link::frame_eligible(const TxQueues::Queue& q) const {
     return q.next < q.frames.size() && q.frames[q.next].seq - q.base_seq < cfg_.window_frames;
 }
 
-Tick Link::frame_ready(const TxQueues::Queue& q) const { return std::max(q.frames[q.next].ready, q.resume_at); }
+Tick Link::frame_ready(const TxQueues::Queue& q) const {
+    return std::max(q.frames[q.next].ready, q.resume_at);
+}
 
 Link::Event Link::next_event(Tick limit) const {
     Event best;
@@ -292,11 +302,13 @@ void Link::start_frame(uint32_t d, Tick at) {
     }
     ++f.tx_count;
     ++q.counters.frames_started;
-    q.counters.words_sent += (f.wire_payload + hal::eth::kDataAlignment - 1) / hal::eth::kDataAlignment;
+    q.counters.words_sent +=
+        (f.wire_payload + hal::eth::kDataAlignment - 1) / hal::eth::kDataAlignment;
 
     if (f.kind == CommandKind::Data && tx.cfg_.check_source_reuse) {
         std::vector<uint8_t> now(f.len);
-        if (!tx.l1_.read(f.src, now) || std::memcmp(now.data(), f.data->data() + f.offset, f.len) != 0) {
+        if (!tx.l1_.read(f.src, now) ||
+            std::memcmp(now.data(), f.data->data() + f.offset, f.len) != 0) {
             tx.error_at(cycle_ + 1, qi, ErrorKind::SourceModified, f.src, f.len);
         }
     }
@@ -315,8 +327,9 @@ void Link::start_frame(uint32_t d, Tick at) {
     }
 
     InFlight in;
-    in.arrival = std::max(end + Tick{cfg_.latency_cycles + uint64_t{dir.extra_delay}} * ticks_per_cycle_,
-                          dir.last_arrival);
+    in.arrival =
+        std::max(end + Tick{cfg_.latency_cycles + uint64_t{dir.extra_delay}} * ticks_per_cycle_,
+                 dir.last_arrival);
     dir.last_arrival = in.arrival;
     in.queue = qi;
     in.epoch = q.epoch;
@@ -364,8 +377,9 @@ void Link::process_arrival(uint32_t d) {
         ok = dir.rx_mem->write(f.dest, std::span<const uint8_t>(f.data->data() + f.offset, f.len));
         dir.stats.bytes_delivered += f.len;
     } else {
-        const uint8_t le[4] = {static_cast<uint8_t>(f.reg_value), static_cast<uint8_t>(f.reg_value >> 8),
-                               static_cast<uint8_t>(f.reg_value >> 16), static_cast<uint8_t>(f.reg_value >> 24)};
+        const uint8_t le[4] = {
+            static_cast<uint8_t>(f.reg_value), static_cast<uint8_t>(f.reg_value >> 8),
+            static_cast<uint8_t>(f.reg_value >> 16), static_cast<uint8_t>(f.reg_value >> 24)};
         ok = dir.rx_mem->write(f.dest, le);
         ++dir.stats.reg_writes_delivered;
     }

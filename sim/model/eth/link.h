@@ -21,8 +21,8 @@
 //   - faults: link down/up, extra delay per direction, dropped frames (by index or at a seeded
 //     rate). Nothing above layer 2 is ever lost: every byte lands, in order, exactly once.
 //
-// Time: cycle() counts completed step() calls. A command whose CMD write happens at cycle c (between
-// steps) may start on the wire at c; an event at tick t is processed by step floor(t / U)
+// Time: cycle() counts completed step() calls. A command whose CMD write happens at cycle c
+// (between steps) may start on the wire at c; an event at tick t is processed by step floor(t / U)
 // (U = ticks_per_cycle()) and is visible once cycle() == floor(t / U) + 1.
 #pragma once
 
@@ -40,10 +40,10 @@ namespace sim::eth {
 
 struct LinkConfig {
     uint32_t link_mbps = hal::eth::kLinkMbps;  // raw rate per direction, Mb/s (100 Gb/s)
-    uint32_t clock_mhz = 1000;                  // core clock the model is stepped at (WH aiclk)
-    uint32_t latency_cycles = 500;              // last byte out -> frame lands in the peer (seeds/002)
-    // On-wire bytes per frame besides the payload (hal::eth::kFrameOverheadBytes: seeds/002 "50+ B";
-    // FEC bytes unspecified, not counted).
+    uint32_t clock_mhz = 1000;                 // core clock the model is stepped at (WH aiclk)
+    uint32_t latency_cycles = 500;  // last byte out -> frame lands in the peer (seeds/002)
+    // On-wire bytes per frame besides the payload (hal::eth::kFrameOverheadBytes: seeds/002 "50+
+    // B"; FEC bytes unspecified, not counted).
     uint32_t frame_overhead_bytes = hal::eth::kFrameOverheadBytes;
     uint32_t window_frames = (1u << hal::eth::kTtLinkSeqBits) - 1;  // Go-Back-N window
     // The oldest unacknowledged frame is resent this long after its last (re)transmission or the
@@ -73,16 +73,16 @@ struct LinkStats {
     uint64_t bytes_delivered = 0;       // payload bytes of data frames written into the peer
     uint64_t reg_writes_delivered = 0;  // remote register writes performed on the peer
     uint64_t commands_completed = 0;
-    uint64_t wire_bytes = 0;            // bytes serialized, overhead and resends included
-    uint64_t busy_cycles = 0;           // cycles in which the wire serialized anything
-    Tick busy_ticks = 0;                // exact wire occupancy
-    uint64_t naks = 0;                  // NAKs sent by the receiver
-    uint64_t timeouts = 0;              // sender retransmit timeouts that went back
-    uint64_t go_backs = 0;              // go-backs performed (NAK or timeout)
+    uint64_t wire_bytes = 0;   // bytes serialized, overhead and resends included
+    uint64_t busy_cycles = 0;  // cycles in which the wire serialized anything
+    Tick busy_ticks = 0;       // exact wire occupancy
+    uint64_t naks = 0;         // NAKs sent by the receiver
+    uint64_t timeouts = 0;     // sender retransmit timeouts that went back
+    uint64_t go_backs = 0;     // go-backs performed (NAK or timeout)
 };
 
 class Link {
-public:
+  public:
     // Throws std::invalid_argument for a zero rate/clock, a window outside [1, 255], a TxQueues
     // already on another link, or the same TxQueues on both sides.
     Link(const LinkConfig& cfg, LinkSide a, LinkSide b);
@@ -124,12 +124,16 @@ public:
     const LinkStats& stats(Dir d) const { return dirs_[dir_index(d)].stats; }
     // Commands whose last frame has landed, in landing order (kept unless
     // LinkConfig::record_completions is false; take_completions() hands them over and clears).
-    const std::vector<Completion>& completions(Dir d) const { return dirs_[dir_index(d)].completions; }
+    const std::vector<Completion>& completions(Dir d) const {
+        return dirs_[dir_index(d)].completions;
+    }
     std::vector<Completion> take_completions(Dir d);
     // Frames the receiver of queue q in direction d expects next (its RX sequence number).
-    uint64_t rx_expected_seq(Dir d, uint32_t q) const { return dirs_[dir_index(d)].rxq.at(q).expected; }
+    uint64_t rx_expected_seq(Dir d, uint32_t q) const {
+        return dirs_[dir_index(d)].rxq.at(q).expected;
+    }
 
-private:
+  private:
     struct InFlight {
         Tick arrival = 0;
         uint32_t queue = 0;

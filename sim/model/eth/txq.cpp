@@ -15,11 +15,13 @@ constexpr uint32_t kRegWords = hal::common::kEthTxqStride / 4;
 
 // The value a busy queue shows in the arch's busy register: the lowest bit of the busy mask
 // (WH: CMD reads 1, as the ISA doc describes; BH: STATUS bit 16).
-constexpr uint32_t busy_value(const hal::ArchMap& a) { return a.eth.txq_busy_mask & (~a.eth.txq_busy_mask + 1); }
+constexpr uint32_t busy_value(const hal::ArchMap& a) {
+    return a.eth.txq_busy_mask & (~a.eth.txq_busy_mask + 1);
+}
 
 bool is_counter_reg(uint32_t offset) {
-    return offset == he::kTxqTransferCnt || offset == he::kTxqPktStartCnt || offset == he::kTxqPktEndCnt ||
-           offset == he::kTxqWordCnt || offset == he::kTxqResendCnt;
+    return offset == he::kTxqTransferCnt || offset == he::kTxqPktStartCnt ||
+           offset == he::kTxqPktEndCnt || offset == he::kTxqWordCnt || offset == he::kTxqResendCnt;
 }
 
 // The counter registers show the model's counters minus a bias kept in the register storage:
@@ -34,7 +36,9 @@ uint64_t counter_value(const TxqCounters& c, uint32_t offset) {
 
 }  // namespace
 
-const char* to_string(Dir d) { return d == Dir::AtoB ? "A->B" : "B->A"; }
+const char* to_string(Dir d) {
+    return d == Dir::AtoB ? "A->B" : "B->A";
+}
 
 const char* to_string(ErrorKind k) {
     switch (k) {
@@ -69,14 +73,17 @@ const char* to_string(ErrorKind k) {
 
 std::ostream& operator<<(std::ostream& os, const TxqError& e) {
     const auto flags = os.flags();
-    os << "{cycle " << std::dec << e.cycle << " txq" << e.queue << ' ' << to_string(e.kind) << " addr 0x"
-       << std::hex << e.addr << " size 0x" << e.size << '}';
+    os << "{cycle " << std::dec << e.cycle << " txq" << e.queue << ' ' << to_string(e.kind)
+       << " addr 0x" << std::hex << e.addr << " size 0x" << e.size << '}';
     os.flags(flags);
     return os;
 }
 
 TxQueues::TxQueues(const hal::ArchMap& arch, Endpoint& local_l1, TxQueuesConfig cfg)
-    : arch_(arch), l1_(local_l1), cfg_(std::move(cfg)), l1_size_(cfg_.l1_size != 0 ? cfg_.l1_size : arch.eth_l1_size) {
+    : arch_(arch),
+      l1_(local_l1),
+      cfg_(std::move(cfg)),
+      l1_size_(cfg_.l1_size != 0 ? cfg_.l1_size : arch.eth_l1_size) {
     queues_.resize(arch_.eth_tx_queues);
     for (Queue& q : queues_) {
         q.regs.assign(kRegWords, 0);
@@ -97,14 +104,24 @@ bool TxQueues::decodes(uint32_t core_addr) const {
     return q < num_queues();
 }
 
-uint32_t TxQueues::reg(uint32_t q, uint32_t offset) const { return queues_[q].regs[offset / 4]; }
-void TxQueues::set_reg(uint32_t q, uint32_t offset, uint32_t value) { queues_[q].regs[offset / 4] = value; }
+uint32_t TxQueues::reg(uint32_t q, uint32_t offset) const {
+    return queues_[q].regs[offset / 4];
+}
+void TxQueues::set_reg(uint32_t q, uint32_t offset, uint32_t value) {
+    queues_[q].regs[offset / 4] = value;
+}
 
-const TxqCounters& TxQueues::counters(uint32_t queue) const { return queues_.at(queue).counters; }
+const TxqCounters& TxQueues::counters(uint32_t queue) const {
+    return queues_.at(queue).counters;
+}
 
-bool TxQueues::busy(uint32_t queue) const { return queues_.at(queue).busy; }
+bool TxQueues::busy(uint32_t queue) const {
+    return queues_.at(queue).busy;
+}
 
-Tick TxQueues::accept_time() const { return now_ * ticks_per_cycle_; }
+Tick TxQueues::accept_time() const {
+    return now_ * ticks_per_cycle_;
+}
 
 void TxQueues::error(uint32_t q, ErrorKind kind, uint32_t addr, uint32_t size) {
     error_at(now_, q, kind, addr, size);
@@ -142,7 +159,8 @@ bool TxQueues::mmio_write(uint32_t core_addr, uint32_t value) {
     const uint32_t offset = (core_addr - hal::common::kEthTxqBase) % hal::common::kEthTxqStride;
     if (is_counter_reg(offset)) {
         // bias = counter - value, so reads return value + later increments.
-        set_reg(q, offset, static_cast<uint32_t>(counter_value(queues_[q].counters, offset)) - value);
+        set_reg(q, offset,
+                static_cast<uint32_t>(counter_value(queues_[q].counters, offset)) - value);
         return true;
     }
     if (offset != he::kTxqCmd) {

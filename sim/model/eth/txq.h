@@ -1,5 +1,6 @@
-// The Ethernet TX-queue register blocks of one ERISC core (Wormhole: 2 queues, Blackhole: 3), at the
-// silicon offsets of hal/arch_map.h: TXQ q answers at hal::common::kEthTxqBase + q * kEthTxqStride.
+// The Ethernet TX-queue register blocks of one ERISC core (Wormhole: 2 queues, Blackhole: 3), at
+// the silicon offsets of hal/arch_map.h: TXQ q answers at hal::common::kEthTxqBase + q *
+// kEthTxqStride.
 //
 // The firmware programs a queue exactly as on silicon (hal/eth.h):
 //   data send:        TRANSFER_START_ADDR, TRANSFER_SIZE_BYTES, DEST_ADDR, then CMD = 0x2
@@ -49,12 +50,12 @@ struct TxqCounters {
     uint64_t commands_accepted = 0;
     uint64_t commands_read_out = 0;  // TRANSFER_CNT: commands whose last frame has been taken
     uint64_t frames_started = 0;     // PKT_START_CNT: frames put on the wire, resends included
-    uint64_t words_sent = 0;         // WORD_CNT: 16-B payload words put on the wire, resends included
-    uint64_t frames_resent = 0;      // RESEND_CNT
+    uint64_t words_sent = 0;     // WORD_CNT: 16-B payload words put on the wire, resends included
+    uint64_t frames_resent = 0;  // RESEND_CNT
 };
 
 class TxQueues {
-public:
+  public:
     TxQueues(const hal::ArchMap& arch, Endpoint& local_l1, TxQueuesConfig cfg = {});
     ~TxQueues();
     TxQueues(const TxQueues&) = delete;
@@ -87,25 +88,25 @@ public:
     uint64_t cycle() const { return now_; }
     bool attached() const { return link_ != nullptr; }
 
-private:
+  private:
     friend class Link;
 
     struct Frame {
         uint64_t seq = 0;
         uint64_t command_id = 0;
         CommandKind kind = CommandKind::Data;
-        uint32_t src = 0;     // local L1 address of the payload (data frames)
-        uint32_t dest = 0;    // peer address where the payload lands
-        uint32_t offset = 0;  // into the command's captured bytes
-        uint32_t len = 0;     // payload bytes (data) / 4 (register value)
+        uint32_t src = 0;           // local L1 address of the payload (data frames)
+        uint32_t dest = 0;          // peer address where the payload lands
+        uint32_t offset = 0;        // into the command's captured bytes
+        uint32_t len = 0;           // payload bytes (data) / 4 (register value)
         uint32_t wire_payload = 0;  // payload bytes on the wire
         bool first_of_command = false;
         bool last_of_command = false;
         uint32_t cmd_size = 0;  // whole command's payload (for the completion record)
         uint32_t reg_value = 0;
         std::shared_ptr<const std::vector<uint8_t>> data;  // captured at acceptance
-        Tick ready = 0;        // earliest start (acceptance time)
-        uint32_t tx_count = 0;  // transmissions so far
+        Tick ready = 0;                                    // earliest start (acceptance time)
+        uint32_t tx_count = 0;                             // transmissions so far
     };
 
     // Go-Back-N sender state of one queue (its peer RXQ keeps the receiver half, in Link).

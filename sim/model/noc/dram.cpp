@@ -5,12 +5,14 @@
 
 namespace sim::noc {
 
-DramChannels::DramChannels(Network& net, const std::vector<std::vector<Coord>>& channels, uint64_t bank_size) {
+DramChannels::DramChannels(Network& net, const std::vector<std::vector<Coord>>& channels,
+                           uint64_t bank_size) {
     for (const auto& ports : channels) {
         for (const Coord& c : ports) {
             if (c.x >= net.grid_x() || c.y >= net.grid_y()) {
-                throw std::out_of_range("sim::noc::DramChannels: DRAM port (" + std::to_string(c.x) + "," +
-                                        std::to_string(c.y) + ") is outside the grid");
+                throw std::out_of_range("sim::noc::DramChannels: DRAM port (" +
+                                        std::to_string(c.x) + "," + std::to_string(c.y) +
+                                        ") is outside the grid");
             }
         }
     }

@@ -14,14 +14,14 @@
 namespace sim::noc {
 
 class DramChannels {
-public:
+  public:
     // Throws std::out_of_range if a port lies outside the network's grid.
     DramChannels(Network& net, const std::vector<std::vector<Coord>>& channels, uint64_t bank_size);
 
     std::size_t size() const { return banks_.size(); }
     SparseMemory& channel(std::size_t i) { return *banks_.at(i); }
 
-private:
+  private:
     std::vector<std::unique_ptr<SparseMemory>> banks_;
 };
 

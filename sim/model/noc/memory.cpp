@@ -5,7 +5,8 @@
 
 namespace sim {
 
-// ---- PlainMemory ----------------------------------------------------------------------------------
+// ---- PlainMemory
+// ----------------------------------------------------------------------------------
 
 PlainMemory::PlainMemory(uint64_t size, uint64_t base) : base_(base), bytes_(size, 0) {}
 
@@ -47,7 +48,8 @@ void PlainMemory::set_word(uint64_t addr, uint32_t value) {
     }
 }
 
-// ---- SparseMemory ---------------------------------------------------------------------------------
+// ---- SparseMemory
+// ---------------------------------------------------------------------------------
 
 SparseMemory::SparseMemory(uint64_t size, uint64_t base) : base_(base), size_(size) {}
 
@@ -60,7 +62,8 @@ bool SparseMemory::write(uint64_t addr, std::span<const uint8_t> bytes) {
     while (done < bytes.size()) {
         const uint64_t page = off / kPageBytes;
         const uint64_t in_page = off % kPageBytes;
-        const std::size_t n = static_cast<std::size_t>(std::min<uint64_t>(kPageBytes - in_page, bytes.size() - done));
+        const std::size_t n =
+            static_cast<std::size_t>(std::min<uint64_t>(kPageBytes - in_page, bytes.size() - done));
         auto& p = pages_[page];
         if (!p) {
             p = std::make_unique<uint8_t[]>(kPageBytes);  // value-initialised: zeros
@@ -81,7 +84,8 @@ bool SparseMemory::read(uint64_t addr, std::span<uint8_t> bytes) {
     while (done < bytes.size()) {
         const uint64_t page = off / kPageBytes;
         const uint64_t in_page = off % kPageBytes;
-        const std::size_t n = static_cast<std::size_t>(std::min<uint64_t>(kPageBytes - in_page, bytes.size() - done));
+        const std::size_t n =
+            static_cast<std::size_t>(std::min<uint64_t>(kPageBytes - in_page, bytes.size() - done));
         auto it = pages_.find(page);
         if (it == pages_.end()) {
             std::memset(bytes.data() + done, 0, n);
@@ -94,7 +98,8 @@ bool SparseMemory::read(uint64_t addr, std::span<uint8_t> bytes) {
     return true;
 }
 
-// ---- AddressMap -----------------------------------------------------------------------------------
+// ---- AddressMap
+// -----------------------------------------------------------------------------------
 
 bool AddressMap::add(uint64_t base, uint64_t size, Endpoint* target) {
     if (target == nullptr || size == 0 || base + size < base) {

@@ -1,6 +1,6 @@
 // Plain memories and an address decoder, all sim::Endpoint: what the NOC model writes into when the
-// target is not a Verilated tile (DRAM banks, test memories), and the glue that puts a tile's L1 and
-// its register blocks (stream registers) behind one NOC endpoint.
+// target is not a Verilated tile (DRAM banks, test memories), and the glue that puts a tile's L1
+// and its register blocks (stream registers) behind one NOC endpoint.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +16,7 @@ namespace sim {
 // `size` bytes of zero-initialised storage answering at [base, base + size). Accesses that do not
 // lie entirely inside that range are refused (return false) and change nothing.
 class PlainMemory : public Endpoint {
-public:
+  public:
     explicit PlainMemory(uint64_t size, uint64_t base = 0);
 
     bool write(uint64_t addr, std::span<const uint8_t> bytes) override;
@@ -30,7 +30,7 @@ public:
     uint32_t word(uint64_t addr) const;  // little-endian 32-bit word at addr (must be inside)
     void set_word(uint64_t addr, uint32_t value);
 
-private:
+  private:
     bool inside(uint64_t addr, uint64_t size) const;
     uint64_t base_;
     std::vector<uint8_t> bytes_;
@@ -39,7 +39,7 @@ private:
 // Like PlainMemory, but storage is allocated in pages on first write, so a DRAM bank of the size
 // the SoC descriptor gives (2 GiB on Wormhole) costs only what is touched. Unwritten bytes read 0.
 class SparseMemory : public Endpoint {
-public:
+  public:
     static constexpr uint64_t kPageBytes = 4096;
 
     explicit SparseMemory(uint64_t size, uint64_t base = 0);
@@ -51,7 +51,7 @@ public:
     uint64_t size() const { return size_; }
     std::size_t pages_allocated() const { return pages_.size(); }
 
-private:
+  private:
     uint64_t base_;
     uint64_t size_;
     std::unordered_map<uint64_t, std::unique_ptr<uint8_t[]>> pages_;
@@ -61,13 +61,13 @@ private:
 // endpoint sees the same absolute address). An access must lie entirely inside one range, else it
 // is refused. Ranges may not overlap (add() returns false and adds nothing if they would).
 class AddressMap : public Endpoint {
-public:
+  public:
     bool add(uint64_t base, uint64_t size, Endpoint* target);
 
     bool write(uint64_t addr, std::span<const uint8_t> bytes) override;
     bool read(uint64_t addr, std::span<uint8_t> bytes) override;
 
-private:
+  private:
     struct Range {
         uint64_t base;
         uint64_t size;

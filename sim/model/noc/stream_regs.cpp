@@ -11,7 +11,10 @@ constexpr uint32_t kRegsPerStream = hal::common::kStreamRegSpace / 4;
 }  // namespace
 
 StreamRegs::StreamRegs(const hal::ArchMap& arch, uint32_t num_streams)
-    : arch_(arch), num_streams_(num_streams), words_free_(num_streams, 0), added_(num_streams, 0),
+    : arch_(arch),
+      num_streams_(num_streams),
+      words_free_(num_streams, 0),
+      added_(num_streams, 0),
       subtracted_(num_streams, 0) {}
 
 bool StreamRegs::decode(uint64_t addr, uint32_t& stream, uint32_t& index) const {

@@ -25,8 +25,9 @@
 namespace sim {
 
 class StreamRegs : public Endpoint {
-public:
-    // `num_streams`: ArchMap::eth_streams for an ERISC tile, stream::kNumStreamsTensix for a worker.
+  public:
+    // `num_streams`: ArchMap::eth_streams for an ERISC tile, stream::kNumStreamsTensix for a
+    // worker.
     StreamRegs(const hal::ArchMap& arch, uint32_t num_streams);
 
     // The register window [base(), base() + window_bytes()).
@@ -53,7 +54,7 @@ public:
     uint64_t added(uint32_t s) const { return s < num_streams_ ? added_[s] : 0; }
     uint64_t subtracted(uint32_t s) const { return s < num_streams_ ? subtracted_[s] : 0; }
 
-private:
+  private:
     bool decode(uint64_t addr, uint32_t& stream, uint32_t& index) const;
 
     const hal::ArchMap& arch_;
