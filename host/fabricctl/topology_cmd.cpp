@@ -243,6 +243,25 @@ class ClusterCheck final : public CliCommand {
     MappingArgs args_;
 };
 
+// Links between chips whose devices are not neighbours in the graph. Once the graph maps they are
+// only unused (a torus wrap a mesh graph does not use, say): counted, since listing each would
+// bury what matters. Otherwise each is a wrong pair, named.
+void print_stray_links(const ClusterDescriptor& cluster, const MeshGraph& g,
+                       const fabric::CablingReport& r) {
+    if (r.stray_links.empty()) return;
+    if (r.hostable) {
+        fmt::print("unused: {} link{} between chips whose devices are not neighbours in {}\n",
+                   r.stray_links.size(), r.stray_links.size() == 1 ? "" : "s", g.source());
+        return;
+    }
+    for (const auto& s : r.stray_links) {
+        fmt::print(
+            "wrong pair: {} <-> {} joins {} on {} and {} on {}, which are not neighbours in {}\n",
+            s.a.str(), s.b.str(), s.node_a.str(), chip_name(cluster, s.a.chip), s.node_b.str(),
+            chip_name(cluster, s.b.chip), g.source());
+    }
+}
+
 // The descriptor's own wiring problems (duplicate, asymmetric, self-connected entries, unknown
 // chips or channels), then the cabling against the graph on what is left of it.
 int ClusterCheck::run() const {
@@ -264,18 +283,7 @@ int ClusterCheck::run() const {
     }
     if (args_.derived()) fmt::print("{}\n", derived_note(g, cluster));
     for (const auto& s : r.short_pairs) fmt::print("{}\n", short_text(cluster, s));
-    // Once the graph maps, a link between devices that are not neighbours (a torus wrap a mesh
-    // graph does not use, say) is only unused; listing each would bury what matters.
-    if (r.hostable && !r.stray_links.empty()) {
-        fmt::print("unused: {} link{} between chips whose devices are not neighbours in {}\n",
-                   r.stray_links.size(), r.stray_links.size() == 1 ? "" : "s", g.source());
-    }
-    for (const auto& s : r.hostable ? std::vector<fabric::StrayLink>{} : r.stray_links) {
-        fmt::print(
-            "wrong pair: {} <-> {} joins {} on {} and {} on {}, which are not neighbours in {}\n",
-            s.a.str(), s.b.str(), s.node_a.str(), chip_name(cluster, s.a.chip), s.node_b.str(),
-            chip_name(cluster, s.b.chip), g.source());
-    }
+    print_stray_links(cluster, g, r);
     if (!lint.findings.empty()) {
         log_line(fmt::format("cluster check failed: {} has {} wiring problem{} (listed above){}",
                              cluster.source(), lint.findings.size(),
