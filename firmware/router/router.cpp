@@ -69,7 +69,7 @@ constexpr uint32_t kSenders = Topology::kSenders;
 constexpr uint32_t kNeighbours = Topology::kNeighbours;
 
 // The per-packet steps are flattened (the HAL calls inline, their checks of constant options
-// fold away, no call saves and restores registers: ~20% fewer cycles), except in the 2D image
+// fold away, no call saves and restores registers), except in the 2D image
 // for Blackhole, which would not fit its 24 KiB application window: there each step is one
 // function, called from the (unrolled) main loop.
 #if defined(FABRIC_ROUTER_2D) && defined(FABRIC_ARCH_BLACKHOLE)
@@ -92,7 +92,7 @@ constexpr uint32_t kTridsPerRx = 7;
 constexpr uint32_t kCreditTrid = pf::kNumReceiverChannels * kTridsPerRx;
 // ... and 15 the forwards' Pushed +1: not the slot's ID, as only the data must land before the
 // slot completes (the +1 follows it on the same NoC and VC anyway), so the request is the same
-// every time (Noc::prepare_write_inline_fixed: one register write per forward).
+// every time (a fixed-word stream: one register write per forward).
 constexpr uint32_t kPushedTrid = kCreditTrid + 1;
 static_assert(kPushedTrid <= hal::noc::kMaxTransactionId);
 // Counters are copied to the status block every this many busy iterations (and when the router
@@ -107,7 +107,7 @@ constexpr uint32_t kPollEvery = 16;
 // Data packets sent into one peer receiver channel before their +n on its rx_sent stream. One
 // announcement per packet would cost its own Ethernet frame and leave the wire idle while the
 // loop comes round to queue the next packet behind it; more than a few delays the receiver.
-// (fabric_bench: 4 beats 2 on every bandwidth row; 8 helps 4 KiB packets but costs 2 KiB ones.)
+// (4 was best of 2..8 at 2 KiB: docs/PERFORMANCE.md.)
 constexpr uint32_t kAnnounceBatch = 4;
 // Polls of TXQ0 (a few cycles each) a sender step makes at most after an announcement, with the
 // next packet ready, for the queue to free again: longer than the largest frame takes.
@@ -122,7 +122,7 @@ constexpr pf::RouterLayout kFixed = pf::router_layout(kA, pf::RouterConfig{});
 static_assert(kFixed.upstream_credit[1] % 16 == 0 && kFixed.upstream_credit[2] % 16 == 0);
 static_assert(kFixed.scratch % 16 == 0);
 // A packet (header + payload, payload_bytes <= max_payload_bytes by check_config) is one NoC
-// burst: the prechecked forward and delivery writes are never split.
+// burst, as a stream request must be (the forward and delivery writes).
 static_assert(sizeof(pf::PacketHeader) + pf::max_payload_bytes(kA) <= kA.noc_max_burst_bytes);
 
 // Router-private scratch (RouterLayout::scratch, four 16-B lines). A staged NoC write needs its
@@ -243,9 +243,9 @@ constexpr uint32_t kDeliverBuf = 3;
 // (~100 cycles at 4 KiB), while a main-loop pass under load can take longer. So after such a send
 // the sender step estimates when the queue frees (hal::eth: the link rate, frames of at most
 // 1488 B plus 50 B of headers) and, with the next packet ready, waits for it (bounded) from
-// kFeedWindow cycles before until kFeedLate after (fabric_bench 4 KiB uni 89 -> 98 %; a 64-cycle
-// window 97.7 %). Not at 2 KiB (two frames): the receiving router is the limit there, and the wait
-// cost 2-6 points. Not in 2D: nine inlined copies would not fit its code window.
+// kFeedWindow cycles before until kFeedLate after (the figures, and the windows tried, are in
+// docs/PERFORMANCE.md). Not at 2 KiB (two frames): the receiving router is the limit there, and
+// the wait costs more than it gains. Not in 2D: nine inlined copies would not fit its code window.
 constexpr bool kFeedTxq = Topology::kFeedTxq;
 constexpr uint32_t kCreditUnroll = Topology::kCreditUnroll;
 constexpr uint32_t kFrameBytes = hal::eth::kMaxFramePayload;
@@ -275,6 +275,18 @@ struct Only<false, T> {
 // write). Not on Blackhole (staged writes) nor in 2D (nine targets' handles do not fit its stack).
 constexpr bool kPreparedCredits =
     Topology::kPrepareCredits && !fabric::RemoteWords<kCreditTrid>::kStaged;
+// The prepared request streams (hal/noc.h NocStreamShape): a forward's header + payload, its +1
+// on the downstream's Pushed stream (value and transaction ID fixed), a prepared credit, and the
+// delivery writes (any core; alone on their buffer, as is the forward data of a single-neighbour
+// router).
+using ForwardData =
+    hal::NocStream<hal::NocStreamShape{.cmd_buf = kFwdDataBuf, .owns_buffer = kNeighbours == 1}>;
+using ForwardPushed =
+    hal::NocStream<hal::NocStreamShape{.cmd_buf = kFwdPushedBuf, .word = true, .fixed_word = true}>;
+using CreditWrite =
+    hal::NocStream<hal::NocStreamShape{.cmd_buf = kFwdPushedBuf, .word = true, .posted = true}>;
+using Delivery = hal::NocStream<hal::NocStreamShape{
+    .cmd_buf = kDeliverBuf, .any_core = true, .owns_buffer = true}>;
 constexpr hal::NocConfig kNocConfig{
     .cmd_bufs = {.write = 0, .read = 0, .write_reg = 0, .atomic = 0},
     .atomic_return_l1_addr = kFixed.scratch + kScratchAtomicReturn,
@@ -344,19 +356,19 @@ class Router {
     // the router facing F (VC0 / VC1).
     struct Port {
         uint32_t base = 0;
-        uint32_t slots = 0;                // 0: no such port (a forward there is a bad packet)
-        uint32_t pushed = 0;               // packets written into it
-        uint32_t credit = 0;               // its freed count as last read (L1 word)
-        uint32_t end = 0;                  // base + slots * slot_bytes_
-        RingCursor next;                   // slot of packet `pushed`
-        hal::NocPrepared* data = nullptr;  // the forward's header + payload: its router's fwd_data_
-        hal::NocPrepared pushed_inc{};     // +1 on its Pushed stream (kFwdPushedBuf)
+        uint32_t slots = 0;           // 0: no such port (a forward there is a bad packet)
+        uint32_t pushed = 0;          // packets written into it
+        uint32_t credit = 0;          // its freed count as last read (L1 word)
+        uint32_t end = 0;             // base + slots * slot_bytes_
+        RingCursor next;              // slot of packet `pushed`
+        ForwardData* data = nullptr;  // the forward's header + payload: its router's fwd_data_
+        ForwardPushed pushed_inc{};   // +1 on its Pushed stream
     };
     // Where our sender channel c's freed count goes (c >= 1: the router that feeds it).
     struct CreditTarget {
         bool present = false;
         fabric::NocWord word{};
-        [[no_unique_address]] Only<kPreparedCredits, hal::NocPrepared>
+        [[no_unique_address]] Only<kPreparedCredits, CreditWrite>
             write;  // to `word` (ch0: the connected worker's)
     };
 
@@ -378,11 +390,10 @@ class Router {
     void sent_frames(uint32_t size);
     bool txq_frees_soon();
     Status receiver_step(uint32_t r, uint32_t landed);
-    Status take(uint32_t r, Noc::Burst<false>& burst, TakeState& t);
+    Status take(uint32_t r, Noc::Batch& batch, TakeState& t);
     Status take_general_from(uint32_t r, TakeState& t);
     Status take_general(uint32_t r);
-    Status forward(uint32_t p, uint32_t slot, uint32_t bytes, uint32_t id,
-                   Noc::Burst<false>& burst);
+    Status forward(uint32_t p, uint32_t slot, uint32_t bytes, uint32_t id, Noc::Batch& batch);
     bool port_full(uint32_t p);
     bool send_completions(uint32_t src, uint32_t n);
     void complete(Receiver& rx, uint32_t n);
@@ -436,8 +447,8 @@ class Router {
     // Prepared NoC writes (checked and programmed once at start-up, then only what varies per
     // packet): the forwards (fwd_data_ per neighbouring router, Port::pushed_inc) and the
     // delivery writes (any core).
-    hal::NocPrepared deliver_{};
-    hal::NocPrepared fwd_data_[kNeighbours];
+    Delivery deliver_{};
+    ForwardData fwd_data_[kNeighbours];
     Sender tx_[kSenders];
     PeerRx peer_rx_[pf::kNumReceiverChannels];
     Receiver rx_[pf::kNumReceiverChannels];
@@ -613,16 +624,15 @@ int Router::wait_ready() {
         if (q.slots == 0) continue;  // nothing may be forwarded there (NoDownstream)
         any = true;
         limits_.present_ports |= 1u << nb.port[i];
-        s = noc_.prepare_write_inline_fixed(kFwdPushedBuf,
-                                            {x, y, Streams::update_reg_addr(pushed_id(ch))},
-                                            kIncOne, {.trid = kPushedTrid}, q.pushed_inc);
+        s = noc_.prepare({.dst = {x, y, Streams::update_reg_addr(pushed_id(ch))},
+                          .value = kIncOne,
+                          .trid = kPushedTrid},
+                         q.pushed_inc);
         if (s != Status::Ok) return kBad;
     }
     // One data preparation for both channels (the same core: no reprogramming between them).
     if (!any) return ConfigCheck::None;
-    return noc_.prepare_write(kFwdDataBuf, {x, y}, {}, fwd_data_[n], true) == Status::Ok
-               ? ConfigCheck::None
-               : kBad;
+    return noc_.prepare({.dst = {x, y, 0}}, fwd_data_[n]) == Status::Ok ? ConfigCheck::None : kBad;
 }
 
 // The ports (other routers' channels we forward into) and where our channels' credits go: for
@@ -656,8 +666,7 @@ ConfigCheck Router::setup_ports() {
     s.completed += n;
     s.peer->room += n;
     if (kPreparedCredits && credit_target(c)) {
-        Noc::Burst<true> one(noc_);  // a posted write, counted as such without a runtime test
-        return one.write_inline(credit_to_[c].write.get(), s.completed, kCreditTrid);
+        return noc_.send(credit_to_[c].write.get(), s.completed, kCreditTrid);
     }
     credit_dirty_ |= 1u << c;
     return Status::Ok;
@@ -776,19 +785,19 @@ ROUTER_HOT Status Router::sender_step(uint32_t c, uint32_t pushed) {
 // once per receiver channel).
 Status Router::deliver(const pf::PacketHeader& h, uint32_t slot, uint32_t id, bool& armed) {
     if (static_cast<pf::NocSendType>(h.send_type) == pf::NocSendType::UnicastWrite) [[likely]] {
-        // Prechecked: check_command() (header.h) checked the target as write() would (core, 16-B
+        // Checked ahead: check_command() (header.h) checked the target as write() would (core, 16-B
         // alignment, so congruent with the slot's payload, range) and a non-zero size.
         const pf::NocTarget& d = h.cmd.write.dst;
-        return noc_.write_prepared_to_prechecked(deliver_, slot + sizeof(pf::PacketHeader),
-                                                 {d.x, d.y}, d.addr, h.payload_bytes, id);
+        return noc_.send(deliver_, slot + sizeof(pf::PacketHeader), hal::NocXY{d.x, d.y}, d.addr,
+                         h.payload_bytes, id);
     }
     return deliver_other(h, slot, id, armed);
 }
 
-// The writes are prechecked: check_command() checked every target as write() would (core, range,
-// alignment: 16 B for payload writes, whose sources are 16-B aligned offsets in the slot's
-// payload; an inline write's staging word sits at its destination's offset mod 16) and sizes
-// (non-zero, within payload_bytes: one burst).
+// The stream writes' arguments are checked ahead: check_command() checked every target as write()
+// would (core, range, alignment: 16 B for payload writes, whose sources are 16-B aligned offsets in
+// the slot's payload; an inline write's staging word sits at its destination's offset mod 16) and
+// sizes (non-zero, within payload_bytes: one burst).
 [[gnu::noinline]] Status Router::deliver_other(const pf::PacketHeader& h, uint32_t slot,
                                                uint32_t id, bool& armed) {
     const uint32_t payload = slot + sizeof(pf::PacketHeader);
@@ -803,7 +812,7 @@ Status Router::deliver(const pf::PacketHeader& h, uint32_t slot, uint32_t id, bo
             const pf::NocTarget& d = h.cmd.inline_write.dst;
             const uint32_t src = payload + d.addr % 16;
             st(src, h.cmd.inline_write.value);
-            return noc_.write_prepared_to_prechecked(deliver_, src, xy(d), d.addr, 4, id);
+            return noc_.send(deliver_, src, xy(d), d.addr, 4, id);
         }
         case pf::NocSendType::AtomicInc:
             if (h.cmd.atomic.flush != 0) {
@@ -812,8 +821,8 @@ Status Router::deliver(const pf::PacketHeader& h, uint32_t slot, uint32_t id, bo
             }
             return noc_.atomic_inc(to(h.cmd.atomic.dst), h.cmd.atomic.value, ao);
         case pf::NocSendType::FusedWriteAtomicInc:
-            HAL_TRY(noc_.write_prepared_to_prechecked(deliver_, payload, xy(h.cmd.fused.dst),
-                                                      h.cmd.fused.dst.addr, bytes, id));
+            HAL_TRY(
+                noc_.send(deliver_, payload, xy(h.cmd.fused.dst), h.cmd.fused.dst.addr, bytes, id));
             if (h.cmd.fused.flush != 0) {
                 armed = true;
                 return Status::Ok;
@@ -824,8 +833,7 @@ Status Router::deliver(const pf::PacketHeader& h, uint32_t slot, uint32_t id, bo
             uint32_t off = 0;
             for (uint32_t i = 0; i < sc.chunk_count; ++i) {
                 const uint32_t n = i + 1 < sc.chunk_count ? sc.chunk_bytes[i] : bytes - off;
-                HAL_TRY(noc_.write_prepared_to_prechecked(deliver_, payload + off, xy(sc.dst[i]),
-                                                          sc.dst[i].addr, n, id));
+                HAL_TRY(noc_.send(deliver_, payload + off, xy(sc.dst[i]), sc.dst[i].addr, n, id));
                 off += n;
             }
             return Status::Ok;
@@ -836,7 +844,7 @@ Status Router::deliver(const pf::PacketHeader& h, uint32_t slot, uint32_t id, bo
 }
 
 // Take the `landed` packets of rx r, up to kTakeBatch, in order; one stream update for all of
-// them, and their fast-path NoC requests counted once (a Burst). take() and take_general() say
+// them, and their fast-path NoC requests counted once (a Noc::Batch). take() and take_general() say
 // Busy for a packet that waits for a port.
 ROUTER_HOT Status Router::receiver_step(uint32_t r, uint32_t landed) {
     Receiver& rx = rx_[r];
@@ -856,11 +864,11 @@ ROUTER_HOT Status Router::receiver_step(uint32_t r, uint32_t landed) {
         }
     }
     {
-        Noc::Burst<false> burst(noc_);  // non-posted: the fast path's deliveries and forwards
+        Noc::Batch batch(noc_);  // the fast path's deliveries and forwards
         TakeState t = rx.take_state();
         Status s = Status::Ok;
         for (; n < landed && n < kTakeBatch; ++n) {
-            s = take(r, burst, t);
+            s = take(r, batch, t);
             if (s != Status::Ok) break;
         }
         rx.set_take_state(t);
@@ -881,21 +889,16 @@ bool Router::port_full(uint32_t p) {
 }
 
 // Header + payload of our slot into port p's next slot, then +1 on its Pushed stream (same NoC
-// and VC, so it lands after the data). Prechecked: our slot and the port's are 16-B aligned slots
-// of layouts that fit (ours checked at start-up, the port's in setup_neighbour), the size at most a
-// slot (payload_bytes checked by check_head; a slot is one NoC burst), the handles prepared with
-// checks. Both requests non-posted, counted with the caller's burst.
+// and VC, so it lands after the data). Checked ahead: our slot and the port's are 16-B aligned
+// slots of layouts that fit (ours checked at start-up, the port's in setup_neighbour), the size at
+// most a slot (payload_bytes checked by check_head; a slot is one NoC burst), the streams prepared
+// with checks. Both requests non-posted, counted with the caller's batch.
 [[gnu::always_inline]] inline Status Router::forward(uint32_t p, uint32_t slot, uint32_t bytes,
-                                                     uint32_t id, Noc::Burst<false>& burst) {
+                                                     uint32_t id, Noc::Batch& batch) {
     Port& q = port(p);
     const uint32_t size = sizeof(pf::PacketHeader) + align16(bytes);
-    if constexpr (kNeighbours == 1) {
-        HAL_TRY(burst.write_held(*q.data, slot, q.next.addr, size,
-                                 id));  // the only handle on kFwdDataBuf
-    } else {
-        HAL_TRY(burst.write(*q.data, slot, q.next.addr, size, id));
-    }
-    HAL_TRY(burst.write_fixed(q.pushed_inc, kIncOne, kFwdPushedBuf));
+    HAL_TRY(batch.send(*q.data, slot, q.next.addr, size, id));
+    HAL_TRY(batch.send(q.pushed_inc));
     ++q.pushed;
     q.next.advance(q.base, q.end, slot_bytes_);
     return Status::Ok;
@@ -909,7 +912,7 @@ bool Router::port_full(uint32_t p) {
 // port) and a UnicastWrite delivered here, when classify() finds nothing wrong; anything else,
 // including a packet failing a check, goes to take_general(), which loads what else it needs and
 // reports the reason.
-Status Router::take(uint32_t r, Noc::Burst<false>& burst, TakeState& t) {
+Status Router::take(uint32_t r, Noc::Batch& batch, TakeState& t) {
     Receiver& rx = rx_[r];
     const uint32_t idx = t.at.idx;
     const uint32_t slot = t.at.addr;
@@ -927,7 +930,7 @@ Status Router::take(uint32_t r, Noc::Burst<false>& burst, TakeState& t) {
         rx.trid.set(idx, id);
         t.id = id + 1 == rx.end_id ? rx.first_id : id + 1;
         topology_.pass_on_plain(slot, head.route);
-        HAL_TRY(forward(out, slot, head.payload_bytes(), id, burst));
+        HAL_TRY(forward(out, slot, head.payload_bytes(), id, batch));
     } else if (head.send_type() == static_cast<uint32_t>(pf::NocSendType::UnicastWrite)) {
         static_assert(offsetof(pf::PacketHeader, cmd.write.dst.addr) == 0 &&
                       offsetof(pf::PacketHeader, cmd.write.dst.x) == 4);
@@ -935,14 +938,13 @@ Status Router::take(uint32_t r, Noc::Burst<false>& burst, TakeState& t) {
         const uint32_t xy = ld(slot + 4);
         const uint32_t bytes = head.payload_bytes();
         if (!unicast_write_ok(addr, xy, bytes)) return take_general_from(r, t);
-        // Prechecked: the target as write() checks it (above), 16-B aligned like the slot's
-        // payload, so congruent; the slot is ours. deliver_ is alone on kDeliverBuf, so the
-        // buffer holds it.
+        // Checked ahead: the target as write() checks it (above), 16-B aligned like the slot's
+        // payload, so congruent; the slot is ours.
         const uint32_t id = t.id;
         rx.trid.set(idx, id);
         t.id = id + 1 == rx.end_id ? rx.first_id : id + 1;
-        HAL_TRY(burst.write_to_held(deliver_, slot + sizeof(pf::PacketHeader),
-                                    {xy & 0xFF, (xy >> 8) & 0xFF}, addr, bytes, id));
+        HAL_TRY(batch.send(deliver_, slot + sizeof(pf::PacketHeader),
+                           hal::NocXY{xy & 0xFF, (xy >> 8) & 0xFF}, addr, bytes, id));
         ++delivered_;
     } else {
         return take_general_from(r, t);
@@ -1009,9 +1011,9 @@ Status Router::take(uint32_t r, Noc::Burst<false>& burst, TakeState& t) {
         }
         if (ports != 0) {
             topology_.pass_on(slot, v.hop);
-            Noc::Burst<false> burst(noc_);
+            Noc::Batch batch(noc_);
             for (uint32_t p = 1; p < kSenders; ++p) {
-                if ((ports >> p & 1) != 0) HAL_TRY(forward(p, slot, h.payload_bytes, id, burst));
+                if ((ports >> p & 1) != 0) HAL_TRY(forward(p, slot, h.payload_bytes, id, batch));
             }
         }
         rx.src.set(idx, h.src_channel);
@@ -1171,8 +1173,7 @@ ROUTER_HOT Status Router::credit_step() {
         }
         if constexpr (kPreparedCredits) {
             // Prepared for this target: setup_ports, or connection_step when the worker connected.
-            HAL_TRY(noc_.write_inline_prepared_prechecked(credit_to_[c].write.get(), s.completed,
-                                                          kCreditTrid));
+            HAL_TRY(noc_.send(credit_to_[c].write.get(), s.completed, kCreditTrid));
         } else {
             const fabric::NocWord to =
                 c == pf::kWorkerChannel ? port_.credit_word() : credit_to_[c].word;
@@ -1204,8 +1205,7 @@ Status Router::prepare_credit(uint32_t c, const fabric::NocWord& to) {
     credit_to_[c].present = true;
     credit_to_[c].word = to;
     if constexpr (kPreparedCredits) {
-        return noc_.prepare_write_inline(kFwdPushedBuf, {to.x, to.y, to.addr}, {.posted = true},
-                                         credit_to_[c].write.get(), true);
+        return noc_.prepare({.dst = {to.x, to.y, to.addr}}, credit_to_[c].write.get());
     }
     return Status::Ok;
 }
@@ -1351,7 +1351,7 @@ int Router::connect_ports() {
     if (const ConfigCheck bad = setup_ports(); bad != ConfigCheck::None) {
         return stop(RouterStatus::ConfigInvalid, RouterWait::None, static_cast<uint32_t>(bad));
     }
-    const Status s = noc_.prepare_write_any(kDeliverBuf, {}, deliver_, true);
+    const Status s = noc_.prepare({}, deliver_);
     if (s != Status::Ok) return stop_hal(s, RouterWait::None);
     set_stage(RouterStatus::ReadyForTraffic);
     return kGoOn;

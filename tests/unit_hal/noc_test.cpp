@@ -488,84 +488,111 @@ TEMPLATE_TEST_CASE("noc custom command-buffer assignment", "[noc]", facts::Wormh
     CHECK(core.fake.writes_to(facts::cmd_buf<F>(1, 1) + F::cmd_ctrl).empty());
 }
 
-TEMPLATE_TEST_CASE("noc prepared write and inline write: constants once, then only what varies",
-                   "[noc]", facts::Wormhole, facts::Blackhole) {
+namespace {
+
+// The streams of the tests below (buffers 2 and 3 reserved for them).
+using DataStream = hal::NocStream<hal::NocStreamShape{.cmd_buf = 2}>;
+using AnyCoreStream = hal::NocStream<hal::NocStreamShape{.cmd_buf = 2, .any_core = true}>;
+using PostedStream = hal::NocStream<hal::NocStreamShape{.cmd_buf = 2, .posted = true}>;
+using OwningStream = hal::NocStream<hal::NocStreamShape{.cmd_buf = 2, .owns_buffer = true}>;
+using WordStream = hal::NocStream<hal::NocStreamShape{.cmd_buf = 3, .word = true}>;
+using FixedWordStream =
+    hal::NocStream<hal::NocStreamShape{.cmd_buf = 3, .word = true, .fixed_word = true}>;
+constexpr hal::NocConfig kStreamConfig{
+    .cmd_bufs = {.write = 0, .read = 1, .write_reg = 1, .atomic = 1},
+    .atomic_return_l1_addr = kAtomicRet,
+    .prepared_bufs = 0b1100};
+constexpr uint32_t kStreamReg = 0xFFB40000 + 0x30;  // a stream register: MMIO, fine on both arches
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("noc stream of writes: constants once, then only what varies", "[noc][stream]",
+                   facts::Wormhole, facts::Blackhole) {
     using F = TestType;
     Core<F> core;
-    // Ordinary requests on buffers 0 and 1; 2 and 3 reserved for prepared ones.
-    auto noc = core.noc(hal::NocId::Noc0,
-                        {.cmd_bufs = {.write = 0, .read = 1, .write_reg = 1, .atomic = 1},
-                         .atomic_return_l1_addr = kAtomicRet,
-                         .prepared_bufs = 0b1100});
-    const uint32_t b = facts::cmd_buf<F>(0, 2);  // the prepared write's buffer
-    const uint32_t r = facts::cmd_buf<F>(0, 3);  // the prepared inline write's buffer
+    auto noc = core.noc(hal::NocId::Noc0, kStreamConfig);
+    const uint32_t b = facts::cmd_buf<F>(0, 2);
     const auto tail = [](std::vector<RegWrite> v) {
         return std::vector<RegWrite>(v.begin() + 1, v.end());
     };
-    // The constant registers of a prepared write to (9, 10): RET mid/hi, TARG mid/hi, tag, ctrl.
+    // The constant registers of a stream to (9, 10): RET mid/hi, TARG mid/hi, ctrl.
     std::vector<RegWrite> constants;
     constants += tail(F::addr(b + 0x0C, 0, 9 | (10 << 6)));
     constants += tail(F::addr(b + 0x00, 0, kSelfCoord));
-    constants += {{b + 0x18, 5u << 10}, {b + 0x1C, 0x2092}};
-    const auto varying = [&](uint32_t src, uint32_t dst, uint32_t len) {
-        return std::vector<RegWrite>{
-            {b + 0x00, src}, {b + 0x0C, dst}, {b + 0x20, len}, {b + F::cmd_ctrl, 1}};
+    constants += {{b + 0x1C, 0x2092}};
+    const auto varying = [&](uint32_t src, uint32_t dst, uint32_t trid, uint32_t len) {
+        return std::vector<RegWrite>{{b + 0x00, src},
+                                     {b + 0x0C, dst},
+                                     {b + 0x18, trid << 10},
+                                     {b + 0x20, len},
+                                     {b + F::cmd_ctrl, 1}};
     };
 
-    hal::NocPrepared p;
-    REQUIRE(noc.prepare_write(2, {9, 10}, {.trid = 5}, p) == Status::Ok);
+    DataStream p;
+    REQUIRE(noc.prepare({.dst = {9, 10, 0}}, p) == Status::Ok);
     CHECK(core.fake.writes() == constants);
     core.fake.clear_log();
 
-    SECTION("each write: source, destination, length, CMD_CTRL; counted like write()") {
-        REQUIRE(noc.write_prepared(p, 0x11000, 0x2000, 64) == Status::Ok);
-        REQUIRE(noc.write_prepared(p, 0x11040, 0x2040, 4096) == Status::Ok);
-        std::vector<RegWrite> expected = varying(0x11000, 0x2000, 64);
-        expected += varying(0x11040, 0x2040, 4096);
+    SECTION("each request: source, destination, transaction ID, length, CMD_CTRL; counted") {
+        REQUIRE(noc.send(p, 0x11000u, 0x2000u, 64u, 5u) == Status::Ok);
+        REQUIRE(noc.send(p, 0x11040u, 0x2040u, 4096u, 7u) == Status::Ok);
+        std::vector<RegWrite> expected = varying(0x11000, 0x2000, 5, 64);
+        expected += varying(0x11040, 0x2040, 7, 4096);
         CHECK(core.fake.writes() == expected);
         CHECK(noc.counters().nonposted_wr_req_issued == 2);
         CHECK(noc.counters().wr_ack_expected == 2);
+        CHECK(noc.counters().posted_wr_req_issued == 0);
     }
-    SECTION("ordinary requests leave a prepared buffer alone") {
+    SECTION("the same registers as write() of one burst, split into once and per request") {
+        REQUIRE(noc.send(p, 0x11000u, 0x2000u, 64u, 5u) == Status::Ok);
+        std::vector<RegWrite> ours = constants;
+        ours += core.fake.writes();
+        std::vector<RegWrite> w;
+        {
+            Core<F> ref;  // its fake register file serves MMIO while it lives
+            auto n = ref.noc(hal::NocId::Noc0);
+            REQUIRE(n.write(0x11000, {.x = 9, .y = 10, .addr = 0x2000}, 64, {.trid = 5}) ==
+                    Status::Ok);
+            w = ref.fake.writes();
+        }
+        for (RegWrite& x : w) x.addr += b - facts::cmd_buf<F>(0, 0);
+        const auto sorted = [](std::vector<RegWrite> v) {  // last value of each register
+            std::vector<RegWrite> last;
+            for (const RegWrite& x : v) {
+                std::erase_if(last, [&](const RegWrite& y) { return y.addr == x.addr; });
+                last.push_back(x);
+            }
+            std::sort(last.begin(), last.end(),
+                      [](const RegWrite& l, const RegWrite& r) { return l.addr < r.addr; });
+            return last;
+        };
+        CHECK(sorted(ours) == sorted(w));
+    }
+    SECTION("ordinary requests leave a stream's buffer alone") {
         REQUIRE(noc.write(0x12000, {.x = 1, .y = 2, .addr = 0x3000}, 16) == Status::Ok);
         for (const RegWrite& w : core.fake.writes()) CHECK((w.addr < b || w.addr >= b + 0x40));
         core.fake.clear_log();
-        REQUIRE(noc.write_prepared(p, 0x11000, 0x2000, 64) == Status::Ok);
-        CHECK(core.fake.writes() == varying(0x11000, 0x2000, 64));
+        REQUIRE(noc.send(p, 0x11000u, 0x2000u, 64u, 5u) == Status::Ok);
+        CHECK(core.fake.writes() == varying(0x11000, 0x2000, 5, 64));
         CHECK(noc.counters().nonposted_wr_req_issued == 2);
     }
-    SECTION("another handle on the same buffer in between: the constants are programmed again") {
-        hal::NocPrepared q;
-        REQUIRE(noc.prepare_write(2, {1, 2}, {.trid = 5}, q) == Status::Ok);
-        REQUIRE(noc.write_prepared(q, 0x12000, 0x3000, 16) == Status::Ok);
+    SECTION("another stream on the same buffer in between: the constants are programmed again") {
+        DataStream q;
+        REQUIRE(noc.prepare({.dst = {1, 2, 0}}, q) == Status::Ok);
+        REQUIRE(noc.send(q, 0x12000u, 0x3000u, 16u, 1u) == Status::Ok);
         core.fake.clear_log();
-        REQUIRE(noc.write_prepared(p, 0x11000, 0x2000, 64) == Status::Ok);
+        REQUIRE(noc.send(p, 0x11000u, 0x2000u, 64u, 5u) == Status::Ok);
         std::vector<RegWrite> expected = constants;
-        expected += varying(0x11000, 0x2000, 64);
+        expected += varying(0x11000, 0x2000, 5, 64);
         CHECK(core.fake.writes() == expected);
         CHECK(noc.counters().nonposted_wr_req_issued == 2);
     }
-    SECTION("a transaction ID per request: PACKET_TAG written each time") {
-        hal::NocPrepared q;
-        REQUIRE(noc.prepare_write(2, {9, 10}, {}, q, true) == Status::Ok);
-        core.fake.clear_log();
-        REQUIRE(noc.write_prepared(q, 0x11000, 0x2000, 64, 7) == Status::Ok);
-        CHECK(core.fake.writes() == std::vector<RegWrite>{{b + 0x00, 0x11000},
-                                                          {b + 0x0C, 0x2000},
-                                                          {b + 0x18, 7u << 10},
-                                                          {b + 0x20, 64},
-                                                          {b + F::cmd_ctrl, 1}});
-        CHECK(noc.write_prepared(q, 0x11000, 0x2000, 64) == Status::BadArg);  // it names its trid
-        CHECK(noc.write_prepared(p, 0x11000, 0x2000, 64, 7) ==
-              Status::BadArg);  // p's trid is fixed
-        CHECK(noc.write_prepared(q, 0x11000, 0x2000, 64, 16) == Status::BadArg);
-    }
     SECTION("any destination core: its coordinate register written per request as well") {
-        hal::NocPrepared q;
-        REQUIRE(noc.prepare_write_any(2, {}, q, true) == Status::Ok);
+        AnyCoreStream q;
+        REQUIRE(noc.prepare({}, q) == Status::Ok);
         core.fake.clear_log();
-        REQUIRE(noc.write_prepared_to(q, 0x11000, {9, 10}, 0x2000, 64, 7) == Status::Ok);
-        REQUIRE(noc.write_prepared_to(q, 0x11040, {1, 2}, 0x2040, 16, 3) == Status::Ok);
+        REQUIRE(noc.send(q, 0x11000u, hal::NocXY{9, 10}, 0x2000u, 64u, 7u) == Status::Ok);
+        REQUIRE(noc.send(q, 0x11040u, hal::NocXY{1, 2}, 0x2040u, 16u, 3u) == Status::Ok);
         // RET lo and the coordinate register (mid on WH, hi on BH) as an ordinary write has them.
         const auto ret = [&](uint32_t addr, uint32_t coord) {
             const std::vector<RegWrite> a = F::addr(b + 0x0C, addr, coord);
@@ -580,58 +607,26 @@ TEMPLATE_TEST_CASE("noc prepared write and inline write: constants once, then on
         CHECK(core.fake.writes() == expected);
         CHECK(noc.counters().nonposted_wr_req_issued == 2);
         CHECK(noc.counters().wr_ack_expected == 2);
-        CHECK(noc.write_prepared(q, 0x11000, 0x2000, 64, 7) == Status::BadArg);  // names no core
-        CHECK(noc.write_prepared_to(p, 0x11000, {9, 10}, 0x2000, 64) ==
-              Status::BadArg);  // p's core is fixed
-        CHECK(noc.write_prepared_to(q, 0x11000, {9, 10}, 0x2000, 64, 16) == Status::BadArg);
-        CHECK(noc.write_prepared_to(q, 0x11000, {64, 10}, 0x2000, 64, 1) == Status::OutOfRange);
-        CHECK(noc.write_prepared_to(q, 0x11000, {9, 10}, 0x2004, 64, 1) == Status::Misaligned);
-        CHECK(noc.counters().nonposted_wr_req_issued == 2);
     }
-    SECTION("prechecked: the registers and counts of the checked requests, without the checks") {
-        hal::NocPrepared w, a, i;
-        REQUIRE(noc.prepare_write(2, {9, 10}, {}, w, true) == Status::Ok);
-        REQUIRE(noc.write_prepared(w, 0x11000, 0x2000, 64, 7) == Status::Ok);
-        REQUIRE(noc.prepare_write_any(2, {}, a, true) == Status::Ok);
-        REQUIRE(noc.write_prepared_to(a, 0x11040, {1, 2}, 0x2040, 16, 3) == Status::Ok);
-        REQUIRE(noc.prepare_write_inline(3, {.x = 9, .y = 10, .addr = 0xFFB40030}, {}, i, true) ==
-                Status::Ok);
-        REQUIRE(noc.write_inline_prepared(i, 5, 4) == Status::Ok);
-        const std::vector<RegWrite> checked = core.fake.writes();
-        const hal::NocCounters counts = noc.counters();
-        core.fake.clear_log();
-        // The same sequence again (so each handle reprograms its buffer as before), prechecked.
-        REQUIRE(noc.prepare_write(2, {9, 10}, {}, w, true) == Status::Ok);
-        REQUIRE(noc.write_prepared_prechecked(w, 0x11000, 0x2000, 64, 7) == Status::Ok);
-        REQUIRE(noc.prepare_write_any(2, {}, a, true) == Status::Ok);
-        REQUIRE(noc.write_prepared_to_prechecked(a, 0x11040, {1, 2}, 0x2040, 16, 3) == Status::Ok);
-        REQUIRE(noc.prepare_write_inline(3, {.x = 9, .y = 10, .addr = 0xFFB40030}, {}, i, true) ==
-                Status::Ok);
-        REQUIRE(noc.write_inline_prepared_prechecked(i, 5, 4) == Status::Ok);
-        CHECK(core.fake.writes() == checked);
-        CHECK(noc.counters().nonposted_wr_req_issued == 2 * counts.nonposted_wr_req_issued);
-        CHECK(noc.counters().wr_ack_expected == 2 * counts.wr_ack_expected);
-    }
-    SECTION("burst: the prechecked requests' registers, counted once when it ends") {
-        hal::NocPrepared w, a, i;
-        REQUIRE(noc.prepare_write(2, {9, 10}, {}, w, true) == Status::Ok);
-        REQUIRE(noc.prepare_write_any(2, {}, a, true) == Status::Ok);  // shares w's buffer
-        REQUIRE(noc.prepare_write_inline(3, {.x = 9, .y = 10, .addr = 0xFFB40030}, {}, i, true) ==
-                Status::Ok);
+    SECTION("a batch: the same registers, counted once when it ends") {
+        AnyCoreStream a;
+        WordStream i;
+        REQUIRE(noc.prepare({}, a) == Status::Ok);  // shares p's buffer
+        REQUIRE(noc.prepare({.dst = {9, 10, kStreamReg}}, i) == Status::Ok);
         const hal::NocCounters before = noc.counters();
         core.fake.clear_log();
-        REQUIRE(noc.write_prepared_prechecked(w, 0x11000, 0x2000, 64, 7) == Status::Ok);
-        REQUIRE(noc.write_prepared_prechecked(w, 0x11040, 0x2040, 128, 3) == Status::Ok);
-        REQUIRE(noc.write_prepared_to_prechecked(a, 0x11080, {1, 2}, 0x2080, 16, 2) == Status::Ok);
-        REQUIRE(noc.write_inline_prepared_prechecked(i, 5, 4) == Status::Ok);
+        REQUIRE(noc.send(p, 0x11000u, 0x2000u, 64u, 7u) == Status::Ok);
+        REQUIRE(noc.send(p, 0x11040u, 0x2040u, 128u, 3u) == Status::Ok);
+        REQUIRE(noc.send(a, 0x11080u, hal::NocXY{1, 2}, 0x2080u, 16u, 2u) == Status::Ok);
+        REQUIRE(noc.send(i, 5u, 4u) == Status::Ok);
         const std::vector<RegWrite> single = core.fake.writes();
         core.fake.clear_log();
         {
-            typename hal::Noc<F::map>::template Burst<false> b(noc);
-            REQUIRE(b.write(w, 0x11000, 0x2000, 64, 7) == Status::Ok);
-            REQUIRE(b.write(w, 0x11040, 0x2040, 128, 3) == Status::Ok);
-            REQUIRE(b.write_to(a, 0x11080, {1, 2}, 0x2080, 16, 2) == Status::Ok);
-            REQUIRE(b.write_inline(i, 5, 4) == Status::Ok);
+            typename hal::Noc<F::map>::Batch batch(noc);
+            REQUIRE(batch.send(p, 0x11000u, 0x2000u, 64u, 7u) == Status::Ok);
+            REQUIRE(batch.send(p, 0x11040u, 0x2040u, 128u, 3u) == Status::Ok);
+            REQUIRE(batch.send(a, 0x11080u, hal::NocXY{1, 2}, 0x2080u, 16u, 2u) == Status::Ok);
+            REQUIRE(batch.send(i, 5u, 4u) == Status::Ok);
             CHECK(noc.counters().nonposted_wr_req_issued ==
                   before.nonposted_wr_req_issued + 4);  // not yet
         }
@@ -640,174 +635,153 @@ TEMPLATE_TEST_CASE("noc prepared write and inline write: constants once, then on
         CHECK(noc.counters().wr_ack_expected == before.wr_ack_expected + 8);
         CHECK(noc.counters().posted_wr_req_issued == before.posted_wr_req_issued);
     }
-    SECTION("burst: a handle alone on its buffer (write_to_held) skips the reprogram check") {
-        hal::NocPrepared a, w;
-        REQUIRE(noc.prepare_write_any(2, {}, a, true) == Status::Ok);
-        core.fake.clear_log();
-        REQUIRE(noc.write_prepared_to_prechecked(a, 0x11080, {1, 2}, 0x2080, 16, 2) == Status::Ok);
-        const std::vector<RegWrite> single = core.fake.writes();
-        core.fake.clear_log();
+    SECTION("a batch counts posted and non-posted streams apart") {
+        PostedStream q;
+        REQUIRE(noc.prepare({.dst = {9, 10, 0}}, q) == Status::Ok);
         {
-            typename hal::Noc<F::map>::template Burst<false> b(noc);
-            REQUIRE(b.write_to_held(a, 0x11080, {1, 2}, 0x2080, 16, 2) == Status::Ok);
+            typename hal::Noc<F::map>::Batch batch(noc);
+            REQUIRE(batch.send(q, 0x11000u, 0x2000u, 64u, 1u) == Status::Ok);
+            REQUIRE(batch.send(p, 0x11000u, 0x2000u, 64u, 1u) == Status::Ok);
+            REQUIRE(batch.send(q, 0x11000u, 0x2000u, 64u, 1u) == Status::Ok);
         }
-        CHECK(core.fake.writes() == single);
-        // With another handle on the buffer (the contract broken) it still writes only the
-        // per-request registers, where write_to restores the handle's constants first.
-        REQUIRE(noc.prepare_write(2, {9, 10}, {}, w, true) == Status::Ok);
-        core.fake.clear_log();
-        {
-            typename hal::Noc<F::map>::template Burst<false> b(noc);
-            REQUIRE(b.write_to_held(a, 0x11080, {1, 2}, 0x2080, 16, 2) == Status::Ok);
-        }
-        CHECK(core.fake.writes() == single);
-        core.fake.clear_log();
-        {
-            typename hal::Noc<F::map>::template Burst<false> b(noc);
-            REQUIRE(b.write_to(a, 0x11080, {1, 2}, 0x2080, 16, 2) == Status::Ok);
-        }
-        CHECK(core.fake.writes().size() > single.size());
+        CHECK(noc.counters().posted_wr_req_issued == 2);
+        CHECK(noc.counters().nonposted_wr_req_issued == 1);
+        CHECK(noc.counters().wr_ack_expected == 1);
     }
-    SECTION("burst: holds() per buffer, reclaim(), then write_held / write_inline_held") {
-        hal::NocPrepared w, i, other;
-        REQUIRE(noc.prepare_write(2, {9, 10}, {}, w, true) == Status::Ok);
-        REQUIRE(noc.prepare_write_inline(3, {.x = 9, .y = 10, .addr = 0xFFB40030}, {}, i, true) ==
-                Status::Ok);
-        CHECK(noc.holds(w, 2));
-        CHECK(noc.holds(i, 3));
-        core.fake.clear_log();
-        REQUIRE(noc.write_prepared_prechecked(w, 0x11000, 0x2000, 64, 4) == Status::Ok);
-        REQUIRE(noc.write_inline_prepared_prechecked(i, 5, 1) == Status::Ok);
-        const std::vector<RegWrite> single = core.fake.writes();
-        core.fake.clear_log();
-        const hal::NocCounters before = noc.counters();
-        {
-            typename hal::Noc<F::map>::template Burst<false> b(noc);
-            REQUIRE(b.write_held(w, 0x11000, 0x2000, 64, 4) == Status::Ok);
-            REQUIRE(b.write_inline_held(i, 5, 1) == Status::Ok);
-        }
-        CHECK(core.fake.writes() == single);
-        CHECK(noc.counters().nonposted_wr_req_issued == before.nonposted_wr_req_issued + 2);
-        // Another handle on buffer 2: w's constants are gone until reclaim() programs them again.
-        REQUIRE(noc.prepare_write(2, {3, 4}, {}, other, true) == Status::Ok);
-        CHECK_FALSE(noc.holds(w, 2));
-        CHECK(noc.holds(i, 3));
-        REQUIRE(noc.reclaim(w) == Status::Ok);
-        CHECK(noc.holds(w, 2));
-        CHECK_FALSE(noc.holds(other, 2));
-        core.fake.clear_log();
-        {
-            typename hal::Noc<F::map>::template Burst<false> b(noc);
-            REQUIRE(b.write_held(w, 0x11000, 0x2000, 64, 4) == Status::Ok);
-            REQUIRE(b.write_inline_held(i, 5, 1) == Status::Ok);
-        }
-        CHECK(core.fake.writes() == single);
-    }
-    SECTION(
-        "fixed inline: value and tag once too, then only CMD_CTRL; restored after another handle") {
-        hal::NocPrepared f, other;
-        const uint32_t reg = 0xFFB40000 + 0x30;
-        REQUIRE(noc.prepare_write_inline_fixed(3, {.x = 9, .y = 10, .addr = reg}, 0x40,
-                                               {.trid = 15}, f) == Status::Ok);
-        // The constants of a prepared inline write with trid 15, then the data word.
-        std::vector<RegWrite> once;
-        {
-            hal::NocPrepared ref;
-            Core<F> c2;
-            auto n = c2.noc(hal::NocId::Noc0,
-                            {.cmd_bufs = {.write = 0, .read = 1, .write_reg = 1, .atomic = 1},
-                             .atomic_return_l1_addr = kAtomicRet,
-                             .prepared_bufs = 0b1100});
-            REQUIRE(n.prepare_write_inline(3, {.x = 9, .y = 10, .addr = reg}, {.trid = 15}, ref) ==
-                    Status::Ok);
-            once = c2.fake.writes();
-            once.push_back({r + F::at_data, 0x40});
-        }
-        CHECK(core.fake.writes() == once);
-        CHECK(std::find(once.begin(), once.end(), RegWrite{r + 0x18, 15u << 10}) !=
-              once.end());  // the tag
-        core.fake.clear_log();
-        const hal::NocCounters before = noc.counters();
-        {
-            typename hal::Noc<F::map>::template Burst<false> b(noc);
-            REQUIRE(b.write_fixed(f, 0x40, 3) == Status::Ok);
-            REQUIRE(b.write_fixed(f, 0x40, 3) == Status::Ok);
-        }
-        CHECK(core.fake.writes() ==
-              std::vector<RegWrite>{{r + F::cmd_ctrl, 1}, {r + F::cmd_ctrl, 1}});
-        CHECK(noc.counters().nonposted_wr_req_issued == before.nonposted_wr_req_issued + 2);
-        CHECK(noc.counters().wr_ack_expected == before.wr_ack_expected + 2);
-        // Another inline handle on buffer 3 wrote its own data word: f programs everything again.
-        REQUIRE(noc.prepare_write_inline(3, {.x = 1, .y = 2, .addr = reg}, {}, other, true) ==
-                Status::Ok);
-        REQUIRE(noc.write_inline_prepared(other, 7, 2) == Status::Ok);
-        core.fake.clear_log();
-        {
-            typename hal::Noc<F::map>::template Burst<false> b(noc);
-            REQUIRE(b.write_fixed(f, 0x40, 3) == Status::Ok);
-        }
-        std::vector<RegWrite> again = once;
-        again += {{r + F::cmd_ctrl, 1}};
-        CHECK(core.fake.writes() == again);
-        // A fixed handle takes no data word of its own.
-        CHECK(noc.write_inline_prepared(f, 1) == Status::BadArg);
-        CHECK(noc.write_inline_prepared(f, 1, 15) == Status::BadArg);
-    }
-    SECTION("posted") {
-        hal::NocPrepared q;
-        REQUIRE(noc.prepare_write(2, {9, 10}, {.posted = true}, q) == Status::Ok);
-        REQUIRE(noc.write_prepared(q, 0x11000, 0x2000, 64) == Status::Ok);
+    SECTION("posted: ctrl without an ack, counted as posted") {
+        PostedStream q;
+        REQUIRE(noc.prepare({.dst = {9, 10, 0}}, q) == Status::Ok);
+        CHECK(q.ctrl == (0x2092u & ~hal::noc::kCtrlRespMarked));
+        REQUIRE(noc.send(q, 0x11000u, 0x2000u, 64u, 1u) == Status::Ok);
         CHECK(noc.counters().posted_wr_req_issued == 1);
-        CHECK(noc.counters().nonposted_wr_req_issued == 0);
-    }
-    SECTION("inline: address, tag, ctrl and byte enables once; then data and CMD_CTRL") {
-        hal::NocPrepared q;
-        const uint32_t reg = 0xFFB40000 + 0x30;
-        REQUIRE(noc.prepare_write_inline(3, {.x = 9, .y = 10, .addr = reg}, {.trid = 1}, q) ==
-                Status::Ok);
-        REQUIRE(noc.write_inline_prepared(q, 7) == Status::Ok);
-        REQUIRE(noc.write_inline_prepared(q, 8) == Status::Ok);
-        // The same registers as write_inline() writes, split into once and per request.
-        std::vector<RegWrite> once = F::addr(r + 0x00, reg, 9 | (10 << 6));
-        {
-            Core<F> ref;
-            auto n = ref.noc(hal::NocId::Noc0);
-            REQUIRE(n.write_inline({.x = 9, .y = 10, .addr = reg}, 7, {.trid = 1}) == Status::Ok);
-            auto w = ref.fake.writes();  // addr..., tag, ctrl, len_be, data, cmd_ctrl (on buffer 2)
-            REQUIRE(w.size() == once.size() + 5);
-            for (RegWrite& x : w) x.addr += r - facts::cmd_buf<F>(0, 2);
-            once.push_back(w[once.size()]);
-            once.push_back(w[once.size()]);
-            once.push_back(w[once.size()]);
-            CHECK(w[w.size() - 2] == RegWrite{r + F::at_data, 7});
-        }
-        std::vector<RegWrite> expected = once;
-        expected +=
-            {{r + F::at_data, 7}, {r + F::cmd_ctrl, 1}, {r + F::at_data, 8}, {r + F::cmd_ctrl, 1}};
-        CHECK(core.fake.writes() == expected);
-        CHECK(noc.counters().nonposted_wr_req_issued == 2);
-        CHECK(noc.write_prepared(q, 0x11000, 0x2000, 64) == Status::BadArg);  // not a write handle
-    }
-    SECTION("argument errors") {
-        hal::NocPrepared none;
-        CHECK(noc.write_prepared(none, 0x11000, 0x2000, 64) == Status::BadArg);
-        CHECK(noc.write_inline_prepared(none, 1) == Status::BadArg);
-        CHECK(noc.write_prepared(p, 0x11000, 0x2004, 64) == Status::Misaligned);
-        CHECK(noc.write_prepared(p, 0x11000, 0x2000, 0) == Status::BadArg);
-        CHECK(noc.write_inline_prepared(p, 1) == Status::BadArg);  // not an inline handle
-        hal::NocPrepared q;
-        CHECK(noc.prepare_write(2, {9, 10}, {.trid = 16}, q) == Status::BadArg);
-        CHECK(noc.prepare_write(0, {9, 10}, {}, q) == Status::BadArg);  // not reserved
-        CHECK(noc.prepare_write_inline(4, {.x = 9, .y = 10, .addr = 0xFFB40000}, {}, q) ==
-              Status::BadArg);
-        CHECK(noc.prepare_write_inline(3, {.x = 9, .y = 10, .addr = 0xFFB40002}, {}, q) ==
-              Status::Misaligned);
-        CHECK(core.fake.writes().empty());
         CHECK(noc.counters().nonposted_wr_req_issued == 0);
     }
 }
 
-TEMPLATE_TEST_CASE("noc init refuses a prepared buffer that ordinary requests use", "[noc]",
+TEMPLATE_TEST_CASE("noc stream that owns its buffer: no other stream there", "[noc][stream]",
+                   facts::Wormhole, facts::Blackhole) {
+    using F = TestType;
+    Core<F> core;
+    auto noc = core.noc(hal::NocId::Noc0, kStreamConfig);
+    const uint32_t b = facts::cmd_buf<F>(0, 2);
+    OwningStream own;
+    REQUIRE(noc.prepare({.dst = {9, 10, 0}}, own) == Status::Ok);
+    DataStream other;
+    CHECK(noc.prepare({.dst = {1, 2, 0}}, other) == Status::BadArg);  // refused, nothing written
+    OwningStream second;
+    CHECK(noc.prepare({.dst = {1, 2, 0}}, second) == Status::BadArg);
+    core.fake.clear_log();
+    REQUIRE(noc.send(own, 0x11000u, 0x2000u, 64u, 5u) == Status::Ok);
+    CHECK(core.fake.writes() == std::vector<RegWrite>{{b + 0x00, 0x11000},
+                                                      {b + 0x0C, 0x2000},
+                                                      {b + 0x18, 5u << 10},
+                                                      {b + 0x20, 64},
+                                                      {b + F::cmd_ctrl, 1}});
+    // The same stream prepared again (a connection opened again): fine, new constants.
+    REQUIRE(noc.prepare({.dst = {1, 2, 0}}, own) == Status::Ok);
+    CHECK(own.token != 0);
+    // An owning stream on a buffer another stream has used is refused too.
+    Core<F> core2;
+    auto noc2 = core2.noc(hal::NocId::Noc0, kStreamConfig);
+    DataStream first;
+    REQUIRE(noc2.prepare({.dst = {1, 2, 0}}, first) == Status::Ok);
+    OwningStream late;
+    CHECK(noc2.prepare({.dst = {9, 10, 0}}, late) == Status::BadArg);
+}
+
+TEMPLATE_TEST_CASE("noc stream of words: address, ctrl, byte enables once; data and ID each",
+                   "[noc][stream]", facts::Wormhole, facts::Blackhole) {
+    using F = TestType;
+    Core<F> core;
+    auto noc = core.noc(hal::NocId::Noc0, kStreamConfig);
+    const uint32_t r = facts::cmd_buf<F>(0, 3);
+    WordStream q;
+    REQUIRE(noc.prepare({.dst = {9, 10, kStreamReg}}, q) == Status::Ok);
+    REQUIRE(noc.send(q, 7u, 1u) == Status::Ok);
+    REQUIRE(noc.send(q, 8u, 2u) == Status::Ok);
+    // The registers write_inline() writes: address, tag, ctrl, byte enables, data, CMD_CTRL.
+    std::vector<RegWrite> w;
+    {
+        Core<F> ref;
+        auto n = ref.noc(hal::NocId::Noc0);
+        REQUIRE(n.write_inline({.x = 9, .y = 10, .addr = kStreamReg}, 7, {.trid = 1}) ==
+                Status::Ok);
+        w = ref.fake.writes();
+        for (RegWrite& x : w) x.addr += r - facts::cmd_buf<F>(0, 2);
+    }
+    const size_t addr_regs = F::addr(r, 0, 0).size();
+    REQUIRE(w.size() == addr_regs + 5);
+    std::vector<RegWrite> expected(w.begin(), w.begin() + addr_regs);  // address
+    expected.push_back(w[addr_regs + 1]);                              // ctrl
+    expected.push_back(w[addr_regs + 2]);                              // byte enables
+    expected += {{r + F::at_data, 7}, {r + 0x18, 1u << 10}, {r + F::cmd_ctrl, 1}};
+    expected += {{r + F::at_data, 8}, {r + 0x18, 2u << 10}, {r + F::cmd_ctrl, 1}};
+    CHECK(core.fake.writes() == expected);
+    CHECK(w[addr_regs] == RegWrite{r + 0x18, 1u << 10});  // write_inline's tag, for reference
+    CHECK(noc.counters().nonposted_wr_req_issued == 2);
+}
+
+TEMPLATE_TEST_CASE("noc fixed word: value and tag once too, then only CMD_CTRL", "[noc][stream]",
+                   facts::Wormhole, facts::Blackhole) {
+    using F = TestType;
+    Core<F> core;
+    auto noc = core.noc(hal::NocId::Noc0, kStreamConfig);
+    const uint32_t r = facts::cmd_buf<F>(0, 3);
+    FixedWordStream f;
+    REQUIRE(noc.prepare({.dst = {9, 10, kStreamReg}, .value = 0x40, .trid = 15}, f) == Status::Ok);
+    const std::vector<RegWrite> once = core.fake.writes();
+    CHECK(std::find(once.begin(), once.end(), RegWrite{r + 0x18, 15u << 10}) != once.end());
+    CHECK(once.back() == RegWrite{r + F::at_data, 0x40});
+    core.fake.clear_log();
+    const hal::NocCounters before = noc.counters();
+    {
+        typename hal::Noc<F::map>::Batch batch(noc);
+        REQUIRE(batch.send(f) == Status::Ok);
+        REQUIRE(batch.send(f) == Status::Ok);
+    }
+    CHECK(core.fake.writes() == std::vector<RegWrite>{{r + F::cmd_ctrl, 1}, {r + F::cmd_ctrl, 1}});
+    CHECK(noc.counters().nonposted_wr_req_issued == before.nonposted_wr_req_issued + 2);
+    CHECK(noc.counters().wr_ack_expected == before.wr_ack_expected + 2);
+    // Another word stream on buffer 3 wrote its own data word: f programs everything again.
+    WordStream other;
+    REQUIRE(noc.prepare({.dst = {1, 2, kStreamReg}}, other) == Status::Ok);
+    REQUIRE(noc.send(other, 7u, 2u) == Status::Ok);
+    core.fake.clear_log();
+    REQUIRE(noc.send(f) == Status::Ok);
+    std::vector<RegWrite> again = once;
+    again += {{r + F::cmd_ctrl, 1}};
+    CHECK(core.fake.writes() == again);
+}
+
+TEMPLATE_TEST_CASE("noc stream argument errors: refused before touching a register",
+                   "[noc][stream][errors]", facts::Wormhole, facts::Blackhole) {
+    using F = TestType;
+    Core<F> core;
+    auto noc = core.noc(hal::NocId::Noc0, kStreamConfig);
+    DataStream d;
+    CHECK(noc.prepare({.dst = {9, 10, 0}, .vc = 4}, d) == Status::BadArg);  // a multicast VC
+    CHECK(noc.prepare({.dst = {64, 10, 0}}, d) == Status::OutOfRange);
+    hal::NocStream<hal::NocStreamShape{.cmd_buf = 0}> unreserved;
+    CHECK(noc.prepare({.dst = {9, 10, 0}}, unreserved) == Status::BadArg);
+    FixedWordStream f;
+    CHECK(noc.prepare({.dst = {9, 10, kStreamReg}, .trid = 16}, f) == Status::BadArg);
+    WordStream w;
+    CHECK(noc.prepare({.dst = {9, 10, kStreamReg + 2}}, w) == Status::Misaligned);
+    CHECK(noc.prepare({.dst = {9, 10, kStreamReg}, .byte_enable = 0}, w) == Status::BadArg);
+    const Status to_l1 = noc.prepare({.dst = {9, 10, 0x1000}}, w);
+    CHECK(to_l1 == (F::map.noc.inline_to_l1_unsafe ? Status::Unsupported : Status::Ok));
+    if (to_l1 == Status::Ok) core.fake.clear_log();
+    CHECK(core.fake.writes().empty());
+    CHECK(d.token == 0);
+    CHECK(noc.counters().nonposted_wr_req_issued == 0);
+    // check_region: what a stream's caller checks once.
+    CHECK(noc.check_region(0x11000, 0x2000, 64) == Status::Ok);
+    CHECK(noc.check_region(0x11000, 0x2004, 64) == Status::Misaligned);
+    CHECK(noc.check_region(0x11000, 0x2000, 0) == Status::BadArg);
+    CHECK(noc.check_region(F::map.eth_l1_size - 16, 0x2000, 32) == Status::OutOfRange);
+}
+
+TEMPLATE_TEST_CASE("noc init refuses a stream buffer that ordinary requests use", "[noc]",
                    facts::Wormhole, facts::Blackhole) {
     using F = TestType;
     Core<F> core;
@@ -815,11 +789,11 @@ TEMPLATE_TEST_CASE("noc init refuses a prepared buffer that ordinary requests us
     CHECK(a.init() == Status::BadArg);
     hal::Noc<F::map> b(hal::NocId::Noc0, {.prepared_bufs = 0b10000});  // no buffer 4
     CHECK(b.init() == Status::BadArg);
-    hal::NocPrepared p;
+    hal::NocStream<hal::NocStreamShape{.cmd_buf = 1}> p;
     hal::Noc<F::map> c(hal::NocId::Noc0,
                        {.cmd_bufs = {.write = 0, .read = 0, .write_reg = 0, .atomic = 0},
                         .prepared_bufs = 0b1110});
-    CHECK(c.prepare_write(1, {1, 1}, {}, p) == Status::NotInitialized);
+    CHECK(c.prepare({.dst = {1, 1, 0}}, p) == Status::NotInitialized);
     REQUIRE(c.init() == Status::Ok);
-    CHECK(c.prepare_write(1, {1, 1}, {}, p) == Status::Ok);
+    CHECK(c.prepare({.dst = {1, 1, 0}}, p) == Status::Ok);
 }

@@ -73,13 +73,18 @@ class FabricConnection {
     // been read); streams also use kOddTrid and kHeaderTrid (below).
     static constexpr uint32_t kTrid = 1;
     // The Noc a connection runs on must be made with this config: command buffers 2 and 3 are
-    // reserved for the pushes' prepared writes (slot data, pushed-stream +1), so a push writes
-    // only addresses, size and data; every other request of the core shares buffer 0.
+    // reserved for the pushes' request streams (slot data, pushed-stream +1), so a push writes
+    // only addresses, size and data; every other request of the core shares buffer 0. The streams
+    // own their buffers: one connection per Noc (open() of a second says BadArg).
     static constexpr uint32_t kSlotCmdBuf = 2;
     static constexpr uint32_t kPushedCmdBuf = 3;
     static constexpr hal::NocConfig kNocConfig{
         .cmd_bufs = {.write = 0, .read = 0, .write_reg = 0, .atomic = 0},
         .prepared_bufs = 1u << kSlotCmdBuf | 1u << kPushedCmdBuf};
+    using SlotWrite =
+        hal::NocStream<hal::NocStreamShape{.cmd_buf = kSlotCmdBuf, .owns_buffer = true}>;
+    using PushedInc = hal::NocStream<hal::NocStreamShape{
+        .cmd_buf = kPushedCmdBuf, .word = true, .owns_buffer = true}>;
 
     FabricConnection(Noc& noc, const pf::WorkerChannel& ch, const L1& l1)
         : noc_(noc), ch_(ch), l1_(l1) {}
@@ -146,10 +151,8 @@ class FabricConnection {
         }
         slots_end_ = static_cast<uint32_t>(ring_end);
         HAL_TRY(noc_.check_region(header_l1(), ch_.slots_base, sizeof(pf::PacketHeader)));
-        HAL_TRY(noc_.prepare_write(kSlotCmdBuf, {ch_.router_x, ch_.router_y}, {.trid = kTrid},
-                                   to_slot_, true));
-        HAL_TRY(noc_.prepare_write_inline(kPushedCmdBuf, router(pushed_reg_), {.trid = kTrid},
-                                          to_pushed_, true));
+        HAL_TRY(noc_.prepare({.dst = {ch_.router_x, ch_.router_y, 0}}, to_slot_));
+        HAL_TRY(noc_.prepare({.dst = router(pushed_reg_)}, to_pushed_));
         open_ = true;
         read_credit();
         return hal::Status::Ok;
@@ -189,8 +192,9 @@ class FabricConnection {
         if (!open_ || bytes < sizeof(pf::PacketHeader) || bytes > ch_.slot_bytes)
             return hal::Status::BadArg;
         if (!has_free_slot()) return hal::Status::Busy;
-        HAL_TRY(noc_.write_prepared(to_slot_, slot_l1, slot_addr_, bytes, kTrid));
-        HAL_TRY(noc_.write_inline_prepared_prechecked(to_pushed_, kIncOne, kTrid));
+        HAL_TRY(noc_.check_region(slot_l1, slot_addr_, bytes));
+        HAL_TRY(noc_.send(to_slot_, slot_l1, slot_addr_, bytes, kTrid));
+        HAL_TRY(noc_.send(to_pushed_, kIncOne, kTrid));
         advance_slot();
         return hal::Status::Ok;
     }
@@ -303,6 +307,7 @@ class FabricConnection {
     // come from src_l1.
     [[nodiscard]] hal::Status push_raw(const pf::PacketHeader& h, uint32_t src_l1, hal::Deadline d,
                                        const uint32_t* term) {
+        if (h.payload_bytes > ch_.payload_bytes) return hal::Status::BadArg;  // past the slot
         Header u;
         u.h = h;
         raw_staged_ = true;  // every word may differ from a normal header: stage them all
@@ -407,8 +412,8 @@ class FabricConnection {
     // (its fields never in memory: ~25 cycles a packet less than conn.send() in a loop) whose
     // send()/send_inline() are those above; it gives the counters back (and counts its NoC
     // requests) when it ends. While it lives, the connection is used through it only (no other
-    // send, no close()), and nothing else on this Noc uses command buffers 2 and 3 or checks the
-    // request counts (write_barrier etc.): checked once, they are assumed to hold our constants.
+    // send, no close()), and nothing else on this Noc checks the request counts (write_barrier
+    // etc.: a Noc::Batch).
     //   { FabricConnection::Sender s(conn); for (...) HAL_TRY(s.send(t, src, dst, seq, b)); }
     //   HAL_TRY(conn.wait_sent(deadline, term));
     class Sender {
@@ -416,7 +421,7 @@ class FabricConnection {
         [[gnu::always_inline]] explicit Sender(FabricConnection& c)
             : c_(c),
               noc_(c.noc_),
-              burst_(c.noc_),
+              batch_(c.noc_),
               status_(c.noc_.status_base()),
               last_buf_(c.noc_.last_cmd_buf_base()),
               to_slot_(c.to_slot_),
@@ -426,15 +431,7 @@ class FabricConnection {
               slot_(c.slot_addr_),
               slots_base_(c.ch_.slots_base),
               slots_end_(c.slots_end_),
-              slot_bytes_(c.ch_.slot_bytes) {
-            // Both command buffers checked once for our constants (another connection on this
-            // Noc may have used them); a failure to reclaim them is what every send then says.
-            if (c.open_ && (!noc_.holds(to_slot_, kSlotCmdBuf) ||
-                            !noc_.holds(to_pushed_, kPushedCmdBuf))) [[unlikely]] {
-                broken_ = c.reclaim_bufs();
-                if (broken_ != hal::Status::Ok) limit_ = pushed_;  // every send takes the slow path
-            }
-        }
+              slot_bytes_(c.ch_.slot_bytes) {}
         // Inline, as everything here: a call taking `this` would put the Sender in memory.
         [[gnu::always_inline]] ~Sender() {
             c_.pushed_ = pushed_;
@@ -471,7 +468,6 @@ class FabricConnection {
             if (hdr == 0 || (dst_addr & (payload != 0 ? 15 : 3)) != 0) return hal::Status::BadArg;
             const uint32_t pushed = pushed_;
             if (pushed == limit_) [[unlikely]] {  // closed too (limit_ == pushed_): BadArg there
-                if (broken_ != hal::Status::Ok) return broken_;
                 const hal::Result<uint32_t> l = wait_limit(c_, pushed, b);
                 if (!l.ok()) return l.status;
                 limit_ = l.value;
@@ -501,12 +497,12 @@ class FabricConnection {
             // Header first: the payload's write waits (command buffer) only for these 64 B, and
             // the +1 goes on the other buffer at once; all three on one VC, so they land in this
             // order. Non-posted, counted when the Sender ends.
-            HAL_TRY(burst_.write_held(to_slot_, hdr, slot, sizeof(pf::PacketHeader), kHeaderTrid));
+            HAL_TRY(batch_.send(to_slot_, hdr, slot, sizeof(pf::PacketHeader), kHeaderTrid));
             if (payload != 0) [[likely]] {
-                HAL_TRY(burst_.write_held(to_slot_, src_l1, slot + sizeof(pf::PacketHeader),
-                                          payload, trid));
+                HAL_TRY(
+                    batch_.send(to_slot_, src_l1, slot + sizeof(pf::PacketHeader), payload, trid));
             }
-            HAL_TRY(burst_.write_inline_held(to_pushed_, kIncOne, trid));
+            HAL_TRY(batch_.send(to_pushed_, kIncOne, trid));
             pushed_ = pushed + 1;
             slot_ = next_slot;
             last_buf_ = to_pushed_.base;
@@ -518,15 +514,15 @@ class FabricConnection {
 
         FabricConnection& c_;
         Noc& noc_;
-        Noc::Burst<false> burst_;  // destroyed after the body of ~Sender: counts every request
+        Noc::Batch batch_;  // destroyed after the body of ~Sender: counts every request
         // The Noc's status block, and the command buffer written last (ours after a packet):
         // per-ID checks without loads from the Noc.
         const uint32_t status_;
         uint32_t last_buf_;
-        const hal::NocPrepared to_slot_, to_pushed_;
+        const SlotWrite to_slot_;
+        const PushedInc to_pushed_;
         uint32_t pushed_, limit_, slot_;
         const uint32_t slots_base_, slots_end_, slot_bytes_;
-        hal::Status broken_ = hal::Status::Ok;  // the buffers could not be reclaimed
     };
 
     // Wait (bounded) until every write of this connection, streams included, has been read out
@@ -676,14 +672,14 @@ class FabricConnection {
         }
         const uint32_t slot = slot_addr_;
         if (u.h.payload_bytes != 0) {
-            HAL_TRY(noc_.write_prepared(to_slot_, src_l1, slot + sizeof(pf::PacketHeader),
-                                        u.h.payload_bytes, kTrid));
+            const uint32_t payload_slot = slot + sizeof(pf::PacketHeader);
+            HAL_TRY(noc_.check_region(src_l1, payload_slot, u.h.payload_bytes));
+            HAL_TRY(noc_.send(to_slot_, src_l1, payload_slot, u.h.payload_bytes, kTrid));
         }
         stage_header(u, cmd_words);  // the previous push returned once staging had been read
         // Header and +1: the ring and the staging line were checked by open().
-        HAL_TRY(noc_.write_prepared_prechecked(to_slot_, header_l1(), slot,
-                                               sizeof(pf::PacketHeader), kTrid));
-        HAL_TRY(noc_.write_inline_prepared_prechecked(to_pushed_, kIncOne, kTrid));
+        HAL_TRY(noc_.send(to_slot_, header_l1(), slot, sizeof(pf::PacketHeader), kTrid));
+        HAL_TRY(noc_.send(to_pushed_, kIncOne, kTrid));
         advance_slot();
         return sources_read(d, term);
     }
@@ -693,7 +689,7 @@ class FabricConnection {
     }
 
     // A stream template: the whole header written once (the slot ring and payload size are
-    // checked here, so send() issues its writes prechecked).
+    // checked here, so send() issues its stream writes unchecked).
     hal::Status prepare(Template& t, uint32_t l1, const Header& u, const Bound& b) {
         const uint32_t payload = u.h.payload_bytes;
         const uint32_t align = payload != 0 ? 15 : 3;
@@ -732,10 +728,6 @@ class FabricConnection {
         const uint32_t in_use = pushed - ld(l1_.credit);
         return in_use < ch_.num_slots ? pushed + (ch_.num_slots - in_use) : pushed;
     }
-    [[gnu::noinline]] hal::Status reclaim_bufs() {
-        HAL_TRY(noc_.reclaim(to_slot_));
-        return noc_.reclaim(to_pushed_);
-    }
     [[gnu::noinline]] hal::Status wait_trid_sent(uint32_t trid, const Bound& b) const {
         return hal::wait_until([this, trid] { return noc_.trid_writes_sent(trid); },
                                hal::Deadline::after_us(hal::kArch, b.timeout_us), b.term);
@@ -763,11 +755,11 @@ class FabricConnection {
     // The pushed count at which the channel is full: the router's freed count as last read from
     // the credit word + num_slots (one compare a push); pushed_ while closed.
     uint32_t limit_ = 0;
-    uint32_t slot_addr_ = 0;        // the next push's slot in router L1 (a cursor: no division)
-    uint32_t slots_end_ = 0;        // the end of the slot ring (set by open)
-    uint32_t pushed_reg_ = 0;       // the router's pushed-stream update register
-    hal::NocPrepared to_slot_{};    // writes into the router's slots (set by open)
-    hal::NocPrepared to_pushed_{};  // +1 on its pushed stream (set by open)
+    uint32_t slot_addr_ = 0;   // the next push's slot in router L1 (a cursor: no division)
+    uint32_t slots_end_ = 0;   // the end of the slot ring (set by open)
+    uint32_t pushed_reg_ = 0;  // the router's pushed-stream update register
+    SlotWrite to_slot_{};      // writes into the router's slots (set by open)
+    PushedInc to_pushed_{};    // +1 on its pushed stream (set by open)
     uint32_t staged_[sizeof(pf::PacketHeader) / 4] = {};  // what the L1 staging header holds
     uint32_t staged_cmd_words_ = 0;                       // command words possibly non-zero there
     bool raw_staged_ = false;  // a push_raw header is staged (magic/reserved may differ)

@@ -1,6 +1,7 @@
 // NoC requests through the NIU command buffers: unicast write and read, inline 32-bit write,
-// atomic increment, multicast write; posted and non-posted; transaction IDs; barriers and
-// "flushed" checks from the NIU counters.
+// atomic increment, multicast write; streams of requests of one shape (prepare() once, then
+// send()); posted and non-posted; transaction IDs; barriers and "flushed" checks from the NIU
+// counters. hal/README.md has the operations in a table.
 //
 // One Noc<A> object drives one NIU (NOC0 or NOC1) of the core it runs on. It keeps software
 // counts of what it issued; completion checks compare them with the NIU's hardware counters.
@@ -15,6 +16,10 @@
 //   HAL_TRY(noc1.init());
 //   HAL_TRY(noc1.write(src, {.x = 1, .y = 2, .addr = dst}, 4096, {.trid = 3}));
 //   ... later: if (noc1.trid_flushed(3)) { /* the destination has the data */ }
+//   A stream (command buffer 2 reserved in NocConfig::prepared_bufs):
+//   hal::NocStream<hal::NocStreamShape{.cmd_buf = 2}> to_peer;
+//   HAL_TRY(noc1.prepare({.dst = {1, 2, 0}}, to_peer));
+//   HAL_TRY(noc1.send(to_peer, src, dst, 256, /*trid=*/3));
 //
 // Requests larger than ArchMap::noc_max_burst_bytes are split into several requests, each counted
 // separately; if a later one times out waiting for its command buffer, the earlier ones have been
@@ -53,9 +58,9 @@ struct NocConfig {
     // 4-byte-aligned local L1 word that receives the old value returned by non-posted atomics.
     // Non-posted atomics are refused (BadArg) while this is kNoL1Addr.
     uint32_t atomic_return_l1_addr = kNoL1Addr;
-    // Bit i: command buffer i is reserved for prepared requests (prepare_write and friends). No
+    // Bit i: command buffer i is reserved for streams (NocStream, prepare() and send()). No
     // ordinary request may use it (init() refuses a cmd_bufs entry in the mask), so only
-    // prepared requests ever program it and their constants stay put between requests.
+    // streams ever program it and their constants stay put between requests.
     uint32_t prepared_bufs = 0;
 };
 
@@ -95,9 +100,8 @@ struct NocMcastWriteOpts {
     uint32_t trid = 0;
 };
 
-// The default options. The request functions have an overload without options that uses these:
-// it folds them to constants, where a defaulted `const Opts& = {}` argument would make every call
-// site build a temporary (at -Os, a memcpy from .rodata for the 16-byte ones).
+// The default options, the requests' default arguments: a constant they fold, where `= {}` would
+// make every call site build a temporary (at -Os, a memcpy from .rodata for the 16-byte ones).
 inline constexpr NocWriteOpts kNocWriteDefaults{};
 inline constexpr NocReadOpts kNocReadDefaults{};
 inline constexpr NocInlineWriteOpts kNocInlineWriteDefaults{};
@@ -114,29 +118,52 @@ struct NocCounters {
     uint32_t posted_atomic_issued;     // vs NIU_MST_POSTED_ATOMIC_SENT
 };
 
-// A command buffer (reserved in NocConfig::prepared_bufs) programmed once by Noc::prepare_write /
-// prepare_write_inline with what stays the same from one request to the next (destination core,
-// ctrl, VC, transaction ID); each write_prepared / write_inline_prepared then writes only
-// addresses, size (or data) and NOC_CMD_CTRL. The handle is plain data: keep it beside the Noc
-// that made it.
-// (40 bytes: a router keeps a dozen on its stack, in the core's small local data RAM.)
-struct NocPrepared {
-    uint32_t base = 0;     // the command buffer's base address
-    uint32_t token = 0;    // which preparation; 0 = never prepared (every use refused)
-    uint32_t ret_mid = 0;  // the destination's middle (and high) address register values
-    uint32_t ret_hi = 0;
-    uint32_t tag = 0;
-    uint32_t ctrl = 0;
-    uint32_t be = 0;        // inline: the byte-enable word of its (fixed) destination address
-    uint32_t dst_addr = 0;  // inline: its destination address
-    uint8_t buf = 0;        // command buffer index
-    bool posted = false;
-    bool is_inline = false;
-    bool trid_each = false;  // each request names its transaction ID (PACKET_TAG written each time)
-    bool any_dst = false;    // prepare_write_any: each request names its destination core too
-    bool fixed = false;      // prepare_write_inline_fixed: the data word is a constant too
+// ---- streams ----
+//
+// A stream is many requests of one shape from one core: a router's forwards into a neighbour's
+// slots, its deliveries, a worker's pushes. Noc::prepare() programs a command buffer (one of
+// NocConfig::prepared_bufs) once with what every request shares (destination core, ctrl, VC) and
+// Noc::send() then writes only what varies: addresses, size or data word, transaction ID, and
+// NOC_CMD_CTRL. The shape is a compile-time parameter, so a request does only its own register
+// writes and no tests of options.
+
+// What a stream's requests have in common, fixed at compile time.
+struct NocStreamShape {
+    uint32_t cmd_buf = 0;      // its command buffer, one of NocConfig::prepared_bufs
+    bool word = false;         // each request writes one 32-bit word (an inline write) to the
+                               // stream's address; otherwise `size` bytes of local L1
+    bool fixed_word = false;   // word: the value and transaction ID are fixed too (prepare's)
+    bool any_core = false;     // data: each request names its destination core
+    bool posted = false;       // no acks: completion via posted_writes_sent / trid_writes_sent
+    bool owns_buffer = false;  // the only stream ever prepared on cmd_buf (prepare refuses
+                               // another), so its constants stay programmed: no check per request
 };
-static_assert(sizeof(NocPrepared) == 40);
+
+// What prepare() programs besides the shape.
+struct NocStreamTarget {
+    NocAddr dst{};                         // data: the core (x, y); word: the word's address
+    uint32_t vc = noc::kDefaultUnicastVc;  // 0..3
+    uint32_t value = 0;                    // fixed_word: the word
+    uint32_t trid = 0;                     // fixed_word: its transaction ID
+    uint32_t byte_enable = 0xF;            // word: which of its 4 bytes to write (1..0xF)
+};
+
+// A prepared stream: plain data, kept beside the Noc that prepared it. token 0: never prepared.
+// (36 bytes: a router keeps a dozen in its small local data RAM.)
+template <NocStreamShape S>
+struct NocStream {
+    static constexpr NocStreamShape kShape = S;
+    uint32_t base = 0;      // the command buffer's base address
+    uint32_t token = 0;     // which preparation: whose constants the buffer holds
+    uint32_t ret_mid = 0;   // data: the destination core's coordinate registers;
+    uint32_t ret_hi = 0;    // word: the word's (TARG)
+    uint32_t tag = 0;       // PACKET_TAG (fixed_word; the others write it per request)
+    uint32_t ctrl = 0;      // NOC_CTRL
+    uint32_t be = 0;        // word: the byte enables of its address
+    uint32_t dst_addr = 0;  // word: its address (TARG lo)
+    uint32_t value = 0;     // fixed_word: the word
+};
+static_assert(sizeof(NocStream<NocStreamShape{}>) == 36);
 
 template <const ArchMap& A>
 class Noc {
@@ -206,17 +233,8 @@ class Noc {
     // mod 16. Returns once every request is handed to the NIU (not when it has arrived).
     // (Structs are taken by const reference: by value, the ilp32 ABI makes every caller copy
     // them to the stack, which at -Os is a call to memcpy per argument.)
-    [[nodiscard]] Status write(uint32_t src_l1, const NocAddr& dst, uint32_t size) {
-        return write_impl(src_l1, dst, size, kNocWriteDefaults);
-    }
-    [[nodiscard]] Status write(uint32_t src_l1, const NocAddr& dst, uint32_t size,
-                               const NocWriteOpts& o) {
-        return write_impl(src_l1, dst, size, o);
-    }
-
-  private:
-    [[gnu::always_inline]] Status write_impl(uint32_t src_l1, const NocAddr& dst_arg, uint32_t size,
-                                             const NocWriteOpts& o_arg) {
+    [[nodiscard]] Status write(uint32_t src_l1, const NocAddr& dst_arg, uint32_t size,
+                               const NocWriteOpts& o_arg = kNocWriteDefaults) {
         const NocAddr dst = dst_arg;
         const NocWriteOpts o = o_arg;
         HAL_TRY(check_common(o.vc, noc::kVcUnicastMax, o.trid));
@@ -241,19 +259,9 @@ class Noc {
             });
     }
 
-  public:
     // Read `size` bytes from `src` into local L1 `dst_l1`.
-    [[nodiscard]] Status read(const NocAddr& src, uint32_t dst_l1, uint32_t size) {
-        return read_impl(src, dst_l1, size, kNocReadDefaults);
-    }
-    [[nodiscard]] Status read(const NocAddr& src, uint32_t dst_l1, uint32_t size,
-                              const NocReadOpts& o) {
-        return read_impl(src, dst_l1, size, o);
-    }
-
-  private:
-    [[gnu::always_inline]] Status read_impl(const NocAddr& src_arg, uint32_t dst_l1, uint32_t size,
-                                            const NocReadOpts& o_arg) {
+    [[nodiscard]] Status read(const NocAddr& src_arg, uint32_t dst_l1, uint32_t size,
+                              const NocReadOpts& o_arg = kNocReadDefaults) {
         const NocAddr src = src_arg;
         const NocReadOpts o = o_arg;
         HAL_TRY(check_common(o.vc, noc::kVcUnicastMax, o.trid));
@@ -276,21 +284,11 @@ class Noc {
             });
     }
 
-  public:
     // Write one 32-bit `value` to the 4-byte-aligned `dst` with no L1 source. On arches where
     // inline writes to L1 can hang (Blackhole, BH-86) an L1 destination is refused with
     // Unsupported; MMIO destinations (stream registers) are fine everywhere.
-    [[nodiscard]] Status write_inline(const NocAddr& dst, uint32_t value) {
-        return write_inline_impl(dst, value, kNocInlineWriteDefaults);
-    }
-    [[nodiscard]] Status write_inline(const NocAddr& dst, uint32_t value,
-                                      const NocInlineWriteOpts& o) {
-        return write_inline_impl(dst, value, o);
-    }
-
-  private:
-    [[gnu::always_inline]] Status write_inline_impl(const NocAddr& dst_arg, uint32_t value,
-                                                    const NocInlineWriteOpts& o_arg) {
+    [[nodiscard]] Status write_inline(const NocAddr& dst_arg, uint32_t value,
+                                      const NocInlineWriteOpts& o_arg = kNocInlineWriteDefaults) {
         const NocAddr dst = dst_arg;
         const NocInlineWriteOpts o = o_arg;
         HAL_TRY(check_inline(dst, o));
@@ -306,19 +304,10 @@ class Noc {
         return issue(r, o.posted ? Kind::PostedWrite : Kind::NonpostedWrite, 1);
     }
 
-  public:
     // Atomically add `incr` to the 4-byte-aligned L1 word at `dst` (INCR_GET). Non-posted
     // atomics return the old value to NocConfig::atomic_return_l1_addr.
-    [[nodiscard]] Status atomic_inc(const NocAddr& dst, uint32_t incr) {
-        return atomic_inc_impl(dst, incr, kNocAtomicDefaults);
-    }
-    [[nodiscard]] Status atomic_inc(const NocAddr& dst, uint32_t incr, const NocAtomicOpts& o) {
-        return atomic_inc_impl(dst, incr, o);
-    }
-
-  private:
-    [[gnu::always_inline]] Status atomic_inc_impl(const NocAddr& dst_arg, uint32_t incr,
-                                                  const NocAtomicOpts& o_arg) {
+    [[nodiscard]] Status atomic_inc(const NocAddr& dst_arg, uint32_t incr,
+                                    const NocAtomicOpts& o_arg = kNocAtomicDefaults) {
         const NocAddr dst = dst_arg;
         const NocAtomicOpts o = o_arg;
         HAL_TRY(check_common(o.vc, noc::kVcUnicastMax, o.trid));
@@ -353,25 +342,11 @@ class Noc {
         return issue(r, o.posted ? Kind::PostedAtomic : Kind::NonpostedAtomic, 1);
     }
 
-  public:
     // Write `size` bytes from local L1 `src_l1` to address `dst_addr` of every tile in `rect`.
     // `num_dests` is how many tiles will receive it (and ack it, when non-posted).
-    [[nodiscard]] Status multicast_write(uint32_t src_l1, const NocRect& rect, uint64_t dst_addr,
-                                         uint32_t size, uint32_t num_dests) {
-        return multicast_write_impl(src_l1, rect, dst_addr, size, num_dests,
-                                    kNocMcastWriteDefaults);
-    }
-    [[nodiscard]] Status multicast_write(uint32_t src_l1, const NocRect& rect, uint64_t dst_addr,
-                                         uint32_t size, uint32_t num_dests,
-                                         const NocMcastWriteOpts& o) {
-        return multicast_write_impl(src_l1, rect, dst_addr, size, num_dests, o);
-    }
-
-  private:
-    [[gnu::always_inline]] Status multicast_write_impl(uint32_t src_l1, const NocRect& rect_arg,
-                                                       uint64_t dst_addr, uint32_t size,
-                                                       uint32_t num_dests,
-                                                       const NocMcastWriteOpts& o_arg) {
+    [[nodiscard]] Status multicast_write(uint32_t src_l1, const NocRect& rect_arg,
+                                         uint64_t dst_addr, uint32_t size, uint32_t num_dests,
+                                         const NocMcastWriteOpts& o_arg = kNocMcastWriteDefaults) {
         const NocRect rect = rect_arg;
         const NocMcastWriteOpts o = o_arg;
         HAL_TRY(check_common(o.vc, noc::kVcMulticastMax, o.trid));
@@ -402,360 +377,214 @@ class Noc {
             });
     }
 
-  public:
-    // ---- prepared requests: a stream of writes to one core with the same options ----
+    // ---- streams (NocStreamShape above) ----
     //
-    // prepare_write() programs command buffer `cmd_buf` (one of NocConfig::prepared_bufs) with
-    // what stays the same for unicast writes to core (dst.x, dst.y) and returns the handle;
-    // write_prepared() then writes source, destination address, size and NOC_CMD_CTRL only.
-    // Ordinary requests never use a prepared buffer; several handles may share one: a token per
-    // buffer says whose constants it holds, and a handle finding another's programs its own
-    // again (correct, only slower). Counts and the bounded cmd-buf wait are those of every other
-    // request (launch()).
-    // trid_each: the requests give their own transaction ID (the overloads with `trid`; o.trid is
-    // then unused), at one more register write each. A handle is used one way or the other only.
-    [[nodiscard]] Status prepare_write(uint32_t cmd_buf, const NocXY& dst, const NocWriteOpts& o,
-                                       NocPrepared& out, bool trid_each = false) {
-        HAL_TRY(check_prepared_buf(cmd_buf));
-        HAL_TRY(check_common(o.vc, noc::kVcUnicastMax, o.trid));
-        if (!noc::addr_ok({dst.x, dst.y, 0})) {
-            return Status::OutOfRange;
+    // prepare(target, stream): check the shape and target, program the constants (bounded wait
+    // for the buffer). Several streams may share a buffer: a token per buffer says whose constants
+    // it holds, and a request of a stream that finds another's programs its own again (correct,
+    // only slower). A stream with owns_buffer is refused (BadArg) on a buffer another stream has
+    // used, and another stream is refused on its buffer; preparing the same stream again is fine.
+    template <NocStreamShape S>
+    [[nodiscard]] Status prepare(const NocStreamTarget& t, NocStream<S>& out) {
+        static_assert(S.cmd_buf < noc::kNumCmdBufs, "no such command buffer");
+        static_assert(S.word || !S.fixed_word, "fixed_word is a kind of word stream");
+        static_assert(!S.word || !S.any_core, "a word stream writes one fixed address");
+        HAL_TRY(check_prepared_buf(S.cmd_buf));
+        HAL_TRY(check_stream_target<S>(t));
+        const uint32_t held = programmed_[S.cmd_buf];
+        if (held != 0 && held != out.token && (S.owns_buffer || (owned_ >> S.cmd_buf & 1) != 0)) {
+            return Status::BadArg;
         }
-        const noc::AddrRegs ret = noc::encode_addr(A, 0, noc::unicast_coord(dst.x, dst.y));
-        out = NocPrepared{.base = noc::cmd_buf_base(A, noc_, cmd_buf),
-                          .token = ++next_token_,
-                          .ret_mid = ret.mid,
-                          .ret_hi = ret.hi,
-                          .tag = noc::packet_tag(o.trid),
-                          .ctrl = noc::kCtrlCmdWrite | noc::static_vc(o.vc) |
-                                  (o.posted ? 0u : noc::kCtrlRespMarked),
-                          .buf = static_cast<uint8_t>(cmd_buf),
-                          .posted = o.posted,
-                          .trid_each = trid_each};
+        out = make_stream<S>(t);
+        if (S.owns_buffer) owned_ |= 1u << S.cmd_buf;
         HAL_TRY(wait_cmd_buf_ready(out.base));
         program_constants(out);
         return Status::Ok;
     }
 
-    // Write `size` bytes from local L1 `src_l1` to `dst_addr` (below 4 GiB) of the prepared core,
-    // checked as write() checks it.
-    [[nodiscard, gnu::always_inline]] Status write_prepared(const NocPrepared& p, uint32_t src_l1,
-                                                            uint32_t dst_addr, uint32_t size) {
-        return write_prepared_impl<false>(p, src_l1, dst_addr, size, 0);
-    }
-    [[nodiscard, gnu::always_inline]] Status write_prepared(const NocPrepared& p, uint32_t src_l1,
-                                                            uint32_t dst_addr, uint32_t size,
-                                                            uint32_t trid) {
-        return write_prepared_impl<true>(p, src_l1, dst_addr, size, trid);
-    }
-
-    // The same with the destination core given per request (prepare_write_any, then
-    // write_prepared_to): for a stream of writes to many cores with the same options, e.g. a
-    // router delivering packets. A request writes source, destination address and core, size
-    // (and its transaction ID with trid_each) and NOC_CMD_CTRL; checks as write().
-    [[nodiscard]] Status prepare_write_any(uint32_t cmd_buf, const NocWriteOpts& o,
-                                           NocPrepared& out, bool trid_each = false) {
-        HAL_TRY(prepare_write(cmd_buf, {0, 0}, o, out, trid_each));
-        out.any_dst = true;
-        return Status::Ok;
-    }
-    [[nodiscard, gnu::always_inline]] Status write_prepared_to(const NocPrepared& p,
-                                                               uint32_t src_l1, const NocXY& dst,
-                                                               uint32_t dst_addr, uint32_t size) {
-        return write_prepared_to_impl<false>(p, src_l1, dst, dst_addr, size, 0);
-    }
-    [[nodiscard, gnu::always_inline]] Status write_prepared_to(const NocPrepared& p,
-                                                               uint32_t src_l1, const NocXY& dst,
-                                                               uint32_t dst_addr, uint32_t size,
-                                                               uint32_t trid) {
-        return write_prepared_to_impl<true>(p, src_l1, dst, dst_addr, size, trid);
+    // send(stream, ...): one request, counted at once. Its arguments by shape:
+    //   data:            send(s, src_l1, dst_addr, size, trid)
+    //   data, any_core:  send(s, src_l1, {x, y}, dst_addr, size, trid)
+    //   word:            send(s, value, trid)
+    //   fixed word:      send(s)
+    // A stream's requests are not checked one by one (they are the hot paths): the caller makes
+    // sure that the stream was prepared (Ok), trid <= noc::kMaxTransactionId, the core is one
+    // prepare() would accept, size <= ArchMap::noc_max_burst_bytes, and source and destination
+    // pass check_region() (checked once for a region the caller owns, or per request for a source
+    // it was given). Otherwise the NIU gets the registers as given. What stays: the bounded wait
+    // for the command buffer, reprogramming a buffer another stream used, and the counts.
+    template <NocStreamShape S, typename... Args>
+    [[nodiscard, gnu::always_inline]] Status send(const NocStream<S>& s, Args... args) {
+        return stream_request<true>(s, args...);
     }
 
-    // The same for inline writes of one 32-bit value to a fixed `dst` (e.g. a stream register):
-    // write_inline_prepared() writes the data word and NOC_CMD_CTRL only. Checks as write_inline().
-    [[nodiscard]] Status prepare_write_inline(uint32_t cmd_buf, const NocAddr& dst,
-                                              const NocInlineWriteOpts& o, NocPrepared& out,
-                                              bool trid_each = false) {
-        HAL_TRY(check_prepared_buf(cmd_buf));
-        HAL_TRY(check_inline(dst, o));
-        const noc::AddrRegs targ = noc::encode_addr(A, dst.addr, noc::unicast_coord(dst.x, dst.y));
-        out = NocPrepared{.base = noc::cmd_buf_base(A, noc_, cmd_buf),
-                          .token = ++next_token_,
-                          .ret_mid = targ.mid,
-                          .ret_hi = targ.hi,
-                          .tag = noc::packet_tag(o.trid),
-                          .ctrl = noc::kCtrlCmdWrite | noc::kCtrlWrInline | noc::static_vc(o.vc) |
-                                  (o.posted ? 0u : noc::kCtrlRespMarked),
-                          .be = noc::inline_byte_enable(dst.addr, o.byte_enable),
-                          .dst_addr = targ.lo,
-                          .buf = static_cast<uint8_t>(cmd_buf),
-                          .posted = o.posted,
-                          .is_inline = true,
-                          .trid_each = trid_each};
-        HAL_TRY(wait_cmd_buf_ready(out.base));
-        program_constants(out);
-        return Status::Ok;
-    }
-
-    [[nodiscard, gnu::always_inline]] Status write_inline_prepared(const NocPrepared& p,
-                                                                   uint32_t value) {
-        return write_inline_prepared_impl<false>(p, value, 0);
-    }
-
-    // An inline write whose data word is fixed as well (e.g. +1 on a stream register, with the
-    // transaction ID of o.trid): everything is programmed once, and a request (Burst::write_fixed,
-    // given the same `value`: the handle does not keep it) only waits for the buffer and writes
-    // NOC_CMD_CTRL. The registers of a command buffer keep their values after a request, so the
-    // same request can be launched again.
-    [[nodiscard]] Status prepare_write_inline_fixed(uint32_t cmd_buf, const NocAddr& dst,
-                                                    uint32_t value, const NocInlineWriteOpts& o,
-                                                    NocPrepared& out) {
-        HAL_TRY(prepare_write_inline(cmd_buf, dst, o, out, false));
-        out.fixed = true;
-        mmio::write32(out.base + A.noc.at_data, value);  // still ready: nothing launched since
-        return Status::Ok;
-    }
-    [[nodiscard, gnu::always_inline]] Status write_inline_prepared(const NocPrepared& p,
-                                                                   uint32_t value, uint32_t trid) {
-        return write_inline_prepared_impl<true>(p, value, trid);
-    }
-
-    // What the checked requests would say of a transfer of `size` bytes between local L1
-    // `local` and `remote` (range, size, 16-B congruence): for callers of the prechecked ones
-    // below that check a whole region once (Ok, or why not).
+    // What the requests would say of a transfer of `size` bytes between local L1 `local` and
+    // `remote` (range, size, 16-B congruence): Ok, or why not. For a stream's caller.
     [[nodiscard]] Status check_region(uint32_t local, uint64_t remote, uint32_t size) const {
         return check_transfer(local, remote, size);
     }
 
-    // ---- prepared requests whose arguments the caller has checked ahead ----
-    //
-    // For a hot path whose arguments are right by construction or were checked once ahead (a
-    // router: its slot ring's range and alignment at start-up, a packet's target when it
-    // validated the header). They skip the per-request argument checks of the functions above
-    // (handle kind, transaction ID range, destination core, check_transfer) and keep everything
-    // else: the bounded command-buffer wait, reprogramming a buffer another handle used, and the
-    // counts (launch()). The caller guarantees: `p` was prepared (Ok) for this kind of request
-    // with trid_each, trid <= kMaxTransactionId, what check_transfer() / coord_ok() would accept,
-    // and size <= ArchMap::noc_max_burst_bytes (one request, never split). Breaking that is
-    // undefined: the NIU gets the registers as given.
-    [[nodiscard, gnu::always_inline]] Status write_prepared_prechecked(
-        const NocPrepared& p, uint32_t src_l1, uint32_t dst_addr, uint32_t size, uint32_t trid) {
-        return write_prepared_impl<true, false>(p, src_l1, dst_addr, size, trid);
-    }
-    [[nodiscard, gnu::always_inline]] Status write_prepared_to_prechecked(
-        const NocPrepared& p, uint32_t src_l1, const NocXY& dst, uint32_t dst_addr, uint32_t size,
-        uint32_t trid) {
-        return write_prepared_to_impl<true, false>(p, src_l1, dst, dst_addr, size, trid);
-    }
-    [[nodiscard, gnu::always_inline]] Status write_inline_prepared_prechecked(const NocPrepared& p,
-                                                                              uint32_t value,
-                                                                              uint32_t trid) {
-        return write_inline_prepared_impl<true, false>(p, value, trid);
-    }
-
-  private:
-    // The handle's fields are copied to locals first: an MMIO store may alias any uint32_t, so
-    // read through `p` they would be loaded again after every register write.
-    template <bool kTrid, bool kChecked = true>
-    [[gnu::always_inline]] Status write_prepared_impl(const NocPrepared& p, uint32_t src_l1,
-                                                      uint32_t dst_addr, uint32_t size,
-                                                      uint32_t trid) {
-        return write_prepared_core<kTrid, kChecked, false>(p, src_l1, NocXY{}, dst_addr, size,
-                                                           trid);
-    }
-    template <bool kTrid, bool kChecked = true>
-    [[gnu::always_inline]] Status write_prepared_to_impl(const NocPrepared& p, uint32_t src_l1,
-                                                         const NocXY& dst, uint32_t dst_addr,
-                                                         uint32_t size, uint32_t trid) {
-        return write_prepared_core<kTrid, kChecked, true>(p, src_l1, dst, dst_addr, size, trid);
-    }
-    // Both prepared writes: kAnyDst, the handle came from prepare_write_any and each request also
-    // writes the destination coordinate `dst_arg` (ignored otherwise).
-    // kUncounted (bursts): the caller counts the request. kHeld: the caller knows the buffer holds
-    // p's constants (Burst's *_held writes), so the check for another handle's is left out.
-    template <bool kTrid, bool kChecked, bool kAnyDst, bool kUncounted = false, bool kHeld = false>
-    [[gnu::always_inline]] Status write_prepared_core(const NocPrepared& p, uint32_t src_l1,
-                                                      const NocXY& dst_arg, uint32_t dst_addr,
-                                                      uint32_t size, uint32_t trid) {
-        const uint32_t buf = p.buf, base = p.base, token = p.token;
-        const NocXY dst = dst_arg;
-        const Kind kind = p.posted ? Kind::PostedWrite : Kind::NonpostedWrite;
-        if (kChecked) {
-            if (token == 0 || p.is_inline || p.any_dst != kAnyDst || p.trid_each != kTrid ||
-                (kTrid && trid > noc::kMaxTransactionId)) {
-                return Status::BadArg;
-            }
-            if (kAnyDst && (!noc::coord_ok(dst.x) || !noc::coord_ok(dst.y))) {
-                return Status::OutOfRange;
-            }
-            HAL_TRY(check_transfer(src_l1, dst_addr, size));
-        }
-        // The register that holds the destination coordinate (dst_addr < 4 GiB: the rest of it
-        // is 0, programmed once).
-        constexpr uint32_t kCoordReg =
-            A.noc.coord_reg == NocCoordReg::Hi ? noc::kRetAddrHi : noc::kRetAddrMid;
-        uint32_t coord = 0;
-        if (kAnyDst) {
-            const noc::AddrRegs enc = noc::encode_addr(A, 0, noc::unicast_coord(dst.x, dst.y));
-            coord = A.noc.coord_reg == NocCoordReg::Hi ? enc.hi : enc.mid;
-        }
-        const auto one =
-            [ =, this, &p ](uint32_t off, uint32_t len) __attribute__((always_inline)) {
-            HAL_TRY(wait_cmd_buf_ready(base));
-            if (!kHeld && programmed_[buf] != token) [[unlikely]] {
-                program_constants(p);
-            }
-            mmio::write32(base + noc::kTargAddrLo, src_l1 + off);
-            mmio::write32(base + noc::kRetAddrLo, dst_addr + off);
-            if (kAnyDst) {
-                mmio::write32(base + kCoordReg, coord);
-            }
-            if (kTrid) {
-                // trid <= kMaxTransactionId (checked above, or the prechecked contract): no mask.
-                mmio::write32(base + noc::kPacketTag, trid << noc::kTagTransactionIdShift);
-            }
-            mmio::write32(base + noc::kAtLenBe, len);
-            if (kUncounted) {
-                fire(base);
-                return Status::Ok;
-            }
-            return launch(base, kind, 1);
-        };
-        if (!kChecked) {
-            return one(0, size);  // the caller guarantees one burst
-        }
-        return for_each_chunk(size, one);
-    }
-    template <bool kTrid, bool kChecked = true, bool kUncounted = false, bool kHeld = false>
-    [[gnu::always_inline]] Status write_inline_prepared_impl(const NocPrepared& p, uint32_t value,
-                                                             uint32_t trid) {
-        const uint32_t buf = p.buf, base = p.base, token = p.token;
-        const Kind kind = p.posted ? Kind::PostedWrite : Kind::NonpostedWrite;
-        if (kChecked && (token == 0 || !p.is_inline || p.fixed || p.trid_each != kTrid ||
-                         (kTrid && trid > noc::kMaxTransactionId))) {
-            return Status::BadArg;
-        }
-        HAL_TRY(wait_cmd_buf_ready(base));
-        if (!kHeld && programmed_[buf] != token) [[unlikely]] {
-            program_constants(p);
-        }
-        mmio::write32(base + A.noc.at_data, value);
-        if (kTrid) {
-            mmio::write32(base + noc::kPacketTag, trid << noc::kTagTransactionIdShift);  // as above
-        }
-        if (kUncounted) {
-            fire(base);
-            return Status::Ok;
-        }
-        return launch(base, kind, 1);
-    }
-
-  public:
-    // Whether command buffer `buf` (p.buf, given as a constant at the call site so the check is
-    // one load) still holds p's constants: no other handle has been used on it since p's last
-    // request. For a hot path that issues several requests on its own buffers: check once, then
-    // the Burst's *_held writes.
-    [[nodiscard, gnu::always_inline]] bool holds(const NocPrepared& p, uint32_t buf) const {
-        return programmed_[buf] == p.token;
-    }
-    // Program p's constants into its buffer again (once the buffer is free; bounded), so it holds
-    // them.
-    [[nodiscard, gnu::noinline]] Status reclaim(const NocPrepared& p) {
-        HAL_TRY(wait_cmd_buf_ready(p.base));
-        program_constants(p);
-        return Status::Ok;
-    }
-
-    // ---- bursts: prechecked prepared writes issued back to back ----
-    //
-    // A stream packet is several requests in a row (header, payload, +1 on a stream register).
-    // A Burst issues each as write_prepared_prechecked / write_inline_prepared_prechecked do, but
-    // knows their kind at compile time and adds them to the counts once, when it ends (its
-    // destructor, so an early return counts exactly the requests launched), instead of a
-    // load-add-store of two counters after each. The prechecked contract holds, plus: every handle
-    // used was prepared with posted == kPosted and trid_each, and no completion check or barrier
-    // of the counts (writes_sent/flushed, write_barrier, ...) runs on this Noc while the Burst
-    // lives (trid_writes_sent reads hardware only: fine).
-    template <bool kPosted>
-    class Burst {
+    // Requests of streams issued back to back (a packet is several: header, payload, +1 on a
+    // stream register), counted once when the Batch ends (its destructor, so an early return
+    // counts exactly the requests launched) instead of a load-add-store of the counts after each.
+    // While a Batch lives, no completion check or barrier of the counts (writes_sent/flushed,
+    // write_barrier, ...) runs on its Noc (trid_writes_sent reads hardware only: fine).
+    class Batch {
       public:
-        explicit Burst(Noc& noc) : noc_(noc) {}
-        ~Burst() {
-            static_cast<void>(
-                noc_.count(kPosted ? Kind::PostedWrite : Kind::NonpostedWrite, n_, n_));
+        [[gnu::always_inline]] explicit Batch(Noc& noc) : noc_(noc) {}
+        [[gnu::always_inline]] ~Batch() {
+            if (nonposted_ != 0)
+                static_cast<void>(noc_.count(Kind::NonpostedWrite, nonposted_, nonposted_));
+            if (posted_ != 0) static_cast<void>(noc_.count(Kind::PostedWrite, posted_, posted_));
         }
-        Burst(const Burst&) = delete;
-        Burst& operator=(const Burst&) = delete;
+        Batch(const Batch&) = delete;
+        Batch& operator=(const Batch&) = delete;
 
-        [[nodiscard, gnu::always_inline]] Status write(const NocPrepared& p, uint32_t src_l1,
-                                                       uint32_t dst_addr, uint32_t size,
-                                                       uint32_t trid) {
-            HAL_TRY((noc_.template write_prepared_core<true, false, false, true>(
-                p, src_l1, NocXY{}, dst_addr, size, trid)));
-            ++n_;
-            return Status::Ok;
-        }
-        [[nodiscard, gnu::always_inline]] Status write_to(const NocPrepared& p, uint32_t src_l1,
-                                                          const NocXY& dst, uint32_t dst_addr,
-                                                          uint32_t size, uint32_t trid) {
-            HAL_TRY((noc_.template write_prepared_core<true, false, true, true>(
-                p, src_l1, dst, dst_addr, size, trid)));
-            ++n_;
-            return Status::Ok;
-        }
-        // The same for a handle whose command buffer holds its constants (Noc::holds() said so, or
-        // Noc::reclaim() since, or p is the only handle ever prepared on the buffer): the check
-        // for another handle's is left out.
-        [[nodiscard, gnu::always_inline]] Status write_held(const NocPrepared& p, uint32_t src_l1,
-                                                            uint32_t dst_addr, uint32_t size,
-                                                            uint32_t trid) {
-            HAL_TRY((noc_.template write_prepared_core<true, false, false, true, true>(
-                p, src_l1, NocXY{}, dst_addr, size, trid)));
-            ++n_;
-            return Status::Ok;
-        }
-        [[nodiscard, gnu::always_inline]] Status write_to_held(const NocPrepared& p,
-                                                               uint32_t src_l1, const NocXY& dst,
-                                                               uint32_t dst_addr, uint32_t size,
-                                                               uint32_t trid) {
-            HAL_TRY((noc_.template write_prepared_core<true, false, true, true, true>(
-                p, src_l1, dst, dst_addr, size, trid)));
-            ++n_;
-            return Status::Ok;
-        }
-        [[nodiscard, gnu::always_inline]] Status write_inline_held(const NocPrepared& p,
-                                                                   uint32_t value, uint32_t trid) {
-            HAL_TRY((
-                noc_.template write_inline_prepared_impl<true, false, true, true>(p, value, trid)));
-            ++n_;
-            return Status::Ok;
-        }
-        [[nodiscard, gnu::always_inline]] Status write_inline(const NocPrepared& p, uint32_t value,
-                                                              uint32_t trid) {
-            HAL_TRY((noc_.template write_inline_prepared_impl<true, false, true>(p, value, trid)));
-            ++n_;
-            return Status::Ok;
-        }
-        // The fixed inline write `p` (prepare_write_inline_fixed with this `value`) once more: the
-        // buffer wait and NOC_CMD_CTRL, plus its constants first if another handle used the
-        // buffer since. `buf` is p.buf, given as a constant at the call site (one load fewer).
-        [[nodiscard, gnu::always_inline]] Status write_fixed(const NocPrepared& p, uint32_t value,
-                                                             uint32_t buf) {
-            HAL_TRY(wait_cmd_buf_ready(p.base));
-            if (noc_.programmed_[buf] != p.token) [[unlikely]] {
-                noc_.program_constants(p);
-                mmio::write32(p.base + A.noc.at_data, value);
-            }
-            noc_.fire(p.base);
-            ++n_;
+        // Noc::send() of the same stream and arguments, counted when the Batch ends.
+        template <NocStreamShape S, typename... Args>
+        [[nodiscard, gnu::always_inline]] Status send(const NocStream<S>& s, Args... args) {
+            HAL_TRY(noc_.template stream_request<false>(s, args...));
+            ++(S.posted ? posted_ : nonposted_);
             return Status::Ok;
         }
 
       private:
         Noc& noc_;
-        uint32_t n_ = 0;
+        uint32_t nonposted_ = 0;
+        uint32_t posted_ = 0;
     };
 
+  private:
+    template <NocStreamShape S>
+    [[gnu::always_inline]] Status check_stream_target(const NocStreamTarget& t) const {
+        HAL_TRY(check_common(t.vc, noc::kVcUnicastMax, S.fixed_word ? t.trid : 0));
+        if (!S.word) {
+            return S.any_core || noc::addr_ok({t.dst.x, t.dst.y, 0}) ? Status::Ok
+                                                                     : Status::OutOfRange;
+        }
+        return check_inline(t.dst, {.vc = t.vc, .byte_enable = t.byte_enable});
+    }
+
+    template <NocStreamShape S>
+    [[gnu::always_inline]] NocStream<S> make_stream(const NocStreamTarget& t) {
+        const uint32_t ack = S.posted ? 0u : noc::kCtrlRespMarked;
+        if (!S.word) {
+            const noc::AddrRegs ret = noc::encode_addr(
+                A, 0, noc::unicast_coord(S.any_core ? 0 : t.dst.x, S.any_core ? 0 : t.dst.y));
+            return NocStream<S>{.base = noc::cmd_buf_base(A, noc_, S.cmd_buf),
+                                .token = ++next_token_,
+                                .ret_mid = ret.mid,
+                                .ret_hi = ret.hi,
+                                .ctrl = noc::kCtrlCmdWrite | noc::static_vc(t.vc) | ack};
+        }
+        const noc::AddrRegs targ =
+            noc::encode_addr(A, t.dst.addr, noc::unicast_coord(t.dst.x, t.dst.y));
+        return NocStream<S>{
+            .base = noc::cmd_buf_base(A, noc_, S.cmd_buf),
+            .token = ++next_token_,
+            .ret_mid = targ.mid,
+            .ret_hi = targ.hi,
+            .tag = noc::packet_tag(S.fixed_word ? t.trid : 0),
+            .ctrl = noc::kCtrlCmdWrite | noc::kCtrlWrInline | noc::static_vc(t.vc) | ack,
+            .be = noc::inline_byte_enable(t.dst.addr, t.byte_enable),
+            .dst_addr = targ.lo,
+            .value = S.fixed_word ? t.value : 0};
+    }
+
+    // The requests of each shape (send() above). The stream's fields are copied to locals first:
+    // an MMIO store may alias any uint32_t, so read through `s` they would be loaded again after
+    // every register write.
+    template <bool kCount, NocStreamShape S>
+    requires(!S.word && !S.any_core) [[gnu::always_inline]] Status
+        stream_request(const NocStream<S>& s, uint32_t src_l1, uint32_t dst_addr, uint32_t size,
+                       uint32_t trid) {
+        return stream_write<kCount>(s, src_l1, 0, dst_addr, size, trid);
+    }
+    template <bool kCount, NocStreamShape S>
+    requires(!S.word && S.any_core) [[gnu::always_inline]] Status
+        stream_request(const NocStream<S>& s, uint32_t src_l1, NocXY core, uint32_t dst_addr,
+                       uint32_t size, uint32_t trid) {
+        const noc::AddrRegs enc = noc::encode_addr(A, 0, noc::unicast_coord(core.x, core.y));
+        const uint32_t coord = A.noc.coord_reg == NocCoordReg::Hi ? enc.hi : enc.mid;
+        return stream_write<kCount>(s, src_l1, coord, dst_addr, size, trid);
+    }
+    template <bool kCount, NocStreamShape S>
+    requires(S.word && !S.fixed_word) [[gnu::always_inline]] Status
+        stream_request(const NocStream<S>& s, uint32_t value, uint32_t trid) {
+        const uint32_t base = s.base;
+        HAL_TRY(claim_buf(s));
+        mmio::write32(base + A.noc.at_data, value);
+        mmio::write32(base + noc::kPacketTag, trid << noc::kTagTransactionIdShift);
+        return launch_stream<kCount, S>(base);
+    }
+    template <bool kCount, NocStreamShape S>
+    requires(S.fixed_word) [[gnu::always_inline]] Status stream_request(const NocStream<S>& s) {
+        HAL_TRY(claim_buf(s));  // the registers keep their values: the same request once more
+        return launch_stream<kCount, S>(s.base);
+    }
+
+    // A data request: source, destination address (below 4 GiB: the rest of it is 0, programmed
+    // once), with any_core the destination's coordinate register (`coord`), the transaction ID,
+    // the length.
+    template <bool kCount, NocStreamShape S>
+    [[gnu::always_inline]] Status stream_write(const NocStream<S>& s, uint32_t src_l1,
+                                               uint32_t coord, uint32_t dst_addr, uint32_t size,
+                                               uint32_t trid) {
+        constexpr uint32_t kCoordReg =
+            A.noc.coord_reg == NocCoordReg::Hi ? noc::kRetAddrHi : noc::kRetAddrMid;
+        const uint32_t base = s.base;
+        HAL_TRY(claim_buf(s));
+        mmio::write32(base + noc::kTargAddrLo, src_l1);
+        mmio::write32(base + noc::kRetAddrLo, dst_addr);
+        if (S.any_core) mmio::write32(base + kCoordReg, coord);
+        mmio::write32(base + noc::kPacketTag, trid << noc::kTagTransactionIdShift);
+        mmio::write32(base + noc::kAtLenBe, size);
+        return launch_stream<kCount, S>(base);
+    }
+
+    // Wait (bounded) for the stream's buffer and make sure it holds the stream's constants.
+    template <NocStreamShape S>
+    [[gnu::always_inline]] Status claim_buf(const NocStream<S>& s) {
+        const uint32_t base = s.base, token = s.token;
+        HAL_TRY(wait_cmd_buf_ready(base));
+        if (!S.owns_buffer && programmed_[S.cmd_buf] != token) [[unlikely]] {
+            program_constants(s);
+        }
+        return Status::Ok;
+    }
+    template <bool kCount, NocStreamShape S>
+    [[gnu::always_inline]] Status launch_stream(uint32_t base) {
+        if (!kCount) {
+            fire(base);  // counted by the Batch
+            return Status::Ok;
+        }
+        return launch(base, S.posted ? Kind::PostedWrite : Kind::NonpostedWrite, 1);
+    }
+
+    // A stream's constant registers (the per-request ones are written by its requests).
+    template <NocStreamShape S>
+    [[gnu::always_inline]] void program_constants(const NocStream<S>& s) {
+        const uint32_t base = s.base;
+        const uint32_t coord_lo = base + (S.word ? noc::kTargAddrLo : noc::kRetAddrLo);
+        if (S.word) mmio::write32(coord_lo, s.dst_addr);
+        mmio::write32(coord_lo + (noc::kTargAddrMid - noc::kTargAddrLo), s.ret_mid);
+        if (A.noc.coord_reg == NocCoordReg::Hi) {
+            mmio::write32(coord_lo + (noc::kTargAddrHi - noc::kTargAddrLo), s.ret_hi);
+        }
+        if (!S.word) {
+            // The source: this core, high address bits 0 (L1).
+            const noc::AddrRegs targ = noc::encode_addr(A, 0, self_coord());
+            mmio::write32(base + noc::kTargAddrMid, targ.mid);
+            if (A.noc.coord_reg == NocCoordReg::Hi) mmio::write32(base + noc::kTargAddrHi, targ.hi);
+        }
+        if (S.fixed_word) mmio::write32(base + noc::kPacketTag, s.tag);
+        mmio::write32(base + noc::kCtrl, s.ctrl);
+        if (S.word) mmio::write32(base + noc::kAtLenBe, s.be);
+        if (S.fixed_word) mmio::write32(base + A.noc.at_data, s.value);
+        programmed_[S.cmd_buf] = s.token;
+    }
+
+  public:
     // ---- completion checks (each reads NIU counters; none waits) ----
 
     // Every non-posted write request has left the NIU.
@@ -898,7 +727,7 @@ class Noc {
     }
 
     // An L1 <-> remote transfer of `size` bytes between local L1 `local` and remote `remote`.
-    // The argument checks of an inline write (write_inline and prepare_write_inline). Inline
+    // The argument checks of an inline write (write_inline and word streams). Inline
     // writes to L1 can hang on arches that flag it (Blackhole, BH-86): refused there.
     [[gnu::always_inline]] Status check_inline(const NocAddr& dst,
                                                const NocInlineWriteOpts& o) const {
@@ -977,32 +806,6 @@ class Noc {
         }
     }
 
-    // A prepared request's constant registers (the per-request ones are written by its caller).
-    [[gnu::always_inline]] void program_constants(const NocPrepared& p) {
-        const uint32_t reg_lo = p.base + (p.is_inline ? noc::kTargAddrLo : noc::kRetAddrLo);
-        if (p.is_inline) {
-            mmio::write32(reg_lo, p.dst_addr);
-        }
-        mmio::write32(reg_lo + (noc::kTargAddrMid - noc::kTargAddrLo), p.ret_mid);
-        if (A.noc.coord_reg == NocCoordReg::Hi) {
-            mmio::write32(reg_lo + (noc::kTargAddrHi - noc::kTargAddrLo), p.ret_hi);
-        }
-        if (!p.is_inline) {
-            // The source: this core, high address bits 0 (L1).
-            const noc::AddrRegs targ = noc::encode_addr(A, 0, self_coord());
-            mmio::write32(p.base + noc::kTargAddrMid, targ.mid);
-            if (A.noc.coord_reg == NocCoordReg::Hi) {
-                mmio::write32(p.base + noc::kTargAddrHi, targ.hi);
-            }
-        }
-        mmio::write32(p.base + noc::kPacketTag, p.tag);
-        mmio::write32(p.base + noc::kCtrl, p.ctrl);
-        if (p.is_inline) {
-            mmio::write32(p.base + noc::kAtLenBe, p.be);
-        }
-        programmed_[p.buf] = p.token;
-    }
-
     // Program a whole request and launch it. Everything it calls is inlined (the bounded wait
     // too), so a request makes no call and the caller saves few registers.
     [[gnu::always_inline]] Status issue(const Request& r, Kind kind, uint32_t acks) {
@@ -1022,7 +825,7 @@ class Noc {
     }
 
     // Launch a request (fire: write NOC_CMD_CTRL) and count it, for full (issue) and prepared
-    // requests alike, so counts and hardware cannot drift apart; only a Burst fires and counts
+    // requests alike, so counts and hardware cannot drift apart; only a Batch fires and counts
     // apart (its requests all at once, when it ends). The caller has waited for the buffer and
     // written its registers.
     [[gnu::always_inline]] Status launch(uint32_t base, Kind kind, uint32_t acks) {
@@ -1077,6 +880,7 @@ class Noc {
     NocCounters counters_{0, 0, 0, 0, 0, 0};
     // Per command buffer: the token of the prepared request whose constants it holds (0: none).
     uint32_t programmed_[noc::kNumCmdBufs] = {};
+    uint32_t owned_ = 0;  // bit i: buffer i belongs to a stream with owns_buffer
     uint32_t next_token_ = 0;
 };
 
