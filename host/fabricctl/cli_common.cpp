@@ -119,6 +119,18 @@ void log_line(const std::string& msg) {
     std::fprintf(stderr, "fabricctl: %s\n", fabric::escape_control(one_line(msg)).c_str());
 }
 
+void stop_launched_and_rethrow(fabric::Device& device,
+                               const std::vector<fabric::CoreLocation>& cores,
+                               const std::vector<fabric::LaunchMethod>& methods,
+                               const fabric::Interrupted& interrupt) {
+    if (const std::string done = fabric::stop_cores_after_interrupt(device, cores, methods,
+                                                                   interrupt);
+        !done.empty()) {
+        log_line(done);
+    }
+    throw interrupt;
+}
+
 int report_error(bool as_json, std::string_view category, const std::string& message, int code,
                  const json& extra) {
     log_line(fmt::format("error: {}", message));

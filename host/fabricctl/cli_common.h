@@ -15,6 +15,7 @@
 #include "fabric/elf.h"
 #include "fabric/error.h"
 #include "fabric/health_monitor.h"
+#include "fabric/interrupt.h"
 #include "fabric/progress.h"
 #include "fabric/soc_descriptor.h"
 #include "hal/arch_map.h"
@@ -90,6 +91,14 @@ void log_line(const std::string& msg);
 // (and the members of `extra`, an object, beside them).
 int report_error(bool as_json, std::string_view category, const std::string& message, int code,
                  const nlohmann::json& extra = nlohmann::json::object());
+
+// Kernels this command launched (`pcie run`, `flash --wait`), when a signal interrupted it: what
+// can be stopped is stopped and stderr says so (fabric::stop_cores_after_interrupt), then the
+// Interrupted goes on to main's handler.
+[[noreturn]] void stop_launched_and_rethrow(fabric::Device& device,
+                                            const std::vector<fabric::CoreLocation>& cores,
+                                            const std::vector<fabric::LaunchMethod>& methods,
+                                            const fabric::Interrupted& interrupt);
 
 // One stuck component as JSON (the "stuck" array of an error document).
 nlohmann::json stuck_json(const fabric::StuckReport& r);

@@ -96,7 +96,13 @@ class Command final : public CliCommand {
         if (wait) {
             fabric::LaunchOptions lo;
             lo.max_cycles = max_cycles_;
-            results = fabric::wait_many(*dev, targets, methods, lo);
+            try {
+                results = fabric::wait_many(*dev, targets, methods, lo);
+            } catch (const fabric::Interrupted& e) {
+                std::vector<fabric::CoreLocation> cores;
+                for (const fabric::LaunchTarget& t : targets) cores.push_back(t.core);
+                stop_launched_and_rethrow(*dev, cores, methods, e);
+            }
         }
         return report(*dev, targets, target_eth, methods, results);
     }

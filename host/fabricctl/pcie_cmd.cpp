@@ -235,7 +235,12 @@ class Commands final : public CliCommand {
         fabric::InterruptibleDevice stoppable(dev);
         fabric::LaunchOptions lo;
         lo.max_cycles = max_cycles_;
-        const auto r = fabric::launch(stoppable, core, image, placement, lo);
+        fabric::LaunchResult r;
+        try {
+            r = fabric::launch(stoppable, core, image, placement, lo);
+        } catch (const fabric::Interrupted& e) {
+            stop_launched_and_rethrow(dev, {core}, {dev.launch_method(core)}, e);
+        }
 #ifdef FABRIC_HAVE_SIM
         if (auto* sp = dynamic_cast<fabric::SimKmdPort*>(port.get()); sp && !as_json_) {
             fmt::print("{}", sp->model().console(core));

@@ -1,10 +1,14 @@
 #include "fabric/interrupt.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <atomic>
 #include <csignal>
+
+#include "fabric/error.h"
+#include "hal/arch_map.h"
 
 namespace fabric {
 
@@ -96,6 +100,38 @@ std::string terminate_after_interrupt(FabricRunner& runner, const Interrupted& i
         return fmt::format("{}: terminating {} failed, they may still be running: {}", sig, what,
                            e.what());
     }
+}
+
+std::string stop_cores_after_interrupt(Device& device, const std::vector<CoreLocation>& cores,
+                                       const std::vector<LaunchMethod>& methods,
+                                       const Interrupted& interrupt) {
+    if (cores.empty()) return {};
+    clear_interrupt();
+    const std::string sig = signal_name(interrupt.signal());
+    std::vector<std::string> flagged;
+    size_t held = 0;
+    for (size_t i = 0; i < cores.size(); ++i) {
+        if (i < methods.size() && methods[i] == LaunchMethod::LaunchFlag) {
+            flagged.push_back(cores[i].str());
+            continue;
+        }
+        try {
+            device.assert_risc_reset(cores[i], hal::common::kSoftResetErisc0);
+            ++held;
+        } catch (const Error& e) {
+            return fmt::format("{}: holding {} in reset failed, the kernels this command started "
+                               "may still be running: {}",
+                               sig, cores[i].str(), e.what());
+        }
+    }
+    std::string out = fmt::format("{}: held the {} core{} this command started in reset on {}",
+                                  sig, held, held == 1 ? "" : "s", device.description());
+    if (!flagged.empty()) {
+        out += fmt::format("; left running (started through the base firmware, which only a "
+                           "board reset stops): {}",
+                           fmt::join(flagged, ", "));
+    }
+    return out;
 }
 
 }  // namespace fabric

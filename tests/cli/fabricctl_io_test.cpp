@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <csignal>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -113,6 +114,27 @@ TEST_CASE("fabricctl: SIGTERM stops a model run promptly, exit 143", "[cli][sign
     CHECK(j["ok"] == false);
     CHECK(j["error"]["category"] == "interrupted");
     CHECK(j["exit_code"] == 143);
+}
+
+TEST_CASE("fabricctl: SIGINT during a PCIe run holds the kernel's core in reset, exit 130",
+          "[cli][signal][pcie]") {
+    using namespace std::chrono_literals;
+    const std::string fw = std::string(FABRIC_FIRMWARE_DIR) + "/blackhole/compute_bound.elf";
+    if (!std::filesystem::exists(fw)) {
+        WARN("skipped: " << fw << " is not built yet");
+        return;
+    }
+    // The simulated tt-kmd driver: the path a run on silicon takes. The kernel runs for seconds.
+    const auto r = t::fabricctl_signalled({SIGINT, 1s}, {"pcie", "run", "--target", "sim", "--arch",
+                                                        "blackhole", "--core", "0", "--max-cycles",
+                                                        "4000000000", fw});
+    INFO("stderr: " << r.err);
+    CHECK(r.code == 130);
+    CHECK(r.out.empty());
+    CHECK_THAT(r.err, Catch::Matchers::StartsWith(
+                          "fabricctl: SIGINT: held the 1 core this command started in reset on ") &&
+                          Catch::Matchers::EndsWith("\nfabricctl: error: interrupted by SIGINT\n"));
+    CHECK(r.seconds_to_exit < 1.0);
 }
 
 // ---- progress on a terminal

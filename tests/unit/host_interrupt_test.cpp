@@ -4,9 +4,13 @@
 #include <catch2/catch.hpp>
 #include <csignal>
 #include <functional>
+#include <string>
+#include <utility>
 #include <vector>
 
+#include "fabric/error.h"
 #include "fabric/interrupt.h"
+#include "hal/arch_map.h"
 
 namespace {
 
@@ -99,4 +103,47 @@ TEST_CASE("interrupt: the raised flag stops the next slice", "[interrupt]") {
     CHECK(dev.cycles() == 20'000);
     fabric::clear_interrupt();
     CHECK(dev.advance(1) == 1);
+}
+
+namespace {
+
+// A device that records the soft-reset bits asserted per core (and may refuse them).
+class ResetDevice : public ClockDevice {
+  public:
+    std::vector<std::pair<fabric::CoreLocation, uint32_t>> held;
+    bool refuse = false;
+    void assert_risc_reset(const fabric::CoreLocation& core, uint32_t riscs) override {
+        if (refuse) fabric::fail(fabric::ErrorCategory::Device, "the reset register is not there");
+        held.emplace_back(core, riscs);
+    }
+};
+
+}  // namespace
+
+TEST_CASE("interrupt: kernels a command launched are held in reset, or named as left running",
+          "[interrupt]") {
+    FlagDown down;
+    ResetDevice dev;
+    const fabric::CoreLocation a{0, {1, 0}}, b{0, {2, 0}}, c{1, {1, 0}};
+    using fabric::LaunchMethod;
+    fabric::request_interrupt(SIGTERM);
+    const fabric::Interrupted e(SIGTERM);
+    const std::string done = fabric::stop_cores_after_interrupt(
+        dev, {a, b, c}, {LaunchMethod::ResetPc, LaunchMethod::LaunchFlag, LaunchMethod::ResetPc},
+        e);
+    CHECK(done == "SIGTERM: held the 2 cores this command started in reset on clock; left running "
+                  "(started through the base firmware, which only a board reset stops): " +
+                      b.str());
+    CHECK(fabric::interrupt_requested() == 0);
+    REQUIRE(dev.held.size() == 2);
+    CHECK(dev.held[0].first.str() == a.str());
+    CHECK(dev.held[1].first.str() == c.str());
+    CHECK(dev.held[0].second == hal::common::kSoftResetErisc0);
+
+    CHECK(fabric::stop_cores_after_interrupt(dev, {}, {}, e).empty());  // nothing started
+    dev.refuse = true;
+    CHECK(fabric::stop_cores_after_interrupt(dev, {a}, {LaunchMethod::ResetPc}, e) ==
+          "SIGTERM: holding " + a.str() +
+              " in reset failed, the kernels this command started may still be running: the "
+              "reset register is not there");
 }

@@ -8,7 +8,8 @@
 //                advances the device in polls of about a thousand cycles, and a longer advance is
 //                cut into slices of kInterruptSliceCycles, so work over it stops within one slice.
 //   cleanup      the caller catches Interrupted, clears the flag (clear_interrupt), undoes what it
-//                started on hardware (FabricRunner::terminate) and exits. A second signal during
+//                started on hardware (FabricRunner::terminate, stop_cores_after_interrupt) and
+//                exits. A second signal during
 //                the cleanup interrupts that too.
 #pragma once
 
@@ -17,6 +18,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "fabric/device.h"
 #include "fabric/fabric_runner.h"
@@ -93,5 +95,14 @@ class InterruptibleDevice final : public Device {
 // runner started nothing.
 std::string terminate_after_interrupt(FabricRunner& runner, const Interrupted& interrupt,
                                       uint64_t timeout_cycles);
+
+// The same for kernels a command launched itself (`pcie run`, `flash --wait`): clear the flag and
+// hold every core started through its reset PC in soft reset again; a core started through the
+// base firmware's launch flag (a Wormhole active eth core) cannot be stopped without resetting
+// that firmware and is named as left running. One line for stderr: "SIGINT: held the 2 cores this
+// command started in reset on <device>", plus what was left running or failed.
+std::string stop_cores_after_interrupt(Device& device, const std::vector<CoreLocation>& cores,
+                                       const std::vector<LaunchMethod>& methods,
+                                       const Interrupted& interrupt);
 
 }  // namespace fabric
