@@ -18,85 +18,27 @@ namespace fabric {
 
 namespace pf = protocol::fabric;
 
+namespace {
+
+// The code's name from its protocol table, or "unknown(0x...)".
+template <typename E, size_t N>
+std::string name_or_unknown(const pf::CodeName<E> (&names)[N], uint32_t value) {
+    if (const char* name = pf::code_name(names, value)) return name;
+    return fmt::format("unknown({})", hex32(value));
+}
+
+}  // namespace
+
 std::string router_status_name(uint32_t status) {
-    switch (static_cast<pf::RouterStatus>(status)) {
-        case pf::RouterStatus::NotStarted:
-            return "not_started";
-        case pf::RouterStatus::Started:
-            return "started";
-        case pf::RouterStatus::ConfigChecked:
-            return "config_checked";
-        case pf::RouterStatus::StreamsInitialized:
-            return "streams_initialized";
-        case pf::RouterStatus::Handshaking:
-            return "handshaking";
-        case pf::RouterStatus::HandshakeComplete:
-            return "handshake_complete";
-        case pf::RouterStatus::ReadyForTraffic:
-            return "ready_for_traffic";
-        case pf::RouterStatus::Draining:
-            return "draining";
-        case pf::RouterStatus::Terminated:
-            return "terminated";
-        case pf::RouterStatus::ConfigInvalid:
-            return "config_invalid";
-        case pf::RouterStatus::HandshakeMismatch:
-            return "handshake_mismatch";
-        case pf::RouterStatus::Timeout:
-            return "timeout";
-        case pf::RouterStatus::BadPacket:
-            return "bad_packet";
-        case pf::RouterStatus::Fault:
-            return "fault";
-        default:
-            return fmt::format("unknown({})", hex32(status));
-    }
+    return name_or_unknown(pf::kRouterStatusNames, status);
 }
 
 std::string router_wait_name(uint32_t wait) {
-    switch (static_cast<pf::RouterWait>(wait)) {
-        case pf::RouterWait::None:
-            return "none";
-        case pf::RouterWait::HandshakeSend:
-            return "handshake_send";
-        case pf::RouterWait::HandshakeReply:
-            return "handshake_reply";
-        case pf::RouterWait::ReadyWord:
-            return "ready_word";
-        case pf::RouterWait::EthTxq:
-            return "eth_txq";
-        case pf::RouterWait::NocCmdBuf:
-            return "noc_cmd_buf";
-        case pf::RouterWait::NocFlush:
-            return "noc_flush";
-        case pf::RouterWait::Drain:
-            return "drain";
-        case pf::RouterWait::WorkerTeardown:
-            return "worker_teardown";
-        case pf::RouterWait::RouterReady:
-            return "router_ready";
-        case pf::RouterWait::RouterOpen:
-            return "router_open";
-        case pf::RouterWait::RouterClose:
-            return "router_close";
-        case pf::RouterWait::RouterSlot:
-            return "router_slot";
-        default:
-            return fmt::format("unknown({})", hex32(wait));
-    }
+    return name_or_unknown(pf::kRouterWaitNames, wait);
 }
 
 std::string termination_name(uint32_t mode) {
-    switch (static_cast<pf::Termination>(mode)) {
-        case pf::Termination::KeepRunning:
-            return "keep_running";
-        case pf::Termination::Graceful:
-            return "graceful";
-        case pf::Termination::Immediate:
-            return "immediate";
-        default:
-            return fmt::format("unknown({})", hex32(mode));
-    }
+    return name_or_unknown(pf::kTerminationNames, mode);
 }
 
 bool router_status_is_error(uint32_t status) {
@@ -123,96 +65,16 @@ bool router_status_is_error(uint32_t status) {
 }
 
 std::string config_check_name(uint32_t check) {
-    switch (static_cast<pf::ConfigCheck>(check)) {
-        case pf::ConfigCheck::None:
-            return "none";
-        case pf::ConfigCheck::Magic:
-            return "magic";
-        case pf::ConfigCheck::Version:
-            return "version";
-        case pf::ConfigCheck::Topology:
-            return "topology";
-        case pf::ConfigCheck::PayloadBytes:
-            return "payload_bytes";
-        case pf::ConfigCheck::SenderSlots:
-            return "sender_slots";
-        case pf::ConfigCheck::ReceiverSlots:
-            return "receiver_slots";
-        case pf::ConfigCheck::Dateline:
-            return "dateline";
-        case pf::ConfigCheck::Downstream:
-            return "downstream";
-        case pf::ConfigCheck::Timeouts:
-            return "timeouts";
-        case pf::ConfigCheck::Layout:
-            return "layout";
-        case pf::ConfigCheck::IsMaster:
-            return "is_master";
-        case pf::ConfigCheck::DownstreamConfig:
-            return "downstream_config";
-        case pf::ConfigCheck::MeshConfig:
-            return "mesh_config";
-        default:
-            return fmt::format("unknown({})", hex32(check));
-    }
+    return name_or_unknown(pf::kConfigCheckNames, check);
 }
 
 std::string bad_packet_name(uint32_t reason) {
-    switch (static_cast<pf::BadPacket>(reason)) {
-        case pf::BadPacket::None:
-            return "none";
-        case pf::BadPacket::Magic:
-            return "magic";
-        case pf::BadPacket::SendType:
-            return "send_type";
-        case pf::BadPacket::PayloadBytes:
-            return "payload_bytes";
-        case pf::BadPacket::Route:
-            return "route";
-        case pf::BadPacket::Target:
-            return "target";
-        case pf::BadPacket::Scatter:
-            return "scatter";
-        case pf::BadPacket::NoDownstream:
-            return "no_downstream";
-        case pf::BadPacket::SrcChannel:
-            return "src_channel";
-        case pf::BadPacket::RouteTooLong:
-            return "route_too_long";
-        case pf::BadPacket::DstNode:
-            return "dst_node";
-        case pf::BadPacket::Turn:
-            return "turn";
-        default:
-            return fmt::format("unknown({})", hex32(reason));
-    }
+    if (reason == static_cast<uint32_t>(pf::BadPacket::None)) return "none";
+    return name_or_unknown(pf::kBadPacketNames, reason);
 }
 
 std::string handshake_field_name(uint32_t field) {
-    switch (static_cast<pf::HandshakeField>(field)) {
-        case pf::HandshakeField::Version:
-            return "version";
-        case pf::HandshakeField::Topology:
-            return "topology";
-        case pf::HandshakeField::PayloadBytes:
-            return "payload_bytes";
-        case pf::HandshakeField::ReceiverSlots0:
-            return "receiver_slots_0";
-        case pf::HandshakeField::ReceiverSlots1:
-            return "receiver_slots_1";
-        case pf::HandshakeField::ChipId:
-            return "chip_id";
-        case pf::HandshakeField::EthChannel:
-            return "eth_channel";
-        case pf::HandshakeField::ExpectChip:
-            return "expect_chip";
-        case pf::HandshakeField::BothMasters:
-            return "both_masters";
-        case pf::HandshakeField::RxArea:
-            return "rx_area";
-        default:
-            return fmt::format("unknown({})", hex32(field));
-    }
+    return name_or_unknown(pf::kHandshakeFieldNames, field);
 }
 
 namespace {
@@ -220,7 +82,7 @@ namespace {
 // Bad packet reasons (router 0x100.., mux 0x200..) are far from the other codes: a detail in
 // their range names one whatever the status (the router keeps running after a bad packet).
 constexpr uint32_t kRouterBadPacketFirst = static_cast<uint32_t>(pf::BadPacket::Magic);
-constexpr uint32_t kRouterBadPacketLast = static_cast<uint32_t>(pf::BadPacket::Turn);
+constexpr uint32_t kRouterBadPacketLast = static_cast<uint32_t>(pf::kLastBadPacket);
 
 // Fault and Timeout carry the hal::Status of the call that failed (0: a wait of the component's
 // own).
@@ -236,39 +98,11 @@ bool is_hal_detail_status(uint32_t status) {
 }
 
 std::string mux_config_check_name(uint32_t check) {
-    switch (static_cast<pf::MuxConfigCheck>(check)) {
-        case pf::MuxConfigCheck::Magic:
-            return "magic";
-        case pf::MuxConfigCheck::Version:
-            return "version";
-        case pf::MuxConfigCheck::Channels:
-            return "channels";
-        case pf::MuxConfigCheck::Slots:
-            return "slots";
-        case pf::MuxConfigCheck::PayloadBytes:
-            return "payload_bytes";
-        case pf::MuxConfigCheck::Downstream:
-            return "downstream";
-        case pf::MuxConfigCheck::Timeouts:
-            return "timeouts";
-        case pf::MuxConfigCheck::Layout:
-            return "layout";
-        case pf::MuxConfigCheck::Schedule:
-            return "schedule";
-        default:
-            return fmt::format("unknown({})", hex32(check));
-    }
+    return name_or_unknown(pf::kMuxConfigCheckNames, check);
 }
 
 std::string mux_bad_packet_name(uint32_t reason) {
-    switch (static_cast<pf::MuxBadPacket>(reason)) {
-        case pf::MuxBadPacket::Magic:
-            return "magic";
-        case pf::MuxBadPacket::PayloadBytes:
-            return "payload_bytes";
-        default:
-            return fmt::format("unknown({})", hex32(reason));
-    }
+    return name_or_unknown(pf::kMuxBadPacketNames, reason);
 }
 
 }  // namespace
@@ -292,8 +126,7 @@ std::string mux_detail_name(uint32_t status, uint32_t detail) {
         return "config:" + mux_config_check_name(detail);
     }
     if (is_hal_detail_status(status)) return hal_detail_name(detail);
-    if (detail == static_cast<uint32_t>(pf::MuxBadPacket::Magic) ||
-        detail == static_cast<uint32_t>(pf::MuxBadPacket::PayloadBytes)) {
+    if (pf::code_name(pf::kMuxBadPacketNames, detail) != nullptr) {
         return "bad_packet:" + mux_bad_packet_name(detail);
     }
     return hex32(detail);

@@ -260,6 +260,42 @@ struct LinkParams {
     bool operator==(const LinkParams&) const = default;
 };
 
+
+// Every code a router or the mux reports has a name, in a table beside its enum: the host prints
+// the names (fabric::router_detail_name and friends), tests compare them. A table lists every
+// enumerator; static_asserts check that each value in the enum's range has one name.
+template <typename E>
+struct CodeName {
+    E code;
+    const char* name;
+};
+// The name of `value` in `names`, or nullptr when it is not one of the codes.
+template <typename E, size_t N>
+constexpr const char* code_name(const CodeName<E> (&names)[N], uint32_t value) {
+    for (const CodeName<E>& n : names) {
+        if (static_cast<uint32_t>(n.code) == value) return n.name;
+    }
+    return nullptr;
+}
+// No code twice.
+template <typename E, size_t N>
+constexpr bool codes_distinct(const CodeName<E> (&names)[N]) {
+    for (size_t i = 0; i < N; ++i) {
+        for (size_t j = i + 1; j < N; ++j) {
+            if (names[i].code == names[j].code) return false;
+        }
+    }
+    return true;
+}
+// The table has the codes first, first + 1, ..., in order (and nothing else).
+template <typename E, size_t N>
+constexpr bool codes_consecutive(const CodeName<E> (&names)[N], uint32_t first) {
+    for (size_t i = 0; i < N; ++i) {
+        if (static_cast<uint32_t>(names[i].code) != first + i) return false;
+    }
+    return true;
+}
+
 // ---- status (router -> host) ------------------------------------------------------------------
 
 // Start-up stages in order, then the end states. The router writes the stage it is in; a timeout
@@ -281,6 +317,24 @@ enum class RouterStatus : uint32_t {
     BadPacket = 0xE0000004,  // not fatal: counted in RouterStatusBlock::bad_packets
     Fault = 0xE0000005,      // a HAL call failed (detail: hal::Status)
 };
+inline constexpr CodeName<RouterStatus> kRouterStatusNames[] = {
+    {RouterStatus::NotStarted, "not_started"},
+    {RouterStatus::Started, "started"},
+    {RouterStatus::ConfigChecked, "config_checked"},
+    {RouterStatus::StreamsInitialized, "streams_initialized"},
+    {RouterStatus::Handshaking, "handshaking"},
+    {RouterStatus::HandshakeComplete, "handshake_complete"},
+    {RouterStatus::ReadyForTraffic, "ready_for_traffic"},
+    {RouterStatus::Draining, "draining"},
+    {RouterStatus::Terminated, "terminated"},
+    {RouterStatus::ConfigInvalid, "config_invalid"},
+    {RouterStatus::HandshakeMismatch, "handshake_mismatch"},
+    {RouterStatus::Timeout, "timeout"},
+    {RouterStatus::BadPacket, "bad_packet"},
+    {RouterStatus::Fault, "fault"},
+};
+static_assert(codes_distinct(kRouterStatusNames) &&
+              sizeof(kRouterStatusNames) / sizeof(kRouterStatusNames[0]) == 14);  // all of them
 
 // Where a router was when something went wrong (RouterStatusBlock::stuck_at).
 enum class RouterWait : uint32_t {
@@ -300,6 +354,24 @@ enum class RouterWait : uint32_t {
     RouterSlot =
         12,  // waiting for a free router slot (only the unbounded test variant blocks here)
 };
+inline constexpr CodeName<RouterWait> kRouterWaitNames[] = {
+    {RouterWait::None, "none"},
+    {RouterWait::HandshakeSend, "handshake_send"},
+    {RouterWait::HandshakeReply, "handshake_reply"},
+    {RouterWait::ReadyWord, "ready_word"},
+    {RouterWait::EthTxq, "eth_txq"},
+    {RouterWait::NocCmdBuf, "noc_cmd_buf"},
+    {RouterWait::NocFlush, "noc_flush"},
+    {RouterWait::Drain, "drain"},
+    {RouterWait::WorkerTeardown, "worker_teardown"},
+    {RouterWait::RouterReady, "router_ready"},
+    {RouterWait::RouterOpen, "router_open"},
+    {RouterWait::RouterClose, "router_close"},
+    {RouterWait::RouterSlot, "router_slot"},
+};
+static_assert(codes_consecutive(kRouterWaitNames, 0) &&
+              code_name(kRouterWaitNames, static_cast<uint32_t>(RouterWait::RouterSlot) + 1) ==
+                  nullptr);
 
 // ---- what RouterStatusBlock::detail says -----------------------------------------------------
 //
@@ -325,6 +397,25 @@ enum class ConfigCheck : uint32_t {
     DownstreamConfig = 12,  // the downstream router's config does not match ours (read at ready)
     MeshConfig = 13,        // 2D: MeshRouterConfig missing or inconsistent
 };
+inline constexpr CodeName<ConfigCheck> kConfigCheckNames[] = {
+    {ConfigCheck::None, "none"},
+    {ConfigCheck::Magic, "magic"},
+    {ConfigCheck::Version, "version"},
+    {ConfigCheck::Topology, "topology"},
+    {ConfigCheck::PayloadBytes, "payload_bytes"},
+    {ConfigCheck::SenderSlots, "sender_slots"},
+    {ConfigCheck::ReceiverSlots, "receiver_slots"},
+    {ConfigCheck::Dateline, "dateline"},
+    {ConfigCheck::Downstream, "downstream"},
+    {ConfigCheck::Timeouts, "timeouts"},
+    {ConfigCheck::Layout, "layout"},
+    {ConfigCheck::IsMaster, "is_master"},
+    {ConfigCheck::DownstreamConfig, "downstream_config"},
+    {ConfigCheck::MeshConfig, "mesh_config"},
+};
+static_assert(codes_consecutive(kConfigCheckNames, 0) &&
+              sizeof(kConfigCheckNames) / sizeof(kConfigCheckNames[0]) ==
+                  static_cast<uint32_t>(ConfigCheck::MeshConfig) + 1);
 // Slots per channel a router keeps state for (a config with more is refused).
 inline constexpr uint32_t kMaxRouterSlots = 32;
 
@@ -344,6 +435,25 @@ enum class BadPacket : uint32_t {
     DstNode = 0x109,  // 2D entry router: the destination mesh/device has no route from here
     Turn = 0x10A,     // 2D: a Y -> X turn (dimension order), other than out of the mesh
 };
+// The reasons proper: BadPacket::Magic .. kLastBadPacket (a detail in this range names one).
+inline constexpr BadPacket kLastBadPacket = BadPacket::Turn;
+inline constexpr CodeName<BadPacket> kBadPacketNames[] = {
+    {BadPacket::Magic, "magic"},
+    {BadPacket::SendType, "send_type"},
+    {BadPacket::PayloadBytes, "payload_bytes"},
+    {BadPacket::Route, "route"},
+    {BadPacket::Target, "target"},
+    {BadPacket::Scatter, "scatter"},
+    {BadPacket::NoDownstream, "no_downstream"},
+    {BadPacket::SrcChannel, "src_channel"},
+    {BadPacket::RouteTooLong, "route_too_long"},
+    {BadPacket::DstNode, "dst_node"},
+    {BadPacket::Turn, "turn"},
+};
+static_assert(codes_consecutive(kBadPacketNames, static_cast<uint32_t>(BadPacket::Magic)) &&
+              sizeof(kBadPacketNames) / sizeof(kBadPacketNames[0]) ==
+                  static_cast<uint32_t>(kLastBadPacket) - static_cast<uint32_t>(BadPacket::Magic) +
+                      1);
 
 // What the two ends of a link disagreed on (status HandshakeMismatch): a LinkParams field (in
 // declaration order), or one of the checks after it.
@@ -362,12 +472,33 @@ enum class HandshakeField : uint32_t {
 };
 static_assert(offsetof(LinkParams, expect_chip) ==
               4 * static_cast<uint32_t>(HandshakeField::ExpectChip));
+inline constexpr CodeName<HandshakeField> kHandshakeFieldNames[] = {
+    {HandshakeField::Version, "version"},
+    {HandshakeField::Topology, "topology"},
+    {HandshakeField::PayloadBytes, "payload_bytes"},
+    {HandshakeField::ReceiverSlots0, "receiver_slots_0"},
+    {HandshakeField::ReceiverSlots1, "receiver_slots_1"},
+    {HandshakeField::ChipId, "chip_id"},
+    {HandshakeField::EthChannel, "eth_channel"},
+    {HandshakeField::ExpectChip, "expect_chip"},
+    {HandshakeField::BothMasters, "both_masters"},
+    {HandshakeField::RxArea, "rx_area"},
+};
+static_assert(codes_consecutive(kHandshakeFieldNames, 0) &&
+              sizeof(kHandshakeFieldNames) / sizeof(kHandshakeFieldNames[0]) ==
+                  static_cast<uint32_t>(HandshakeField::RxArea) + 1);
 
 enum class Termination : uint32_t {
     KeepRunning = 0,
     Graceful = 1,   // finish what is in flight, then exit
     Immediate = 2,  // exit now (bounded), returning credits for what was delivered
 };
+inline constexpr CodeName<Termination> kTerminationNames[] = {
+    {Termination::KeepRunning, "keep_running"},
+    {Termination::Graceful, "graceful"},
+    {Termination::Immediate, "immediate"},
+};
+static_assert(codes_consecutive(kTerminationNames, 0));
 inline constexpr uint32_t kReadyMagic = 0x4EAD1111;
 
 struct RouterStatusBlock {

@@ -96,12 +96,31 @@ enum class MuxConfigCheck : uint32_t {
     Layout = 8,
     Schedule = 9,  // header_every or teardown_check_every is 0
 };
+inline constexpr CodeName<MuxConfigCheck> kMuxConfigCheckNames[] = {
+    {MuxConfigCheck::Magic, "magic"},
+    {MuxConfigCheck::Version, "version"},
+    {MuxConfigCheck::Channels, "channels"},
+    {MuxConfigCheck::Slots, "slots"},
+    {MuxConfigCheck::PayloadBytes, "payload_bytes"},
+    {MuxConfigCheck::Downstream, "downstream"},
+    {MuxConfigCheck::Timeouts, "timeouts"},
+    {MuxConfigCheck::Layout, "layout"},
+    {MuxConfigCheck::Schedule, "schedule"},
+};
+static_assert(codes_consecutive(kMuxConfigCheckNames, 1) &&
+              sizeof(kMuxConfigCheckNames) / sizeof(kMuxConfigCheckNames[0]) ==
+                  static_cast<uint32_t>(MuxConfigCheck::Schedule));
 
 // Why a client's packet was refused (MuxStatusBlock::detail with bad_packets counted).
 enum class MuxBadPacket : uint32_t {
     Magic = 0x200,
     PayloadBytes = 0x201,  // more than the channel's payload capacity (header-only: any payload)
 };
+inline constexpr CodeName<MuxBadPacket> kMuxBadPacketNames[] = {
+    {MuxBadPacket::Magic, "magic"},
+    {MuxBadPacket::PayloadBytes, "payload_bytes"},
+};
+static_assert(codes_consecutive(kMuxBadPacketNames, static_cast<uint32_t>(MuxBadPacket::Magic)));
 
 struct MuxLayout {
     uint32_t config;       // MuxConfig (host writes)
