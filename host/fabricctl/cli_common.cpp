@@ -123,8 +123,8 @@ void stop_launched_and_rethrow(fabric::Device& device,
                                const std::vector<fabric::CoreLocation>& cores,
                                const std::vector<fabric::LaunchMethod>& methods,
                                const fabric::Interrupted& interrupt) {
-    if (const std::string done = fabric::stop_cores_after_interrupt(device, cores, methods,
-                                                                   interrupt);
+    if (const std::string done =
+            fabric::stop_cores_after_interrupt(device, cores, methods, interrupt);
         !done.empty()) {
         log_line(done);
     }

@@ -119,17 +119,19 @@ std::string stop_cores_after_interrupt(Device& device, const std::vector<CoreLoc
             device.assert_risc_reset(cores[i], hal::common::kSoftResetErisc0);
             ++held;
         } catch (const Error& e) {
-            return fmt::format("{}: holding {} in reset failed, the kernels this command started "
-                               "may still be running: {}",
-                               sig, cores[i].str(), e.what());
+            return fmt::format(
+                "{}: holding {} in reset failed, the kernels this command started "
+                "may still be running: {}",
+                sig, cores[i].str(), e.what());
         }
     }
-    std::string out = fmt::format("{}: held the {} core{} this command started in reset on {}",
-                                  sig, held, held == 1 ? "" : "s", device.description());
+    std::string out = fmt::format("{}: held the {} core{} this command started in reset on {}", sig,
+                                  held, held == 1 ? "" : "s", device.description());
     if (!flagged.empty()) {
-        out += fmt::format("; left running (started through the base firmware, which only a "
-                           "board reset stops): {}",
-                           fmt::join(flagged, ", "));
+        out += fmt::format(
+            "; left running (started through the base firmware, which only a "
+            "board reset stops): {}",
+            fmt::join(flagged, ", "));
     }
     return out;
 }

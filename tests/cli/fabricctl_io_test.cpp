@@ -125,9 +125,9 @@ TEST_CASE("fabricctl: SIGINT during a PCIe run holds the kernel's core in reset,
         return;
     }
     // The simulated tt-kmd driver: the path a run on silicon takes. The kernel runs for seconds.
-    const auto r = t::fabricctl_signalled({SIGINT, 1s}, {"pcie", "run", "--target", "sim", "--arch",
-                                                        "blackhole", "--core", "0", "--max-cycles",
-                                                        "4000000000", fw});
+    const auto r = t::fabricctl_signalled(
+        {SIGINT, 1s}, {"pcie", "run", "--target", "sim", "--arch", "blackhole", "--core", "0",
+                       "--max-cycles", "4000000000", fw});
     INFO("stderr: " << r.err);
     CHECK(r.code == 130);
     CHECK(r.out.empty());

@@ -131,9 +131,10 @@ TEST_CASE("interrupt: kernels a command launched are held in reset, or named as 
     const std::string done = fabric::stop_cores_after_interrupt(
         dev, {a, b, c}, {LaunchMethod::ResetPc, LaunchMethod::LaunchFlag, LaunchMethod::ResetPc},
         e);
-    CHECK(done == "SIGTERM: held the 2 cores this command started in reset on clock; left running "
-                  "(started through the base firmware, which only a board reset stops): " +
-                      b.str());
+    CHECK(done ==
+          "SIGTERM: held the 2 cores this command started in reset on clock; left running "
+          "(started through the base firmware, which only a board reset stops): " +
+              b.str());
     CHECK(fabric::interrupt_requested() == 0);
     REQUIRE(dev.held.size() == 2);
     CHECK(dev.held[0].first.str() == a.str());

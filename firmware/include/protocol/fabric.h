@@ -260,7 +260,6 @@ struct LinkParams {
     bool operator==(const LinkParams&) const = default;
 };
 
-
 // Every code a router or the mux reports has a name, in a table beside its enum: the host prints
 // the names (fabric::router_detail_name and friends), tests compare them. A table lists every
 // enumerator; static_asserts check that each value in the enum's range has one name.
