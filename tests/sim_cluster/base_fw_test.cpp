@@ -123,7 +123,7 @@ TEST_CASE("base firmware: link status follows the cluster's connections", "[base
     CHECK(dev.read32(down, bfw::kLinkStatus) == bfw::kLinkStatusUp);
 }
 
-TEST_CASE("base firmware: the launch flag starts the app; an app that returns clears it",
+TEST_CASE("base firmware: the launch flag starts the app, an app that returns clears it",
           "[base_fw]") {
     REQUIRE_BASE_FW(fw);
     auto dev = n300(*fw);

@@ -306,7 +306,7 @@ TEST_CASE("chip: host access path and its errors", "[chip]") {
     CHECK(chip.read32(1, 0, hc::kSoftResetReg) == hc::kSoftResetAllRiscs);
 }
 
-TEST_CASE("chip: idle chips only count cycles; a core held in reset catches up its clock",
+TEST_CASE("chip: idle chips only count cycles, a core held in reset catches up its clock",
           "[chip]") {
     sim::Chip chip(small_spec());
     chip.tile(1, 1);

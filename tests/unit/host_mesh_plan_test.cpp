@@ -714,7 +714,7 @@ TEST_CASE("mesh plan: the links a packet crosses, entry routers included", "[mes
     CHECK(hop_names(torus.links({0, 3}, {0, 1}, 0)) == "M0D3 E, M0D0 E', ");  // straight on: VC1
 }
 
-TEST_CASE("mesh plan: no cycle of waits for all-to-all; the detector finds one", "[mesh][plan]") {
+TEST_CASE("mesh plan: no cycle of waits for all-to-all, the detector finds one", "[mesh][plan]") {
     // Inside a mesh or a torus (datelines) all-to-all has no cycle of waits; between the spec's
     // meshes neither, as traffic that entered a mesh travels on VC1 and never waits behind the
     // mesh's own traffic to other meshes.

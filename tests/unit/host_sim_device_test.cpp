@@ -153,7 +153,7 @@ TEST_CASE("SimDevice: untouched cores stay in reset", "[simdevice]") {
     CHECK(dev.core_status({0, {9, 0}}).state == CoreRunState::Reset);
 }
 
-TEST_CASE("SimDevice: each chip harvested as the cluster says; a harvested worker is off",
+TEST_CASE("SimDevice: each chip harvested as the cluster says, a harvested worker is off",
           "[simdevice][harvest]") {
     // Chip 1 harvests Tensix row y = 1 (bit 1), chip 0 nothing.
     fabric::SimDeviceOptions o;
