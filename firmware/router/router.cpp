@@ -26,6 +26,7 @@
 
 #include "classify.h"
 #include "config_check.h"
+#include "fabric/event_log.h"
 #include "fabric/status_words.h"
 #include "fabric/worker_port.h"
 #include "hal/arch.h"
@@ -121,6 +122,8 @@ constexpr uint32_t kTakeBatch = 4;
 constexpr pf::RouterLayout kFixed = pf::router_layout(kA, pf::RouterConfig{});
 static_assert(kFixed.upstream_credit[1] % 16 == 0 && kFixed.upstream_credit[2] % 16 == 0);
 static_assert(kFixed.scratch % 16 == 0);
+// The event log sits before the slots: the same place whatever the config.
+constexpr fabric::EventLog kEvents{kFixed.events};
 // A packet (header + payload, payload_bytes <= max_payload_bytes by check_config) is one NoC
 // burst, as a stream request must be (the forward and delivery writes).
 static_assert(sizeof(pf::PacketHeader) + pf::max_payload_bytes(kA) <= kA.noc_max_burst_bytes);
@@ -477,6 +480,7 @@ class Router {
 
 void Router::set_stage(RouterStatus s) {
     fabric::StatusWords(g_layout.status).set_stage(s);
+    kEvents.record(pf::RouterEventKind::State, 0, static_cast<uint32_t>(s), 0);
 }
 
 void Router::publish() {
@@ -498,6 +502,8 @@ void Router::publish() {
 // Stop with an error or end state. The exit code is the low byte of the status (0 = Terminated).
 int Router::stop(RouterStatus s, RouterWait where, uint32_t detail) {
     publish();
+    kEvents.record(pf::RouterEventKind::State, static_cast<uint32_t>(where),
+                   static_cast<uint32_t>(s), detail);
     return fabric::StatusWords(g_layout.status).finish(s, where, detail);
 }
 
@@ -992,6 +998,8 @@ Status Router::take(uint32_t r, Noc::Batch& batch, TakeState& t) {
     if (why != BadPacket::None) {
         ++bad_packets_;
         sb_store(SB_OFF(detail), static_cast<uint32_t>(why));
+        kEvents.record(pf::RouterEventKind::BadPacket, r, static_cast<uint32_t>(why),
+                       ld(slot + offsetof(pf::PacketHeader, seq)));
         rx.src.set(idx, h.src_channel < kSenders ? h.src_channel : 0xFF);
         (void)rx.take_id(idx);  // no requests: its completion waits for nothing of its own
     } else {
@@ -1295,6 +1303,7 @@ int Router::check_config_words() {
     limits_.payload_bytes = g_config.payload_bytes;
     slot_bytes_ = g_layout.slot_bytes;
     for (uint32_t off = 0; off < sizeof(pf::RouterStatusBlock); off += 4) sb_store(off, 0);
+    kEvents.reset();
     set_stage(RouterStatus::Started);
     if (const ConfigCheck bad = check_config<Topology>(g_config, g_layout, g_mesh);
         bad != ConfigCheck::None) {
@@ -1395,8 +1404,7 @@ int Router::main_loop() {
             if (t == static_cast<uint32_t>(pf::Termination::Graceful) && !draining) {
                 draining = true;
                 drain_deadline = hal::Deadline::after_us(kA, g_config.drain_timeout_us);
-                sb_store(SB_OFF(status), static_cast<uint32_t>(RouterStatus::Draining));
-                sb_store(SB_OFF(stage), static_cast<uint32_t>(RouterStatus::Draining));
+                set_stage(RouterStatus::Draining);
             }
         }
         // Each step is called only when its cheap test (a stream register, a field on the stack)

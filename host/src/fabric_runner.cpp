@@ -318,6 +318,7 @@ bool FabricRunner::advance_until(uint64_t deadline, Pred&& done, std::vector<Rou
         const uint64_t now = device_.cycles();
         if (now >= deadline) return false;
         const uint64_t ran = device_.advance(std::min(poll_cycles_, deadline - now));
+        poll_events();
         if (each_poll) each_poll();
         last = status();
         finished = done(last);
@@ -415,6 +416,7 @@ void FabricRunner::bring_up(uint64_t timeout_cycles) {
     wait_for(pf::RouterStatus::ReadyForTraffic, "ready");
     ready_cycles_ = device_.cycles() - start_cycle_;
     up_ = true;
+    poll_events();
 }
 
 void FabricRunner::attach() {
@@ -502,6 +504,7 @@ std::vector<LaunchResult> FabricRunner::run_workers(
     HealthMonitor& mon = *monitor_;
     (void)mon.poll();  // the stall windows start with the workers (the host may have been away)
     const auto watch = [&] {
+        poll_events();
         auto stuck = mon.poll();
         if (!stuck.empty()) {
             const std::string what = describe_stuck(stuck, mon.components().size());
@@ -513,6 +516,20 @@ std::vector<LaunchResult> FabricRunner::run_workers(
         }
     };
     return wait_many(device_, workers, methods, options, watch);
+}
+
+void FabricRunner::on_events(std::function<void(std::span<const RouterEventRecord>)> sink) {
+    event_sink_ = std::move(sink);
+}
+
+std::vector<RouterEventRecord> FabricRunner::collect_events() {
+    return events_.collect(device_);
+}
+
+void FabricRunner::poll_events() {
+    if (!event_sink_) return;
+    const std::vector<RouterEventRecord> fresh = events_.collect(device_);
+    if (!fresh.empty()) event_sink_(fresh);
 }
 
 void FabricRunner::set_stall_cycles(uint64_t cycles) {
@@ -552,7 +569,13 @@ void FabricRunner::check_health() {
 void FabricRunner::monitor(uint64_t cycles) {
     HealthMonitor& mon = monitor_or_fail("monitor");
     const uint64_t begin = device_.cycles();
-    auto stuck = mon.watch(cycles, poll_cycles_);
+    std::vector<StuckReport> stuck;
+    // Poll by poll when events are collected, else in one watch.
+    const uint64_t step = event_sink_ ? poll_cycles_ : cycles;
+    for (uint64_t done = 0; done < cycles && stuck.empty(); done += step) {
+        stuck = mon.watch(std::min(step, cycles - done), poll_cycles_);
+        poll_events();
+    }
     if (!stuck.empty()) {
         const std::string what = describe_stuck(stuck, mon.components().size());
         throw HealthError(
@@ -666,6 +689,7 @@ std::vector<RouterSnapshot> FabricRunner::terminate(pf::Termination mode, uint64
                                [](const RouterSnapshot& s) { return s.core_finished; });
         },
         last, stalled);
+    poll_events();  // the routers' last records (Terminated)
     if (!stopped) {
         fail(ErrorCategory::Fabric, "fabric: {} termination: still running after {} cycles: {}",
              termination_name(static_cast<uint32_t>(mode)), timeout_cycles,

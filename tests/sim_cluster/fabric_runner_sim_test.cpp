@@ -2,6 +2,8 @@
 // a line and a ring, what the routers learned in the handshake, termination both ways, and the
 // failures the control plane must name: a link that is down, a config the peer disagrees with, a
 // config the router rejects. Skipped (with a warning) until the firmware sub-build made the ELF.
+#include <fmt/format.h>
+
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <filesystem>
@@ -15,7 +17,10 @@
 #include "fabric/fabric_plan.h"
 #include "fabric/fabric_runner.h"
 #include "fabric/mux.h"
+#include "fabric/router_events.h"
 #include "fabric/sim_device.h"
+#include "hal/arch_map.h"
+#include "hal/encoding.h"
 #include "protocol/fabric_mux.h"
 #include "protocol/test_kernels.h"
 #include "protocol/test_mailbox.h"
@@ -439,4 +444,131 @@ TEST_CASE("fabric runner (sim): a mux frozen mid-traffic is named, not its clien
     const pf::MuxStatusBlock end = fabric::read_mux_status(dev, mux);
     CHECK(end.status == static_cast<uint32_t>(pf::RouterStatus::Terminated));
     CHECK(fabric::describe_mux(mux, end).find("status terminated") != std::string::npos);
+}
+
+// ---- the routers' event logs (fabric/router_events.h) ----------------------------------------
+
+namespace {
+
+size_t router_index(const fabric::FabricPlan& p, fabric::ChipId chip, FabricDir dir) {
+    for (size_t i = 0; i < p.routers.size(); ++i) {
+        if (p.routers[i].chip == chip && p.routers[i].dir == dir) return i;
+    }
+    FAIL("no router chip " << chip);
+    return 0;
+}
+
+std::vector<std::string> descriptions(const std::vector<fabric::RouterEventRecord>& all,
+                                      size_t router) {
+    std::vector<std::string> out;
+    for (const auto& r : all) {
+        if (r.router == router) out.push_back(fabric::describe_event(r));
+    }
+    return out;
+}
+
+// The host plays the worker on `r`'s ch0: a header in slot `slot`, then +1 on its pushed stream.
+void push_header(fabric::SimDevice& dev, const fabric::RouterPlacement& r, uint32_t slot,
+                 const pf::PacketHeader& h) {
+    std::vector<uint8_t> bytes(sizeof h + 64, 0xEE);
+    std::memcpy(bytes.data(), &h, sizeof h);
+    dev.write(r.core, r.layout.sender_base[0] + slot * r.layout.slot_bytes, bytes);
+    dev.write32(
+        r.core,
+        hal::stream::reg_addr(pf::kStreamPushed0,
+                              hal::kWormholeB0.stream.remote_dest_buf_space_available_update),
+        hal::stream::encode_words_free_delta(1));
+}
+
+}  // namespace
+
+TEST_CASE("router events (sim): each router's states from start to terminated, collected live",
+          "[fabric_runner][sim][events]") {
+    REQUIRE_ROUTER(router);
+    auto dev = device();
+    const auto p = plan(pf::Topology::Line, {0, 1});
+    FabricRunner runner(dev, p, *router);
+    std::vector<fabric::RouterEventRecord> all;
+    size_t deliveries = 0;  // hand-overs of the sink
+    runner.on_events([&](std::span<const fabric::RouterEventRecord> fresh) {
+        all.insert(all.end(), fresh.begin(), fresh.end());
+        ++deliveries;
+    });
+    runner.bring_up(2'000'000);
+    runner.monitor(20'000);
+    (void)runner.terminate(pf::Termination::Graceful, 1'000'000);
+    const std::vector<std::string> expected = {
+        "state started",     "state config_checked",     "state streams_initialized",
+        "state handshaking", "state handshake_complete", "state ready_for_traffic",
+        "state draining",    "state terminated"};
+    for (size_t i = 0; i < p.routers.size(); ++i) {
+        INFO(fabric::router_component_name(p.routers[i]));
+        CHECK(descriptions(all, i) == expected);
+    }
+    CHECK(deliveries > 1);  // while the fabric ran, not only at the end
+    CHECK(runner.events().collected() == expected.size() * p.routers.size());
+    CHECK(runner.events().lost() == 0);
+    // Oldest first, on the router's own clock.
+    for (size_t i = 1; i < all.size(); ++i) {
+        if (all[i].router == all[i - 1].router &&
+            all[i].collected_cycle == all[i - 1].collected_cycle)
+            CHECK(all[i].event.time > all[i - 1].event.time);
+    }
+    CHECK(runner.collect_events().empty());  // all consumed
+}
+
+TEST_CASE("router events (sim): a router that stops says where and why",
+          "[fabric_runner][sim][events]") {
+    REQUIRE_ROUTER(router);
+    auto dev = device();
+    const auto p = plan(pf::Topology::Line, {0, 1, 2}, 50);  // 50 us handshake timeout
+    dev.cluster().link(1, 2).set_up(false);                  // chip 1 ch 2 <-> chip 2 ch 4
+    FabricRunner runner(dev, p, *router);
+    (void)fabric::test::expect_error(ErrorCategory::Fabric, [&] { runner.bring_up(1'000'000); });
+    const auto all = runner.collect_events();
+    const auto seen = descriptions(all, router_index(p, 1, FabricDir::East));
+    REQUIRE(seen.size() == 5);
+    CHECK(seen[3] == "state handshaking");
+    // Its own wait for the peer ran out (no HAL call failed: no detail).
+    CHECK((seen[4] == "state timeout at handshake_reply" ||
+           seen[4] == "state timeout at handshake_send"));
+    (void)runner.terminate(pf::Termination::Immediate, 1'000'000);
+}
+
+TEST_CASE("router events (sim): dropped packets with reason and seq, a full log counts the rest",
+          "[fabric_runner][sim][events]") {
+    REQUIRE_ROUTER(router);
+    auto dev = device();
+    const auto p = plan(pf::Topology::Line, {0, 1});
+    FabricRunner runner(dev, p, *router);
+    runner.bring_up(2'000'000);  // no sink: nothing collected, six states in each log
+    const fabric::RouterPlacement& tx = p.routers[router_index(p, 0, FabricDir::East)];
+    const size_t rx = router_index(p, 1, FabricDir::West);
+    pf::PacketHeader h{};  // no magic: dropped by the receiving router
+    h.payload_bytes = 16;
+    h.send_type = static_cast<uint8_t>(pf::NocSendType::UnicastWrite);
+    h.route = pf::route_unicast(1);
+    const uint32_t bad = 40;
+    for (uint32_t i = 0; i < bad; ++i) {
+        h.seq = 1000 + i;
+        push_header(dev, tx, i % tx.config.sender_slots[0], h);
+        dev.step(30'000);
+    }
+    REQUIRE(runner.status()[rx].block.bad_packets == bad);
+    auto all = runner.collect_events();
+    auto seen = descriptions(all, rx);
+    const uint32_t room = pf::kRouterEventRecords - 6;  // after the six start-up states
+    REQUIRE(seen.size() == pf::kRouterEventRecords + 1);
+    CHECK(seen[5] == "state ready_for_traffic");
+    CHECK(seen[6] == "bad_packet magic on rx0 (seq 1000)");
+    CHECK(seen[6 + room - 1] == fmt::format("bad_packet magic on rx0 (seq {})", 1000 + room - 1));
+    CHECK(seen.back() == fmt::format("lost {} events (log full)", bad - room));
+    CHECK(runner.events().lost() == bad - room);
+    // Collected, the log has room again.
+    h.seq = 7;
+    push_header(dev, tx, bad % tx.config.sender_slots[0], h);
+    dev.step(30'000);
+    seen = descriptions(runner.collect_events(), rx);
+    CHECK(seen == std::vector<std::string>{"bad_packet magic on rx0 (seq 7)"});
+    (void)runner.terminate(pf::Termination::Graceful, 1'000'000);
 }

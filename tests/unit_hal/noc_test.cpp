@@ -533,7 +533,7 @@ TEMPLATE_TEST_CASE("noc stream of writes: constants once, then only what varies"
     CHECK(core.fake.writes() == constants);
     core.fake.clear_log();
 
-    SECTION("each request: source, destination, transaction ID, length, CMD_CTRL; counted") {
+    SECTION("each request: source, destination, transaction ID, length, CMD_CTRL, counted") {
         REQUIRE(noc.send(p, 0x11000u, 0x2000u, 64u, 5u) == Status::Ok);
         REQUIRE(noc.send(p, 0x11040u, 0x2040u, 4096u, 7u) == Status::Ok);
         std::vector<RegWrite> expected = varying(0x11000, 0x2000, 5, 64);
@@ -689,7 +689,7 @@ TEMPLATE_TEST_CASE("noc stream that owns its buffer: no other stream there", "[n
     CHECK(noc2.prepare({.dst = {9, 10, 0}}, late) == Status::BadArg);
 }
 
-TEMPLATE_TEST_CASE("noc stream of words: address, ctrl, byte enables once; data and ID each",
+TEMPLATE_TEST_CASE("noc stream of words: address, ctrl, byte enables once, data and ID each",
                    "[noc][stream]", facts::Wormhole, facts::Blackhole) {
     using F = TestType;
     Core<F> core;

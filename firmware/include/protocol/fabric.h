@@ -47,7 +47,8 @@
 
 namespace protocol::fabric {
 
-inline constexpr uint32_t kProtocolVersion = 2;
+// 3: the router's event log (RouterLayout::events).
+inline constexpr uint32_t kProtocolVersion = 3;
 
 // ---- packet header ----------------------------------------------------------------------------
 
@@ -568,6 +569,7 @@ struct RouterLayout {
     uint32_t scratch;      // 64 B router-private words (NoC staging, atomic return)
     uint32_t mesh_config;  // 2D: MeshRouterConfig (host writes)
     uint32_t exit_table;   // 2D: kMeshExitEntries words (host writes; MeshRouterConfig::exit_count)
+    uint32_t events;       // RouterEventLog (router writes records, the host `consumed`)
     uint32_t sender_base[kMaxSenderChannels];
     uint32_t receiver_base[kNumReceiverChannels];
     uint32_t slot_bytes;  // header + payload_bytes
@@ -606,6 +608,8 @@ constexpr RouterLayout router_layout(const hal::ArchMap& a, const RouterConfig& 
     p += 64;  // sizeof(MeshRouterConfig), asserted below
     l.exit_table = p;
     p += 4 * 64;  // kMeshExitEntries
+    l.events = p;
+    p += 32 + 16 * 24;  // sizeof(RouterEventLog), asserted below
     p = align_up(p, 64);
     l.slot_bytes = align_up(static_cast<uint32_t>(sizeof(PacketHeader)) + c.payload_bytes, 16);
     for (uint32_t i = 0; i < kMaxSenderChannels; ++i) {
@@ -850,9 +854,55 @@ static_assert(sizeof(MeshRouterConfig) == 64);
 static_assert(router_layout(hal::kWormholeB0, RouterConfig{}).exit_table -
                   router_layout(hal::kWormholeB0, RouterConfig{}).mesh_config ==
               sizeof(MeshRouterConfig));
-static_assert(router_layout(hal::kWormholeB0, RouterConfig{}).sender_base[0] -
-                  router_layout(hal::kWormholeB0, RouterConfig{}).exit_table >=
+static_assert(router_layout(hal::kWormholeB0, RouterConfig{}).events -
+                  router_layout(hal::kWormholeB0, RouterConfig{}).exit_table ==
               4 * kMeshExitEntries);
+
+// ---- the event log (router -> host) -----------------------------------------------------------
+//
+// What happened to a router, as it happened: a ring of fixed-size records in its L1. The router
+// never waits for the host: a record that finds no room (the host has not consumed enough) is not
+// written and is counted in `dropped`. The host reads records [consumed, written) (record i is at
+// records[i % kRouterEventRecords]), then writes `consumed`. The router clears the log when it
+// starts.
+enum class RouterEventKind : uint16_t {
+    State = 1,      // code: the RouterStatus entered; at a stop also value: the status detail,
+                    // channel: the RouterWait it was in
+    BadPacket = 2,  // code: the BadPacket reason; channel: the receiver channel; value: the
+                    // header's seq word (the sender's identity for the packet)
+};
+inline constexpr CodeName<RouterEventKind> kRouterEventKindNames[] = {
+    {RouterEventKind::State, "state"},
+    {RouterEventKind::BadPacket, "bad_packet"},
+};
+static_assert(codes_consecutive(kRouterEventKindNames, 1));
+
+struct RouterEvent {
+    uint32_t time;     // the router's wall clock (low 32 bits of its cycle count)
+    uint16_t kind;     // RouterEventKind
+    uint16_t channel;  // per kind (above)
+    uint32_t code;
+    uint32_t value;
+};
+static_assert(sizeof(RouterEvent) == 16);
+
+// As many as fit beside a Wormhole line router's default slots (4352-B payload: 16 ch0, 11 ch1,
+// 16 rx0); 32 would cost it a ch1 slot. The host collects every poll, so 24 is ample.
+inline constexpr uint32_t kRouterEventRecords = 24;
+struct RouterEventLog {
+    uint32_t written;   // records written since the router started (router)
+    uint32_t dropped;   // records not written for lack of room (router)
+    uint32_t capacity;  // kRouterEventRecords (router, at start: the host checks it)
+    uint32_t reserved0;
+    uint32_t consumed;  // records the host has read (host; its own 16-B line)
+    uint32_t reserved1[3];
+    RouterEvent records[kRouterEventRecords];
+};
+static_assert(sizeof(RouterEventLog) == 32 + 16 * kRouterEventRecords);
+static_assert(offsetof(RouterEventLog, consumed) == 16 && offsetof(RouterEventLog, records) == 32);
+static_assert(router_layout(hal::kWormholeB0, RouterConfig{}).sender_base[0] -
+                  router_layout(hal::kWormholeB0, RouterConfig{}).events >=
+              sizeof(RouterEventLog));
 
 // ---- what a worker needs to connect to a router's ch0 ----------------------------------------
 

@@ -25,6 +25,9 @@
 // watch(), e.g. a mux) is watched by a HealthMonitor. run_workers polls it while the workers run,
 // terminate while it waits (stalled heartbeats only), monitor() while the fabric runs on its own;
 // a stuck component ends the wait at once with HealthError (an Error(Fabric)) naming it.
+//
+// Events (router_events.h): with a sink (on_events), every poll of those waits also collects the
+// routers' new event records and hands them over.
 #pragma once
 
 #include <cstdint>
@@ -40,6 +43,7 @@
 #include "fabric/fabric_plan.h"
 #include "fabric/health_monitor.h"
 #include "fabric/launch.h"
+#include "fabric/router_events.h"
 #include "protocol/fabric.h"
 
 namespace fabric {
@@ -179,6 +183,16 @@ class FabricRunner {
     // the first poll that finds a stuck component. Error(BadInput) before bring_up.
     void monitor(uint64_t cycles);
 
+    // ---- events (router_events.h) ----
+    // `sink` gets every router's new event records at every poll of the runner's waits
+    // (bring_up, run_workers, monitor, terminate) and once more when each ends, so the routers'
+    // logs never fill while the host is waiting. Set it before bring_up (or start, attach) to see
+    // the start-up too.
+    void on_events(std::function<void(std::span<const RouterEventRecord>)> sink);
+    // Collect now (also without a sink): every router's records since the last collection.
+    std::vector<RouterEventRecord> collect_events();
+    const RouterEventReader& events() const { return events_; }
+
     // Stop every router (see the top of this file), within `timeout_cycles` in total. Returns
     // the final snapshots. Error(Fabric) naming the laggards if the fabric does not quiesce
     // (Graceful; nothing is written then, so the caller can still terminate Immediate), a
@@ -200,6 +214,8 @@ class FabricRunner {
                        const std::function<void()>& each_poll = {});
     HealthMonitor& monitor_or_fail(const char* what);
     size_t watched_count() const;
+    // The sink's share of a poll: collect and hand over, if there is a sink.
+    void poll_events();
 
     Device& device_;
     FabricPlan plan_;
@@ -216,6 +232,8 @@ class FabricRunner {
     uint64_t stall_cycles_ = kDefaultStallCycles;
     std::vector<WatchedComponent> extra_;   // watch() before bring_up
     std::optional<HealthMonitor> monitor_;  // from bring_up on
+    RouterEventReader events_{plan_};
+    std::function<void(std::span<const RouterEventRecord>)> event_sink_;
 };
 
 }  // namespace fabric
