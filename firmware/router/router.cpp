@@ -122,8 +122,6 @@ constexpr uint32_t kTakeBatch = 4;
 constexpr pf::RouterLayout kFixed = pf::router_layout(kA, pf::RouterConfig{});
 static_assert(kFixed.upstream_credit[1] % 16 == 0 && kFixed.upstream_credit[2] % 16 == 0);
 static_assert(kFixed.scratch % 16 == 0);
-// The event log sits before the slots: the same place whatever the config.
-constexpr fabric::EventLog kEvents{kFixed.events};
 // A packet (header + payload, payload_bytes <= max_payload_bytes by check_config) is one NoC
 // burst, as a stream request must be (the forward and delivery writes).
 static_assert(sizeof(pf::PacketHeader) + pf::max_payload_bytes(kA) <= kA.noc_max_burst_bytes);
@@ -447,6 +445,7 @@ class Router {
     uint32_t slot_bytes_ = 0;
     Topology topology_;
     Noc noc_{hal::NocId::Noc0, kNocConfig};
+    fabric::EventLog events_{kFixed.events};  // before the slots: the same place for any config
     // Prepared NoC writes (checked and programmed once at start-up, then only what varies per
     // packet): the forwards (fwd_data_ per neighbouring router, Port::pushed_inc) and the
     // delivery writes (any core).
@@ -480,7 +479,7 @@ class Router {
 
 void Router::set_stage(RouterStatus s) {
     fabric::StatusWords(g_layout.status).set_stage(s);
-    kEvents.record(pf::RouterEventKind::State, 0, static_cast<uint32_t>(s), 0);
+    events_.record(pf::RouterEventKind::State, 0, static_cast<uint32_t>(s), 0);
 }
 
 void Router::publish() {
@@ -502,7 +501,7 @@ void Router::publish() {
 // Stop with an error or end state. The exit code is the low byte of the status (0 = Terminated).
 int Router::stop(RouterStatus s, RouterWait where, uint32_t detail) {
     publish();
-    kEvents.record(pf::RouterEventKind::State, static_cast<uint32_t>(where),
+    events_.record(pf::RouterEventKind::State, static_cast<uint32_t>(where),
                    static_cast<uint32_t>(s), detail);
     return fabric::StatusWords(g_layout.status).finish(s, where, detail);
 }
@@ -998,7 +997,7 @@ Status Router::take(uint32_t r, Noc::Batch& batch, TakeState& t) {
     if (why != BadPacket::None) {
         ++bad_packets_;
         sb_store(SB_OFF(detail), static_cast<uint32_t>(why));
-        kEvents.record(pf::RouterEventKind::BadPacket, r, static_cast<uint32_t>(why),
+        events_.record(pf::RouterEventKind::BadPacket, r, static_cast<uint32_t>(why),
                        ld(slot + offsetof(pf::PacketHeader, seq)));
         rx.src.set(idx, h.src_channel < kSenders ? h.src_channel : 0xFF);
         (void)rx.take_id(idx);  // no requests: its completion waits for nothing of its own
@@ -1303,7 +1302,7 @@ int Router::check_config_words() {
     limits_.payload_bytes = g_config.payload_bytes;
     slot_bytes_ = g_layout.slot_bytes;
     for (uint32_t off = 0; off < sizeof(pf::RouterStatusBlock); off += 4) sb_store(off, 0);
-    kEvents.reset();
+    events_.reset();
     set_stage(RouterStatus::Started);
     if (const ConfigCheck bad = check_config<Topology>(g_config, g_layout, g_mesh);
         bad != ConfigCheck::None) {

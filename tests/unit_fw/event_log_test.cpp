@@ -28,7 +28,7 @@ pf::RouterEventLog read_log(FakeCore& core) {
 TEST_CASE("event log: records in order with the router's clock, then the counters", "[events]") {
     FakeCore core;
     core.fake.use_wall_clock(5000, 3);
-    const fabric::EventLog log(kBase);
+    fabric::EventLog log(kBase);
     std::memset(core.fake.l1_base() + kBase, 0xA5, sizeof(pf::RouterEventLog));  // stale words
     log.reset();
     pf::RouterEventLog l = read_log(core);
@@ -53,7 +53,7 @@ TEST_CASE("event log: records in order with the router's clock, then the counter
 
 TEST_CASE("event log: full, it counts what it could not write, consumed makes room", "[events]") {
     FakeCore core;
-    const fabric::EventLog log(kBase);
+    fabric::EventLog log(kBase);
     log.reset();
     const uint32_t n = pf::kRouterEventRecords;
     for (uint32_t i = 0; i < n + 5; ++i) log.record(Kind::BadPacket, 0, 0x100, i);

@@ -1,6 +1,6 @@
 // The firmware side of a router's event log (protocol/fabric.h RouterEventLog): records written
-// into the ring in L1 without ever waiting for the host. Events are rare (state changes, dropped
-// packets), so each record reads the two counters from L1 rather than keeping them in registers.
+// into the ring in L1 without ever waiting for the host. Like a credit word, the host's `consumed`
+// is read only when the room counted since the last look is used up, so a record is its stores.
 #pragma once
 
 #include <stddef.h>
@@ -16,34 +16,41 @@ class EventLog {
   public:
     using Log = protocol::fabric::RouterEventLog;
     using Kind = protocol::fabric::RouterEventKind;
+    static constexpr uint32_t kRecords = protocol::fabric::kRouterEventRecords;
+    static constexpr uint32_t kRecordBytes = sizeof(protocol::fabric::RouterEvent);
+    static constexpr uint32_t kFirst = offsetof(Log, records);
+    static constexpr uint32_t kEnd = kFirst + kRecords * kRecordBytes;
 
-    constexpr explicit EventLog(uint32_t base) : base_(base) {}
+    explicit EventLog(uint32_t base) : base_(base) {}
 
     // Empty, with its capacity for the host to check. Before the host looks (start-up).
-    void reset() const {
+    void reset() {
+        written_ = dropped_ = 0;
+        room_ = kRecords;
+        next_ = kFirst;
         put(offsetof(Log, written), 0);
         put(offsetof(Log, dropped), 0);
-        put(offsetof(Log, capacity), protocol::fabric::kRouterEventRecords);
+        put(offsetof(Log, capacity), kRecords);
         put(offsetof(Log, consumed), 0);
     }
 
     // One record, or one more `dropped` when the host has left no room. Never waits.
-    void record(Kind kind, uint32_t channel, uint32_t code, uint32_t value) const {
-        const uint32_t written = get(offsetof(Log, written));
-        const uint32_t consumed = get(offsetof(Log, consumed));
-        if (written - consumed >= protocol::fabric::kRouterEventRecords) {
-            put(offsetof(Log, dropped), get(offsetof(Log, dropped)) + 1);
-            return;
+    void record(Kind kind, uint32_t channel, uint32_t code, uint32_t value) {
+        if (room_ == 0) {
+            room_ = kRecords - (written_ - get(offsetof(Log, consumed)));
+            if (room_ == 0) {
+                put(offsetof(Log, dropped), ++dropped_);
+                return;
+            }
         }
-        const uint32_t at =
-            offsetof(Log, records) + sizeof(protocol::fabric::RouterEvent) *
-                                         (written % protocol::fabric::kRouterEventRecords);
+        const uint32_t at = next_;
         put(at, hal::wall_clock_lo());
         put(at + 4, static_cast<uint32_t>(kind) | channel << 16);
         put(at + 8, code);
         put(at + 12, value);
-        put(offsetof(Log, written),
-            written + 1);  // last: the record is whole when the host sees it
+        put(offsetof(Log, written), ++written_);  // last: the record is whole when the host sees it
+        --room_;
+        next_ = at + kRecordBytes == kEnd ? kFirst : at + kRecordBytes;
     }
 
   private:
@@ -55,6 +62,11 @@ class EventLog {
     }
 
     uint32_t base_;
+    uint32_t written_ = 0;  // what the L1 word says (only we write it)
+    uint32_t dropped_ = 0;
+    uint32_t room_ = 0;  // records that fit before `consumed` must be read again
+    // The next record's offset: a cursor, as a modulo would be a division (tens of cycles).
+    uint32_t next_ = kFirst;
 };
 
 static_assert(offsetof(protocol::fabric::RouterEvent, kind) == 4 &&
