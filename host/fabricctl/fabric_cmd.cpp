@@ -203,7 +203,7 @@ int fabric_main(const FabricArgs& a, bool traffic) {
         to.pattern = *fabric::parse_fabric_traffic_pattern(a.pattern);
         to.packets = a.packets;
         to.packet_bytes = a.size;
-        to.timeout_us = traffic_timeout_us(budget, arch);
+        to.timeout_us = fabric::traffic_timeout_us(budget, arch);
         const fabric::HarvestedSocs socs(soc, cluster);  // no worker on a harvested row/column
         plan_traffic = fabric::plan_fabric_traffic(plan, std::cref(socs), *worker_elf, to);
     }
@@ -231,7 +231,7 @@ int fabric_main(const FabricArgs& a, bool traffic) {
     };
     if (progress) {
         progress->set_expected(plan_traffic ? plan_traffic->deliveries() : 0);
-        progress->set_delivered_counter([&runner] { return delivered_so_far(runner); });
+        progress->set_delivered_counter([&runner] { return fabric::delivered_so_far(runner); });
         dev.after_each_slice([p = progress.get()](uint64_t cycles) { p->tick(cycles); });
     }
     if (a.stall_cycles) runner.set_stall_cycles(a.stall_cycles);
@@ -281,7 +281,8 @@ int fabric_main(const FabricArgs& a, bool traffic) {
             const auto& o = run.workers[i];
             wout.push_back(o);
             send_cycles = std::max<uint64_t>(send_cycles, o.results.cycles);
-            if (auto p = traffic_problem(plan_traffic->workers[i].name, wout[i], a.packets)) {
+            if (auto p =
+                    fabric::traffic_problem(plan_traffic->workers[i].name, wout[i], a.packets)) {
                 problems.push_back(std::move(*p));
             }
         }
@@ -294,7 +295,7 @@ int fabric_main(const FabricArgs& a, bool traffic) {
     // ---- terminate ----
     show_stage("termination");
     const std::vector<fabric::RouterSnapshot> final_snaps =
-        terminate_fabric(runner, left(), problems);
+        fabric::terminate_fabric(runner, left(), problems);
 
     // ---- check what landed, and the router counters ----
     uint64_t data_mismatch_words = 0;
@@ -307,7 +308,7 @@ int fabric_main(const FabricArgs& a, bool traffic) {
                 plan_traffic->workers[m.worker].target.core.str(), m.chip, plan_traffic->sink.str(),
                 fabric::hex32(m.addr), m.check.bad_words, m.check.first_bad));
         }
-        check_router_counters(final_snaps, expect_deliveries, problems);
+        fabric::check_router_counters(final_snaps, expect_deliveries, problems);
     }
 
     // ---- report ----

@@ -359,7 +359,7 @@ void plan_traffic(Session& s, const fabric::SocDescriptor& soc,
         o.packet_bytes = s.bytes;
         o.slots = s.slots;
         o.sink_core_index = fabric::kMeshSinkCoreIndex + static_cast<uint32_t>(r);
-        o.timeout_us = traffic_timeout_us(s.budget, arch);
+        o.timeout_us = fabric::traffic_timeout_us(s.budget, arch);
         s.rounds.push_back(
             {fabric::plan_mesh_traffic(plan, std::cref(socs), *s.worker_elf, flows[r], o), {}});
     }
@@ -387,7 +387,8 @@ void run_traffic(Session& s, fabric::FabricRunner& runner) {
             s.outcomes.push_back(o);
             send = std::max<uint64_t>(send, o.results.cycles);
             const MeshWorker& w = s.workers[s.outcomes.size() - 1];
-            if (auto p = traffic_problem(w.name, s.outcomes.back(), w.kernel->args.packet_count)) {
+            if (auto p = fabric::traffic_problem(w.name, s.outcomes.back(),
+                                                 w.kernel->args.packet_count)) {
                 s.problems.push_back(std::move(*p));
             }
         }
@@ -412,7 +413,7 @@ void check_traffic(Session& s) {
                                              f.src.str(), f.dst.str(), f.plane, bad[k]));
         }
     }
-    check_router_counters(s.final, s.deliveries, s.problems);
+    fabric::check_router_counters(s.final, s.deliveries, s.problems);
 }
 
 // ---- the report --------------------------------------------------------------------------------
@@ -827,7 +828,7 @@ int Command::run() const {
     if (progress) {
         s.progress = progress.get();
         progress->set_expected(s.deliveries);
-        progress->set_delivered_counter([&runner] { return delivered_so_far(runner); });
+        progress->set_delivered_counter([&runner] { return fabric::delivered_so_far(runner); });
         static_cast<fabric::InterruptibleDevice&>(*s.dev).after_each_slice(
             [p = progress.get()](uint64_t cycles) { p->tick(cycles); });
     }
@@ -882,7 +883,7 @@ int Command::operate(Session& s, fabric::FabricRunner& runner) const {
 
     // ---- terminate (the model ends with the command; on silicon `run` stops what it started) ----
     show_stage(s, "termination");
-    s.final = terminate_fabric(runner, left(), s.problems);
+    s.final = fabric::terminate_fabric(runner, left(), s.problems);
     s.terminated = s.problems.empty();  // graceful: then every router must say so
     const bool graceful = s.terminated;
     for (size_t i = 0; graceful && i < s.final.size(); ++i) {
