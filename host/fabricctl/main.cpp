@@ -3,8 +3,9 @@
 // library and prints. Usage of each is at the top of its header.
 //
 //   soc show (soc_cmd.h)  sim run (sim_cmd.h)  fabric up|run (fabric_cmd.h)
-//   mesh routes (mesh_cmd.h)  mesh up|status|down|run (mesh_fabric_cmd.h)
-//   mesh map, cluster check (topology_cmd.h)  devices, pcie run (pcie_cmd.h)  flash (flash_cmd.h)
+//   mesh routes (mesh_routes_cmd.h)  mesh up|status|down|run (mesh_fabric_cmd.h)
+//   mesh map (mesh_map_cmd.h)  cluster check (cluster_check_cmd.h)  devices (devices_cmd.h)
+//   pcie run (pcie_run_cmd.h)  flash (flash_cmd.h)
 //
 // Results go to stdout (with --json: one JSON document), logs and errors to stderr, one line
 // each. Exit codes are listed in ExitCode (cli_common.h) and documented in host/README.md.
@@ -16,17 +17,19 @@
 #include <system_error>
 
 #include "cli_common.h"
+#include "cluster_check_cmd.h"
+#include "devices_cmd.h"
 #include "fabric/error.h"
 #include "fabric/health_monitor.h"
 #include "fabric/interrupt.h"
 #include "fabric_cmd.h"
 #include "flash_cmd.h"
-#include "mesh_cmd.h"
 #include "mesh_fabric_cmd.h"
-#include "pcie_cmd.h"
+#include "mesh_map_cmd.h"
+#include "mesh_routes_cmd.h"
+#include "pcie_run_cmd.h"
 #include "sim_cmd.h"
 #include "soc_cmd.h"
-#include "topology_cmd.h"
 
 namespace {
 
@@ -48,11 +51,13 @@ void install_stop_handlers() {
 
 // Every subcommand, in the order --help lists them.
 CliCommands add_all_commands(CLI::App& app, bool& as_json) {
-    CliCommands all;
-    for (auto add :
-         {add_soc_commands, add_sim_commands, add_fabric_commands, add_mesh_commands,
-          add_mesh_fabric_commands, add_pcie_commands, add_flash_commands, add_topology_commands}) {
-        for (auto& c : add(app, as_json)) all.push_back(std::move(c));
+    CliCommands all{add_soc_command(app, as_json), add_sim_command(app, as_json)};
+    for (auto& c : add_fabric_commands(app, as_json)) all.push_back(std::move(c));
+    all.push_back(add_mesh_routes_command(app, as_json));
+    for (auto& c : add_mesh_fabric_commands(app, as_json)) all.push_back(std::move(c));
+    for (auto add : {add_devices_command, add_pcie_run_command, add_flash_command,
+                     add_mesh_map_command, add_cluster_check_command}) {
+        all.push_back(add(app, as_json));
     }
     return all;
 }

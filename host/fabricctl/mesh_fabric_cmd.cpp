@@ -27,9 +27,9 @@
 #include "fabric/mesh_traffic.h"
 #include "fabric/progress.h"
 #include "fabric/soc_descriptor.h"
+#include "mesh_mapping.h"
 #include "protocol/fabric.h"
 #include "protocol/test_kernels.h"
-#include "topology_cmd.h"
 #include "traffic.h"
 #ifdef FABRIC_HAVE_SIM
 #include "fabric/sim_device.h"
