@@ -2,8 +2,8 @@
 // CliCommand (cli_common.h) in its own <name>_cmd.cpp, which parses its options, calls the host
 // library and prints. Usage of each is at the top of its header.
 //
-//   soc show (soc_cmd.h)  sim run (sim_cmd.h)  fabric up|run (fabric_cmd.h)
-//   mesh routes (mesh_routes_cmd.h)  mesh up|status|down|run (mesh_fabric_cmd.h)
+//   soc show (soc_cmd.h)  sim run (sim_cmd.h)  fabric up (fabric_up_cmd.h)  fabric run
+//   (fabric_run_cmd.h) mesh routes (mesh_routes_cmd.h)  mesh up|status|down|run (mesh_fabric_cmd.h)
 //   mesh map (mesh_map_cmd.h)  cluster check (cluster_check_cmd.h)  devices (devices_cmd.h)
 //   pcie run (pcie_run_cmd.h)  flash (flash_cmd.h)
 //
@@ -22,7 +22,8 @@
 #include "fabric/error.h"
 #include "fabric/health_monitor.h"
 #include "fabric/interrupt.h"
-#include "fabric_cmd.h"
+#include "fabric_run_cmd.h"
+#include "fabric_up_cmd.h"
 #include "flash_cmd.h"
 #include "mesh_fabric_cmd.h"
 #include "mesh_map_cmd.h"
@@ -51,9 +52,9 @@ void install_stop_handlers() {
 
 // Every subcommand, in the order --help lists them.
 CliCommands add_all_commands(CLI::App& app, bool& as_json) {
-    CliCommands all{add_soc_command(app, as_json), add_sim_command(app, as_json)};
-    for (auto& c : add_fabric_commands(app, as_json)) all.push_back(std::move(c));
-    all.push_back(add_mesh_routes_command(app, as_json));
+    CliCommands all{add_soc_command(app, as_json), add_sim_command(app, as_json),
+                    add_fabric_up_command(app, as_json), add_fabric_run_command(app, as_json),
+                    add_mesh_routes_command(app, as_json)};
     for (auto& c : add_mesh_fabric_commands(app, as_json)) all.push_back(std::move(c));
     for (auto add : {add_devices_command, add_pcie_run_command, add_flash_command,
                      add_mesh_map_command, add_cluster_check_command}) {

@@ -27,10 +27,10 @@
 #include "fabric/mesh_traffic.h"
 #include "fabric/progress.h"
 #include "fabric/soc_descriptor.h"
+#include "fabric_common.h"
 #include "mesh_mapping.h"
 #include "protocol/fabric.h"
 #include "protocol/test_kernels.h"
-#include "traffic.h"
 #ifdef FABRIC_HAVE_SIM
 #include "fabric/sim_device.h"
 #endif
@@ -551,7 +551,7 @@ int report(const Session& s, bool as_json, bool quiet, const fabric::FabricRunne
     const fabric::MeshPlan& plan = *s.plan;
     const auto& g = plan.tables.graph();
     const bool ok = s.problems.empty();
-    const int code = ok ? kOk : traffic_failure_code(s.outcomes);
+    const int code = verdict_exit_code(s.problems, s.outcomes);
     const uint32_t fig_bytes =
         s.verb == Verb::Run ? s.bytes : plan.fabric.routers.front().config.payload_bytes;
     const std::vector<RouterSnapshot>& shown =
