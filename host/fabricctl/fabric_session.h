@@ -42,7 +42,7 @@ struct FabricArgs {
     std::string stall_router;   // sim fault: "CHIP:ETH@CYCLES", freeze that router's core
     bool quiet = false;
 
-    // Adds these options and --json (which sets `as_json`) to `cmd`.
+    // Adds these options, --json (which sets `as_json`) and -q to `cmd`.
     void add_options(CLI::App& cmd, bool& as_json);
 };
 

@@ -49,7 +49,7 @@ struct MeshFabricArgs {
     bool no_base_fw = false;
     bool quiet = false;
 
-    // Adds these options and --json (which sets `as_json`) to `cmd`.
+    // Adds these options, --json (which sets `as_json`) and -q to `cmd`.
     void add_options(CLI::App& cmd, bool& as_json);
 };
 
