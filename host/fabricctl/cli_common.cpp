@@ -65,6 +65,10 @@ CLI::App& mesh_group(CLI::App& app) {
     return command_group(app, "mesh", "Mesh graph descriptors, routing tables and the 2D fabric");
 }
 
+CLI::App& fabric_group(CLI::App& app) {
+    return command_group(app, "fabric", "The 1D fabric (line or ring) in the simulator");
+}
+
 CLI::Option* add_max_cycles_option(CLI::App& cmd, uint64_t& value, const std::string& help) {
     return add_renamed_option(cmd, "--max-cycles", "--timeout-cycles", value, help,
                               CLI::PositiveNumber);
@@ -196,12 +200,13 @@ std::optional<std::string> find_firmware(hal::Arch arch, const std::string& name
     return std::nullopt;
 }
 
-fabric::SocDescriptor load_soc_for(hal::Arch arch, const std::string& given) {
+fabric::SocDescriptor load_soc_for(hal::Arch arch, const std::string& given,
+                                   std::string_view what) {
     auto soc =
         fabric::SocDescriptor::load_file(given.empty() ? find_default_descriptor(arch) : given);
     if (soc.arch() != arch) {
-        fabric::fail(ErrorCategory::BadInput, "{}: descriptor is for {} but the target is {}",
-                     soc.source(), fabric::arch_name(soc.arch()), fabric::arch_name(arch));
+        fabric::fail(ErrorCategory::BadInput, "{}: descriptor is for {} but the {} is {}",
+                     soc.source(), fabric::arch_name(soc.arch()), what, fabric::arch_name(arch));
     }
     return soc;
 }

@@ -50,7 +50,7 @@ int exit_code_for(fabric::ErrorCategory c);
 // A fabricctl subcommand. Its constructor adds it and its options to the command line (CLI11);
 // main() parses, asks every command whether it was the one parsed, and runs that one: it calls
 // the library and prints. Each lives in its own <name>_cmd.cpp, whose header declares only
-// add_<name>_commands(app, as_json); the --json flag of every command sets `as_json`, which main()
+// add_<name>_command(app, as_json); the --json flag of every command sets `as_json`, which main()
 // reads when it reports an error.
 class CliCommand {
   public:
@@ -58,13 +58,16 @@ class CliCommand {
     virtual bool parsed() const = 0;
     virtual int run() const = 0;  // the exit code; throws fabric::Error
 };
-using CliCommands = std::vector<std::shared_ptr<const CliCommand>>;
+using CliCommandPtr = std::shared_ptr<const CliCommand>;
+using CliCommands = std::vector<CliCommandPtr>;
 
 // The subcommand `name` of `app` (e.g. "mesh", which several command files add to), added with
 // `description` the first time.
 CLI::App& command_group(CLI::App& app, const std::string& name, const std::string& description);
-// `mesh`: mesh routes (mesh_cmd), map (topology_cmd), up | status | down | run (mesh_fabric_cmd).
+// `mesh`: routes, up, status, down, run, map (mesh_<verb>_cmd).
 CLI::App& mesh_group(CLI::App& app);
+// `fabric`: up, run (fabric_<verb>_cmd).
+CLI::App& fabric_group(CLI::App& app);
 
 // stdout: every result goes through these, so a failed write is seen however it was printed.
 // A JSON document (2-space indent) and a newline on stdout.
@@ -145,9 +148,10 @@ std::optional<std::string> find_firmware(hal::Arch arch, const std::string& name
 std::string firmware_path(const std::string& given, hal::Arch arch, const std::string& name,
                           const std::string& option);
 
-// The SoC descriptor `given` (or the arch's default) for a target of `arch`; Error(BadInput) if
-// it describes another arch.
-fabric::SocDescriptor load_soc_for(hal::Arch arch, const std::string& given);
+// The SoC descriptor `given` (or the arch's default) for a target of `arch`; Error(BadInput)
+// "<file>: descriptor is for X but the <what> is Y" if it describes another arch.
+fabric::SocDescriptor load_soc_for(hal::Arch arch, const std::string& given,
+                                   std::string_view what = "target");
 
 // `--target pcie`: the first Tenstorrent device under `dir` (tt-kmd) as a PcieDevice, with the
 // SoC descriptor of its arch (`soc`, or the default). Error(Device) "--target pcie: no

@@ -213,8 +213,8 @@ class Command final : public CliCommand {
 
 }  // namespace
 
-CliCommands add_flash_commands(CLI::App& app, bool& as_json) {
-    return {std::make_shared<Command>(app, as_json)};
+CliCommandPtr add_flash_command(CLI::App& app, bool& as_json) {
+    return std::make_shared<Command>(app, as_json);
 }
 
 }  // namespace fabricctl

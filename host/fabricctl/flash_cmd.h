@@ -20,6 +20,6 @@
 
 namespace fabricctl {
 
-CliCommands add_flash_commands(CLI::App& app, bool& as_json);
+CliCommandPtr add_flash_command(CLI::App& app, bool& as_json);
 
 }  // namespace fabricctl

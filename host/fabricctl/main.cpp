@@ -1,10 +1,6 @@
-// fabricctl: the erisc-fabric command line. main() only dispatches: every subcommand is a
-// CliCommand (cli_common.h) in its own <name>_cmd.cpp, which parses its options, calls the host
-// library and prints. Usage of each is at the top of its header.
-//
-//   soc show (soc_cmd.h)  sim run (sim_cmd.h)  fabric up|run (fabric_cmd.h)
-//   mesh routes (mesh_cmd.h)  mesh up|status|down|run (mesh_fabric_cmd.h)
-//   mesh map, cluster check (topology_cmd.h)  devices, pcie run (pcie_cmd.h)  flash (flash_cmd.h)
+// fabricctl: the erisc-fabric command line. main() only registers the subcommands and dispatches:
+// every subcommand is a CliCommand (cli_common.h) in its own <name>_cmd.cpp, which parses its
+// options, calls the host library and prints. Usage of each is at the top of its header.
 //
 // Results go to stdout (with --json: one JSON document), logs and errors to stderr, one line
 // each. Exit codes are listed in ExitCode (cli_common.h) and documented in host/README.md.
@@ -16,17 +12,23 @@
 #include <system_error>
 
 #include "cli_common.h"
+#include "cluster_check_cmd.h"
+#include "devices_cmd.h"
 #include "fabric/error.h"
 #include "fabric/health_monitor.h"
 #include "fabric/interrupt.h"
-#include "fabric_cmd.h"
+#include "fabric_run_cmd.h"
+#include "fabric_up_cmd.h"
 #include "flash_cmd.h"
-#include "mesh_cmd.h"
-#include "mesh_fabric_cmd.h"
-#include "pcie_cmd.h"
+#include "mesh_down_cmd.h"
+#include "mesh_map_cmd.h"
+#include "mesh_routes_cmd.h"
+#include "mesh_run_cmd.h"
+#include "mesh_status_cmd.h"
+#include "mesh_up_cmd.h"
+#include "pcie_run_cmd.h"
 #include "sim_cmd.h"
 #include "soc_cmd.h"
-#include "topology_cmd.h"
 
 namespace {
 
@@ -46,13 +48,27 @@ void install_stop_handlers() {
     for (int signal : {SIGINT, SIGTERM}) sigaction(signal, &sa, nullptr);
 }
 
-// Every subcommand, in the order --help lists them.
+// Every subcommand, in the order --help lists them (a group such as `mesh` where its first
+// subcommand is added).
 CliCommands add_all_commands(CLI::App& app, bool& as_json) {
     CliCommands all;
-    for (auto add :
-         {add_soc_commands, add_sim_commands, add_fabric_commands, add_mesh_commands,
-          add_mesh_fabric_commands, add_pcie_commands, add_flash_commands, add_topology_commands}) {
-        for (auto& c : add(app, as_json)) all.push_back(std::move(c));
+    for (auto add : {
+             add_soc_command,            // soc show
+             add_sim_command,            // sim run
+             add_fabric_up_command,      // fabric up
+             add_fabric_run_command,     // fabric run
+             add_mesh_routes_command,    // mesh routes
+             add_mesh_up_command,        // mesh up
+             add_mesh_status_command,    // mesh status
+             add_mesh_down_command,      // mesh down
+             add_mesh_run_command,       // mesh run
+             add_devices_command,        // devices
+             add_pcie_run_command,       // pcie run
+             add_flash_command,          // flash
+             add_mesh_map_command,       // mesh map
+             add_cluster_check_command,  // cluster check
+         }) {
+        all.push_back(add(app, as_json));
     }
     return all;
 }

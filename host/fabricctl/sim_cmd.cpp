@@ -396,8 +396,8 @@ class SimRun final : public CliCommand {
 
 }  // namespace
 
-CliCommands add_sim_commands(CLI::App& app, bool& as_json) {
-    return {std::make_shared<SimRun>(app, as_json)};
+CliCommandPtr add_sim_command(CLI::App& app, bool& as_json) {
+    return std::make_shared<SimRun>(app, as_json);
 }
 
 }  // namespace fabricctl

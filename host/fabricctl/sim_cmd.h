@@ -13,6 +13,6 @@
 
 namespace fabricctl {
 
-CliCommands add_sim_commands(CLI::App& app, bool& as_json);
+CliCommandPtr add_sim_command(CLI::App& app, bool& as_json);
 
 }  // namespace fabricctl

@@ -103,8 +103,8 @@ class SocShow final : public CliCommand {
 
 }  // namespace
 
-CliCommands add_soc_commands(CLI::App& app, bool& as_json) {
-    return {std::make_shared<SocShow>(app, as_json)};
+CliCommandPtr add_soc_command(CLI::App& app, bool& as_json) {
+    return std::make_shared<SocShow>(app, as_json);
 }
 
 }  // namespace fabricctl

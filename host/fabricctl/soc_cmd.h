@@ -6,6 +6,6 @@
 
 namespace fabricctl {
 
-CliCommands add_soc_commands(CLI::App& app, bool& as_json);
+CliCommandPtr add_soc_command(CLI::App& app, bool& as_json);
 
 }  // namespace fabricctl

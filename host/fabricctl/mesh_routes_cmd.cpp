@@ -1,4 +1,4 @@
-#include "mesh_cmd.h"
+#include "mesh_routes_cmd.h"
 
 #include <fmt/format.h>
 
@@ -366,8 +366,8 @@ class MeshRoutes final : public CliCommand {
 
 }  // namespace
 
-CliCommands add_mesh_commands(CLI::App& app, bool& as_json) {
-    return {std::make_shared<MeshRoutes>(app, as_json)};
+CliCommandPtr add_mesh_routes_command(CLI::App& app, bool& as_json) {
+    return std::make_shared<MeshRoutes>(app, as_json);
 }
 
 }  // namespace fabricctl

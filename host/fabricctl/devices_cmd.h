@@ -1,4 +1,5 @@
-// fabricctl devices / fabricctl pcie run: the PCIe backend (fabric/pcie_device.h) from the CLI.
+// fabricctl devices: Tenstorrent PCIe devices (tt-kmd) as the PCIe backend
+// (fabric/pcie_device.h) finds them.
 //
 //   fabricctl devices [--dir DIR] [--links] [--soc yaml] [--json]
 //       Discover /dev/tenstorrent/* (or DIR): one line per device node (ordinal, node, arch, PCI
@@ -7,17 +8,12 @@
 //       error: "no Tenstorrent device found under ..." on stderr, exit 0, {"devices": []}.
 //   fabricctl devices --sim ARCH [--cluster yaml] [--no-base-fw] ...
 //       The same through the simulated tt-kmd driver over the model (SimKmdPort).
-//   fabricctl pcie run --target pcie|sim [--arch A] [--cluster yaml] [--no-base-fw]
-//                      --core C firmware.elf [--max-cycles N] [--json]
-//       Launch firmware on an ERISC through PcieDevice: on silicon (--target pcie, the default;
-//       Error(Device) 106 "no Tenstorrent device found" without one) or on the model through the
-//       simulated driver (--target sim, --arch required). Exit codes as `sim run`.
 #pragma once
 
 #include "cli_common.h"
 
 namespace fabricctl {
 
-CliCommands add_pcie_commands(CLI::App& app, bool& as_json);
+CliCommandPtr add_devices_command(CLI::App& app, bool& as_json);
 
 }  // namespace fabricctl

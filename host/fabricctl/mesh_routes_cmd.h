@@ -1,4 +1,4 @@
-// fabricctl mesh: mesh graph descriptors and their routing tables.
+// fabricctl mesh routes: mesh graph descriptors and their routing tables.
 //
 //   fabricctl mesh routes --mesh-graph FILE [--mesh M] [--from M:D --to M:D] [--plane P] [--json]
 //
@@ -12,6 +12,6 @@
 
 namespace fabricctl {
 
-CliCommands add_mesh_commands(CLI::App& app, bool& as_json);
+CliCommandPtr add_mesh_routes_command(CLI::App& app, bool& as_json);
 
 }  // namespace fabricctl

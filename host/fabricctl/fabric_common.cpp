@@ -1,0 +1,136 @@
+#include "fabric_common.h"
+
+#include <fmt/format.h>
+
+#include "cli_common.h"
+#include "fabric/error.h"
+#include "fabric/mesh_graph.h"
+#include "protocol/fabric.h"
+
+namespace fabricctl {
+
+namespace pf = protocol::fabric;
+using nlohmann::json;
+
+void check_traffic_options(uint32_t bytes, uint32_t packets, hal::Arch arch) {
+    const uint32_t max = pf::max_payload_bytes(hal::arch_map(arch));
+    if (bytes == 0 || bytes % 16 != 0 || bytes > max) {
+        fabric::fail(fabric::ErrorCategory::BadInput,
+                     "--bytes {}: must be a non-zero multiple of 16 and at most {} on {}", bytes,
+                     max, fabric::arch_name(arch));
+    }
+    if (packets == 0 || packets > kMaxPackets) {
+        fabric::fail(fabric::ErrorCategory::BadInput, "--packets {}: must be 1..{}", packets,
+                     kMaxPackets);
+    }
+}
+
+void add_output_flags(CLI::App& cmd, bool& as_json, bool& quiet) {
+    cmd.add_flag("--json", as_json, "Print the result as JSON");
+    cmd.add_flag("-q,--quiet", quiet, "No verdict line on success");
+}
+
+uint64_t cycles_left(const fabric::Device& device, uint64_t budget) {
+    return device.cycles() >= budget ? 1 : budget - device.cycles();
+}
+
+fabric::ElfImage load_router_image(const std::string& path, const fabric::FabricPlan& plan,
+                                   const fabric::SocDescriptor& soc) {
+    auto image = fabric::ElfImage::load_file(path);
+    const hal::ArchMap& am = hal::arch_map(plan.arch);
+    for (const auto& r : plan.routers) {
+        image.check_placement(fabric::router_placement(r, am, soc.eth_l1_size()));
+    }
+    return image;
+}
+
+TrafficKernel load_traffic_kernel(const std::string& given, const fabric::SocDescriptor& soc) {
+    auto rules = fabric::erisc_placement(hal::arch_map(soc.arch()), soc.worker_l1_size());
+    rules.target = fmt::format("{} worker core", fabric::arch_name(soc.arch()));
+    const std::string path = firmware_path(given, soc.arch(), "fabric_traffic", "--worker-elf");
+    TrafficKernel kernel{path, fabric::ElfImage::load_file(path)};
+    kernel.image.check_placement(rules);
+    return kernel;
+}
+
+std::unique_ptr<fabric::ProgressLine> fabric_progress(const std::string& title,
+                                                      fabric::InterruptibleDevice& device,
+                                                      fabric::FabricRunner& runner,
+                                                      uint64_t expected_deliveries) {
+    auto progress = progress_on_terminal(title);
+    if (!progress) return nullptr;
+    progress->set_expected(expected_deliveries);
+    progress->set_delivered_counter([&runner] { return fabric::delivered_so_far(runner); });
+    device.after_each_slice([p = progress.get()](uint64_t cycles) { p->tick(cycles); });
+    return progress;
+}
+
+int exit_code_for(fabric::TrafficFailure failure) {
+    switch (failure) {
+        case fabric::TrafficFailure::Trapped:
+            return kTrap;
+        case fabric::TrafficFailure::Timeout:
+            return kTimeout;
+        default:
+            return kFabric;
+    }
+}
+
+int verdict_exit_code(std::span<const std::string> problems,
+                      std::span<const TrafficOutcome> outcomes) {
+    return problems.empty() ? kOk : exit_code_for(fabric::traffic_failure(outcomes));
+}
+
+std::string failed_verdict(std::string_view command, std::span<const std::string> problems) {
+    std::string all;
+    for (const auto& p : problems) all += (all.empty() ? "" : "; ") + p;
+    return fmt::format("{} failed: {}", command, all);
+}
+
+double bytes_per_cycle(uint64_t bytes, uint64_t cycles) {
+    return cycles ? static_cast<double>(bytes) / static_cast<double>(cycles) : 0.0;
+}
+
+json router_json(const fabric::RouterSnapshot& s, const fabric::RouterPlacement& p,
+                 uint32_t packet_bytes, uint64_t cycles) {
+    const pf::RouterStatusBlock& b = s.block;
+    // A 1D router has three sender channels, a 2D one all of them.
+    const size_t senders = p.mesh ? pf::kMaxSenderChannels : pf::kNumSenderChannels;
+    const std::vector<uint32_t> sent(b.sent, b.sent + senders);
+    const std::vector<uint32_t> completed(b.completed, b.completed + senders);
+    json j{{"chip", s.chip}, {"eth_channel", s.eth_channel}, {"core", s.core.core.str()}};
+    if (p.mesh) {
+        j["mesh"] = p.mesh->node.mesh;
+        j["device"] = p.mesh->node.device;
+        j["dir"] = std::string(1, fabric::dir_letter(p.mesh->dir));
+        j["plane"] = p.mesh->plane;
+        j["inter_mesh"] = p.mesh->inter_mesh;
+    } else {
+        j["dir"] = fabric::dir_name(s.dir);
+    }
+    j.update(json{{"peer_chip", p.config.peer_chip_id},
+                  {"peer_eth_channel", p.config.peer_eth_channel},
+                  {"is_master", p.config.is_master != 0},
+                  {"dateline", p.config.dateline != 0},
+                  {"status", s.status_name()},
+                  {"stage", s.stage_name()},
+                  {"stuck_at", s.stuck_at_name()},
+                  {"detail", b.detail},
+                  {"core_state", fabric::run_state_name(s.run.state)},
+                  {"sent", sent},
+                  {"completed", completed},
+                  {"received", {b.received[0], b.received[1]}},
+                  {"delivered", b.delivered},
+                  {"forwarded", b.forwarded},
+                  {"bad_packets", b.bad_packets},
+                  {"undrained", b.undrained},
+                  {"heartbeat", b.heartbeat},
+                  {"packets_sent", s.sent()},
+                  {"packets_received", s.received()},
+                  {"bytes_sent", s.sent() * packet_bytes},
+                  {"bytes_received", s.received() * packet_bytes},
+                  {"bytes_per_cycle", bytes_per_cycle(s.sent() * packet_bytes, cycles)}});
+    return j;
+}
+
+}  // namespace fabricctl

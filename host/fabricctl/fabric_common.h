@@ -1,0 +1,94 @@
+// What the fabric commands (`fabric up|run`, fabric_session.h; `mesh up|status|down|run`,
+// mesh_session.h) share: the defaults and checks of their options, their router and traffic
+// images, the progress line, a router as JSON, bytes per cycle, and the verdict of a failed command
+// with its exit code. The decisions on traffic themselves (a kernel's problem, the counters,
+// termination) are the library's: fabric/traffic_verdict.h.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fabric/elf.h"
+#include "fabric/fabric_plan.h"
+#include "fabric/fabric_runner.h"
+#include "fabric/interrupt.h"
+#include "fabric/mesh_traffic.h"
+#include "fabric/progress.h"
+#include "fabric/soc_descriptor.h"
+#include "fabric/traffic_verdict.h"
+#include "hal/arch_map.h"
+
+namespace fabricctl {
+
+// Default cycle budget of a fabric command: bring-up, traffic and termination together.
+inline constexpr uint64_t kDefaultFabricMaxCycles = 50'000'000;
+// The most packets a traffic command sends per worker (`fabric run`) or per flow (`mesh run`).
+inline constexpr uint32_t kMaxPackets = 1'000'000;
+
+// --bytes (a non-zero multiple of 16, at most the arch's slot payload) and --packets
+// (1..kMaxPackets); Error(BadInput) naming the option.
+void check_traffic_options(uint32_t bytes, uint32_t packets, hal::Arch arch);
+
+// --json (sets `as_json`) and -q/--quiet (no verdict line on success).
+void add_output_flags(CLI::App& cmd, bool& as_json, bool& quiet);
+
+// What is left of a command's budget of device cycles (at least 1, so a wait still looks once).
+uint64_t cycles_left(const fabric::Device& device, uint64_t budget);
+
+// The router image at `path`, its placement checked on every router core of `plan` (before a
+// model is built: a bad image fails fast).
+fabric::ElfImage load_router_image(const std::string& path, const fabric::FabricPlan& plan,
+                                   const fabric::SocDescriptor& soc);
+// The traffic kernel (fabric_traffic): `given` (--worker-elf) or this build's, its placement
+// checked on a worker core of `soc`.
+struct TrafficKernel {
+    std::string path;
+    fabric::ElfImage image;
+};
+TrafficKernel load_traffic_kernel(const std::string& given, const fabric::SocDescriptor& soc);
+
+// The progress line of a fabric command when stderr is a terminal (progress_on_terminal), fed
+// by `device`'s slices and the packets the routers delivered of `expected_deliveries`; nullptr
+// otherwise.
+std::unique_ptr<fabric::ProgressLine> fabric_progress(const std::string& title,
+                                                      fabric::InterruptibleDevice& device,
+                                                      fabric::FabricRunner& runner,
+                                                      uint64_t expected_deliveries);
+
+// A kernel's launch result and mailbox (the same for 1D and 2D traffic).
+using TrafficOutcome = fabric::MeshWorkerOutcome;
+
+// What a fabric command adds to the report its session prints (FabricSession, MeshSession).
+struct RunReport {
+    std::string passed;  // the verdict when nothing failed (mesh: empty, the session's own)
+    std::span<const TrafficOutcome> outcomes;  // the kernels that ran, if any
+    uint32_t figure_bytes = 0;                 // bytes per packet sent (JSON); 0: the slot payload
+    uint64_t send_cycles = 0;                  // B/cycle over this many cycles (0: none)
+    std::function<void(nlohmann::json&)> add_json;  // the command's members of the document
+    std::function<void()> print_body;               // the command's part of the text
+};
+
+// The exit code of a failed traffic command: 104 (a kernel trapped), 105 (one still running at
+// the budget) or 108 (the fabric).
+int exit_code_for(fabric::TrafficFailure failure);
+// The exit code of a fabric command that found `problems` (none: 0) after these kernels ran.
+int verdict_exit_code(std::span<const std::string> problems,
+                      std::span<const TrafficOutcome> outcomes);
+// "<command> failed: <problem>; <problem>..." ("mesh run failed: ...").
+std::string failed_verdict(std::string_view command, std::span<const std::string> problems);
+
+// One router as JSON: the 1D fields, and for a 2D router its mesh node, direction and plane.
+// Bytes are packets x `packet_bytes`; B/cycle over `cycles` (0: none).
+nlohmann::json router_json(const fabric::RouterSnapshot& s, const fabric::RouterPlacement& p,
+                           uint32_t packet_bytes, uint64_t cycles);
+
+double bytes_per_cycle(uint64_t bytes, uint64_t cycles);
+
+}  // namespace fabricctl

@@ -1,0 +1,343 @@
+#include "mesh_run_cmd.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "fabric/error.h"
+#include "fabric/launch.h"
+#include "fabric/mesh_traffic.h"
+#include "fabric/traffic_verdict.h"
+#include "mesh_session.h"
+#include "protocol/fabric.h"
+#include "protocol/test_kernels.h"
+
+namespace fabricctl {
+
+namespace {
+
+namespace pf = protocol::fabric;
+using fabric::ErrorCategory;
+using fabric::MeshNode;
+using fabric::RouterPlacement;
+using nlohmann::json;
+
+// Positions per flow region (fewer when the kernels' source buffers need it).
+constexpr uint64_t kMeshRunSlots = 4;
+
+// `mesh run` sends every (source, destination, plane) flow through the fabric_traffic kernels
+// mesh_traffic.h plans and runs. A kernel takes at most kFabricMaxDests flows and one router's
+// ch0 one kernel at a time, so the flows of a router beyond those go in later rounds; each round
+// lands on a sink core of its own, so every byte is checked after termination.
+struct MeshRound {
+    fabric::MeshTraffic traffic;
+    fabric::MeshTrafficRun run;
+};
+
+// One kernel of a round, as the report shows it.
+struct MeshWorker {
+    uint32_t round = 0;
+    const fabric::MeshTrafficWorker* kernel = nullptr;
+    const RouterPlacement* router = nullptr;  // the one whose ch0 it sends through
+    std::string name;                         // "worker chip 0 core 1-1 (E plane 0)"
+};
+
+// The traffic of one run: its rounds and kernels, planned, and what they did.
+struct MeshRunTraffic {
+    std::vector<MeshRound> rounds;
+    std::vector<MeshWorker> workers;       // every round's, in order
+    std::vector<TrafficOutcome> outcomes;  // beside `workers`, as far as they ran
+    uint32_t slots = 0;                    // positions per flow region
+    uint64_t deliveries = 0;
+    uint64_t traffic_cycles = 0, send_cycles = 0, mismatch_words = 0;
+};
+
+std::vector<MeshNode> all_nodes(const fabric::MeshGraph& g) {
+    std::vector<MeshNode> out;
+    for (const auto& m : g.meshes()) {
+        for (uint32_t d = 0; d < m.device_count(); ++d) out.push_back({m.id, d});
+    }
+    return out;
+}
+
+uint64_t total_bytes_sent(const std::vector<fabric::RouterSnapshot>& snaps, uint32_t packet_bytes) {
+    uint64_t b = 0;
+    for (const auto& r : snaps) b += r.sent() * packet_bytes;
+    return b;
+}
+
+class MeshRun final : public MeshFabricCommand {
+  public:
+    MeshRun(CLI::App& app, bool& as_json)
+        : MeshFabricCommand(app, as_json, "run",
+                            "Bring the 2D fabric up, send all-to-all traffic through it, check "
+                            "every byte, show what each router moved, terminate") {
+        cmd_->add_option("--packets", packets_, "Packets to every destination, per plane")
+            ->capture_default_str();
+        add_bytes_option(*cmd_, bytes_, "Bytes per packet (multiple of 16)")->capture_default_str();
+        cmd_->add_option("--worker-elf", worker_elf_,
+                         "Traffic kernel (default: this build's fabric_traffic.elf)");
+    }
+
+    int run() const override {
+        MeshSession s(args_, "run", as_json_);
+        fabric::MeshFabricOptions mo = s.fabric_options();
+        check_traffic_options(bytes_, packets_, s.arch());
+        mo.payload_bytes = s.payload_bytes(std::max(pf::kDefaultPayloadBytes, bytes_));
+        if (args_.payload != 0 && bytes_ > args_.payload) {
+            fabric::fail(ErrorCategory::BadInput, "--bytes {} is more than the slot --payload {}",
+                         bytes_, args_.payload);
+        }
+        s.plan_fabric(mo);
+        s.load_router_image();
+        const TrafficKernel kernel = load_traffic_kernel(worker_elf_, s.soc());
+        MeshRunTraffic traffic = plan_traffic(s, kernel.image);
+
+        s.open_device(traffic.deliveries);
+        return s.run_interruptible([&] {
+            s.bring_up();
+            s.read_live();
+            s.show_stage("traffic");
+            run_traffic(s, traffic);
+            s.terminate();
+            if (s.problems.empty()) check_traffic(s, traffic);
+            return report(s, traffic, kernel.path);
+        });
+    }
+
+  private:
+    // Every flow from each device to every other one on every plane, in rounds of kernels.
+    MeshRunTraffic plan_traffic(const MeshSession& s, const fabric::ElfImage& elf) const {
+        const fabric::HarvestedSocs socs(s.soc(), s.cluster());  // no worker on a harvested row
+        const fabric::MeshPlan& plan = s.plan();
+        MeshRunTraffic t;
+        const std::vector<MeshNode> nodes = all_nodes(plan.tables.graph());
+        std::vector<fabric::MeshFlow> all;
+        for (const MeshNode& src : nodes) {
+            for (uint32_t plane : plan.planes) {
+                for (const MeshNode& dst : nodes) {
+                    if (dst == src) continue;
+                    all.push_back({src, dst, plane});
+                    t.deliveries += packets_;
+                }
+            }
+        }
+        const std::vector<std::vector<fabric::MeshFlow>> flows =
+            fabric::mesh_traffic_rounds(plan, all);
+        if (flows.empty()) {
+            fabric::fail(ErrorCategory::BadInput, "{}: one device, nothing to send to",
+                         s.graph_path());
+        }
+        t.slots = flow_slots(s, flows.front());
+        check_sink_cores(s, socs, flows.size());
+        for (size_t r = 0; r < flows.size(); ++r) {
+            fabric::MeshTrafficOptions o;
+            o.packets = packets_;
+            o.packet_bytes = bytes_;
+            o.slots = t.slots;
+            o.sink_core_index = fabric::kMeshSinkCoreIndex + static_cast<uint32_t>(r);
+            o.timeout_us = fabric::traffic_timeout_us(s.budget(), s.arch());
+            t.rounds.push_back(
+                {fabric::plan_mesh_traffic(plan, std::cref(socs), elf, flows[r], o), {}});
+        }
+        name_workers(plan, t);
+        return t;
+    }
+
+    // Positions per flow: the kernel's source buffer holds them for each of its flows, and the
+    // first round has the most flows through every router.
+    uint32_t flow_slots(const MeshSession& s, const std::vector<fabric::MeshFlow>& first) const {
+        std::map<const RouterPlacement*, uint32_t> through;
+        uint32_t most = 0;
+        for (const fabric::MeshFlow& f : first)
+            most = std::max(most, ++through[s.plan().send(f.src, f.dst, f.plane).router]);
+        const uint64_t src_bytes = fabric::mesh_worker_source_bytes(s.arch());
+        const auto slots = static_cast<uint32_t>(
+            std::min<uint64_t>({packets_, kMeshRunSlots, src_bytes / (uint64_t{most} * bytes_)}));
+        if (slots == 0) {
+            fabric::fail(
+                ErrorCategory::BadInput,
+                "--bytes {}: {} flows x {} B do not fit a traffic kernel's source buffer ({} B)",
+                bytes_, most, bytes_, src_bytes);
+        }
+        return slots;
+    }
+
+    // Every round lands on a sink core of its own on every chip.
+    static void check_sink_cores(const MeshSession& s, const fabric::HarvestedSocs& socs,
+                                 size_t rounds) {
+        for (fabric::ChipId chip : s.plan().fabric.chips) {
+            const size_t sinks = socs(chip).cores(fabric::CoreType::Worker).size();
+            if (fabric::kMeshSinkCoreIndex + rounds > sinks) {
+                fabric::fail(ErrorCategory::BadInput,
+                             "mesh run needs {} rounds (a router with {} flows), one sink core "
+                             "each from worker core {}; chip {} has {} worker cores ({})",
+                             rounds, (rounds - 1) * protocol::kFabricMaxDests + 1,
+                             fabric::kMeshSinkCoreIndex, chip, sinks, s.soc().source());
+            }
+        }
+    }
+
+    // Every round's kernels with the router they send through, as the report names them.
+    static void name_workers(const fabric::MeshPlan& plan, MeshRunTraffic& t) {
+        for (size_t r = 0; r < t.rounds.size(); ++r) {
+            const fabric::MeshTraffic& round = t.rounds[r].traffic;
+            for (const auto& k : round.workers) {
+                const fabric::MeshFlow& f = round.flows[k.flows.front()];
+                const RouterPlacement* router = plan.send(f.src, f.dst, f.plane).router;
+                t.workers.push_back({static_cast<uint32_t>(r), &k, router,
+                                     fmt::format("worker {} ({} plane {})", k.target.core.str(),
+                                                 fabric::dir_letter(router->mesh->dir), f.plane)});
+            }
+        }
+    }
+
+    // The rounds one after the other, until one has a problem; the routers must still run and be
+    // healthy after them.
+    static void run_traffic(MeshSession& s, MeshRunTraffic& t) {
+        for (MeshRound& round : t.rounds) {
+            if (!s.problems.empty()) break;
+            fabric::LaunchOptions lo;
+            lo.max_cycles = s.cycles_left();
+            lo.poll_cycles = 1'000;
+            round.run = fabric::run_mesh_traffic(s.runner(), round.traffic, lo);
+            uint64_t send = 0;
+            for (const auto& o : round.run.workers) {
+                t.outcomes.push_back(o);
+                send = std::max<uint64_t>(send, o.results.cycles);
+                const MeshWorker& w = t.workers[t.outcomes.size() - 1];
+                if (auto p = fabric::traffic_problem(w.name, o, w.kernel->args.packet_count)) {
+                    s.problems.push_back(std::move(*p));
+                }
+            }
+            t.traffic_cycles += round.run.cycles;
+            t.send_cycles += send;
+        }
+        if (s.problems.empty()) {
+            s.runner().check_running();
+            s.runner().check_health();
+        }
+    }
+
+    // After termination: every flow's region, byte for byte, and the routers' counters.
+    static void check_traffic(MeshSession& s, MeshRunTraffic& t) {
+        for (const MeshRound& round : t.rounds) {
+            const std::vector<uint32_t> bad = fabric::check_mesh_landed(s.device(), round.traffic);
+            for (size_t k = 0; k < bad.size(); ++k) {
+                if (bad[k] == 0) continue;
+                const fabric::MeshFlow& f = round.traffic.flows[k];
+                t.mismatch_words += bad[k];
+                s.problems.push_back(fmt::format("data from {} to {} on plane {}: {} words differ",
+                                                 f.src.str(), f.dst.str(), f.plane, bad[k]));
+            }
+        }
+        fabric::check_router_counters(s.final_snapshots(), t.deliveries, s.problems);
+    }
+
+    int report(MeshSession& s, const MeshRunTraffic& t, const std::string& worker_path) const {
+        const double rate =
+            bytes_per_cycle(total_bytes_sent(s.final_snapshots(), bytes_), t.send_cycles);
+        RunReport r;
+        r.passed = fmt::format(
+            "mesh run passed: {}; {} worker(s) in {} round(s), {} packets of {} B to every other "
+            "device per plane, {} deliveries checked; bring-up {} cycles, traffic {} cycles "
+            "(sending {}), {:.3f} B/cycle over all links while sending; {}",
+            s.what(), t.workers.size(), t.rounds.size(), packets_, bytes_, t.deliveries,
+            s.runner().ready_cycles(), t.traffic_cycles, t.send_cycles, rate, s.ending());
+        r.outcomes = t.outcomes;
+        r.figure_bytes = bytes_;
+        r.send_cycles = t.send_cycles;
+        r.add_json = [&](json& j) {
+            j["worker_firmware"] = worker_path;
+            j["packets"] = packets_;
+            j["bytes"] = bytes_;
+            j["slots"] = t.slots;
+            j["rounds"] = t.rounds.size();
+            j["workers"] = workers_json(s.plan(), t);
+            j["traffic_cycles"] = t.traffic_cycles;
+            j["send_cycles"] = t.send_cycles;
+            j["deliveries"] = t.deliveries;
+            j["data_mismatch_words"] = t.mismatch_words;
+            j["bytes_per_cycle"] = rate;
+        };
+        r.print_body = [&] {
+            if (!s.shown().empty()) {
+                fmt::print("\n");
+                s.print_routers(s.shown(), true, bytes_, t.send_cycles);
+                fmt::print("\n");
+                print_workers(t);
+            }
+            s.print_terminated("\n");
+        };
+        return s.report(r);
+    }
+
+    static json workers_json(const fabric::MeshPlan& plan, const MeshRunTraffic& t) {
+        json workers = json::array();
+        for (size_t i = 0; i < t.workers.size(); ++i) {
+            const MeshWorker& w = t.workers[i];
+            const fabric::MeshTraffic& round = t.rounds[w.round].traffic;
+            const MeshNode src = round.flows[w.kernel->flows.front()].src;
+            json dests = json::array();
+            for (size_t k : w.kernel->flows) {
+                const fabric::MeshFlow& f = round.flows[k];
+                dests.push_back({{"mesh", f.dst.mesh},
+                                 {"device", f.dst.device},
+                                 {"chip", plan.chip_of(f.dst)},
+                                 {"hops", plan.send(f.src, f.dst, f.plane).hops}});
+            }
+            json wj{{"chip", w.kernel->target.core.chip},
+                    {"core", w.kernel->target.core.core.str()},
+                    {"mesh", src.mesh},
+                    {"device", src.device},
+                    {"dir", std::string(1, fabric::dir_letter(w.router->mesh->dir))},
+                    {"plane", w.router->mesh->plane},
+                    {"round", w.round},
+                    {"router_eth_channel", w.router->eth_channel},
+                    {"dests", dests},
+                    {"outcome", "not_run"}};
+            if (i < t.outcomes.size()) {  // later rounds do not run after a failure
+                const TrafficOutcome& o = t.outcomes[i];
+                wj["outcome"] = fabric::outcome_name(o.launch.outcome);
+                wj["exit_status"] = o.launch.status.exit_status;
+                wj["packets_sent"] = o.results.packets_sent;
+                wj["send_cycles"] = o.results.cycles;
+                wj["close_cycles"] = o.results.close_cycles;
+                wj["cycles"] = o.launch.cycles;
+            }
+            workers.push_back(std::move(wj));
+        }
+        return workers;
+    }
+
+    static void print_workers(const MeshRunTraffic& t) {
+        for (size_t i = 0; i < t.outcomes.size(); ++i) {
+            const MeshWorker& w = t.workers[i];
+            const fabric::MeshTraffic& round = t.rounds[w.round].traffic;
+            const TrafficOutcome& o = t.outcomes[i];
+            std::vector<std::string> dsts;
+            for (size_t k : w.kernel->flows) dsts.push_back(round.flows[k].dst.str());
+            fmt::print("{} {} -> {}: {} packets, {} cycles (send {}), {}\n", w.name,
+                       round.flows[w.kernel->flows.front()].src.str(), fmt::join(dsts, ","),
+                       o.results.packets_sent, o.launch.cycles, o.results.cycles,
+                       fabric::outcome_name(o.launch.outcome));
+        }
+    }
+
+    uint32_t packets_ = 16;
+    uint32_t bytes_ = 1024;
+    std::string worker_elf_;
+};
+
+}  // namespace
+
+CliCommandPtr add_mesh_run_command(CLI::App& app, bool& as_json) {
+    return std::make_shared<MeshRun>(app, as_json);
+}
+
+}  // namespace fabricctl

@@ -1,0 +1,25 @@
+// What `devices` and `pcie run` share: the tt-kmd port they talk through (the real driver under a
+// device directory, or the simulated driver over a fresh model of an arch, fabric/sim_kmd_port.h).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "fabric/kmd_port.h"
+
+namespace fabricctl {
+
+// The model behind the simulated driver: `arch` (empty: the real driver), optionally the chips
+// and links of a cluster descriptor, with or without the Wormhole base firmware.
+struct SimSetup {
+    std::string arch;
+    std::string cluster;
+    bool no_base_fw = false;
+};
+
+// The real driver's port under `dir`, or with `sim.arch` the simulated one over a new model.
+// Error(Unsupported) for a model in a build without the simulator, Error(BadInput) for an unknown
+// arch or a cluster of another arch.
+std::shared_ptr<fabric::KmdPort> open_kmd_port(const std::string& dir, const SimSetup& sim);
+
+}  // namespace fabricctl
