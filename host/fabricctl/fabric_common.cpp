@@ -53,6 +53,22 @@ TrafficKernel load_traffic_kernel(const std::string& given, const fabric::SocDes
     return kernel;
 }
 
+void add_events_option(CLI::App& cmd, std::string& path) {
+    cmd.add_option("--events", path,
+                   "Write the routers' event log to this file (JSON lines; `mesh events FILE` "
+                   "prints it)");
+}
+
+std::unique_ptr<fabric::EventLogFile> log_events(fabric::FabricRunner& runner,
+                                                 const std::string& path) {
+    if (path.empty()) return nullptr;
+    auto log = std::make_unique<fabric::EventLogFile>(path);
+    runner.on_events([&runner, file = log.get()](std::span<const fabric::RouterEventRecord> r) {
+        file->append(r, runner.plan());
+    });
+    return log;
+}
+
 std::unique_ptr<fabric::ProgressLine> fabric_progress(const std::string& title,
                                                       fabric::InterruptibleDevice& device,
                                                       fabric::FabricRunner& runner,

@@ -21,6 +21,7 @@
 #include "fabric/interrupt.h"
 #include "fabric/mesh_traffic.h"
 #include "fabric/progress.h"
+#include "fabric/router_events.h"
 #include "fabric/soc_descriptor.h"
 #include "fabric/traffic_verdict.h"
 #include "hal/arch_map.h"
@@ -61,6 +62,14 @@ std::unique_ptr<fabric::ProgressLine> fabric_progress(const std::string& title,
                                                       fabric::InterruptibleDevice& device,
                                                       fabric::FabricRunner& runner,
                                                       uint64_t expected_deliveries);
+
+// --events FILE: the routers' event records (fabric/router_events.h), collected at every poll of
+// the runner's waits and appended to FILE as JSON lines (created anew); `mesh events FILE` prints
+// them.
+void add_events_option(CLI::App& cmd, std::string& path);
+// The log of `path` fed by `runner` (nullptr when `path` is empty); keep it while the runner runs.
+std::unique_ptr<fabric::EventLogFile> log_events(fabric::FabricRunner& runner,
+                                                 const std::string& path);
 
 // A kernel's launch result and mailbox (the same for 1D and 2D traffic).
 using TrafficOutcome = fabric::MeshWorkerOutcome;

@@ -82,6 +82,7 @@ void FabricArgs::add_options(CLI::App& c, bool& as_json) {
                  "Simulator fault: freeze router CHIP:ETH (its eth channel) CYCLES after the "
                  "workers start (run) or after bring-up (up), as CHIP:ETH@CYCLES; the "
                  "health monitor must name it");
+    add_events_option(c, events);
     add_output_flags(c, as_json, quiet);
 }
 
@@ -154,6 +155,7 @@ void FabricSession::open_model(uint64_t expected_deliveries) {
         std::make_unique<fabric::SimDevice>(std::move(*soc_), arch(), std::move(opts)));
     soc_.reset();
     runner_ = std::make_unique<fabric::FabricRunner>(*device_, *plan_, std::move(*router_elf_));
+    events_ = log_events(*runner_, args_.events);
     progress_ = fabric_progress(fmt::format("fabric {}", command_), *device_, *runner_,
                                 expected_deliveries);
     if (args_.stall_cycles) runner_->set_stall_cycles(args_.stall_cycles);

@@ -41,6 +41,7 @@ struct FabricArgs {
     uint64_t stall_cycles = 0;  // 0: fabric::kDefaultStallCycles
     std::string stall_router;   // sim fault: "CHIP:ETH@CYCLES", freeze that router's core
     bool quiet = false;
+    std::string events;  // --events FILE
 
     // Adds these options, --json (which sets `as_json`) and -q to `cmd`.
     void add_options(CLI::App& cmd, bool& as_json);
@@ -136,6 +137,7 @@ class FabricSession {
     std::unique_ptr<fabric::InterruptibleDevice> device_;  // owns the model
     std::unique_ptr<fabric::FabricRunner> runner_;
     std::unique_ptr<fabric::ProgressLine> progress_;
+    std::unique_ptr<fabric::EventLogFile> events_;  // --events
     std::optional<fabric::CoreLocation> stall_core_;
     std::vector<fabric::RouterSnapshot> final_;
 };

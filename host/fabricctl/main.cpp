@@ -21,6 +21,7 @@
 #include "fabric_up_cmd.h"
 #include "flash_cmd.h"
 #include "mesh_down_cmd.h"
+#include "mesh_events_cmd.h"
 #include "mesh_map_cmd.h"
 #include "mesh_routes_cmd.h"
 #include "mesh_run_cmd.h"
@@ -62,6 +63,7 @@ CliCommands add_all_commands(CLI::App& app, bool& as_json) {
              add_mesh_status_command,    // mesh status
              add_mesh_down_command,      // mesh down
              add_mesh_run_command,       // mesh run
+             add_mesh_events_command,    // mesh events
              add_devices_command,        // devices
              add_pcie_run_command,       // pcie run
              add_flash_command,          // flash

@@ -151,6 +151,7 @@ void MeshFabricArgs::add_options(CLI::App& c, bool& as_json) {
                               "this build's erisc_base.elf; --target sim)");
     c.add_flag("--no-base-fw", no_base_fw, "Start the model's routers bare metal (--target sim)")
         ->excludes(base);
+    add_events_option(c, events);
     add_output_flags(c, as_json, quiet);
 }
 
@@ -238,6 +239,7 @@ void MeshSession::open_device(uint64_t expected_deliveries) {
     runner_ =
         std::make_unique<fabric::FabricRunner>(*device_, plan_->fabric, std::move(*router_elf_));
     if (args_.stall_cycles) runner_->set_stall_cycles(args_.stall_cycles);
+    events_ = log_events(*runner_, args_.events);
     progress_ =
         fabric_progress(fmt::format("mesh {}", verb_), *device_, *runner_, expected_deliveries);
 }

@@ -48,6 +48,7 @@ struct MeshFabricArgs {
     std::string base_fw;
     bool no_base_fw = false;
     bool quiet = false;
+    std::string events;  // --events FILE
 
     // Adds these options, --json (which sets `as_json`) and -q to `cmd`.
     void add_options(CLI::App& cmd, bool& as_json);
@@ -165,6 +166,7 @@ class MeshSession {
     std::unique_ptr<fabric::InterruptibleDevice> device_;
     std::unique_ptr<fabric::FabricRunner> runner_;
     std::unique_ptr<fabric::ProgressLine> progress_;
+    std::unique_ptr<fabric::EventLogFile> events_;  // --events
     bool brought_up_ = false;
     bool terminated_ = false;
     double bring_up_wall_seconds_ = 0;

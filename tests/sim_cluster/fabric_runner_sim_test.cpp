@@ -71,7 +71,7 @@ fabric::FabricPlan plan(pf::Topology t, std::vector<fabric::ChipId> chips,
 }
 
 // A fabric_traffic worker on `chip` sending `packets` packets of `bytes` one hop `dir` to the third
-// worker core of the next chip (as `fabricctl fabric run` does; fabric_cmd.cpp).
+// worker core of the next chip (as `fabricctl fabric run` does; fabric_run_cmd.cpp).
 struct TrafficWorker {
     fabric::LaunchTarget target;
     protocol::FabricTrafficArgs args{};

@@ -1,6 +1,6 @@
-// fabricctl devices / pcie run end to end (host/fabricctl/pcie_cmd.h): discovery on this machine
-// (no /dev/tenstorrent: nothing found, exit 0), --target pcie without a device (exit 106), and the
-// same commands through the simulated driver.
+// fabricctl devices / pcie run end to end (host/fabricctl/devices_cmd.h, pcie_run_cmd.h): discovery
+// on this machine (no /dev/tenstorrent: nothing found, exit 0), --target pcie without a device
+// (exit 106), and the same commands through the simulated driver.
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <nlohmann/json.hpp>
