@@ -17,6 +17,7 @@
 #include "test_elf.h"
 
 using Catch::Matchers::Contains;
+using Catch::Matchers::EndsWith;
 using Catch::Matchers::StartsWith;
 using nlohmann::json;
 namespace t = fabric::test;
@@ -415,6 +416,17 @@ TEST_CASE("fabricctl mesh: fabric failures are 108 and name the routers", "[cli]
     CHECK_THAT(j["verdict"].get<std::string>(),
                StartsWith("mesh run failed: worker chip 0 core ") &&
                    Contains(" (E plane 0) failed: exit 5"));
+    // The bytes are checked all the same: every flow of the round is named as missing its data
+    // (2 packets of the default size, none sent).
+    size_t missing = 0;
+    for (const auto& p : j["problems"]) {
+        const std::string text = p.get<std::string>();
+        if (text.starts_with("data from ")) {
+            CHECK_THAT(text, Contains(" on plane 0: ") && EndsWith(" words differ"));
+            ++missing;
+        }
+    }
+    CHECK(missing == 56);  // 8 devices x 7 destinations on plane 0
 }
 
 TEST_CASE("fabricctl mesh run: all-to-all across the spec's 4 meshes, around their cycle",
