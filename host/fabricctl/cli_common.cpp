@@ -44,6 +44,10 @@ int exit_code_for(ErrorCategory c) {
     }
 }
 
+int firmware_exit_code(uint32_t status) {
+    return status <= kFirmwareStatusMax ? static_cast<int>(status) : kFirmwareStatusHigh;
+}
+
 std::string one_line(std::string s) {
     for (char& c : s) {
         if (c == '\n' || c == '\r') c = ' ';

@@ -46,6 +46,9 @@ enum ExitCode : int {
 };
 
 int exit_code_for(fabric::ErrorCategory c);
+// The exit code of a firmware that exited with `status`: the status itself up to
+// kFirmwareStatusMax, kFirmwareStatusHigh above.
+int firmware_exit_code(uint32_t status);
 
 // A fabricctl subcommand. Its constructor adds it and its options to the command line (CLI11);
 // main() parses, asks every command whether it was the one parsed, and runs that one: it calls

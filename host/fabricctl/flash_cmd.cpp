@@ -158,10 +158,7 @@ class Command final : public CliCommand {
                 j["cycles"] = r.cycles;
                 if (r.outcome == fabric::LaunchOutcome::Exited) {
                     j["exit_status"] = r.status.exit_status;
-                    c = r.status.exit_status == 0 ? kOk
-                        : r.status.exit_status <= kFirmwareStatusMax
-                            ? static_cast<int>(r.status.exit_status)
-                            : kFirmwareStatusHigh;
+                    c = firmware_exit_code(r.status.exit_status);
                     what = fmt::format("{} {} after {} cycles",
                                        r.returned_to_base_firmware
                                            ? "returned to the base firmware with status"

@@ -64,9 +64,7 @@ LaunchVerdict launch_verdict(const fabric::LaunchResult& r, const fabric::CoreLo
                              const std::string& device, uint64_t max_cycles) {
     switch (r.outcome) {
         case fabric::LaunchOutcome::Exited:
-            return {r.status.exit_status <= kFirmwareStatusMax
-                        ? static_cast<int>(r.status.exit_status)
-                        : kFirmwareStatusHigh,
+            return {firmware_exit_code(r.status.exit_status),
                     fmt::format("firmware on {} {} {} after {} cycles ({})", core.str(),
                                 r.returned_to_base_firmware ? "returned" : "exited with status",
                                 r.status.exit_status, r.cycles, device)};

@@ -150,10 +150,6 @@ class ConsoleMux {
     std::map<fabric::CoreLocation, std::string> lines_;
 };
 
-int firmware_code(uint32_t status) {
-    return status <= kFirmwareStatusMax ? static_cast<int>(status) : kFirmwareStatusHigh;
-}
-
 int sim_run(const SimRunArgs& a) {
     const auto arch = fabric::parse_arch(a.arch);
     if (!arch) fabric::fail(ErrorCategory::Internal, "--arch {} passed validation", a.arch);
@@ -246,7 +242,7 @@ int sim_run(const SimRunArgs& a) {
         int code = kOk;
         switch (r.outcome) {
             case fabric::LaunchOutcome::Exited: {
-                code = firmware_code(r.status.exit_status);
+                code = firmware_exit_code(r.status.exit_status);
                 std::string verdict =
                     r.returned_to_base_firmware
                         ? fmt::format(
