@@ -113,14 +113,16 @@ std::vector<RouterEventRecord> RouterEventReader::collect(Device& device) {
             fail(ErrorCategory::Fabric, "{}: event log says {} records unread, more than its {}",
                  router_component_name(r), fresh, pf::kRouterEventRecords);
         }
-        for (uint32_t k = 0; k < fresh; ++k) {
-            const uint32_t at = (consumed_[i] + k) % pf::kRouterEventRecords;
-            RouterEventRecord rec{.router = i, .collected_cycle = now};
-            device.read(r.core,
-                        r.layout.events + offsetof(pf::RouterEventLog, records) +
-                            at * sizeof(pf::RouterEvent),
-                        {reinterpret_cast<uint8_t*>(&rec.event), sizeof rec.event});
-            out.push_back(rec);
+        if (fresh != 0) {
+            // The whole ring in one read (one device access, not one per record).
+            std::array<pf::RouterEvent, pf::kRouterEventRecords> ring{};
+            device.read(r.core, r.layout.events + offsetof(pf::RouterEventLog, records),
+                        {reinterpret_cast<uint8_t*>(ring.data()), sizeof ring});
+            for (uint32_t k = 0; k < fresh; ++k) {
+                out.push_back({.router = i,
+                               .collected_cycle = now,
+                               .event = ring[(consumed_[i] + k) % pf::kRouterEventRecords]});
+            }
         }
         if (head.dropped != dropped_seen_[i]) {
             const uint32_t n = head.dropped - dropped_seen_[i];

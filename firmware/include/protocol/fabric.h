@@ -277,6 +277,11 @@ constexpr const char* code_name(const CodeName<E> (&names)[N], uint32_t value) {
     }
     return nullptr;
 }
+// How many codes the table names.
+template <typename E, size_t N>
+constexpr size_t code_count(const CodeName<E> (&)[N]) {
+    return N;
+}
 // No code twice.
 template <typename E, size_t N>
 constexpr bool codes_distinct(const CodeName<E> (&names)[N]) {
@@ -334,7 +339,7 @@ inline constexpr CodeName<RouterStatus> kRouterStatusNames[] = {
     {RouterStatus::Fault, "fault"},
 };
 static_assert(codes_distinct(kRouterStatusNames) &&
-              sizeof(kRouterStatusNames) / sizeof(kRouterStatusNames[0]) == 14);  // all of them
+              code_count(kRouterStatusNames) == 14);  // all of them
 
 // Where a router was when something went wrong (RouterStatusBlock::stuck_at).
 enum class RouterWait : uint32_t {
@@ -414,8 +419,7 @@ inline constexpr CodeName<ConfigCheck> kConfigCheckNames[] = {
     {ConfigCheck::MeshConfig, "mesh_config"},
 };
 static_assert(codes_consecutive(kConfigCheckNames, 0) &&
-              sizeof(kConfigCheckNames) / sizeof(kConfigCheckNames[0]) ==
-                  static_cast<uint32_t>(ConfigCheck::MeshConfig) + 1);
+              code_count(kConfigCheckNames) == static_cast<uint32_t>(ConfigCheck::MeshConfig) + 1);
 // Slots per channel a router keeps state for (a config with more is refused).
 inline constexpr uint32_t kMaxRouterSlots = 32;
 
@@ -451,9 +455,8 @@ inline constexpr CodeName<BadPacket> kBadPacketNames[] = {
     {BadPacket::Turn, "turn"},
 };
 static_assert(codes_consecutive(kBadPacketNames, static_cast<uint32_t>(BadPacket::Magic)) &&
-              sizeof(kBadPacketNames) / sizeof(kBadPacketNames[0]) ==
-                  static_cast<uint32_t>(kLastBadPacket) - static_cast<uint32_t>(BadPacket::Magic) +
-                      1);
+              code_count(kBadPacketNames) == static_cast<uint32_t>(kLastBadPacket) -
+                                                 static_cast<uint32_t>(BadPacket::Magic) + 1);
 
 // What the two ends of a link disagreed on (status HandshakeMismatch): a LinkParams field (in
 // declaration order), or one of the checks after it.
@@ -485,7 +488,7 @@ inline constexpr CodeName<HandshakeField> kHandshakeFieldNames[] = {
     {HandshakeField::RxArea, "rx_area"},
 };
 static_assert(codes_consecutive(kHandshakeFieldNames, 0) &&
-              sizeof(kHandshakeFieldNames) / sizeof(kHandshakeFieldNames[0]) ==
+              code_count(kHandshakeFieldNames) ==
                   static_cast<uint32_t>(HandshakeField::RxArea) + 1);
 
 enum class Termination : uint32_t {

@@ -108,8 +108,7 @@ inline constexpr CodeName<MuxConfigCheck> kMuxConfigCheckNames[] = {
     {MuxConfigCheck::Schedule, "schedule"},
 };
 static_assert(codes_consecutive(kMuxConfigCheckNames, 1) &&
-              sizeof(kMuxConfigCheckNames) / sizeof(kMuxConfigCheckNames[0]) ==
-                  static_cast<uint32_t>(MuxConfigCheck::Schedule));
+              code_count(kMuxConfigCheckNames) == static_cast<uint32_t>(MuxConfigCheck::Schedule));
 
 // Why a client's packet was refused (MuxStatusBlock::detail with bad_packets counted).
 enum class MuxBadPacket : uint32_t {
