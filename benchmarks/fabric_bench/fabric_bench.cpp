@@ -180,18 +180,13 @@ struct Line {
         w.args.conn_l1 = kConnL1;
         w.args.timeout_us = 100'000;
         const fabric::CoreCoord s = worker_core(2);
-        w.dest = {pf::route_unicast(hops),
-                  s.x,
-                  s.y,
-                  kSinkRegion + static_cast<uint32_t>(k) * 0x8000,
-                  0x1000u * static_cast<uint32_t>(k + 1),
-                  s.x,
-                  s.y,
-                  kSinkSem + 16 * static_cast<uint32_t>(k),
-                  0,
-                  0,
-                  0,
-                  0};
+        w.dest.route = pf::route_unicast(hops);
+        w.dest.flags_word = pf::Route{}.with_ttl(plan.ttl()).flags_word;
+        w.dest.x = w.dest.sem_x = s.x;
+        w.dest.y = w.dest.sem_y = s.y;
+        w.dest.addr = kSinkRegion + static_cast<uint32_t>(k) * 0x8000;
+        w.dest.seed = 0x1000u * static_cast<uint32_t>(k + 1);
+        w.dest.sem_addr = kSinkSem + 16 * static_cast<uint32_t>(k);
         return w;
     }
 

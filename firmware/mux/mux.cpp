@@ -339,7 +339,9 @@ Mux::Visit Mux::visit(uint32_t c) {
     Channel& ch = ch_[c];
     const uint32_t meta = ld(ch.addr + offsetof(pf::PacketHeader, payload_bytes));
     const uint32_t bytes = meta & 0xFFFF;
-    if (ld(ch.addr + offsetof(pf::PacketHeader, magic)) != pf::kHeaderMagic) {
+    // The magic's byte of its word (the TTL and a 2D multicast's branches share it; the mux is not
+    // a hop: it leaves the TTL to the routers).
+    if ((ld(ch.addr + offsetof(pf::PacketHeader, magic)) & 0xFF) != pf::kHeaderMagic) {
         drop(c, pf::MuxBadPacket::Magic);
         return Visit::Forwarded;
     }

@@ -3,7 +3,7 @@
 // the topology (topology.h); classify() (classify.h) puts them together.
 //
 // L1 loads take 7 cycles each, so a take loads only the three words every packet needs (meta:
-// payload_bytes | send_type | src_channel, route, magic | mesh_flags | branch_hops), and the
+// payload_bytes | send_type | src_channel, route, magic | ttl | branch_hops), and the
 // command's words only for a packet delivered here.
 #pragma once
 
@@ -27,7 +27,7 @@ inline constexpr uint32_t kHdrDstNodeWord = offsetof(pf::PacketHeader, dst_mesh)
 static_assert(offsetof(pf::PacketHeader, payload_bytes) == 4 * kHdrMetaWord &&
               offsetof(pf::PacketHeader, send_type) == 4 * kHdrMetaWord + 2 &&
               offsetof(pf::PacketHeader, src_channel) == 4 * kHdrMetaWord + 3);
-static_assert(offsetof(pf::PacketHeader, mesh_flags) == 4 * kHdrMagicWord + 1 &&
+static_assert(offsetof(pf::PacketHeader, ttl) == 4 * kHdrMagicWord + 1 &&
               offsetof(pf::PacketHeader, branch_hops) == 4 * kHdrMagicWord + 2 &&
               offsetof(pf::PacketHeader, dst_device) == 4 * kHdrDstNodeWord + 2);
 static_assert(offsetof(pf::PacketHeader, cmd) == 0);
@@ -42,8 +42,10 @@ struct HeaderHead {
     uint32_t send_type() const { return (meta >> 16) & 0xFF; }
     uint32_t src_channel() const { return meta >> 24; }
     bool has_magic() const { return (magic & 0xFF) == pf::kHeaderMagic; }
-    uint32_t mesh_flags() const { return (magic >> 8) & 0xFF; }
+    uint32_t ttl() const { return (magic >> 8) & 0xFF; }
     uint32_t branch_hops() const { return magic >> 16; }
+    // The magic word the next router gets: one hop less to live.
+    uint32_t magic_passed_on() const { return magic - (1u << 8); }
 };
 
 inline HeaderHead read_head(uint32_t slot) {
@@ -62,11 +64,13 @@ constexpr uint32_t cmd_words(uint32_t send_type) {
     return (kCmdWordsPacked >> (4 * send_type)) & 15;
 }
 
-// The header's own checks, in the order reported: magic, src_channel (one of the `senders`
-// channels, so its credit can be returned), send type, payload (at most `payload_limit`).
+// The header's own checks, in the order reported: magic, time to live (the packet is taken off a
+// link: one hop more), src_channel (one of the `senders` channels, so its credit can be
+// returned), send type, payload (at most `payload_limit`).
 inline pf::BadPacket check_head(const HeaderHead& h, uint32_t senders, uint32_t payload_limit) {
     using B = pf::BadPacket;
     if (!h.has_magic()) return B::Magic;
+    if (pf::ttl_expired(h.ttl())) return B::TtlExpired;
     if (h.src_channel() >= senders) return B::SrcChannel;
     if (h.send_type() >= static_cast<uint32_t>(pf::NocSendType::kCount)) return B::SendType;
     if (h.payload_bytes() > payload_limit) return B::PayloadBytes;

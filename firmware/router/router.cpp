@@ -41,6 +41,7 @@
 #include "handshake.h"
 #include "header.h"
 #include "l1_words.h"
+#include "link_watch.h"
 #include "protocol/fabric.h"
 #include "topology.h"
 
@@ -105,6 +106,8 @@ constexpr uint32_t kPublishIdle = 8;
 // 5-cycle stores): looked at every this many iterations, not on every pass (an idle pass is a
 // handful of register reads, so this is still every few hundred cycles).
 constexpr uint32_t kPollEvery = 16;
+// A busy router looks at its link's health every this many polls (an idle one at every poll).
+constexpr uint32_t kLinkPollBusy = 8;
 // Data packets sent into one peer receiver channel before their +n on its rx_sent stream. One
 // announcement per packet would cost its own Ethernet frame and leave the wire idle while the
 // loop comes round to queue the next packet behind it; more than a few delays the receiver.
@@ -146,9 +149,11 @@ static_assert(Streams::encode_delta(1).ok());
 // Stream IDs by channel, computed rather than read from a table (a constant table lives in L1:
 // a 7-cycle load on every use in the loop). The highest ID is checked against the arch here.
 constexpr hal::StreamId kPeerDrained = Streams::id<pf::kStreamPeerDrained>();
-static_assert(pf::kStreamPeerDrained + 1 >= pf::kStreamPushed0 + pf::kMaxSenderChannels);
+constexpr hal::StreamId kPeerAlive = Streams::id<pf::kStreamPeerAlive>();
+static_assert(pf::kStreamPeerAlive > pf::kStreamPeerDrained &&
+              pf::kStreamPeerDrained + 1 >= pf::kStreamPushed0 + pf::kMaxSenderChannels);
 constexpr hal::StreamId stream_id(uint32_t n) {
-    return Streams::make_id(n).value;  // n <= kStreamPeerDrained (above), so always ok
+    return Streams::make_id(n).value;  // n <= kStreamPeerAlive (above), so always ok
 }
 constexpr hal::StreamId rx_sent_id(uint32_t r) {
     return stream_id(pf::kStreamRxSent0 + r);
@@ -416,6 +421,7 @@ class Router {
     bool credit_target(uint32_t c) const {
         return c == pf::kWorkerChannel ? port_.connected() : credit_to_[c].present;
     }
+    void link_step();
     bool drained() const;
     uint32_t undrained() const;
     int terminate_immediate();
@@ -471,6 +477,11 @@ class Router {
     };
     [[no_unique_address]] Only<kFeedTxq, Wire> wire_;
     bool activity_ = false;  // a step moved a packet or a credit in this iteration
+    // Link health (link_step): the peer heard, our keep-alives, the link status word.
+    PeerWatch peer_watch_{static_cast<uint32_t>(hal::us_to_cycles(kA, pf::kRouterPeerSilentUs)), 0};
+    uint32_t keep_alive_at_ = 0;  // wall clock (low word) of our last keep-alive
+    uint32_t signs_ = 0;          // packets taken and completions, at the last link_step
+    uint32_t told_ = 0;           // packets and completions sent, at the last link_step
 };
 
 // ---- status ----------------------------------------------------------------------------------
@@ -934,7 +945,7 @@ Status Router::take(uint32_t r, Noc::Batch& batch, TakeState& t) {
         const uint32_t id = t.id;
         rx.trid.set(idx, id);
         t.id = id + 1 == rx.end_id ? rx.first_id : id + 1;
-        topology_.pass_on_plain(slot, head.route);
+        topology_.pass_on_plain(slot, head);
         HAL_TRY(forward(out, slot, head.payload_bytes(), id, batch));
     } else if (head.send_type() == static_cast<uint32_t>(pf::NocSendType::UnicastWrite)) {
         static_assert(offsetof(pf::PacketHeader, cmd.write.dst.addr) == 0 &&
@@ -1017,7 +1028,7 @@ Status Router::take(uint32_t r, Noc::Batch& batch, TakeState& t) {
             ++delivered_;
         }
         if (ports != 0) {
-            topology_.pass_on(slot, v.hop);
+            topology_.pass_on(slot, head, v.hop);
             Noc::Batch batch(noc_);
             for (uint32_t p = 1; p < kSenders; ++p) {
                 if ((ports >> p & 1) != 0) HAL_TRY(forward(p, slot, h.payload_bytes, id, batch));
@@ -1219,6 +1230,48 @@ Status Router::prepare_credit(uint32_t c, const fabric::NocWord& to) {
 
 // Nothing pushed and unsent, everything sent completed, nothing landed and untaken, every taken
 // packet completed.
+// Link health, at the main loop's polls (link_watch.h): what the peer sent since the last poll
+// (keep-alives, packets landed, completions) tells whether it is heard; a change is an event. Our
+// own keep-alive goes every kRouterKeepAliveUs, when TXQ0 takes it at once.
+[[gnu::noinline]] void Router::link_step() {
+    const uint32_t now = hal::wall_clock_lo();
+    const uint32_t alive = Streams::read(kPeerAlive);
+    if (alive != 0) stream_add(kPeerAlive, -static_cast<int32_t>(alive));
+    // What the peer sent us (packets we took, completions) and what we sent it (packets,
+    // completions): each side's are the other's signs of life.
+    uint32_t signs = alive + rx_[0].taken + rx_[1].taken;
+    uint32_t told = rx_[0].done + rx_[1].done;
+    for (uint32_t c = 0; c < kSenders; ++c) {
+        signs += tx_[c].completed;
+        told += tx_[c].sent;
+    }
+    const bool heard = alive != 0 || signs != signs_;
+    signs_ = signs;
+    const uint32_t peer = g_config.peer_chip_id, peer_channel = g_config.peer_eth_channel;
+    switch (peer_watch_.poll(now, heard)) {
+        case LinkChange::PeerSilent:
+            events_.record(pf::RouterEventKind::PeerSilent, peer_channel,
+                           peer_watch_.quiet_cycles(now), peer);
+            break;
+        case LinkChange::PeerHeard:
+            events_.record(pf::RouterEventKind::PeerHeard, peer_channel, peer_watch_.silent_for(),
+                           peer);
+            break;
+        default:
+            break;
+    }
+    // A keep-alive only when we sent the peer nothing else since the last one (under load it
+    // would only take TXQ0 from the data).
+    if (told != told_) {
+        told_ = told;
+        keep_alive_at_ = now;
+    } else if (now - keep_alive_at_ >= hal::us_to_cycles(kA, pf::kRouterKeepAliveUs) &&
+               Eth::try_write_remote_reg(kTxq, Streams::update_reg_addr(kPeerAlive), kIncOne) ==
+                   Status::Ok) {
+        keep_alive_at_ = now;
+    }
+}
+
 bool Router::drained() const {
     return undrained() == 0;
 }
@@ -1324,6 +1377,7 @@ int Router::init_channels() {
         st(kFixed.upstream_credit[c], 0);
     }
     (void)Streams::reset(kPeerDrained, 0);
+    (void)Streams::reset(kPeerAlive, 0);
     port_.reset(g_layout.connection, kScratchCreditLine, kScratchTeardownLine);
     for (uint32_t off = 0; off < 64; off += 4) st(g_layout.handshake_in + off, 0);
     Status s = Eth::set_accept_ahead(kTxq);
@@ -1391,6 +1445,9 @@ int Router::main_loop() {
     hal::Deadline drain_deadline = hal::Deadline::at_cycle(0);
     uint64_t quiet_since = 0;
     uint32_t* heartbeat = sb(SB_OFF(heartbeat));
+    keep_alive_at_ = hal::wall_clock_lo();
+    peer_watch_ = PeerWatch(static_cast<uint32_t>(hal::us_to_cycles(kA, pf::kRouterPeerSilentUs)),
+                            keep_alive_at_);
     while (true) {
         ++iterations_;
         // The L1 words (heartbeat, termination, connection block) every kPollEvery passes.
@@ -1404,6 +1461,13 @@ int Router::main_loop() {
                 draining = true;
                 drain_deadline = hal::Deadline::after_us(kA, g_config.drain_timeout_us);
                 set_stage(RouterStatus::Draining);
+            }
+            // Link health at the polls of an idle router, and every kLinkPollBusy polls of a busy
+            // one (its traffic is the peer's sign of life; a peer that stops soon leaves it
+            // idle). Not while draining: a peer that finished first is silent, and rightly so.
+            if (!draining && (idle_passes == kPublishIdle ||
+                              (iterations_ % (kPollEvery * kLinkPollBusy)) == 0)) {
+                link_step();
             }
         }
         // Each step is called only when its cheap test (a stream register, a field on the stack)

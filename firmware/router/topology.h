@@ -2,24 +2,28 @@
 // lines and rings (LineRing), fabric_router_2d.elf meshes and tori (Mesh); router.cpp picks one as
 // `Topology` and is written once against what a policy provides:
 //
-//   kSenders            sender channels (1D: ch0 worker, ch1 VC0, ch2 VC1; 2D: ch0, ch1 + F, ch5 +
-//   F) is_vc1(c)           sender channel c sends into the peer's rx1 runs(topology)      the
-//   config topologies the image runs (the other image's are refused) read_own_config     its own
-//   config beside RouterConfig (2D: MeshRouterConfig) check_config(c, m)  the topology's own config
-//   checks (ConfigCheck::None if fine) fed(c, config)      sender channel c can receive packets at
-//   all (the main loop polls only those) neighbour(i, ...)   the other routers of the chip this one
-//   forwards into: their cores, which of
-//                       their channels our ports are, where our channels' credits go
-//   set_up, index_ports the policy's state from the checked config, then from the ports found
-//   plain(head, r)      the plain case of a packet's hop, if it is one: a forward into one fed
-//                       port whose route goes on, or a write here only (PlainHop)
-//   plain_route_ok      the one route check a plain hop can fail (the fast take path's only one)
-//   hop(head, slot, r)  what the hop says in general: write, forward into which ports
-//   check_route(...)    the route's checks for this hop
-//   pass_on(slot, hop)  the route the next router reads, rewritten in our slot before a forward
-//   pass_on_plain       the same for a plain hop (the fast take path)
-//   before_send(c, s)   a rewrite of slot `s` of channel c before it goes on the link (2D
-//   multicast)
+// clang-format off
+//   kSenders             sender channels (1D: ch0 worker, ch1 VC0, ch2 VC1; 2D: ch0, ch1 + F,
+//                        ch5 + F)
+//   is_vc1(c)            sender channel c sends into the peer's rx1
+//   runs(topology)       the config topologies the image runs (the other image's are refused)
+//   read_own_config      its own config beside RouterConfig (2D: MeshRouterConfig)
+//   check_config(c, m)   the topology's own config checks (ConfigCheck::None if fine)
+//   fed(c, config)       sender channel c can receive packets at all (the loop polls only those)
+//   neighbour(i, ...)    the other routers of the chip this one forwards into: their cores, which
+//                        of their channels our ports are, where our channels' credits go
+//   set_up, index_ports  the policy's state from the checked config, then from the ports found
+//   plain(head, r)       the plain case of a packet's hop, if it is one: a forward into one fed
+//                        port whose route goes on, or a write here only (PlainHop)
+//   plain_route_ok       the one route check a plain hop can fail (the fast take path's only one)
+//   hop(head, slot, r)   what the hop says in general: write, forward into which ports
+//   check_route(...)     the route's checks for this hop
+//   pass_on(slot, h, hop) the route the next router reads and the TTL one less, rewritten in our
+//                        slot before a forward
+//   pass_on_plain        the same for a plain hop (the fast take path)
+//   before_send(c, s)    a rewrite of slot `s` of channel c before it goes on the link (2D
+//                        multicast)
+// clang-format on
 //
 // A port is a sender channel of another router of this chip that this one forwards into: its
 // freed count comes back in our upstream_credit[port]. 1D: port 1 = the downstream's ch1 (from
@@ -161,12 +165,13 @@ struct LineRing {
             return pf::BadPacket::Route;  // nothing left to do
         return pf::BadPacket::None;
     }
-    // The next router acts on the next 2 bits.
-    [[gnu::always_inline]] void pass_on(uint32_t slot, const Hop& hop) const {
-        pass_on_plain(slot, hop.route);
+    // The next router acts on the next 2 bits, with one hop less to live.
+    [[gnu::always_inline]] void pass_on(uint32_t slot, const HeaderHead& h, const Hop&) const {
+        pass_on_plain(slot, h);
     }
-    [[gnu::always_inline]] void pass_on_plain(uint32_t slot, uint32_t route) const {
-        st(slot + 4 * kHdrRouteWord, route >> 2);
+    [[gnu::always_inline]] void pass_on_plain(uint32_t slot, const HeaderHead& h) const {
+        st(slot + 4 * kHdrRouteWord, h.route >> 2);
+        st(slot + 4 * kHdrMagicWord, h.magic_passed_on());
     }
     static void before_send(uint32_t, uint32_t) {}
 };
@@ -292,22 +297,25 @@ struct Mesh {
         const uint32_t fwd = cmd & ~pf::dir_bit(dir);
         if ((fwd & no_turn) != 0) return pf::BadPacket::Turn;
         if (fwd != 0 && (hop.route >> 4) == 0 && route_ext(slot, hop) == 0 &&
-            (fwd & ~config->exit_dirs) != 0 && (h.mesh_flags() & pf::kMeshMulticast) == 0) {
+            (fwd & ~config->exit_dirs) != 0 && h.branch_hops() == 0) {
             return pf::BadPacket::Route;
         }
         return plain_route_ok(h, slot) ? pf::BadPacket::None : pf::BadPacket::RouteTooLong;
     }
-    // The next router acts on the next nibble: route and route_ext shift by one (two stores).
-    [[gnu::always_inline]] void pass_on(uint32_t slot, const Hop& hop) const {
+    // The next router acts on the next nibble (route and route_ext shift by one), with one hop
+    // less to live.
+    [[gnu::always_inline]] void pass_on(uint32_t slot, const HeaderHead& h, const Hop& hop) const {
         shift_route(slot, hop.route, route_ext(slot, hop));
+        st(slot + 4 * kHdrMagicWord, h.magic_passed_on());
     }
     // The same for a plain hop (never on an entry router: route_ext is the slot's).
-    [[gnu::always_inline]] void pass_on_plain(uint32_t slot, uint32_t route) const {
-        shift_route(slot, route, route_ext_of(slot));
+    [[gnu::always_inline]] void pass_on_plain(uint32_t slot, const HeaderHead& h) const {
+        shift_route(slot, h.route, route_ext_of(slot));
+        st(slot + 4 * kHdrMagicWord, h.magic_passed_on());
     }
     // Sending a packet that turned into our direction (it came from a perpendicular one): a
-    // multicast copy (kMeshMulticast) covers branch_hops[our dir] chips along it, writing on each;
-    // it is a plain line multicast from here.
+    // multicast copy (branch_hops non-zero) covers branch_hops[our dir] chips along it, writing on
+    // each; it is a plain line multicast from here.
     void before_send(uint32_t c, uint32_t slot) const {
         if (c >= pf::kMeshVc0Channel0 && c < pf::kMeshVc0Channel0 + pf::kMeshDirections &&
             pf::perpendicular(c - pf::kMeshVc0Channel0, dir)) {
@@ -354,12 +362,12 @@ struct Mesh {
     }
     [[gnu::noinline]] void branch_rewrite(uint32_t slot) const {
         const uint32_t w = ld(slot + 4 * kHdrMagicWord);
-        if ((w >> 8 & pf::kMeshMulticast) == 0) return;
+        if ((w >> 16) == 0) return;  // not a multicast
         const uint32_t chips = (w >> (16 + 4 * dir)) & 15;
         const pf::Route r = pf::mesh_route_line_multicast(dir, chips);
         st(slot + 4 * kHdrRouteWord, r.hops);
         st(slot + 4 * kHdrRouteExtWord, r.ext);
-        st(slot + 4 * kHdrMagicWord, w & ~(static_cast<uint32_t>(pf::kMeshMulticast) << 8));
+        st(slot + 4 * kHdrMagicWord, w & 0xFFFF);  // magic and ttl; no branches from here
     }
 };
 

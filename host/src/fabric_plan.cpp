@@ -231,6 +231,10 @@ const RouterPlacement& FabricPlan::router(ChipId chip, FabricDir dir) const {
          chip, dir_name(dir), chip_list(chips));
 }
 
+uint32_t FabricPlan::ttl() const {
+    return static_cast<uint32_t>(std::min<size_t>(chips.size(), pf::kMaxTtl));
+}
+
 uint32_t FabricPlan::hops(ChipId from, ChipId to, FabricDir dir) const {
     check_1d(*this, "hops(east/west)");
     const auto pos = [&](ChipId c) -> size_t {

@@ -130,8 +130,11 @@ FabricTraffic plan_fabric_traffic(const FabricPlan& plan, const ChipSocs& socs,
             }
             w.name = fmt::format("worker {} ({})", w.target.core.str(), dir_name(w.dir));
             const uint32_t index = static_cast<uint32_t>(t.workers.size());
-            w.dest.route =
-                send.hops == 1 ? pf::route_unicast(1) : pf::route_multicast(1, send.hops);
+            const pf::Route route =
+                pf::Route{send.hops == 1 ? pf::route_unicast(1) : pf::route_multicast(1, send.hops)}
+                    .with_ttl(plan.ttl());
+            w.dest.route = route.hops;
+            w.dest.flags_word = route.flags_word;
             w.dest.x = t.sink.x;
             w.dest.y = t.sink.y;
             w.dest.addr = sink_base + index * t.region_bytes();

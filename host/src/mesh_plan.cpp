@@ -370,7 +370,7 @@ MeshSend MeshPlan::send(MeshNode src, MeshNode dst, uint32_t plane) const {
     out.hops = static_cast<uint32_t>(path.size());
     uint32_t dirs[pf::kMaxHops2D] = {};
     std::transform(path.begin(), path.end(), dirs, dir_index);
-    out.route = pf::mesh_route_path(dirs, out.hops, /*write_last=*/!leaves);
+    out.route = pf::mesh_route_path(dirs, out.hops, /*write_last=*/!leaves).with_ttl(fabric.ttl());
     out.route.dst_node = pf::mesh_node_word(dst.mesh, dst.device);
     return out;
 }

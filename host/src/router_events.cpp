@@ -22,6 +22,24 @@ bool is(const RouterEventRecord& r, Kind k) {
     return r.lost == 0 && r.event.kind == static_cast<uint16_t>(k);
 }
 
+// Link health records name the peer's end of the link (link_watch.h).
+bool is_link_health(const RouterEventRecord& r) {
+    return is(r, Kind::LinkDown) || is(r, Kind::LinkUp) || is(r, Kind::PeerSilent) ||
+           is(r, Kind::PeerHeard);
+}
+
+std::string describe_link_health(const RouterEventRecord& r) {
+    const pf::RouterEvent& e = r.event;
+    const std::string peer = fmt::format("peer chip {} eth {}", e.value, e.channel);
+    if (is(r, Kind::PeerSilent)) {
+        return fmt::format("peer_silent: {} not heard for {} cycles", peer, e.code);
+    }
+    if (is(r, Kind::PeerHeard)) {
+        return fmt::format("peer_heard: {} heard again after {} cycles", peer, e.code);
+    }
+    return fmt::format("{}: link to {} (status word {})", event_kind_name(r), peer, hex32(e.code));
+}
+
 // A stop (Timeout, Fault, ConfigInvalid, ...): where it was and the status detail by name.
 std::string describe_state(const pf::RouterEvent& e) {
     std::string out = "state " + router_status_name(e.code);
@@ -64,6 +82,7 @@ std::string describe_event(const RouterEventRecord& r) {
         return fmt::format("bad_packet {} on rx{} (seq {})", bad_packet_name(e.code), e.channel,
                            e.value);
     }
+    if (is_link_health(r)) return describe_link_health(r);
     return fmt::format("{} channel {} code {} value {}", event_kind_name(r), e.channel,
                        hex32(e.code), hex32(e.value));
 }
@@ -86,6 +105,10 @@ nlohmann::json event_json(const RouterEventRecord& r) {
         j["reason"] = bad_packet_name(e.code);
         j["channel"] = e.channel;
         j["seq"] = e.value;
+    } else if (is_link_health(r)) {
+        j["peer_chip"] = e.value;
+        j["peer_eth"] = e.channel;
+        j[is(r, Kind::PeerSilent) || is(r, Kind::PeerHeard) ? "cycles" : "status_word"] = e.code;
     } else {
         j["channel"] = e.channel;
         j["code"] = e.code;

@@ -655,6 +655,7 @@ void bad_header_case(bool ring) {
     h.payload_bytes = 64;
     h.send_type = static_cast<uint8_t>(NocSendType::UnicastWrite);
     h.route = pf::route_unicast(1);
+    h.ttl = pf::kDefaultTtl;
     h.cmd.write.dst = {kRegion, static_cast<uint8_t>(sink.x), static_cast<uint8_t>(sink.y), 0};
     pf::PacketHeader no_magic = h;  // magic missing
     pf::PacketHeader too_big = h;   // payload larger than a slot
@@ -672,13 +673,17 @@ void bad_header_case(bool ring) {
     pf::PacketHeader misaligned = h;  // payload destination not 16-B congruent with the slot
     misaligned.magic = pf::kHeaderMagic;
     misaligned.cmd.write.dst.addr = kRegion + 4;
-    const std::vector<pf::PacketHeader> bad = {no_magic, too_big,    no_route,
-                                               bad_type, misaligned, past_end};
+    pf::PacketHeader expired = h;  // its last hop to live was the one before this link
+    expired.magic = pf::kHeaderMagic;
+    expired.ttl = 1;
+    const std::vector<pf::PacketHeader> bad = {no_magic,   too_big,  no_route, bad_type,
+                                               misaligned, past_end, expired};
     // One at a time, so each leaves its reason (BadPacket) in the receiver's detail word.
     const std::vector<std::string> why = {
-        "bad_packet:magic",  "bad_packet:payload_bytes",
-        "bad_packet:route",  "bad_packet:send_type",
-        "bad_packet:target", ring ? "bad_packet:route_too_long" : "bad_packet:no_downstream"};
+        "bad_packet:magic",      "bad_packet:payload_bytes",
+        "bad_packet:route",      "bad_packet:send_type",
+        "bad_packet:target",     ring ? "bad_packet:route_too_long" : "bad_packet:no_downstream",
+        "bad_packet:ttl_expired"};
     for (uint32_t i = 0; i < bad.size(); ++i) {
         push(i % tx.config.sender_slots[0], bad[i]);  // a ring has fewer ch0 slots than a line
         f.rig().run(30'000);

@@ -90,8 +90,13 @@ TrafficWorker traffic_worker(const fabric::FabricPlan& p, const fabric::ElfImage
     const uint32_t sink_base = pf::align_up(
         protocol::test_mailbox_addr(arch) + static_cast<uint32_t>(sizeof(protocol::TestMailbox)),
         4096);
-    w.dest = protocol::FabricDest{
-        pf::route_unicast(1), workers[2].x, workers[2].y, sink_base, 0x1000, 0, 0, 0, 0, 0, 0, 0};
+    w.dest = protocol::FabricDest{};
+    w.dest.route = pf::route_unicast(1);
+    w.dest.flags_word = pf::Route{}.with_ttl(p.ttl()).flags_word;
+    w.dest.x = workers[2].x;
+    w.dest.y = workers[2].y;
+    w.dest.addr = sink_base;
+    w.dest.seed = 0x1000;
     auto& g = w.args;
     g.channel = p.worker_channel(chip, dir);
     g.send_type = static_cast<uint32_t>(pf::NocSendType::UnicastWrite);
@@ -571,4 +576,94 @@ TEST_CASE("router events (sim): dropped packets with reason and seq, a full log 
     seen = descriptions(runner.collect_events(), rx);
     CHECK(seen == std::vector<std::string>{"bad_packet magic on rx0 (seq 7)"});
     (void)runner.terminate(pf::Termination::Graceful, 1'000'000);
+}
+
+namespace {
+
+// The events of one router of kind `k`.
+std::vector<fabric::RouterEventRecord> of_kind(const std::vector<fabric::RouterEventRecord>& all,
+                                               size_t router, pf::RouterEventKind k) {
+    std::vector<fabric::RouterEventRecord> out;
+    for (const auto& r : all) {
+        if (r.router == router && r.lost == 0 && r.event.kind == static_cast<uint16_t>(k))
+            out.push_back(r);
+    }
+    return out;
+}
+
+// Cycles from `since` (device cycles) to the router's record (its clock is the device's).
+uint32_t delay(const fabric::RouterEventRecord& r, uint64_t since) {
+    return r.event.time - static_cast<uint32_t>(since);
+}
+
+// Worst case from the peer's last sign to the report: the silence bound, one keep-alive period
+// (the last one may have left just before), the link's latency and a poll interval.
+constexpr uint32_t kSilentReportBound =
+    (pf::kRouterPeerSilentUs + pf::kRouterKeepAliveUs + 1) * 1000 + 1000;
+
+}  // namespace
+
+TEST_CASE("router events (sim): a silent peer is named within the bound, and heard again",
+          "[fabric_runner][sim][events][link]") {
+    REQUIRE_ROUTER(router);
+    auto dev = device();
+    const auto p = plan(pf::Topology::Line, {0, 1});
+    FabricRunner runner(dev, p, *router);
+    std::vector<fabric::RouterEventRecord> all;
+    runner.on_events([&](std::span<const fabric::RouterEventRecord> fresh) {
+        all.insert(all.end(), fresh.begin(), fresh.end());
+    });
+    runner.bring_up(2'000'000);
+    const size_t east = router_index(p, 0, FabricDir::East);
+    const size_t west = router_index(p, 1, FabricDir::West);
+    // Idle, both keep each other alive: nothing to report.
+    runner.monitor(50'000);
+    CHECK(of_kind(all, east, pf::RouterEventKind::PeerSilent).empty());
+    CHECK(of_kind(all, west, pf::RouterEventKind::PeerSilent).empty());
+
+    SECTION("the peer router frozen, then thawed") {
+        const uint64_t frozen_at = dev.cycles();
+        dev.freeze_core(p.routers[west].core);
+        runner.monitor(30'000);
+        const auto silent = of_kind(all, east, pf::RouterEventKind::PeerSilent);
+        REQUIRE(silent.size() == 1);
+        CHECK(silent[0].event.value == 1);  // the peer's chip and channel
+        CHECK(silent[0].event.channel == p.routers[west].eth_channel);
+        CHECK(delay(silent[0], frozen_at) >= pf::kRouterPeerSilentUs * 1000);
+        CHECK(delay(silent[0], frozen_at) <= kSilentReportBound);
+        const uint64_t thawed_at = dev.cycles();
+        dev.thaw_core(p.routers[west].core);
+        runner.monitor(20'000);
+        const auto heard = of_kind(all, east, pf::RouterEventKind::PeerHeard);
+        REQUIRE(heard.size() == 1);
+        // Its first poll after the thaw sends a keep-alive (long due), which lands a link latency
+        // later and is seen at our next poll: two polls (~1.6 us each when idle) and 0.5 us.
+        CHECK(delay(heard[0], thawed_at) <= 5000);
+        CHECK(heard[0].event.code >= thawed_at - frozen_at);
+    }
+    SECTION("the link down, then up: both ends name each other") {
+        const uint32_t ch = p.routers[east].eth_channel;
+        const uint64_t down_at = dev.cycles();
+        dev.cluster().link(0, ch).set_up(false);
+        runner.monitor(30'000);
+        for (const size_t r : {east, west}) {
+            const size_t other = r == east ? west : east;
+            INFO(fabric::router_component_name(p.routers[r]));
+            const auto silent = of_kind(all, r, pf::RouterEventKind::PeerSilent);
+            REQUIRE(silent.size() == 1);
+            CHECK(silent[0].event.value == p.routers[other].chip);
+            CHECK(silent[0].event.channel == p.routers[other].eth_channel);
+            CHECK(delay(silent[0], down_at) <= kSilentReportBound);
+        }
+        dev.cluster().link(0, ch).set_up(true);
+        runner.monitor(20'000);
+        for (const size_t r : {east, west})
+            CHECK(of_kind(all, r, pf::RouterEventKind::PeerHeard).size() == 1);
+    }
+    // Both still routing, and they end cleanly.
+    const auto fin = runner.terminate(pf::Termination::Graceful, 2'000'000);
+    for (const auto& s : fin) {
+        INFO(s.describe());
+        CHECK(s.status_name() == "terminated");
+    }
 }

@@ -478,20 +478,22 @@ TEST_CASE("mesh (sim): bad 2D headers are refused, counted and their credits ret
     const auto& cores = wh_soc().cores(fabric::CoreType::Worker);
     pf::PacketHeader h{};
     h.magic = pf::kHeaderMagic;
+    h.ttl = pf::kDefaultTtl;
     h.payload_bytes = 64;
     h.send_type = static_cast<uint8_t>(pf::NocSendType::UnicastWrite);
     h.cmd.write.dst = {fabric::mesh_sink_base(kArch), static_cast<uint8_t>(cores[kSinkCoreIndex].x),
                        static_cast<uint8_t>(cores[kSinkCoreIndex].y), 0};
     struct Case {
         const char* what;
-        uint32_t route, route_ext, dst_node;
+        uint32_t route, route_ext, dst_node, ttl;
         const char* detail;
     };
-    const uint32_t N = pf::dir_bit(0), E = pf::dir_bit(1);
+    const uint32_t N = pf::dir_bit(0), E = pf::dir_bit(1), T = pf::kDefaultTtl;
     const Case cases[] = {
-        {"no hop command", 0, 0, 0, "bad_packet:route"},
-        {"forward north from the top row", N | E << 4, 0, 0, "bad_packet:no_downstream"},
-        {"forward with nothing left to do", E, 0, 0, "bad_packet:route"},
+        {"no hop command", 0, 0, 0, T, "bad_packet:route"},
+        {"forward north from the top row", N | E << 4, 0, 0, T, "bad_packet:no_downstream"},
+        {"forward with nothing left to do", E, 0, 0, T, "bad_packet:route"},
+        {"time to live used up (before the route is read)", 0, 0, 0, 1, "bad_packet:ttl_expired"},
     };
     uint32_t slot = 0;
     for (const Case& c : cases) {
@@ -499,6 +501,7 @@ TEST_CASE("mesh (sim): bad 2D headers are refused, counted and their credits ret
         pf::PacketHeader b = h;
         b.route = c.route;
         b.route_ext = c.route_ext;
+        b.ttl = static_cast<uint8_t>(c.ttl);
         push_raw(m, tx, slot, b);
         slot = (slot + 1) % tx.config.sender_slots[0];
         m.runner.monitor(50'000);
@@ -506,10 +509,11 @@ TEST_CASE("mesh (sim): bad 2D headers are refused, counted and their credits ret
         CHECK(st.detail_name() == c.detail);
     }
     const auto st = m.runner.status();
-    CHECK(st[rx_index].block.bad_packets == 3);
+    CHECK(st[rx_index].block.bad_packets == std::size(cases));
     CHECK(st[rx_index].block.delivered == 0);
-    // As a worker closing after them would: the next opener continues after our 3 packets.
-    m.dev.write32(tx.core, tx.layout.connection + offsetof(pf::WorkerConnectionInfo, pushed), 3);
+    // As a worker closing after them would: the next opener continues after our packets.
+    m.dev.write32(tx.core, tx.layout.connection + offsetof(pf::WorkerConnectionInfo, pushed),
+                  static_cast<uint32_t>(std::size(cases)));
     {
         // A Y -> X turn: M0D0 sends south, M0D4's N router is told to go east (X after Y breaks
         // dimension order, and M0D4 has no port out of the mesh).
@@ -639,4 +643,154 @@ TEST_CASE("mesh (sim): all-to-all on a t3k whose chips are harvested where worke
     check_landed(m, t);
     const auto fin = terminate_clean(m);
     CHECK(delivered(fin) == 56 * 12);
+}
+
+namespace {
+
+// The router of mesh `from`'s device whose link leads to mesh `to` (1 x 1 meshes: one per
+// neighbour).
+const fabric::RouterPlacement& router_towards(const fabric::MeshPlan& plan, uint32_t from,
+                                              uint32_t to) {
+    for (const auto& r : plan.fabric.routers) {
+        if (r.mesh->node.mesh == from && plan.node_of(r.config.peer_chip_id).mesh == to) return r;
+    }
+    FAIL("no link from mesh " << from << " to mesh " << to);
+    throw std::logic_error("unreachable");
+}
+
+size_t router_index(const fabric::MeshPlan& plan, const fabric::RouterPlacement& r) {
+    return static_cast<size_t>(&r - plan.fabric.routers.data());
+}
+
+// One visit of a packet to a router, as its receive slot shows it: the router that took it off
+// its link and the TTL in the slot (decremented there if it was forwarded).
+struct Visit {
+    uint32_t device = 0;  // D1..D16 of seeds/000 §7.2 (mesh + 1)
+    uint32_t ttl = 0;
+    size_t router = 0;
+    bool operator==(const Visit&) const = default;
+};
+
+std::vector<Visit> visits_of(Mesh& m, uint32_t seq) {
+    std::vector<Visit> out;
+    for (size_t i = 0; i < m.plan.fabric.routers.size(); ++i) {
+        const auto& r = m.plan.fabric.routers[i];
+        for (uint32_t rx = 0; rx < pf::kNumReceiverChannels; ++rx) {
+            for (uint32_t s = 0; s < r.config.receiver_slots[rx]; ++s) {
+                pf::PacketHeader h{};
+                m.dev.read(r.core, r.layout.receiver_base[rx] + s * r.layout.slot_bytes,
+                           {reinterpret_cast<uint8_t*>(&h), sizeof h});
+                if (h.magic == pf::kHeaderMagic && h.seq == seq)
+                    out.push_back({r.mesh->node.mesh + 1, h.ttl, i});
+            }
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("mesh (sim): TTL ends the spec's routing loop (seeds/000 7.2): D11 drops it at 0",
+          "[mesh][sim][ttl]") {
+    REQUIRE_FIRMWARE();
+    // The 4 x 4 grid of §7.2 with a routing table on every device (each device a 1 x 1 mesh: its
+    // routers look the next hop up in their exit tables).
+    Mesh m("spec_ttl_4x4_devices_mesh_graph.yaml", "mesh_4x4_cluster.yaml", options(), *router);
+    REQUIRE(m.plan.fabric.ttl() == 16);
+    m.runner.bring_up(10'000'000);
+    std::vector<fabric::RouterEventRecord> events;
+    m.runner.on_events([&](std::span<const fabric::RouterEventRecord> e) {
+        events.insert(events.end(), e.begin(), e.end());
+    });
+    const auto& cores = wh_soc().cores(fabric::CoreType::Worker);
+    const fabric::CoreLocation sink{m.plan.chip_of({15, 0}), cores[kSinkCoreIndex]};
+    const uint32_t region = fabric::mesh_sink_base(kArch);
+    const auto sink_bytes = [&] {
+        std::vector<uint8_t> got(64);
+        m.dev.read(sink, region, got);
+        return got;
+    };
+    m.dev.write(sink, region, std::vector<uint8_t>(64, 0));
+    const auto packet = [&](uint32_t ttl, uint32_t seq) {
+        pf::PacketHeader h{};
+        h.magic = pf::kHeaderMagic;
+        h.ttl = static_cast<uint8_t>(ttl);
+        h.seq = seq;
+        h.payload_bytes = 64;
+        h.send_type = static_cast<uint8_t>(pf::NocSendType::UnicastWrite);
+        h.cmd.write.dst = {region, static_cast<uint8_t>(sink.core.x),
+                           static_cast<uint8_t>(sink.core.y), 0};
+        h.route = 0;  // out of D1's own mesh: the entry routers route on from dst_node
+        h.dst_mesh = 15;
+        h.dst_device = 0;
+        return h;
+    };
+    // D1 sends through its router towards D5 (the loop's first hop).
+    const auto& d1 = router_towards(m.plan, 0, 4);
+
+    // With the tables as planned, D1 -> D16 (6 hops) arrives with the plan's TTL.
+    push_raw(m, d1, 0, packet(m.plan.fabric.ttl(), 0x7701));
+    m.runner.monitor(300'000);
+    CHECK(sink_bytes() == std::vector<uint8_t>(64, 0xEE));
+    // Five routers passed it on (one hop less each), D16's took it off its last link with 11.
+    std::vector<uint32_t> ttls;
+    for (const Visit& v : visits_of(m, 0x7701)) ttls.push_back(v.ttl);
+    std::sort(ttls.rbegin(), ttls.rend());
+    CHECK(ttls == std::vector<uint32_t>{15, 14, 13, 12, 11, 11});
+
+    // Corrupt the tables (seeds/000 7.2's figure): for D16, D5 -> D6 -> D7 -> D11 -> D10 -> D9
+    // -> D5 ... (mesh ids are D - 1).
+    const std::pair<uint32_t, uint32_t> loop[] = {{4, 5}, {5, 6}, {6, 10}, {10, 9}, {9, 8}, {8, 4}};
+    for (const auto& [from, to] : loop) {
+        const uint32_t dir = static_cast<uint32_t>(router_towards(m.plan, from, to).mesh->dir);
+        for (const auto& r : m.plan.fabric.routers) {
+            if (r.mesh->node.mesh != from) continue;
+            m.dev.write32(r.core, r.layout.exit_table + 4 * 15, pf::kMeshExitValid | dir << 8);
+        }
+    }
+    m.dev.write(sink, region, std::vector<uint8_t>(64, 0));
+    push_raw(m, d1, 1, packet(10, 0x7702));
+    m.runner.monitor(300'000);
+    (void)m.runner.collect_events();
+
+    // The hop-by-hop TTLs of the spec's table: each router's slot holds what it passed on, D11's
+    // second slot what it dropped (1 on arrival: 0 once decremented).
+    std::vector<Visit> seen = visits_of(m, 0x7702);
+    const auto& d11 = router_towards(m.plan, 10, 6);  // D11's router facing D7: the packet's way in
+    const auto dropped = std::find_if(seen.begin(), seen.end(), [&](const Visit& v) {
+        return v.router == router_index(m.plan, d11) && v.ttl == 1;
+    });
+    REQUIRE(dropped != seen.end());
+    const Visit last = *dropped;
+    seen.erase(dropped);
+    std::sort(seen.begin(), seen.end(),
+              [](const Visit& a, const Visit& b) { return a.ttl > b.ttl; });
+    std::vector<std::pair<uint32_t, uint32_t>> table;  // (device, TTL) as in the spec
+    table.push_back({1, 10});
+    for (const Visit& v : seen) table.push_back({v.device, v.ttl});
+    table.push_back({last.device, last.ttl - 1});
+    const std::vector<std::pair<uint32_t, uint32_t>> spec = {
+        {1, 10}, {5, 9}, {6, 8}, {7, 7}, {11, 6}, {10, 5}, {9, 4}, {5, 3}, {6, 2}, {7, 1}, {11, 0}};
+    CHECK(table == spec);
+
+    // D11 dropped it, reported it (counter, detail, event with the packet's seq), and nothing
+    // else was refused; nothing reached D16.
+    const auto st = m.runner.status();
+    for (size_t i = 0; i < st.size(); ++i) {
+        INFO(st[i].describe());
+        CHECK(st[i].status_name() == "ready_for_traffic");
+        CHECK(st[i].block.bad_packets == (i == router_index(m.plan, d11) ? 1u : 0u));
+    }
+    CHECK(st[router_index(m.plan, d11)].detail_name() == "bad_packet:ttl_expired");
+    std::vector<fabric::RouterEventRecord> drops;
+    for (const auto& e : events) {
+        if (e.event.kind == static_cast<uint16_t>(pf::RouterEventKind::BadPacket))
+            drops.push_back(e);
+    }
+    REQUIRE(drops.size() == 1);
+    CHECK(drops[0].router == router_index(m.plan, d11));
+    CHECK(drops[0].event.code == static_cast<uint32_t>(pf::BadPacket::TtlExpired));
+    CHECK(drops[0].event.value == 0x7702);
+    CHECK(fabric::describe_event(drops[0]).find("ttl_expired") != std::string::npos);
+    CHECK(sink_bytes() == std::vector<uint8_t>(64, 0));
 }

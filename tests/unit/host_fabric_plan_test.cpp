@@ -248,6 +248,8 @@ TEST_CASE("fabric plan: ring over the t3k perimeter", "[fabric_plan]") {
     const FabricOptions o = opts(pf::Topology::Ring, {0, 1, 2, 3, 7, 6, 5, 4});
     const FabricPlan p = plan_fabric(t3k(), wh_soc(), o);
     check_common(p, o, wh_soc());
+    // The TTL its routes carry: 8 chips, so a route is at most 7 hops and arrives with 1 to spare.
+    CHECK(p.ttl() == 8);
     // Dateline: the east router of the last chip (4) and the west router of the first (0),
     // i.e. both ends of the wrap link, and no other router.
     for (const auto& r : p.routers) {

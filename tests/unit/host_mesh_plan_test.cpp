@@ -433,7 +433,9 @@ TEST_CASE("mesh plan: send() routes, hand-checked nibbles", "[mesh][plan]") {
     CHECK(s.hops == 4);
     CHECK(s.route.hops == 0x1442);
     CHECK(s.route.ext == 0);
-    CHECK(s.route.flags_word == 0);
+    // No branches; the TTL of the plan: one more than a route through all 36 chips could take.
+    CHECK(s.route.flags_word == 36);
+    CHECK(s.route.ttl() == plan.fabric.ttl());
     CHECK(s.route.dst_node == pf::mesh_node_word(0, 8));
     CHECK(s.route.dst_node == 0x00080000);
     // One hop north: the S router of D1 writes.

@@ -49,6 +49,17 @@ TEST_CASE("router events: each record in one line", "[events]") {
     CHECK(describe_event(event(pf::RouterEventKind::BadPacket, 1,
                                static_cast<uint32_t>(pf::BadPacket::RouteTooLong), 42)) ==
           "bad_packet route_too_long on rx1 (seq 42)");
+    CHECK(describe_event(event(pf::RouterEventKind::BadPacket, 0,
+                               static_cast<uint32_t>(pf::BadPacket::TtlExpired), 0x7702)) ==
+          "bad_packet ttl_expired on rx0 (seq 30466)");
+    CHECK(describe_event(event(pf::RouterEventKind::PeerSilent, 6, 8123, 1)) ==
+          "peer_silent: peer chip 1 eth 6 not heard for 8123 cycles");
+    CHECK(describe_event(event(pf::RouterEventKind::PeerHeard, 6, 20000, 1)) ==
+          "peer_heard: peer chip 1 eth 6 heard again after 20000 cycles");
+    CHECK(describe_event(event(pf::RouterEventKind::LinkDown, 6, 0, 1)) ==
+          "link_down: link to peer chip 1 eth 6 (status word 0x00000000)");
+    CHECK(describe_event(event(pf::RouterEventKind::LinkUp, 6, 6, 1)) ==
+          "link_up: link to peer chip 1 eth 6 (status word 0x00000006)");
     CHECK(describe_event(RouterEventRecord{.router = 0, .lost = 3}) == "lost 3 events (log full)");
     CHECK(describe_event(RouterEventRecord{.router = 0, .lost = 1}) == "lost 1 event (log full)");
     RouterEventRecord odd = event(kState, 0, 0, 0);
@@ -73,6 +84,20 @@ TEST_CASE("router events: JSON by name", "[events]") {
                {"router_time", 1234},
                {"status", "timeout"},
                {"where", "drain"}});
+    CHECK(fabric::event_json(event(pf::RouterEventKind::PeerSilent, 6, 8123, 1)) ==
+          json{{"kind", "peer_silent"},
+               {"cycle", 5000},
+               {"router_time", 1234},
+               {"peer_chip", 1},
+               {"peer_eth", 6},
+               {"cycles", 8123}});
+    CHECK(fabric::event_json(event(pf::RouterEventKind::LinkDown, 6, 0, 1)) ==
+          json{{"kind", "link_down"},
+               {"cycle", 5000},
+               {"router_time", 1234},
+               {"peer_chip", 1},
+               {"peer_eth", 6},
+               {"status_word", 0}});
     CHECK(fabric::event_json(RouterEventRecord{.router = 0, .collected_cycle = 9, .lost = 2}) ==
           json{{"kind", "lost"}, {"cycle", 9}, {"lost", 2}});
 }

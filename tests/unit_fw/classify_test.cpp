@@ -119,6 +119,11 @@ TEST_CASE("classify: the header's own checks and their order", "[router][classif
     h.send_type = 9;
     CHECK(take(core, t, h, 0, kLineLimits).why == B::Magic);
     h.magic = pf::kHeaderMagic;
+    h.ttl = 0;
+    CHECK(take(core, t, h, 0, kLineLimits).why == B::TtlExpired);
+    h.ttl = 1;  // this hop is the one it had left: 0 once decremented
+    CHECK(take(core, t, h, 0, kLineLimits).why == B::TtlExpired);
+    h.ttl = 2;
     CHECK(take(core, t, h, 0, kLineLimits).why == B::SrcChannel);
     h.src_channel = 2;
     CHECK(take(core, t, h, 0, kLineLimits).why == B::SendType);
@@ -271,7 +276,7 @@ TEST_CASE("classify 2D: writes, plain forwards, turns and multicast", "[router][
     // ... forwarded with nothing left to do: a bad route, unless it is a multicast's branches.
     CHECK(mc.why == B::Route);
     pf::PacketHeader branches = h(bit(D::W) | bit(D::E) | bit(D::N));
-    branches.mesh_flags = pf::kMeshMulticast;
+    branches.branch_hops = 1 << (4 * static_cast<uint32_t>(D::N));  // one chip north
     CHECK(take(core, w.t, branches, 0, w.limits).why == B::None);
     CHECK(take(core, w.t, h(0), 0, w.limits).why == B::Route);
 
@@ -413,4 +418,46 @@ TEST_CASE("classify: the fast path's first stage agrees with the whole verdict",
             }
         }
     }
+}
+
+TEST_CASE("pass_on: the next router gets the route shifted and one hop less to live",
+          "[router][classify][ttl]") {
+    using D = pf::MeshDirection;
+    FakeCore core;
+    const auto word = [&](uint32_t i) { return fabric::router::ld(kSlot + 4 * i); };
+    using fabric::router::kHdrMagicWord;
+    using fabric::router::kHdrRouteExtWord;
+    using fabric::router::kHdrRouteWord;
+
+    // 1D: a forward from a router of a line.
+    const LineRing line = line_router(line_config());
+    pf::PacketHeader h = header(pf::NocSendType::UnicastWrite, pf::route_unicast(3));
+    h.ttl = 7;
+    h.branch_hops = 0xABCD;  // (2D only) passed on as it is
+    Verdict v = take(core, line, h, 0, kLineLimits);
+    REQUIRE(v.why == B::None);
+    line.pass_on_plain(kSlot, fabric::router::read_head(kSlot));
+    CHECK(word(kHdrRouteWord) == pf::route_unicast(2));
+    CHECK(word(kHdrMagicWord) == (pf::kHeaderMagic | 6u << 8 | 0xABCDu << 16));
+    core.put(kSlot, h);
+    line.pass_on(kSlot, fabric::router::read_head(kSlot), v.hop);
+    CHECK(word(kHdrMagicWord) == (pf::kHeaderMagic | 6u << 8 | 0xABCDu << 16));
+
+    // 2D: straight on east from the router facing W, then the W router of the next chip writes;
+    // the general path's pass_on (an entry router's computed route aside) does the same.
+    MeshSetup w(D::W);
+    pf::PacketHeader m = header(pf::NocSendType::UnicastWrite, bit(D::E) | bit(D::W) << 4);
+    m.route_ext = bit(D::N);
+    m.ttl = 2;  // the last hop it may take: the next router drops it
+    v = take(core, w.t, m, 0, w.limits);
+    REQUIRE(v.why == B::None);
+    w.t.pass_on_plain(kSlot, fabric::router::read_head(kSlot));
+    CHECK(word(kHdrRouteWord) == (bit(D::W) | bit(D::N) << 28));
+    CHECK(word(kHdrRouteExtWord) == 0);
+    CHECK(word(kHdrMagicWord) == (pf::kHeaderMagic | 1u << 8));
+    CHECK(fabric::router::classify(w.t, fabric::router::read_head(kSlot), kSlot, 0, w.limits).why ==
+          B::TtlExpired);
+    core.put(kSlot, m);
+    w.t.pass_on(kSlot, fabric::router::read_head(kSlot), v.hop);
+    CHECK(word(kHdrMagicWord) == (pf::kHeaderMagic | 1u << 8));
 }

@@ -95,6 +95,7 @@ inline pf::PacketHeader header(pf::NocSendType type, uint32_t route, uint32_t by
                                uint32_t src = 0) {
     pf::PacketHeader h{};
     h.magic = pf::kHeaderMagic;
+    h.ttl = pf::kDefaultTtl;
     h.send_type = static_cast<uint8_t>(type);
     h.payload_bytes = static_cast<uint16_t>(bytes);
     h.src_channel = static_cast<uint8_t>(src);

@@ -569,14 +569,14 @@ class FabricConnection {
     };
 
     // Words of a header: the NocCommand (10), then payload_bytes|send_type|src_channel, route,
-    // magic|mesh_flags|branch_hops, seq, route_ext, dst node. A normal header differs from the
+    // magic|ttl|branch_hops, seq, route_ext, dst node. A normal header differs from the
     // last one staged only in its command words and words 10..15 (each stored only if changed).
     static constexpr uint32_t kHdrWords = sizeof(pf::PacketHeader) / 4;
     static constexpr uint32_t kMetaWord = offsetof(pf::PacketHeader, payload_bytes) / 4;
     static constexpr uint32_t kRouteWord = offsetof(pf::PacketHeader, route) / 4;
     static constexpr uint32_t kSeqWord = offsetof(pf::PacketHeader, seq) / 4;
     static constexpr uint32_t kMagicWord =
-        offsetof(pf::PacketHeader, magic) / 4;  // + mesh_flags, branch_hops
+        offsetof(pf::PacketHeader, magic) / 4;  // + ttl, branch_hops
     static constexpr uint32_t kRouteExtWord = offsetof(pf::PacketHeader, route_ext) / 4;
     static constexpr uint32_t kDstNodeWord = offsetof(pf::PacketHeader, dst_mesh) / 4;
     static_assert(kMetaWord == 10 && kRouteWord == 11 && kMagicWord == 12 && kSeqWord == 13 &&

@@ -48,7 +48,7 @@
 namespace protocol::fabric {
 
 // 3: the router's event log (RouterLayout::events).
-inline constexpr uint32_t kProtocolVersion = 3;
+inline constexpr uint32_t kProtocolVersion = 4;
 
 // ---- packet header ----------------------------------------------------------------------------
 
@@ -148,6 +148,18 @@ static_assert(route_multicast(3, 2) == 0x7A);
 
 inline constexpr uint32_t kHeaderMagic = 0xFA;
 
+// Time to live (seeds/000 §7.2): the sender sets PacketHeader::ttl to a bound on the Ethernet
+// hops of any legitimate route of its fabric plus one (the plans' ttl()); every router that takes
+// a packet from its link decrements it, and one that finds it expired (1 or 0 on arrival: 0 once
+// decremented) drops it (BadPacket::TtlExpired) instead of writing or forwarding it, so a packet
+// caught in a routing loop dies within ttl hops. kDefaultTtl is the sender's bound when no plan
+// gives one: 16 hops (the longest route a header holds) in each of 8 meshes.
+inline constexpr uint32_t kDefaultTtl = 128;
+inline constexpr uint32_t kMaxTtl = 255;
+constexpr bool ttl_expired(uint32_t ttl_on_arrival) {
+    return ttl_on_arrival <= 1;
+}
+
 struct PacketHeader {
     NocCommand cmd;          // +0
     uint16_t payload_bytes;  // +40: payload after the header (0 for inline write / atomic inc)
@@ -155,9 +167,9 @@ struct PacketHeader {
     uint8_t src_channel;     // +43: written by the sending router: its sender channel
     uint32_t route;          // +44: 1D: HopAction per hop. 2D: hop commands 0..7 (a nibble each)
     uint8_t magic;           // +48: kHeaderMagic, so a slot that was never written is caught
-    uint8_t mesh_flags;      // +49: 2D: MeshFlags
+    uint8_t ttl;             // +49: time to live: Ethernet hops left (see kDefaultTtl)
     uint16_t branch_hops;    // +50: 2D multicast: chips a branch turning into direction d covers
-                             //      (nibble d, MeshDirection order)
+                             //      (nibble d, MeshDirection order; non-zero: a multicast)
     uint32_t seq;            // +52: free for the sender (tests put a sequence number here)
     uint32_t route_ext;      // +56: 2D: hop commands 8..15
     uint16_t dst_mesh;       // +60: 2D: destination mesh and device (inter-mesh: the entry
@@ -165,7 +177,7 @@ struct PacketHeader {
     uint8_t reserved;
 };
 static_assert(sizeof(PacketHeader) == 64);
-static_assert(offsetof(PacketHeader, mesh_flags) == 49);
+static_assert(offsetof(PacketHeader, ttl) == 49);
 static_assert(offsetof(PacketHeader, branch_hops) == 50);
 static_assert(offsetof(PacketHeader, route_ext) == 56);
 static_assert(offsetof(PacketHeader, dst_mesh) == 60);
@@ -207,6 +219,7 @@ inline constexpr uint32_t kStreamRxSent0 = 0;     // + rx: packets landed in rx 
 inline constexpr uint32_t kStreamCompleted0 = 2;  // + ch: completions for sender ch (peer writes)
 inline constexpr uint32_t kStreamPushed0 = 11;    // + ch: packets pushed into sender ch (producer)
 inline constexpr uint32_t kStreamPeerDrained = 20;  // peer says it drained (graceful termination)
+inline constexpr uint32_t kStreamPeerAlive = 21;    // the peer's keep-alives (link health)
 static_assert(kStreamCompleted0 >= kStreamRxSent0 + kNumReceiverChannels);
 static_assert(kStreamPushed0 >= kStreamCompleted0 + kMaxSenderChannels);
 static_assert(kStreamPeerDrained >= kStreamPushed0 + kMaxSenderChannels);
@@ -436,11 +449,12 @@ enum class BadPacket : uint32_t {
     SrcChannel = 0x107,    // src_channel is not a sender channel (its credit cannot be returned)
     RouteTooLong =
         0x108,  // ring/torus: a worker's route of more than ring_size - 1 hops (per dimension)
-    DstNode = 0x109,  // 2D entry router: the destination mesh/device has no route from here
-    Turn = 0x10A,     // 2D: a Y -> X turn (dimension order), other than out of the mesh
+    DstNode = 0x109,     // 2D entry router: the destination mesh/device has no route from here
+    Turn = 0x10A,        // 2D: a Y -> X turn (dimension order), other than out of the mesh
+    TtlExpired = 0x10B,  // its time to live ran out here (a routing loop, or a TTL too small)
 };
 // The reasons proper: BadPacket::Magic .. kLastBadPacket (a detail in this range names one).
-inline constexpr BadPacket kLastBadPacket = BadPacket::Turn;
+inline constexpr BadPacket kLastBadPacket = BadPacket::TtlExpired;
 inline constexpr CodeName<BadPacket> kBadPacketNames[] = {
     {BadPacket::Magic, "magic"},
     {BadPacket::SendType, "send_type"},
@@ -453,6 +467,7 @@ inline constexpr CodeName<BadPacket> kBadPacketNames[] = {
     {BadPacket::RouteTooLong, "route_too_long"},
     {BadPacket::DstNode, "dst_node"},
     {BadPacket::Turn, "turn"},
+    {BadPacket::TtlExpired, "ttl_expired"},
 };
 static_assert(codes_consecutive(kBadPacketNames, static_cast<uint32_t>(BadPacket::Magic)) &&
               code_count(kBadPacketNames) == static_cast<uint32_t>(kLastBadPacket) -
@@ -672,7 +687,8 @@ static_assert(offsetof(HandshakeMsg, mismatch) == 52);
 //   unicast   X first (E/W), then Y (N/S); the last command is the arrival router's own bit
 //   multicast a trunk along E or W; each trunk chip's command may also hold N and/or S: the copy
 //             turning there becomes a line multicast of branch_hops[N|S] chips (its sending
-//             router rewrites the route: MeshFlags::Multicast). Trunks along X and branches along
+//             router rewrites the route; branch_hops non-zero marks a multicast, and the rewrite
+//             clears it). Trunks along X and branches along
 //             Y keep dimension order, so multicast adds no turn unicast does not make.
 //   inter-mesh  a route to the exit node and out through its inter-mesh port; the entry router
 //             (MeshRouterConfig::inter_mesh) computes the route on from dst_mesh/dst_device: to
@@ -695,19 +711,25 @@ static_assert(opposite_dir(0) == 2 && opposite_dir(1) == 3 && perpendicular(0, 1
               !perpendicular(1, 3));
 
 inline constexpr uint32_t kMaxHops2D = 16;
-enum MeshFlags : uint8_t { kMeshMulticast = 1u << 0 };
 
 // What a header carries to find its way: the 1D route (one word) converts implicitly.
 struct Route {
-    uint32_t hops = 0;        // PacketHeader::route
-    uint32_t ext = 0;         // PacketHeader::route_ext
-    uint32_t flags_word = 0;  // mesh_flags | branch_hops << 8 (header bytes 49..51)
-    uint32_t dst_node = 0;    // dst_mesh | dst_device << 16 (header bytes 60..63)
+    uint32_t hops = 0;                  // PacketHeader::route
+    uint32_t ext = 0;                   // PacketHeader::route_ext
+    uint32_t flags_word = kDefaultTtl;  // ttl | branch_hops << 8 (header bytes 49..51)
+    uint32_t dst_node = 0;              // dst_mesh | dst_device << 16 (header bytes 60..63)
     constexpr Route() = default;
     constexpr Route(uint32_t one_d) : hops(one_d) {}  // NOLINT: a 1D route is a Route
     constexpr Route(uint32_t h, uint32_t e, uint32_t f, uint32_t node)
         : hops(h), ext(e), flags_word(f), dst_node(node) {}
     constexpr bool operator==(const Route&) const = default;
+    constexpr uint32_t ttl() const { return flags_word & 0xFF; }
+    constexpr uint32_t branch_hops() const { return flags_word >> 8; }
+    constexpr Route with_ttl(uint32_t t) const {
+        Route r = *this;
+        r.flags_word = (flags_word & ~0xFFu) | (t & 0xFF);
+        return r;
+    }
 };
 constexpr uint32_t mesh_node_word(uint32_t mesh, uint32_t device) {
     return (mesh & 0xFFFF) | (device & 0xFF) << 16;
@@ -817,10 +839,9 @@ constexpr Route mesh_route_multicast(uint32_t trunk_dir, uint32_t trunk, uint32_
         if (branch_s != 0) cmd |= dir_bit(static_cast<uint32_t>(MeshDirection::S));
         set_hop(r, i, cmd);
     }
-    r.flags_word =
-        kMeshMulticast | ((branch_n & 15) << (4 * static_cast<uint32_t>(MeshDirection::N)) |
-                          (branch_s & 15) << (4 * static_cast<uint32_t>(MeshDirection::S)))
-                             << 8;
+    r.flags_word |= ((branch_n & 15) << (4 * static_cast<uint32_t>(MeshDirection::N)) |
+                     (branch_s & 15) << (4 * static_cast<uint32_t>(MeshDirection::S)))
+                    << 8;
     return r;
 }
 // The route a multicast branch turning into `dir` gets (written by the router facing `dir`):
@@ -873,11 +894,26 @@ enum class RouterEventKind : uint16_t {
                     // channel: the RouterWait it was in
     BadPacket = 2,  // code: the BadPacket reason; channel: the receiver channel; value: the
                     // header's seq word (the sender's identity for the packet)
+    // Link health (firmware/router/link_watch.h); channel: the peer's Ethernet channel, value:
+    // the peer's chip id.
+    LinkDown = 3,    // code: the link status word read
+    LinkUp = 4,      // code: the link status word read
+    PeerSilent = 5,  // code: cycles since the peer was last heard (>= kRouterPeerSilentUs)
+    PeerHeard = 6,   // code: cycles it had been silent
 };
 inline constexpr CodeName<RouterEventKind> kRouterEventKindNames[] = {
     {RouterEventKind::State, "state"},
     {RouterEventKind::BadPacket, "bad_packet"},
+    {RouterEventKind::LinkDown, "link_down"},
+    {RouterEventKind::LinkUp, "link_up"},
+    {RouterEventKind::PeerSilent, "peer_silent"},
+    {RouterEventKind::PeerHeard, "peer_heard"},
 };
+// Link health: a router sends its peer a keep-alive every kRouterKeepAliveUs and reports it
+// silent after kRouterPeerSilentUs without a sign of life (a keep-alive, a packet, a
+// completion); both are checked at the main loop's polls.
+inline constexpr uint32_t kRouterKeepAliveUs = 2;
+inline constexpr uint32_t kRouterPeerSilentUs = 8;
 static_assert(codes_consecutive(kRouterEventKindNames, 1));
 
 struct RouterEvent {

@@ -689,8 +689,8 @@ struct FabricDest {
     uint32_t addr;
     uint32_t seed;
     uint32_t sem_x, sem_y, sem_addr;
-    uint32_t route_ext;  // 2D: the rest of pf::Route (0 on a line or ring)
-    uint32_t flags_word;
+    uint32_t route_ext;                         // 2D: the rest of pf::Route (0 on a line or ring)
+    uint32_t flags_word = fabric::kDefaultTtl;  // pf::Route::flags_word: ttl | branch_hops << 8
     uint32_t dst_node;
     uint32_t reserved;
 };

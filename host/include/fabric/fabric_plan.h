@@ -96,6 +96,10 @@ struct FabricPlan {
     uint32_t hops(ChipId from, ChipId to, FabricDir dir) const;
     // What a worker on `chip` needs to connect to the ch0 of the router facing `dir`.
     protocol::fabric::WorkerChannel worker_channel(ChipId chip, FabricDir dir) const;
+    // The time to live every route of the plan carries (PacketHeader::ttl): a legitimate route
+    // visits a chip at most once, so it is at most chips - 1 hops, and a packet needs one more
+    // to be taken at its last chip. Capped at protocol::fabric::kMaxTtl.
+    uint32_t ttl() const;
 };
 
 FabricPlan plan_fabric(const ClusterDescriptor& cluster, const SocDescriptor& soc,
