@@ -605,18 +605,19 @@ TEST_CASE("traffic account (sim): a 1D multicast whose packets a router drops on
     const auto a =
         fabric::account_traffic(fabric::fabric_flow_tallies(t, run.workers, delivered), drops);
     const auto& rx = p.router(2, FabricDir::West);
-    CHECK(rx.eth_channel == 0);
+    CHECK(rx.eth_channel == 4);
     CHECK(a.flows[0].all_delivered());
     CHECK(a.flows[1].dropped == 6);
     CHECK(a.flows[2].dropped == 6);
     CHECK(a.accounted());
-    CHECK(fabric::account_table(a) ==
-          std::vector<std::string>{
-              "flow                                      sent delivered dropped   lost duplicated  "
-              "drops",
-              "worker chip 0 core 1-1 (east) -> chip 2        6         0       6      0          "
-              "0  route at chip 2 eth 0: 6 packets (0, 1, 2, 3, 4, 5)",
-              "worker chip 0 core 1-1 (east) -> chip 3        6         0       6      0          "
-              "0  route at chip 2 eth 0: 6 packets (0, 1, 2, 3, 4, 5)",
-              "account: 12 flows, 72 sent, 60 delivered, 12 dropped, 0 lost"});
+    CHECK(
+        fabric::account_table(a) ==
+        std::vector<std::string>{
+            "flow                                        sent delivered dropped   lost duplicated  "
+            "drops",
+            "worker chip 0 core 1-1 (east) -> chip 2        6         0       6      0          "
+            "0  route at chip 2 eth 4: 6 packets (0, 1, 2, 3, 4, 5)",
+            "worker chip 0 core 1-1 (east) -> chip 3        6         0       6      0          "
+            "0  route at chip 2 eth 4: 6 packets (0, 1, 2, 3, 4, 5)",
+            "account: 12 flows, 72 sent, 60 delivered, 12 dropped, 0 lost"});
 }

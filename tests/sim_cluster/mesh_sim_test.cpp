@@ -313,7 +313,7 @@ TEST_CASE("mesh (sim): packets a router drops are named in the account by flow, 
     const auto a = account_of(m, t, res, drops);
     const fabric::RouterPlacement& rx = m.plan.router({0, 1}, MeshDir::W, 0);
     CHECK(rx.chip == 1);
-    CHECK(rx.eth_channel == 6);
+    CHECK(rx.eth_channel == 4);
     REQUIRE(a.flows.size() == 3);
     CHECK(a.flows[0].all_delivered());
     CHECK(a.flows[2].all_delivered());
@@ -333,7 +333,7 @@ TEST_CASE("mesh (sim): packets a router drops are named in the account by flow, 
           std::vector<std::string>{
               "flow                     sent delivered dropped   lost duplicated  drops",
               "M0D0 -> M0D2 plane 0        6         0       6      0          0  route at chip 1 "
-              "eth 6: 6 packets (0, 1, 2, 3, 4, 5)",
+              "eth 4: 6 packets (0, 1, 2, 3, 4, 5)",
               "account: 3 flows, 18 sent, 12 delivered, 6 dropped, 0 lost"});
 }
 
