@@ -129,9 +129,11 @@ class FabricRun final : public FabricCommand {
         for (const auto& m : fabric::check_fabric_landed(s.device(), traffic)) {
             bad_words += m.check.bad_words;
             s.problems.push_back(fmt::format(
-                "data from {} on chip {} (core {} at {}): {} words differ, first at +{}",
+                "data from {} on chip {} (core {} at {}): {} words differ, first at +{} ({} not "
+                "there intact)",
                 traffic.workers[m.worker].target.core.str(), m.chip, traffic.sink.str(),
-                fabric::hex32(m.addr), m.check.bad_words, m.check.first_bad));
+                fabric::hex32(m.addr), m.check.bad_words, m.check.first_bad,
+                fabric::packets_at(traffic.packets, traffic.slots, m.check.bad_positions)));
         }
         return bad_words;
     }

@@ -244,13 +244,16 @@ class MeshRun final : public MeshFabricCommand {
                 not_sent += round.traffic.flows.size();
                 continue;
             }
-            const std::vector<uint32_t> bad = fabric::check_mesh_landed(s.device(), round.traffic);
-            for (size_t k = 0; k < bad.size(); ++k) {
-                if (bad[k] == 0) continue;
+            const auto checks = fabric::check_mesh_regions(s.device(), round.traffic);
+            for (size_t k = 0; k < checks.size(); ++k) {
+                if (checks[k].bad_words == 0) continue;
                 const fabric::MeshFlow& f = round.traffic.flows[k];
-                t.mismatch_words += bad[k];
-                s.problems.push_back(fmt::format("data from {} to {} on plane {}: {} words differ",
-                                                 f.src.str(), f.dst.str(), f.plane, bad[k]));
+                t.mismatch_words += checks[k].bad_words;
+                s.problems.push_back(fmt::format(
+                    "data from {} to {} on plane {}: {} words differ ({} not there intact)",
+                    f.src.str(), f.dst.str(), f.plane, checks[k].bad_words,
+                    fabric::packets_at(round.traffic.packets, round.traffic.slots,
+                                       checks[k].bad_positions)));
             }
         }
         if (not_sent != 0) {

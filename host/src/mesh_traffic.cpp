@@ -390,6 +390,7 @@ PatternCheck check_pattern(std::span<const uint8_t> got, uint32_t packet_bytes, 
     }
     PatternCheck c;
     for (uint32_t p = 0; p < slots; ++p) {
+        const uint32_t before = c.bad_words;
         for (uint32_t wd = 0; wd < packet_bytes / 4; ++wd) {
             const size_t at = size_t(p) * packet_bytes + 4 * wd;
             uint32_t v;
@@ -398,21 +399,40 @@ PatternCheck check_pattern(std::span<const uint8_t> got, uint32_t packet_bytes, 
             if (c.bad_words == 0) c.first_bad = static_cast<uint32_t>(at);
             ++c.bad_words;
         }
+        if (c.bad_words != before) c.bad_positions.push_back(p);
     }
     return c;
 }
 
-std::vector<uint32_t> check_mesh_landed(Device& device, const MeshTraffic& t) {
-    std::vector<uint32_t> bad(t.flows.size(), 0);
+std::vector<PatternCheck> check_mesh_regions(Device& device, const MeshTraffic& t) {
+    std::vector<PatternCheck> checks(t.flows.size());
     std::vector<uint8_t> got(t.region_bytes());
     for (const auto& w : t.workers) {
         for (size_t i = 0; i < w.dests.size(); ++i) {
             device.read(w.sinks[i], w.dests[i].addr, got);
-            bad[w.flows[i]] =
-                check_pattern(got, t.packet_bytes, t.slots, w.dests[i].seed).bad_words;
+            checks[w.flows[i]] = check_pattern(got, t.packet_bytes, t.slots, w.dests[i].seed);
         }
     }
+    return checks;
+}
+
+std::vector<uint32_t> check_mesh_landed(Device& device, const MeshTraffic& t) {
+    std::vector<uint32_t> bad;
+    for (const PatternCheck& c : check_mesh_regions(device, t)) bad.push_back(c.bad_words);
     return bad;
+}
+
+uint32_t last_packet_at(uint32_t packets, uint32_t slots, uint32_t position) {
+    return position + (packets - 1 - position) / slots * slots;
+}
+
+std::string packets_at(uint32_t packets, uint32_t slots, std::span<const uint32_t> positions) {
+    std::string out = positions.size() == 1 ? "packet " : "packets ";
+    for (size_t i = 0; i < positions.size(); ++i) {
+        if (i != 0) out += ", ";
+        out += std::to_string(last_packet_at(packets, slots, positions[i]));
+    }
+    return out;
 }
 
 std::vector<uint32_t> read_mesh_delivered(Device& device, const MeshTraffic& t) {

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cstring>
 #include <map>
+#include <span>
 
 #include "descriptors.h"
 #include "expect_error.h"
@@ -216,4 +218,28 @@ TEST_CASE("mesh traffic: what each flow sent and its sink counted, for the accou
     CHECK(tallies[w0.flows[1]].sent == fabric::sent_to_dest(5, w0.args.num_dests, 1));
     CHECK(tallies[t.workers[1].flows[0]].sent == 0);
     CHECK(tallies[0].name == "M0D0 -> M0D1 plane 0");
+}
+
+TEST_CASE("mesh traffic: which packets a region's wrong positions held", "[mesh][traffic]") {
+    // 10 packets round 4 positions: position 0 ends with packet 8, 1 with 9, 2 with 6, 3 with 7.
+    CHECK(fabric::last_packet_at(10, 4, 0) == 8);
+    CHECK(fabric::last_packet_at(10, 4, 1) == 9);
+    CHECK(fabric::last_packet_at(10, 4, 2) == 6);
+    CHECK(fabric::last_packet_at(10, 4, 3) == 7);
+    CHECK(fabric::last_packet_at(4, 4, 3) == 3);
+    const uint32_t positions[] = {1, 2};
+    CHECK(fabric::packets_at(10, 4, positions) == "packets 9, 6");
+    CHECK(fabric::packets_at(10, 4, std::span(positions, 1)) == "packet 9");
+    // Two positions of 16 B, the second spoilt in its last word.
+    std::vector<uint8_t> got(32);
+    for (uint32_t p = 0; p < 2; ++p) {
+        for (uint32_t w = 0; w < 4; ++w) {
+            const uint32_t v = protocol::pattern_word(0x1000 + p, w) ^ (p == 1 && w == 3 ? 1 : 0);
+            std::memcpy(got.data() + 16 * p + 4 * w, &v, 4);
+        }
+    }
+    const auto c = fabric::check_pattern(got, 16, 2, 0x1000);
+    CHECK(c.bad_words == 1);
+    CHECK(c.first_bad == 28);
+    CHECK(c.bad_positions == std::vector<uint32_t>{1});
 }

@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "fabric/device.h"
@@ -165,10 +166,12 @@ MeshTrafficRun run_mesh_traffic(FabricRunner& runner, const MeshTraffic& traffic
                                 const LaunchOptions& options);
 
 // The words of `got` (slots positions of packet_bytes) that differ from pattern_word(seed +
-// position, word), and the byte offset of the first; Error(BadInput) if `got` is shorter than that.
+// position, word), the byte offset of the first and the positions that hold any; Error(BadInput)
+// if `got` is shorter than that.
 struct PatternCheck {
     uint32_t bad_words = 0;
     uint32_t first_bad = 0;
+    std::vector<uint32_t> bad_positions;  // ascending
 };
 PatternCheck check_pattern(std::span<const uint8_t> got, uint32_t packet_bytes, uint32_t slots,
                            uint32_t seed);
@@ -176,6 +179,14 @@ PatternCheck check_pattern(std::span<const uint8_t> got, uint32_t packet_bytes, 
 // Per flow (MeshTraffic::flows order): the words of its region that differ from the pattern of its
 // last `slots` packets. All zero: everything landed, byte for byte.
 std::vector<uint32_t> check_mesh_landed(Device& device, const MeshTraffic& traffic);
+// The same, each flow's check in full (which positions are wrong).
+std::vector<PatternCheck> check_mesh_regions(Device& device, const MeshTraffic& traffic);
+
+// The packet whose bytes a region's position holds at the end: the last of `packets` packets
+// sent round the `slots` positions that went to `position` (packet i goes to i % slots).
+uint32_t last_packet_at(uint32_t packets, uint32_t slots, uint32_t position);
+// "packets 13, 15": the last packets at `positions` of a region (for messages).
+std::string packets_at(uint32_t packets, uint32_t slots, std::span<const uint32_t> positions);
 
 // Per flow (MeshTraffic::flows order): the packets its sink counted (count_deliveries; otherwise
 // Error(BadInput)).
