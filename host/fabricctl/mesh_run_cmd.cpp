@@ -242,18 +242,8 @@ class MeshRun final : public MeshFabricCommand {
         for (const MeshRound& round : t.rounds) {
             if (round.run.workers.empty()) {
                 not_sent += round.traffic.flows.size();
-                continue;
-            }
-            const auto checks = fabric::check_mesh_regions(s.device(), round.traffic);
-            for (size_t k = 0; k < checks.size(); ++k) {
-                if (checks[k].bad_words == 0) continue;
-                const fabric::MeshFlow& f = round.traffic.flows[k];
-                t.mismatch_words += checks[k].bad_words;
-                s.problems.push_back(fmt::format(
-                    "data from {} to {} on plane {}: {} words differ ({} not there intact)",
-                    f.src.str(), f.dst.str(), f.plane, checks[k].bad_words,
-                    fabric::packets_at(round.traffic.packets, round.traffic.slots,
-                                       checks[k].bad_positions)));
+            } else {
+                t.mismatch_words += check_regions(s, round.traffic);
             }
         }
         if (not_sent != 0) {
@@ -261,6 +251,23 @@ class MeshRun final : public MeshFabricCommand {
                 fmt::format("{} flows not sent: a round before theirs failed", not_sent));
         }
         if (clean) fabric::check_router_counters(s.final_snapshots(), t.deliveries, s.problems);
+    }
+
+    // A round's regions byte for byte: a problem per flow whose data differs, naming the packets
+    // not there intact. The words that differ.
+    static uint64_t check_regions(MeshSession& s, const fabric::MeshTraffic& traffic) {
+        uint64_t bad_words = 0;
+        const auto checks = fabric::check_mesh_regions(s.device(), traffic);
+        for (size_t k = 0; k < checks.size(); ++k) {
+            if (checks[k].bad_words == 0) continue;
+            const fabric::MeshFlow& f = traffic.flows[k];
+            bad_words += checks[k].bad_words;
+            s.problems.push_back(fmt::format(
+                "data from {} to {} on plane {}: {} words differ ({} not there intact)",
+                f.src.str(), f.dst.str(), f.plane, checks[k].bad_words,
+                fabric::packets_at(traffic.packets, traffic.slots, checks[k].bad_positions)));
+        }
+        return bad_words;
     }
 
     // Sent (the workers' outcomes), delivered (the sinks' counters) and dropped (the routers'
