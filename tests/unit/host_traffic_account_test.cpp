@@ -1,6 +1,8 @@
 // Per-flow accounting of traffic (fabric/traffic_account.h) on hand-made tallies and drops: sent,
 // delivered, dropped by whom, lost and duplicated, exactly; the problem lines and the JSON. The
 // same account over real routers is in tests/sim_cluster/mesh_sim_test.cpp ("account").
+#include <fmt/format.h>
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -224,4 +226,19 @@ TEST_CASE("traffic account: a long run of drops lists the first 8 packets", "[ac
     const auto a = fabric::account_traffic(flows, log);
     CHECK(fabric::describe_drops(a.flows[0]) ==
           "route at chip 0 eth 8: 12 packets (0, 1, 2, 3, 4, 5, 6, 7 and 4 more)");
+}
+
+TEST_CASE("traffic account: a thousand flows losing packets stay a few problem lines",
+          "[account]") {
+    std::vector<FlowTally> flows;
+    for (uint32_t k = 0; k < 1000; ++k) flows.push_back({fmt::format("F{}", k), k, 4, 3, {}});
+    const auto a = fabric::account_traffic(flows, DropLog{});
+    CHECK(a.lost == 1000);
+    std::vector<std::string> problems;
+    fabric::account_problems(a, problems);
+    REQUIRE(problems.size() == 9);
+    CHECK(problems[0] == "flow F0: 1 of 4 packets lost (delivered 3, dropped 0)");
+    CHECK(problems[7] == "flow F7: 1 of 4 packets lost (delivered 3, dropped 0)");
+    CHECK(problems[8] == "992 more flows with 992 packets lost (see the account)");
+    CHECK(fabric::account_table(a).size() == 1002);  // the header, every flow, the totals
 }

@@ -94,7 +94,8 @@ std::string describe_drops(const FlowAccount& flow);
 
 // Appends what is wrong, one line each, the weightiest first: per flow with lost packets
 // "flow F: N of S packets lost (delivered D, dropped X)", per flow with duplicates "flow F: N
-// packets duplicated (sent S, delivered D, dropped X)", "N event records not written (router log
+// packets duplicated (sent S, delivered D, dropped X)" (8 flows of each, then "K more flows with
+// P packets lost|duplicated (see the account)"), "N event records not written (router log
 // full): drops may be missing from the account", "N dropped packets name no flow of this run
 // (first: seq 0x..., reason R at chip C eth E)", then one line for the drops accounted for
 // ("N packets dropped by routers in F flows (all accounted for)").
