@@ -33,7 +33,7 @@ bool payload_type(pf::NocSendType t) {
            t == pf::NocSendType::ScatterWrite;
 }
 
-// Packet `seq` to destination `dest`, into its position p (< dest_slots).
+// A packet carrying `seq` to destination `dest`, into its position p (< dest_slots).
 hal::Status send_one(fabric::FabricConnection& conn, const FabricTrafficArgs& a,
                      const FabricDest& d, uint32_t dest, uint32_t p, uint32_t seq,
                      const uint32_t* term) {
@@ -93,11 +93,15 @@ FabricDest load_dest(const FabricTrafficArgs& a, uint32_t i) {
     // without divisions (16 cycles each on this core, several times the cost of a push's checks).
     uint32_t pos[protocol::kFabricMaxDests] = {};
     uint32_t d = 0;
+    uint32_t round = 0;  // each destination's packet index (FabricDest: seq = seq_base + index)
     for (uint32_t i = 0; i < a.packet_count; ++i) {
         at = i;
-        HAL_TRY(send_one(conn, a, dests[d], d, pos[d], i, k.term()));
+        HAL_TRY(send_one(conn, a, dests[d], d, pos[d], dests[d].seq_base + round, k.term()));
         if (++pos[d] == a.dest_slots) pos[d] = 0;
-        if (++d == a.num_dests) d = 0;
+        if (++d == a.num_dests) {
+            d = 0;
+            ++round;
+        }
         if ((i & 63) == 0) {
             r.packets_sent = i + 1;
             k.publish_word(r, r.packets_sent);
@@ -126,6 +130,7 @@ struct Cursor {
     Conn::Template t;
     uint32_t dst0, src0;  // position 0's destination address and source
     uint32_t seed;        // InlineWrite: the value at position p is pattern_word(seed, p)
+    uint32_t seq_base;    // the seq of its packet 0 (its packet k carries seq_base + k)
 };
 
 hal::Status prepare(Conn& conn, const FabricTrafficArgs& a, uint32_t dest, Cursor& c,
@@ -140,6 +145,7 @@ hal::Status prepare(Conn& conn, const FabricTrafficArgs& a, uint32_t dest, Curso
     c.dst0 = d.addr;
     c.src0 = payload_type(static_cast<pf::NocSendType>(a.send_type)) ? src_of(a, dest, 0) : 0;
     c.seed = d.seed;
+    c.seq_base = d.seq_base;
     switch (static_cast<pf::NocSendType>(a.send_type)) {
         case pf::NocSendType::UnicastWrite:
             return conn.prepare_unicast_write(c.t, l1, route, dst, a.packet_bytes, b);
@@ -170,18 +176,21 @@ template <bool kInline>
     Cursor* const end = cur + a.num_dests;
     const uint32_t count = a.packet_count;  // a copy: `a` would be loaded again after each store
     uint32_t off = 0;                       // this round's position's offset
+    uint32_t round = 0;                     // each destination's packet index in this round
     Conn::Sender snd(conn);                 // the connection's counters in registers for the loop
     for (uint32_t i = 0; i < count; ++i) {
+        const uint32_t seq = c->seq_base + round;
         const hal::Status s =
             kInline ? snd.send_inline(c->t, c->dst0 + off, protocol::pattern_word(c->seed, off / 4),
-                                      i, bound)
-                    : snd.send(c->t, c->src0 + off, c->dst0 + off, i, bound);
+                                      seq, bound)
+                    : snd.send(c->t, c->src0 + off, c->dst0 + off, seq, bound);
         if (s != hal::Status::Ok) [[unlikely]] {
             at = i;
             return s;
         }
         if (++c == end) {  // the round is done: the next position
             c = cur;
+            ++round;
             off += step;
             if (off == wrap) off = 0;
         }

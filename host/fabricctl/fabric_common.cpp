@@ -60,12 +60,13 @@ void add_events_option(CLI::App& cmd, std::string& path) {
 }
 
 std::unique_ptr<fabric::EventLogFile> log_events(fabric::FabricRunner& runner,
-                                                 const std::string& path) {
-    if (path.empty()) return nullptr;
-    auto log = std::make_unique<fabric::EventLogFile>(path);
-    runner.on_events([&runner, file = log.get()](std::span<const fabric::RouterEventRecord> r) {
-        file->append(r, runner.plan());
-    });
+                                                 const std::string& path, fabric::DropLog& drops) {
+    auto log = path.empty() ? nullptr : std::make_unique<fabric::EventLogFile>(path);
+    runner.on_events(
+        [&runner, &drops, file = log.get()](std::span<const fabric::RouterEventRecord> r) {
+            drops.add(r, runner.plan());
+            if (file) file->append(r, runner.plan());
+        });
     return log;
 }
 
@@ -79,6 +80,11 @@ std::unique_ptr<fabric::ProgressLine> fabric_progress(const std::string& title,
     progress->set_delivered_counter([&runner] { return fabric::delivered_so_far(runner); });
     device.after_each_slice([p = progress.get()](uint64_t cycles) { p->tick(cycles); });
     return progress;
+}
+
+void print_account(const fabric::TrafficAccount& account) {
+    fmt::print("\n");
+    for (const std::string& line : fabric::account_table(account)) fmt::print("{}\n", line);
 }
 
 int exit_code_for(fabric::TrafficFailure failure) {

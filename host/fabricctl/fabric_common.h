@@ -23,6 +23,7 @@
 #include "fabric/progress.h"
 #include "fabric/router_events.h"
 #include "fabric/soc_descriptor.h"
+#include "fabric/traffic_account.h"
 #include "fabric/traffic_verdict.h"
 #include "hal/arch_map.h"
 
@@ -68,8 +69,19 @@ std::unique_ptr<fabric::ProgressLine> fabric_progress(const std::string& title,
 // them.
 void add_events_option(CLI::App& cmd, std::string& path);
 // The log of `path` fed by `runner` (nullptr when `path` is empty); keep it while the runner runs.
+// Every packet a router drops also goes to `drops` (the traffic account), with or without a file.
 std::unique_ptr<fabric::EventLogFile> log_events(fabric::FabricRunner& runner,
-                                                 const std::string& path);
+                                                 const std::string& path, fabric::DropLog& drops);
+
+// What `fabric run` and `mesh run` say in their help about the account and the exit code.
+inline constexpr const char* kAccountHelp =
+    "Ends with a per-flow account: packets sent, delivered (counted at the sink), dropped (with "
+    "the reason and the router that dropped them) and lost (sent but neither delivered nor "
+    "reported dropped). Exit 0 only when every packet was delivered: a run whose packets were "
+    "dropped fails (108) even when every drop is accounted for (the report says so), and so "
+    "does one with lost or duplicated packets.";
+// The account as text (fabric::account_table), after a blank line.
+void print_account(const fabric::TrafficAccount& account);
 
 // A kernel's launch result and mailbox (the same for 1D and 2D traffic).
 using TrafficOutcome = fabric::MeshWorkerOutcome;

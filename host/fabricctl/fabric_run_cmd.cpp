@@ -25,9 +25,10 @@ using nlohmann::json;
 // What the workers did: each one's outcome (FabricTraffic::workers order) and the figures.
 struct TrafficResults {
     std::vector<TrafficOutcome> outcomes;
-    uint64_t traffic_cycles = 0;  // the workers' launch .. the last one's exit (host polls)
-    uint64_t send_cycles = 0;     // the longest worker's open .. last send (its own clock)
-    uint64_t mismatch_words = 0;  // words that landed other than the pattern
+    uint64_t traffic_cycles = 0;     // the workers' launch .. the last one's exit (host polls)
+    uint64_t send_cycles = 0;        // the longest worker's open .. last send (its own clock)
+    uint64_t mismatch_words = 0;     // words that landed other than the pattern
+    fabric::TrafficAccount account;  // per (worker, chip its route writes)
 };
 
 class FabricRun final : public FabricCommand {
@@ -35,7 +36,8 @@ class FabricRun final : public FabricCommand {
     FabricRun(CLI::App& app, bool& as_json)
         : FabricCommand(
               app, as_json, "run",
-              "Bring the fabric up, send worker traffic through it, check it, terminate") {
+              "Bring the fabric up, send worker traffic through it, check it, terminate. " +
+                  std::string(kAccountHelp)) {
         add_bytes_option(*cmd_, bytes_, "Payload bytes per packet (multiple of 16)")
             ->capture_default_str();
         cmd_->add_option("--packets", packets_, "Packets per worker")->capture_default_str();
@@ -63,8 +65,11 @@ class FabricRun final : public FabricCommand {
         s.bring_up();
         TrafficResults results = run_traffic(s, traffic);
         s.terminate();
-        if (s.problems.empty()) {
-            results.mismatch_words = check_landed(s, traffic);
+        const bool clean = s.problems.empty();
+        results.account = account(s, traffic, results);
+        fabric::account_problems(results.account, s.problems);
+        results.mismatch_words = check_landed(s, traffic);  // what landed, also after a failure
+        if (clean) {
             fabric::check_router_counters(s.final_snapshots(), traffic.deliveries(), s.problems);
         }
         return report(s, traffic, kernel.path, results);
@@ -78,6 +83,7 @@ class FabricRun final : public FabricCommand {
         to.packets = packets_;
         to.packet_bytes = bytes_;
         to.timeout_us = fabric::traffic_timeout_us(s.budget(), s.arch());
+        to.count_deliveries = true;
         const fabric::HarvestedSocs socs(s.soc(), s.cluster());  // no worker on a harvested row
         return fabric::plan_fabric_traffic(s.plan(), std::cref(socs), elf, to);
     }
@@ -108,15 +114,26 @@ class FabricRun final : public FabricCommand {
         return results;
     }
 
+    // Sent (the workers' outcomes), delivered (each chip's sink counter) and dropped (the routers'
+    // events) per worker and chip its route writes.
+    static fabric::TrafficAccount account(FabricSession& s, const fabric::FabricTraffic& traffic,
+                                          const TrafficResults& results) {
+        const auto delivered = fabric::read_fabric_delivered(s.device(), traffic);
+        return fabric::account_traffic(
+            fabric::fabric_flow_tallies(traffic, results.outcomes, delivered), s.drops());
+    }
+
     // After termination: every worker's region, byte for byte; the words that differ.
     static uint64_t check_landed(FabricSession& s, const fabric::FabricTraffic& traffic) {
         uint64_t bad_words = 0;
         for (const auto& m : fabric::check_fabric_landed(s.device(), traffic)) {
             bad_words += m.check.bad_words;
             s.problems.push_back(fmt::format(
-                "data from {} on chip {} (core {} at {}): {} words differ, first at +{}",
+                "data from {} on chip {} (core {} at {}): {} words differ, first at +{} ({} not "
+                "there intact)",
                 traffic.workers[m.worker].target.core.str(), m.chip, traffic.sink.str(),
-                fabric::hex32(m.addr), m.check.bad_words, m.check.first_bad));
+                fabric::hex32(m.addr), m.check.bad_words, m.check.first_bad,
+                fabric::packets_at(traffic.packets, traffic.slots, m.check.bad_positions)));
         }
         return bad_words;
     }
@@ -150,10 +167,12 @@ class FabricRun final : public FabricCommand {
             j["deliveries"] = traffic.deliveries();
             j["data_mismatch_words"] = results.mismatch_words;
             j["bytes_per_cycle"] = rate;
+            j["account"] = fabric::account_json(results.account);
         };
         r.print_body = [&] {
             s.print_router_table(bytes_, results.send_cycles);
             print_workers(traffic, results.outcomes);
+            print_account(results.account);
         };
         return s.report(r);
     }

@@ -155,7 +155,7 @@ void FabricSession::open_model(uint64_t expected_deliveries) {
         std::make_unique<fabric::SimDevice>(std::move(*soc_), arch(), std::move(opts)));
     soc_.reset();
     runner_ = std::make_unique<fabric::FabricRunner>(*device_, *plan_, std::move(*router_elf_));
-    events_ = log_events(*runner_, args_.events);
+    events_ = log_events(*runner_, args_.events, drops_);
     progress_ = fabric_progress(fmt::format("fabric {}", command_), *device_, *runner_,
                                 expected_deliveries);
     if (args_.stall_cycles) runner_->set_stall_cycles(args_.stall_cycles);

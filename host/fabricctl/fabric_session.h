@@ -111,6 +111,8 @@ class FabricSession {
 
     std::vector<std::string> problems;
     const std::vector<fabric::RouterSnapshot>& final_snapshots() const { return final_; }
+    // Every packet the routers dropped and reported, collected as the runner polls.
+    const fabric::DropLog& drops() const { return drops_; }
 
     // The verdict line (stderr; also on success unless --quiet), the command's text or the JSON
     // document; the exit code.
@@ -138,6 +140,7 @@ class FabricSession {
     std::unique_ptr<fabric::FabricRunner> runner_;
     std::unique_ptr<fabric::ProgressLine> progress_;
     std::unique_ptr<fabric::EventLogFile> events_;  // --events
+    fabric::DropLog drops_;
     std::optional<fabric::CoreLocation> stall_core_;
     std::vector<fabric::RouterSnapshot> final_;
 };

@@ -55,6 +55,7 @@ struct MeshRunTraffic {
     uint32_t slots = 0;                    // positions per flow region
     uint64_t deliveries = 0;
     uint64_t traffic_cycles = 0, send_cycles = 0, mismatch_words = 0;
+    fabric::TrafficAccount account;  // per flow of the rounds that ran (check_traffic)
 };
 
 std::vector<MeshNode> all_nodes(const fabric::MeshGraph& g) {
@@ -76,7 +77,8 @@ class MeshRun final : public MeshFabricCommand {
     MeshRun(CLI::App& app, bool& as_json)
         : MeshFabricCommand(app, as_json, "run",
                             "Bring the 2D fabric up, send all-to-all traffic through it, check "
-                            "every byte, show what each router moved, terminate") {
+                            "every byte, show what each router moved, terminate. " +
+                                std::string(kAccountHelp)) {
         cmd_->add_option("--packets", packets_, "Packets to every destination, per plane")
             ->capture_default_str();
         add_bytes_option(*cmd_, bytes_, "Bytes per packet (multiple of 16)")->capture_default_str();
@@ -135,8 +137,12 @@ class MeshRun final : public MeshFabricCommand {
         }
         t.slots = flow_slots(s, flows.front());
         check_sink_cores(s, socs, flows.size());
+        uint32_t first_flow_id = 0;
         for (size_t r = 0; r < flows.size(); ++r) {
             fabric::MeshTrafficOptions o;
+            o.count_deliveries = true;
+            o.first_flow_id = first_flow_id;
+            first_flow_id += static_cast<uint32_t>(flows[r].size());
             o.packets = packets_;
             o.packet_bytes = bytes_;
             o.slots = t.slots;
@@ -224,24 +230,20 @@ class MeshRun final : public MeshFabricCommand {
         }
     }
 
-    // After termination: every flow's region of the rounds that ran, byte for byte (after a
-    // failure too: what is missing is named per flow), the flows never sent, and when nothing
-    // failed before, the routers' counters.
+    // After termination: the account of every flow of the rounds that ran (sent, delivered,
+    // dropped by whom, lost), its region byte for byte (after a failure too: what is missing is
+    // named per flow), the flows never sent, and when nothing failed before, the routers'
+    // counters.
     static void check_traffic(MeshSession& s, MeshRunTraffic& t) {
         const bool clean = s.problems.empty();
+        t.account = account_rounds(s, t);
+        fabric::account_problems(t.account, s.problems);
         size_t not_sent = 0;
         for (const MeshRound& round : t.rounds) {
             if (round.run.workers.empty()) {
                 not_sent += round.traffic.flows.size();
-                continue;
-            }
-            const std::vector<uint32_t> bad = fabric::check_mesh_landed(s.device(), round.traffic);
-            for (size_t k = 0; k < bad.size(); ++k) {
-                if (bad[k] == 0) continue;
-                const fabric::MeshFlow& f = round.traffic.flows[k];
-                t.mismatch_words += bad[k];
-                s.problems.push_back(fmt::format("data from {} to {} on plane {}: {} words differ",
-                                                 f.src.str(), f.dst.str(), f.plane, bad[k]));
+            } else {
+                t.mismatch_words += check_regions(s, round.traffic);
             }
         }
         if (not_sent != 0) {
@@ -249,6 +251,37 @@ class MeshRun final : public MeshFabricCommand {
                 fmt::format("{} flows not sent: a round before theirs failed", not_sent));
         }
         if (clean) fabric::check_router_counters(s.final_snapshots(), t.deliveries, s.problems);
+    }
+
+    // A round's regions byte for byte: a problem per flow whose data differs, naming the packets
+    // not there intact. The words that differ.
+    static uint64_t check_regions(MeshSession& s, const fabric::MeshTraffic& traffic) {
+        uint64_t bad_words = 0;
+        const auto checks = fabric::check_mesh_regions(s.device(), traffic);
+        for (size_t k = 0; k < checks.size(); ++k) {
+            if (checks[k].bad_words == 0) continue;
+            const fabric::MeshFlow& f = traffic.flows[k];
+            bad_words += checks[k].bad_words;
+            s.problems.push_back(fmt::format(
+                "data from {} to {} on plane {}: {} words differ ({} not there intact)",
+                f.src.str(), f.dst.str(), f.plane, checks[k].bad_words,
+                fabric::packets_at(traffic.packets, traffic.slots, checks[k].bad_positions)));
+        }
+        return bad_words;
+    }
+
+    // Sent (the workers' outcomes), delivered (the sinks' counters) and dropped (the routers'
+    // events) per flow of every round that ran.
+    static fabric::TrafficAccount account_rounds(MeshSession& s, const MeshRunTraffic& t) {
+        std::vector<fabric::FlowTally> tallies;
+        for (const MeshRound& round : t.rounds) {
+            if (round.run.workers.empty()) continue;
+            const std::vector<uint32_t> delivered =
+                fabric::read_mesh_delivered(s.device(), round.traffic);
+            for (auto& f : fabric::mesh_flow_tallies(round.traffic, round.run.workers, delivered))
+                tallies.push_back(std::move(f));
+        }
+        return fabric::account_traffic(tallies, s.drops());
     }
 
     int report(MeshSession& s, const MeshRunTraffic& t, const std::string& worker_path) const {
@@ -276,6 +309,7 @@ class MeshRun final : public MeshFabricCommand {
             j["deliveries"] = t.deliveries;
             j["data_mismatch_words"] = t.mismatch_words;
             j["bytes_per_cycle"] = rate;
+            j["account"] = fabric::account_json(t.account);
         };
         r.print_body = [&] {
             if (!s.shown().empty()) {
@@ -284,6 +318,7 @@ class MeshRun final : public MeshFabricCommand {
                 fmt::print("\n");
                 print_workers(t);
             }
+            print_account(t.account);
             s.print_terminated("\n");
         };
         return s.report(r);

@@ -239,7 +239,7 @@ void MeshSession::open_device(uint64_t expected_deliveries) {
     runner_ =
         std::make_unique<fabric::FabricRunner>(*device_, plan_->fabric, std::move(*router_elf_));
     if (args_.stall_cycles) runner_->set_stall_cycles(args_.stall_cycles);
-    events_ = log_events(*runner_, args_.events);
+    events_ = log_events(*runner_, args_.events, drops_);
     progress_ =
         fabric_progress(fmt::format("mesh {}", verb_), *device_, *runner_, expected_deliveries);
 }

@@ -124,6 +124,8 @@ class MeshSession {
     // The report shows the routers as they ran, not after termination (`status`).
     bool show_live = false;
     const std::vector<fabric::RouterSnapshot>& final_snapshots() const { return final_; }
+    // Every packet the routers dropped and reported, collected as the runner polls.
+    const fabric::DropLog& drops() const { return drops_; }
     // The routers the report shows: after termination, or as they ran.
     const std::vector<fabric::RouterSnapshot>& shown() const;
     // "1 mesh, 8 chips, 40 routers (plane 0: 20, plane 1: 20)"
@@ -167,6 +169,7 @@ class MeshSession {
     std::unique_ptr<fabric::FabricRunner> runner_;
     std::unique_ptr<fabric::ProgressLine> progress_;
     std::unique_ptr<fabric::EventLogFile> events_;  // --events
+    fabric::DropLog drops_;
     bool brought_up_ = false;
     bool terminated_ = false;
     double bring_up_wall_seconds_ = 0;

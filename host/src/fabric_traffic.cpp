@@ -98,6 +98,11 @@ FabricTraffic plan_fabric_traffic(const FabricPlan& plan, const ChipSocs& socs,
              o.packet_bytes, payload);
     }
     if (o.packets == 0) fail(ErrorCategory::BadInput, "fabric traffic: 0 packets per worker");
+    if (o.packets > protocol::kTrafficSeqMaxPackets) {
+        fail(ErrorCategory::BadInput,
+             "fabric traffic: {} packets per worker: a packet's seq word numbers at most {}",
+             o.packets, protocol::kTrafficSeqMaxPackets);
+    }
     const std::vector<CoreCoord> cores = workers_on_every_chip(socs, plan.chips);
     const SocDescriptor& soc = socs(plan.chips.front());
     if (cores.size() < 3) {
@@ -112,6 +117,7 @@ FabricTraffic plan_fabric_traffic(const FabricPlan& plan, const ChipSocs& socs,
     t.packets = o.packets;
     t.packet_bytes = o.packet_bytes;
     t.slots = std::min(o.packets, kFabricTrafficMaxSlots);
+    t.count_deliveries = o.count_deliveries;
     const size_t n = plan.chips.size();
     const bool ring = plan.topology == pf::Topology::Ring;
     const FabricTrafficL1 l1 = fabric_traffic_l1(plan.arch);
@@ -137,11 +143,19 @@ FabricTraffic plan_fabric_traffic(const FabricPlan& plan, const ChipSocs& socs,
             w.dest.flags_word = route.flags_word;
             w.dest.x = t.sink.x;
             w.dest.y = t.sink.y;
-            w.dest.addr = sink_base + index * t.region_bytes();
+            w.dest.addr = sink_base + index * t.region_stride();
             w.dest.seed = 0x1000u * (index + 1);
+            w.dest.seq_base = protocol::traffic_seq(index, 0);
+            if (o.count_deliveries) {
+                w.dest.sem_x = t.sink.x;
+                w.dest.sem_y = t.sink.y;
+                w.dest.sem_addr = w.dest.addr + t.region_bytes();
+            }
             auto& a = w.args;
             a.channel = plan.worker_channel(plan.chips[i], w.dir);
-            a.send_type = static_cast<uint32_t>(pf::NocSendType::UnicastWrite);
+            a.send_type =
+                static_cast<uint32_t>(o.count_deliveries ? pf::NocSendType::FusedWriteAtomicInc
+                                                         : pf::NocSendType::UnicastWrite);
             a.packet_bytes = o.packet_bytes;
             a.packet_count = o.packets;
             a.num_dests = 1;
@@ -159,7 +173,7 @@ FabricTraffic plan_fabric_traffic(const FabricPlan& plan, const ChipSocs& socs,
              "mailbox",
              t.slots, t.packet_bytes);
     }
-    const uint64_t sink_end = uint64_t{sink_base} + uint64_t{t.region_bytes()} * t.workers.size();
+    const uint64_t sink_end = uint64_t{sink_base} + uint64_t{t.region_stride()} * t.workers.size();
     if (sink_end > soc.worker_l1_size()) {
         fail(ErrorCategory::BadInput,
              "fabric traffic: {} B x {} positions x {} workers do not fit the receiving worker's "
@@ -186,7 +200,7 @@ void load_fabric_worker(Device& device, hal::Arch arch, const FabricTrafficWorke
 }
 
 void zero_fabric_sinks(Device& device, const FabricPlan& plan, const FabricTraffic& t) {
-    const std::vector<uint8_t> zeros(size_t{t.region_bytes()} * t.workers.size(), 0);
+    const std::vector<uint8_t> zeros(size_t{t.region_stride()} * t.workers.size(), 0);
     for (ChipId c : plan.chips) device.write({c, t.sink}, fabric_sink_base(t.arch), zeros);
 }
 
@@ -221,6 +235,41 @@ std::vector<FabricLandedMismatch> check_fabric_landed(Device& device, const Fabr
         }
     }
     return out;
+}
+
+std::vector<std::vector<uint32_t>> read_fabric_delivered(Device& device, const FabricTraffic& t) {
+    if (!t.count_deliveries) {
+        fail(ErrorCategory::BadInput,
+             "fabric traffic: deliveries are counted only with count_deliveries");
+    }
+    std::vector<std::vector<uint32_t>> out;
+    for (const FabricTrafficWorker& w : t.workers) {
+        std::vector<uint32_t>& per_chip = out.emplace_back();
+        for (ChipId c : w.dests) per_chip.push_back(device.read32({c, t.sink}, w.dest.sem_addr));
+    }
+    return out;
+}
+
+std::vector<FlowTally> fabric_flow_tallies(const FabricTraffic& t,
+                                           std::span<const MeshWorkerOutcome> outcomes,
+                                           const std::vector<std::vector<uint32_t>>& delivered) {
+    std::vector<FlowTally> tallies;
+    for (size_t k = 0; k < t.workers.size(); ++k) {
+        const FabricTrafficWorker& w = t.workers[k];
+        const uint64_t sent = k < outcomes.size() ? outcomes[k].results.packets_sent : 0;
+        std::vector<ChipId> on_the_way;
+        for (size_t j = 0; j < w.dests.size(); ++j) {
+            on_the_way.push_back(w.dests[j]);
+            FlowTally f;
+            f.name = fmt::format("{} -> chip {}", w.name, w.dests[j]);
+            f.id = static_cast<uint32_t>(k);
+            f.sent = sent;
+            f.delivered = k < delivered.size() && j < delivered[k].size() ? delivered[k][j] : 0;
+            f.drop_chips = on_the_way;
+            tallies.push_back(std::move(f));
+        }
+    }
+    return tallies;
 }
 
 }  // namespace fabric

@@ -1,5 +1,7 @@
 #include "fabric/mesh_traffic.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -114,10 +116,23 @@ void check_traffic_options(const MeshTrafficOptions& o, uint32_t slots) {
         fail(ErrorCategory::BadInput, "mesh traffic: {} slots for {} packets per flow", slots,
              o.packets);
     }
+    if (o.packets > protocol::kTrafficSeqMaxPackets) {
+        fail(ErrorCategory::BadInput,
+             "mesh traffic: {} packets per flow: a packet's seq word numbers at most {} per flow",
+             o.packets, protocol::kTrafficSeqMaxPackets);
+    }
     // A region is addressed with 32 bits (region_bytes()); any region this large misses L1 anyway.
-    if (uint64_t{slots} * o.packet_bytes > UINT32_MAX) {
+    if (uint64_t{slots} * o.packet_bytes > UINT32_MAX - 16) {
         fail(ErrorCategory::BadInput, "mesh traffic: {} slots of {} B do not fit in any L1", slots,
              o.packet_bytes);
+    }
+}
+
+void check_flow_ids(const MeshTrafficOptions& o, size_t flows) {
+    if (uint64_t{o.first_flow_id} + flows > protocol::kTrafficSeqMaxFlows) {
+        fail(ErrorCategory::BadInput,
+             "mesh traffic: flows {} to {}: a packet's seq word names at most {} flows",
+             o.first_flow_id, uint64_t{o.first_flow_id} + flows - 1, protocol::kTrafficSeqMaxFlows);
     }
 }
 
@@ -149,7 +164,10 @@ MeshTraffic plan_mesh_traffic(const MeshPlan& plan, const ChipSocs& socs,
     t.packet_bytes = o.packet_bytes;
     t.slots = o.slots != 0 ? o.slots : std::min<uint32_t>(o.packets, 4);
     t.start_together = o.start_together;
+    t.count_deliveries = o.count_deliveries;
+    t.first_flow_id = o.first_flow_id;
     check_traffic_options(o, t.slots);
+    check_flow_ids(o, t.flows.size());
     refuse_deadlock(plan, t.flows);
     WorkerPlacer placer(socs, t.arch);
     const uint32_t l1 = protocol::test_l1_base(t.arch);
@@ -175,7 +193,9 @@ MeshTraffic plan_mesh_traffic(const MeshPlan& plan, const ChipSocs& socs,
             w.target = {{chip, (*on_chip.cores)[index]}, &traffic_elf, on_chip.placement};
             auto& a = w.args;
             a.channel = plan.worker_channel(*s.router);
-            a.send_type = static_cast<uint32_t>(pf::NocSendType::UnicastWrite);
+            a.send_type =
+                static_cast<uint32_t>(o.count_deliveries ? pf::NocSendType::FusedWriteAtomicInc
+                                                         : pf::NocSendType::UnicastWrite);
             a.packet_bytes = o.packet_bytes;
             a.dest_slots = t.slots;
             a.dests_addr = l1;
@@ -192,11 +212,11 @@ MeshTraffic plan_mesh_traffic(const MeshPlan& plan, const ChipSocs& socs,
         }
         const ChipId dst_chip = plan.chip_of(f.dst);
         const CoreCoord sink = placer.sink(dst_chip, o.sink_core_index);
-        const uint64_t addr = sink_base + uint64_t(flows_into_chip[dst_chip]++) * t.region_bytes();
-        if (addr + t.region_bytes() > placer.chip(dst_chip).l1_size) {
+        const uint64_t addr = sink_base + uint64_t(flows_into_chip[dst_chip]++) * t.region_stride();
+        if (addr + t.region_stride() > placer.chip(dst_chip).l1_size) {
             fail(ErrorCategory::BadInput,
                  "mesh traffic: the sink regions of chip {} ({} B each) pass the end of L1",
-                 dst_chip, t.region_bytes());
+                 dst_chip, t.region_stride());
         }
         protocol::FabricDest d{};
         d.route = s.route.hops;
@@ -207,6 +227,12 @@ MeshTraffic plan_mesh_traffic(const MeshPlan& plan, const ChipSocs& socs,
         d.y = sink.y;
         d.addr = static_cast<uint32_t>(addr);
         d.seed = 0x1000u * static_cast<uint32_t>(k + 1);
+        d.seq_base = protocol::traffic_seq(t.flow_id(k), 0);
+        if (o.count_deliveries) {
+            d.sem_x = sink.x;
+            d.sem_y = sink.y;
+            d.sem_addr = d.addr + t.region_bytes();
+        }
         w.dests.push_back(d);
         w.flows.push_back(k);
         w.sinks.push_back({dst_chip, sink});
@@ -257,7 +283,7 @@ void load_mesh_worker(Device& device, hal::Arch arch, const MeshTrafficWorker& w
 }
 
 void zero_mesh_sinks(Device& device, const MeshTraffic& t) {
-    const std::vector<uint8_t> zeros(t.region_bytes(), 0);
+    const std::vector<uint8_t> zeros(t.region_stride(), 0);
     for (const auto& w : t.workers) {
         for (size_t j = 0; j < w.dests.size(); ++j)
             device.write(w.sinks[j], w.dests[j].addr, zeros);
@@ -364,6 +390,7 @@ PatternCheck check_pattern(std::span<const uint8_t> got, uint32_t packet_bytes, 
     }
     PatternCheck c;
     for (uint32_t p = 0; p < slots; ++p) {
+        const uint32_t before = c.bad_words;
         for (uint32_t wd = 0; wd < packet_bytes / 4; ++wd) {
             const size_t at = size_t(p) * packet_bytes + 4 * wd;
             uint32_t v;
@@ -372,21 +399,78 @@ PatternCheck check_pattern(std::span<const uint8_t> got, uint32_t packet_bytes, 
             if (c.bad_words == 0) c.first_bad = static_cast<uint32_t>(at);
             ++c.bad_words;
         }
+        if (c.bad_words != before) c.bad_positions.push_back(p);
     }
     return c;
 }
 
-std::vector<uint32_t> check_mesh_landed(Device& device, const MeshTraffic& t) {
-    std::vector<uint32_t> bad(t.flows.size(), 0);
+std::vector<PatternCheck> check_mesh_regions(Device& device, const MeshTraffic& t) {
+    std::vector<PatternCheck> checks(t.flows.size());
     std::vector<uint8_t> got(t.region_bytes());
     for (const auto& w : t.workers) {
         for (size_t i = 0; i < w.dests.size(); ++i) {
             device.read(w.sinks[i], w.dests[i].addr, got);
-            bad[w.flows[i]] =
-                check_pattern(got, t.packet_bytes, t.slots, w.dests[i].seed).bad_words;
+            checks[w.flows[i]] = check_pattern(got, t.packet_bytes, t.slots, w.dests[i].seed);
         }
     }
+    return checks;
+}
+
+std::vector<uint32_t> check_mesh_landed(Device& device, const MeshTraffic& t) {
+    std::vector<uint32_t> bad;
+    for (const PatternCheck& c : check_mesh_regions(device, t)) bad.push_back(c.bad_words);
     return bad;
+}
+
+uint32_t last_packet_at(uint32_t packets, uint32_t slots, uint32_t position) {
+    return position + (packets - 1 - position) / slots * slots;
+}
+
+std::string packets_at(uint32_t packets, uint32_t slots, std::span<const uint32_t> positions) {
+    std::string out = positions.size() == 1 ? "packet " : "packets ";
+    for (size_t i = 0; i < positions.size(); ++i) {
+        if (i != 0) out += ", ";
+        out += std::to_string(last_packet_at(packets, slots, positions[i]));
+    }
+    return out;
+}
+
+std::vector<uint32_t> read_mesh_delivered(Device& device, const MeshTraffic& t) {
+    if (!t.count_deliveries) {
+        fail(ErrorCategory::BadInput,
+             "mesh traffic: deliveries are counted only with "
+             "count_deliveries");
+    }
+    std::vector<uint32_t> delivered(t.flows.size(), 0);
+    for (const auto& w : t.workers) {
+        for (size_t i = 0; i < w.dests.size(); ++i)
+            delivered[w.flows[i]] = device.read32(w.sinks[i], w.dests[i].sem_addr);
+    }
+    return delivered;
+}
+
+uint64_t sent_to_dest(uint64_t packets_sent, uint32_t num_dests, uint32_t dest) {
+    return packets_sent / num_dests + (dest < packets_sent % num_dests ? 1 : 0);
+}
+
+std::vector<FlowTally> mesh_flow_tallies(const MeshTraffic& t,
+                                         std::span<const MeshWorkerOutcome> outcomes,
+                                         std::span<const uint32_t> delivered) {
+    std::vector<FlowTally> tallies(t.flows.size());
+    for (size_t k = 0; k < t.flows.size(); ++k) {
+        const MeshFlow& f = t.flows[k];
+        tallies[k].name = fmt::format("{} -> {} plane {}", f.src.str(), f.dst.str(), f.plane);
+        tallies[k].id = t.flow_id(k);
+        tallies[k].delivered = k < delivered.size() ? delivered[k] : 0;
+    }
+    for (size_t i = 0; i < outcomes.size() && i < t.workers.size(); ++i) {
+        const MeshTrafficWorker& w = t.workers[i];
+        for (size_t j = 0; j < w.flows.size(); ++j) {
+            tallies[w.flows[j]].sent = sent_to_dest(outcomes[i].results.packets_sent,
+                                                    w.args.num_dests, static_cast<uint32_t>(j));
+        }
+    }
+    return tallies;
 }
 
 }  // namespace fabric

@@ -206,6 +206,17 @@ TEST_CASE("fabricctl fabric run: neighbour traffic on a line, JSON", "[cli][fabr
     CHECK(j["send_cycles"].get<uint64_t>() > 0);
     CHECK(j["send_cycles"].get<uint64_t>() <= j["traffic_cycles"].get<uint64_t>());
     CHECK(j["bytes_per_cycle"].get<double>() > 0.0);
+    // The account: a flow per worker and chip it writes, every packet counted at the sink.
+    const json& account = j["account"];
+    CHECK(account["all_delivered"] == true);
+    REQUIRE(account["flows"].size() == 3);
+    CHECK(account["flows"][2]["flow"] == "worker chip 6 core 2-1 (west) -> chip 5");
+    for (const auto& f : account["flows"]) {
+        CHECK(f["sent"] == 8);
+        CHECK(f["delivered"] == 8);
+        CHECK(f["dropped"] == 0);
+        CHECK(f["lost"] == 0);
+    }
 }
 
 TEST_CASE("fabricctl fabric run: all-to-all on a ring (multicast over the dateline)",
@@ -221,8 +232,9 @@ TEST_CASE("fabricctl fabric run: all-to-all on a ring (multicast over the dateli
                                "worker(s) x 4 packets of 2048 B (all-to-all), 48 deliveries "
                                "checked"));
     CHECK_THAT(r.out,
-               Contains("dateline") && Contains("worker chip 0 core 1-1 east -> chips 1,5,4: "
-                                                "4 packets"));
+               Contains("dateline") &&
+                   Contains("worker chip 0 core 1-1 east -> chips 1,5,4: 4 packets") &&
+                   Contains("\n\naccount: 12 flows, 48 sent, 48 delivered, 0 dropped, 0 lost\n"));
     // A ring of two chips: two links between them (n300: 0:8-1:0 east, 1:1-0:9 the wrap).
     const auto two =
         fabricctl(run_args({"--cluster", kN300, "--topology", "ring", "--packets", "4"}));

@@ -16,9 +16,11 @@
 #include "fabric/cluster_descriptor.h"
 #include "fabric/fabric_plan.h"
 #include "fabric/fabric_runner.h"
+#include "fabric/fabric_traffic.h"
 #include "fabric/mux.h"
 #include "fabric/router_events.h"
 #include "fabric/sim_device.h"
+#include "fabric/traffic_account.h"
 #include "hal/arch_map.h"
 #include "hal/encoding.h"
 #include "protocol/fabric_mux.h"
@@ -655,10 +657,15 @@ TEST_CASE("router events (sim): a silent peer is named within the bound, and hea
             CHECK(silent[0].event.channel == p.routers[other].eth_channel);
             CHECK(delay(silent[0], down_at) <= kSilentReportBound);
         }
+        const uint64_t up_at = dev.cycles();
         dev.cluster().link(0, ch).set_up(true);
         runner.monitor(20'000);
-        for (const size_t r : {east, west})
-            CHECK(of_kind(all, r, pf::RouterEventKind::PeerHeard).size() == 1);
+        for (const size_t r : {east, west}) {
+            const auto heard = of_kind(all, r, pf::RouterEventKind::PeerHeard);
+            REQUIRE(heard.size() == 1);
+            // The keep-alives queued while it was down leave at once: one latency and a poll.
+            CHECK(delay(heard[0], up_at) <= 5000);
+        }
     }
     // Both still routing, and they end cleanly.
     const auto fin = runner.terminate(pf::Termination::Graceful, 2'000'000);
@@ -666,4 +673,51 @@ TEST_CASE("router events (sim): a silent peer is named within the bound, and hea
         INFO(s.describe());
         CHECK(s.status_name() == "terminated");
     }
+}
+
+TEST_CASE("traffic account (sim): a 1D multicast whose packets a router drops on the way",
+          "[fabric_runner][sim][account]") {
+    REQUIRE_ROUTER(router);
+    const auto traffic_elf = firmware("fabric_traffic");
+    REQUIRE(traffic_elf);
+    auto dev = device();
+    const auto p = plan(pf::Topology::Line, {0, 1, 2, 3});
+    FabricRunner runner(dev, p, *router);
+    fabric::DropLog drops;
+    runner.on_events([&](auto records) { drops.add(records, p); });
+    runner.bring_up(5'000'000);
+    fabric::FabricTrafficOptions o;
+    o.pattern = fabric::FabricTrafficPattern::AllToAll;
+    o.packets = 6;
+    o.packet_bytes = 256;
+    o.count_deliveries = true;
+    auto t = fabric::plan_fabric_traffic(p, wh_soc(), *traffic_elf, o);
+    REQUIRE(t.workers[0].dests == std::vector<fabric::ChipId>{1, 2, 3});
+    // Chip 1 writes and forwards, chip 2 finds no action (dropped: route), chip 3 never sees it.
+    t.workers[0].dest.route = 0x3u | (0x1u << 4);
+    fabric::LaunchOptions lo;
+    lo.poll_cycles = 2'000;
+    lo.max_cycles = 20'000'000;
+    const auto run = fabric::run_fabric_traffic(runner, t, lo);
+    for (const auto& w : run.workers) CHECK(w.results.packets_sent == 6);
+    (void)runner.terminate(pf::Termination::Graceful, 5'000'000);
+    const auto delivered = fabric::read_fabric_delivered(dev, t);
+    const auto a =
+        fabric::account_traffic(fabric::fabric_flow_tallies(t, run.workers, delivered), drops);
+    const auto& rx = p.router(2, FabricDir::West);
+    CHECK(rx.eth_channel == 4);
+    CHECK(a.flows[0].all_delivered());
+    CHECK(a.flows[1].dropped == 6);
+    CHECK(a.flows[2].dropped == 6);
+    CHECK(a.accounted());
+    CHECK(
+        fabric::account_table(a) ==
+        std::vector<std::string>{
+            "flow                                        sent delivered dropped   lost duplicated  "
+            "drops",
+            "worker chip 0 core 1-1 (east) -> chip 2        6         0       6      0          "
+            "0  route at chip 2 eth 4: 6 packets (0, 1, 2, 3, 4, 5)",
+            "worker chip 0 core 1-1 (east) -> chip 3        6         0       6      0          "
+            "0  route at chip 2 eth 4: 6 packets (0, 1, 2, 3, 4, 5)",
+            "account: 12 flows, 72 sent, 60 delivered, 12 dropped, 0 lost"});
 }

@@ -30,6 +30,7 @@
 #include "fabric/mesh_plan.h"
 #include "fabric/mesh_traffic.h"
 #include "fabric/sim_device.h"
+#include "fabric/traffic_account.h"
 #include "hal/stream.h"
 #include "protocol/test_kernels.h"
 #include "protocol/test_mailbox.h"
@@ -242,6 +243,98 @@ TEST_CASE("mesh (sim): all-to-all unicast on a t3k 2x4 mesh", "[mesh][sim]") {
     uint64_t delivered = 0;
     for (const auto& s : fin) delivered += s.block.delivered;
     CHECK(delivered == 56 * 12);
+}
+
+// The account of a run (fabric/traffic_account.h) from the workers' outcomes, the sinks'
+// counters and the drops the routers reported while the runner collected their events.
+fabric::TrafficAccount account_of(Mesh& m, const Traffic& t, const fabric::MeshTrafficRun& res,
+                                  const fabric::DropLog& drops) {
+    const auto delivered = fabric::read_mesh_delivered(m.dev, t);
+    return fabric::account_traffic(fabric::mesh_flow_tallies(t, res.workers, delivered), drops);
+}
+
+TEST_CASE("mesh (sim): the account of a run that went well: sent == delivered for every flow",
+          "[mesh][sim][account]") {
+    REQUIRE_FIRMWARE();
+    Mesh m("t3k_mesh_graph.yaml", "t3k_cluster.yaml", options(), *router);
+    fabric::DropLog drops;
+    m.runner.on_events([&](auto records) { drops.add(records, m.plan.fabric); });
+    m.runner.bring_up(5'000'000);
+    fabric::MeshTrafficOptions o;
+    o.packets = 5;
+    o.packet_bytes = 512;
+    o.count_deliveries = true;
+    o.first_flow_id = 100;
+    const Traffic t = fabric::plan_mesh_traffic(m.plan, wh_soc(), *traffic, all_to_all(m.plan), o);
+    fabric::LaunchOptions lo;
+    lo.poll_cycles = 2'000;
+    lo.max_cycles = 60'000'000;
+    const auto res = fabric::run_mesh_traffic(m.runner, t, lo);
+    REQUIRE(res.passed(t));
+    (void)terminate_clean(m);
+    check_landed(m, t);
+    const auto a = account_of(m, t, res, drops);
+    REQUIRE(a.flows.size() == 56);
+    for (size_t k = 0; k < a.flows.size(); ++k) {
+        INFO(a.flows[k].tally.name);
+        CHECK(a.flows[k].tally.id == 100 + k);
+        CHECK(a.flows[k].tally.sent == 5);
+        CHECK(a.flows[k].tally.delivered == 5);
+    }
+    CHECK(a.all_delivered());
+    CHECK(
+        fabric::account_table(a) ==
+        std::vector<std::string>{"account: 56 flows, 280 sent, 280 delivered, 0 dropped, 0 lost"});
+}
+
+TEST_CASE("mesh (sim): packets a router drops are named in the account by flow, reason and router",
+          "[mesh][sim][account]") {
+    REQUIRE_FIRMWARE();
+    Mesh m("t3k_mesh_graph.yaml", "t3k_cluster.yaml", options(), *router);
+    fabric::DropLog drops;
+    m.runner.on_events([&](auto records) { drops.add(records, m.plan.fabric); });
+    m.runner.bring_up(5'000'000);
+    fabric::MeshTrafficOptions o;
+    o.packets = 6;
+    o.packet_bytes = 256;
+    o.count_deliveries = true;
+    // M0D0 sends to M0D1 and M0D2 through its E router (one worker, two flows); M0D1 to M0D0.
+    Traffic t = fabric::plan_mesh_traffic(
+        m.plan, wh_soc(), *traffic, {{{0, 0}, {0, 1}, 0}, {{0, 0}, {0, 2}, 0}, {{0, 1}, {0, 0}, 0}},
+        o);
+    REQUIRE(t.workers[0].flows == std::vector<size_t>{0, 1});
+    t.workers[0].dests[1].route = 0;  // no hop command: M0D1's W router drops every packet
+    fabric::LaunchOptions lo;
+    lo.poll_cycles = 2'000;
+    lo.max_cycles = 20'000'000;
+    const auto res = fabric::run_mesh_traffic(m.runner, t, lo);
+    REQUIRE(res.passed(t));  // the worker pushed them all: the drops are the router's
+    (void)m.runner.terminate(pf::Termination::Graceful, 5'000'000);
+    const auto a = account_of(m, t, res, drops);
+    const fabric::RouterPlacement& rx = m.plan.router({0, 1}, MeshDir::W, 0);
+    CHECK(rx.chip == 1);
+    CHECK(rx.eth_channel == 4);
+    REQUIRE(a.flows.size() == 3);
+    CHECK(a.flows[0].all_delivered());
+    CHECK(a.flows[2].all_delivered());
+    const fabric::FlowAccount& bad = a.flows[1];
+    CHECK(bad.tally.sent == 6);
+    CHECK(bad.tally.delivered == 0);
+    CHECK(bad.dropped == 6);
+    CHECK(bad.lost == 0);
+    REQUIRE(bad.drops.size() == 1);
+    CHECK(bad.drops[0].chip == rx.chip);
+    CHECK(bad.drops[0].eth_channel == rx.eth_channel);
+    CHECK(bad.drops[0].reason == static_cast<uint32_t>(pf::BadPacket::Route));
+    CHECK(bad.drops[0].packets == std::vector<uint32_t>{0, 1, 2, 3, 4, 5});
+    CHECK(a.accounted());
+    CHECK(!a.all_delivered());
+    CHECK(fabric::account_table(a) ==
+          std::vector<std::string>{
+              "flow                     sent delivered dropped   lost duplicated  drops",
+              "M0D0 -> M0D2 plane 0        6         0       6      0          0  route at chip 1 "
+              "eth 4: 6 packets (0, 1, 2, 3, 4, 5)",
+              "account: 3 flows, 18 sent, 12 delivered, 6 dropped, 0 lost"});
 }
 
 // The property of the topology mapping that matters: whatever ids and channel numbers a cluster's

@@ -162,3 +162,51 @@ TEST_CASE("fabric traffic: bad options are refused", "[fabric_traffic]") {
     CHECK(bad(16, 0).find("packets of 0 B") != std::string::npos);
     CHECK(bad(0, 1024) == "fabric traffic: 0 packets per worker");
 }
+
+TEST_CASE("fabric traffic: each worker's seq, its counters and its flows for the account",
+          "[fabric_traffic][account]") {
+    const auto p = t3k_plan(pf::Topology::Line, {0, 1, 2, 3});
+    fabric::FabricTrafficOptions o;
+    o.pattern = FabricTrafficPattern::AllToAll;
+    o.packets = 16;
+    o.count_deliveries = true;
+    const auto t = fabric::plan_fabric_traffic(p, wh_soc(), traffic_image(), o);
+    CHECK(t.region_stride() == 8 * 1024 + 16);
+    REQUIRE(t.workers.size() == 6);
+    for (size_t k = 0; k < t.workers.size(); ++k) {
+        const auto& w = t.workers[k];
+        INFO("worker " << k);
+        CHECK(w.dest.seq_base == protocol::traffic_seq(static_cast<uint32_t>(k), 0));
+        CHECK(w.dest.addr == 0x40000 + k * (8 * 1024 + 16));
+        CHECK(w.dest.sem_addr == w.dest.addr + 8 * 1024);
+        CHECK(w.dest.sem_x == 3);
+        CHECK(w.dest.sem_y == 1);
+        CHECK(w.args.send_type == static_cast<uint32_t>(pf::NocSendType::FusedWriteAtomicInc));
+    }
+    // Worker 0 (chip 0 east) writes chips 1, 2, 3: a flow each, the drops on the way counted.
+    std::vector<fabric::MeshWorkerOutcome> outcomes(t.workers.size());
+    for (auto& out : outcomes) out.results.packets_sent = 16;
+    std::vector<std::vector<uint32_t>> delivered;
+    for (const auto& w : t.workers) delivered.emplace_back(w.dests.size(), 16);
+    delivered[0][2] = 11;
+    const auto tallies = fabric::fabric_flow_tallies(t, outcomes, delivered);
+    REQUIRE(tallies.size() == 12);  // 3 + 2 + 1 east, 1 + 2 + 3 west
+    CHECK(tallies[0].name == "worker chip 0 core 1-1 (east) -> chip 1");
+    CHECK(tallies[2].name == "worker chip 0 core 1-1 (east) -> chip 3");
+    CHECK(tallies[2].id == 0);
+    CHECK(tallies[2].sent == 16);
+    CHECK(tallies[2].delivered == 11);
+    CHECK(tallies[0].drop_chips == std::vector<ChipId>{1});
+    CHECK(tallies[2].drop_chips == std::vector<ChipId>{1, 2, 3});
+    CHECK(tallies[3].id == 1);
+}
+
+TEST_CASE("fabric traffic: more packets than the seq word numbers are refused",
+          "[fabric_traffic][account]") {
+    const auto p = t3k_plan(pf::Topology::Line, {0, 1});
+    CHECK(fabric::test::expect_error(
+              fabric::ErrorCategory::BadInput,
+              [&] { (void)plan(p, FabricTrafficPattern::Neighbour, 65537, 1024); }) ==
+          "fabric traffic: 65537 packets per worker: a packet's seq word numbers at most "
+          "65536");
+}

@@ -683,6 +683,9 @@ inline constexpr uint32_t kFabricConnL1Bytes = 32 + 64 + 6 * 16;
 //                                      pattern(seed + p) -> addr + j * scatter_gap + p *
 //                                      packet_bytes
 //                                      + j * chunk bytes
+// Packet k's header carries seq = seq_base + k (traffic_seq below: the flow and the packet's
+// index in it), so a router that drops it names the packet in its event log. A send larger than
+// a slot goes out as several packets with the same seq.
 struct FabricDest {
     uint32_t route;  // pf::route_unicast / route_multicast (2D: pf::Route::hops)
     uint32_t x, y;   // destination core (NOC0), on every chip the route writes
@@ -692,10 +695,35 @@ struct FabricDest {
     uint32_t route_ext;                         // 2D: the rest of pf::Route (0 on a line or ring)
     uint32_t flags_word = fabric::kDefaultTtl;  // pf::Route::flags_word: ttl | branch_hops << 8
     uint32_t dst_node;
-    uint32_t reserved;
+    uint32_t seq_base;  // the header seq of this destination's packet 0 (traffic_seq(flow, 0))
 };
 static_assert(sizeof(FabricDest) == 48);
 inline constexpr uint32_t kFabricMaxDests = 16;
+
+// The header seq word of traffic packets (PacketHeader::seq, echoed in a router's BadPacket
+// event): the flow in the high bits, the packet's index in its flow in the low bits. The host
+// numbers the flows of a run and refuses plans beyond these limits, so every dropped packet
+// decodes to exactly one flow and packet.
+inline constexpr uint32_t kTrafficSeqIndexBits = 16;
+inline constexpr uint32_t kTrafficSeqMaxFlows = 1u << (32 - kTrafficSeqIndexBits);
+inline constexpr uint32_t kTrafficSeqMaxPackets = 1u << kTrafficSeqIndexBits;  // per flow
+constexpr uint32_t traffic_seq(uint32_t flow, uint32_t index) {
+    return (flow << kTrafficSeqIndexBits) | (index & (kTrafficSeqMaxPackets - 1));
+}
+constexpr uint32_t traffic_seq_flow(uint32_t seq) {
+    return seq >> kTrafficSeqIndexBits;
+}
+constexpr uint32_t traffic_seq_index(uint32_t seq) {
+    return seq & (kTrafficSeqMaxPackets - 1);
+}
+static_assert(uint64_t{kTrafficSeqMaxFlows} * kTrafficSeqMaxPackets == uint64_t{1} << 32,
+              "flow and index fill the seq word");
+static_assert(traffic_seq(kTrafficSeqMaxFlows - 1, kTrafficSeqMaxPackets - 1) == 0xFFFFFFFFu);
+static_assert(traffic_seq_flow(traffic_seq(0x1234, 0xBEEF)) == 0x1234 &&
+              traffic_seq_index(traffic_seq(0x1234, 0xBEEF)) == 0xBEEF);
+// seq_base + k of the kernel is traffic_seq(flow, k) for every packet a flow may carry.
+static_assert(traffic_seq(7, 0) + (kTrafficSeqMaxPackets - 1) ==
+              traffic_seq(7, kTrafficSeqMaxPackets - 1));
 
 enum FabricTrafficFlags : uint32_t {
     kFabricFlush =

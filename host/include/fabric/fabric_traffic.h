@@ -13,7 +13,10 @@
 //   sinks     the third such worker core of every destination chip; worker k's packets land in
 //             region k (slots positions of packet_bytes, packet i at position i % slots) from
 //             fabric_sink_base() up; position p of worker k carries pattern_word(0x1000 * (k + 1)
-//             + p, w).
+//             + p, w). With count_deliveries the packets are fused writes + atomic increments of
+//             a 16-B counter after the region on every chip (read_fabric_delivered).
+//   seq       worker k's packet i carries protocol::traffic_seq(k, i); a flow of the account
+//             (traffic_account.h) is a worker and one chip its route writes.
 //   worker L1 destinations at test_l1_base, the connection 0x300 above it, the source buffer
 //             (slots x packet_bytes) 0x400 above it, up to the test mailbox.
 #pragma once
@@ -45,9 +48,10 @@ inline constexpr uint32_t kFabricTrafficMaxSlots = 8;
 
 struct FabricTrafficOptions {
     FabricTrafficPattern pattern = FabricTrafficPattern::Neighbour;
-    uint32_t packets = 16;         // per worker
-    uint32_t packet_bytes = 1024;  // a multiple of 16
-    uint32_t timeout_us = 20'000;  // every wait of a kernel
+    uint32_t packets = 16;          // per worker
+    uint32_t packet_bytes = 1024;   // a multiple of 16
+    uint32_t timeout_us = 20'000;   // every wait of a kernel
+    bool count_deliveries = false;  // see "sinks" at the top of the file
 };
 
 // A traffic kernel's buffers in its worker core's L1, below the test mailbox.
@@ -75,16 +79,19 @@ struct FabricTraffic {
     hal::Arch arch = hal::Arch::WormholeB0;
     CoreCoord sink;  // the receiving core on every chip
     uint32_t packets = 0, packet_bytes = 0, slots = 0;
+    bool count_deliveries = false;
 
     uint32_t region_bytes() const { return slots * packet_bytes; }
+    // A region and, when counting, its counter.
+    uint32_t region_stride() const { return region_bytes() + (count_deliveries ? 16 : 0); }
     // Packets that land: every worker's packets on every chip its route writes.
     uint64_t deliveries() const;
 };
 
 // The workers of `pattern` (see the top of the file). Pure. Error(BadInput) when the chips have
 // fewer than 3 worker cores in common, for a packet size that is 0, not a multiple of 16 or
-// larger than the routers' payload, 0 packets, or regions that do not fit the sending or the
-// receiving worker's L1.
+// larger than the routers' payload, 0 packets or more than protocol::kTrafficSeqMaxPackets (the
+// seq word numbers no more), or regions that do not fit the sending or the receiving worker's L1.
 FabricTraffic plan_fabric_traffic(const FabricPlan& plan, const ChipSocs& socs,
                                   const ElfImage& traffic_elf,
                                   const FabricTrafficOptions& options = {});
@@ -120,5 +127,18 @@ struct FabricLandedMismatch {
 // Every region that should hold a worker's last `slots` packets, compared word by word. Empty:
 // everything landed, byte for byte.
 std::vector<FabricLandedMismatch> check_fabric_landed(Device& device, const FabricTraffic& traffic);
+
+// Per worker (FabricTraffic::workers order), per chip its route writes (its dests order): the
+// packets the sink there counted (count_deliveries; otherwise Error(BadInput)).
+std::vector<std::vector<uint32_t>> read_fabric_delivered(Device& device,
+                                                         const FabricTraffic& traffic);
+
+// A flow per (worker, chip its route writes), in workers then dests order: what the worker sent
+// (from `outcomes`; none for a worker without one), what that chip's sink counted (`delivered`,
+// from read_fabric_delivered), named "worker chip 0 core 1-1 (east) -> chip 2", counting the drops
+// of the routers on the chips up to that one (traffic_account.h).
+std::vector<FlowTally> fabric_flow_tallies(const FabricTraffic& traffic,
+                                           std::span<const MeshWorkerOutcome> outcomes,
+                                           const std::vector<std::vector<uint32_t>>& delivered);
 
 }  // namespace fabric

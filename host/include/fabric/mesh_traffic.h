@@ -13,7 +13,11 @@
 //   sinks    every flow lands on the sink core (worker core `sink_core_index`) of its
 //            destination chip, in a region of its own: `slots` positions of packet_bytes (packet
 //            i goes to position i % slots), the flows into one chip numbered in flow order,
-//            regions from mesh_sink_base() up.
+//            regions from mesh_sink_base() up. With count_deliveries the packets are fused
+//            writes + atomic increments of a 16-B counter after the region (its first word
+//            counts the packets that arrived; read_mesh_delivered).
+//   seq      flow k's packet i carries protocol::traffic_seq(first_flow_id + k, i), so a router
+//            that drops it names both in its event log (traffic_account.h).
 //   worker L1  dests at test_l1_base, the start word (start_together) 768 B above it, the
 //            connection 1 KiB above it, the source buffer (flows x slots x packet_bytes) 2 KiB
 //            above it, up to the test mailbox.
@@ -27,6 +31,7 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "fabric/device.h"
@@ -35,6 +40,7 @@
 #include "fabric/launch.h"
 #include "fabric/mesh_plan.h"
 #include "fabric/soc_descriptor.h"
+#include "fabric/traffic_account.h"
 #include "protocol/test_kernels.h"
 
 namespace fabric {
@@ -52,8 +58,10 @@ struct MeshTrafficOptions {
     uint32_t packet_bytes = 1024;  // a multiple of 16
     uint32_t slots = 0;            // positions per flow region; 0: min(packets, 4)
     uint32_t sink_core_index = kMeshSinkCoreIndex;
-    uint32_t timeout_us = 20'000;  // every wait of a kernel (slot credit, open, close, start)
-    bool start_together = false;   // see "start" at the top of the file
+    uint32_t timeout_us = 20'000;   // every wait of a kernel (slot credit, open, close, start)
+    bool start_together = false;    // see "start" at the top of the file
+    bool count_deliveries = false;  // see "sinks" at the top of the file
+    uint32_t first_flow_id = 0;  // see "seq": flows of earlier rounds of a run take the ids below
 };
 
 struct MeshTrafficWorker {
@@ -70,8 +78,13 @@ struct MeshTraffic {
     hal::Arch arch = hal::Arch::WormholeB0;
     uint32_t packets = 0, packet_bytes = 0, slots = 0;
     bool start_together = false;
+    bool count_deliveries = false;
+    uint32_t first_flow_id = 0;
 
     uint32_t region_bytes() const { return slots * packet_bytes; }
+    // A region and, when counting, its counter.
+    uint32_t region_stride() const { return region_bytes() + (count_deliveries ? 16 : 0); }
+    uint32_t flow_id(size_t k) const { return first_flow_id + static_cast<uint32_t>(k); }
     uint64_t total_packets() const { return uint64_t(packets) * flows.size(); }
     uint64_t total_bytes() const { return total_packets() * packet_bytes; }
 };
@@ -97,7 +110,8 @@ using ChipSocs = std::function<const SocDescriptor&(ChipId)>;
 // refuses, a worker with more than kFabricMaxDests flows or whose source buffer does not fit below
 // the mailbox, a chip needing so many workers that they reach the sink core, sink regions beyond
 // the worker L1, a packet size that is 0 or not a multiple of 16, more than 2^32 - 1 packets for
-// one worker.
+// one worker, more packets per flow or flow ids than the seq word holds
+// (protocol::kTrafficSeqMaxPackets, kTrafficSeqMaxFlows).
 MeshTraffic plan_mesh_traffic(const MeshPlan& plan, const ChipSocs& socs,
                               const ElfImage& traffic_elf, std::vector<MeshFlow> flows,
                               const MeshTrafficOptions& options = {});
@@ -152,10 +166,12 @@ MeshTrafficRun run_mesh_traffic(FabricRunner& runner, const MeshTraffic& traffic
                                 const LaunchOptions& options);
 
 // The words of `got` (slots positions of packet_bytes) that differ from pattern_word(seed +
-// position, word), and the byte offset of the first; Error(BadInput) if `got` is shorter than that.
+// position, word), the byte offset of the first and the positions that hold any; Error(BadInput)
+// if `got` is shorter than that.
 struct PatternCheck {
     uint32_t bad_words = 0;
     uint32_t first_bad = 0;
+    std::vector<uint32_t> bad_positions;  // ascending
 };
 PatternCheck check_pattern(std::span<const uint8_t> got, uint32_t packet_bytes, uint32_t slots,
                            uint32_t seed);
@@ -163,5 +179,28 @@ PatternCheck check_pattern(std::span<const uint8_t> got, uint32_t packet_bytes, 
 // Per flow (MeshTraffic::flows order): the words of its region that differ from the pattern of its
 // last `slots` packets. All zero: everything landed, byte for byte.
 std::vector<uint32_t> check_mesh_landed(Device& device, const MeshTraffic& traffic);
+// The same, each flow's check in full (which positions are wrong).
+std::vector<PatternCheck> check_mesh_regions(Device& device, const MeshTraffic& traffic);
+
+// The packet whose bytes a region's position holds at the end: the last of `packets` packets
+// sent round the `slots` positions that went to `position` (packet i goes to i % slots).
+uint32_t last_packet_at(uint32_t packets, uint32_t slots, uint32_t position);
+// "packets 13, 15": the last packets at `positions` of a region (for messages).
+std::string packets_at(uint32_t packets, uint32_t slots, std::span<const uint32_t> positions);
+
+// Per flow (MeshTraffic::flows order): the packets its sink counted (count_deliveries; otherwise
+// Error(BadInput)).
+std::vector<uint32_t> read_mesh_delivered(Device& device, const MeshTraffic& traffic);
+
+// Packets a worker that sent `packets_sent` round-robin over `num_dests` destinations sent to its
+// destination `dest`.
+uint64_t sent_to_dest(uint64_t packets_sent, uint32_t num_dests, uint32_t dest);
+
+// Per flow (MeshTraffic::flows order) what its worker sent (from `outcomes`, in workers order;
+// flows of workers without an outcome sent nothing) and its sink counted (`delivered`, from
+// read_mesh_delivered), named "M0D0 -> M0D5 plane 0", for account_traffic.
+std::vector<FlowTally> mesh_flow_tallies(const MeshTraffic& traffic,
+                                         std::span<const MeshWorkerOutcome> outcomes,
+                                         std::span<const uint32_t> delivered);
 
 }  // namespace fabric

@@ -1,0 +1,276 @@
+#include "fabric/traffic_account.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <map>
+#include <string_view>
+
+#include "fabric/error.h"
+#include "fabric/fabric_runner.h"
+#include "protocol/fabric.h"
+#include "protocol/test_kernels.h"
+
+namespace fabric {
+
+namespace pf = protocol::fabric;
+
+namespace {
+
+// Indices a report lists per drop group before it says how many more there are.
+constexpr size_t kListedPackets = 8;
+// Flows with lost (or duplicated) packets named one line each before the rest are summed up: the
+// verdict of a 1,000-flow run stays one readable line; the table and the JSON have them all.
+constexpr size_t kListedFlows = 8;
+
+bool counts_for(const FlowTally& flow, ChipId chip) {
+    return flow.drop_chips.empty() ||
+           std::find(flow.drop_chips.begin(), flow.drop_chips.end(), chip) != flow.drop_chips.end();
+}
+
+// The tallies by flow id.
+std::multimap<uint32_t, size_t> index_by_id(std::span<const FlowTally> flows) {
+    std::multimap<uint32_t, size_t> by_id;
+    for (size_t i = 0; i < flows.size(); ++i) by_id.emplace(flows[i].id, i);
+    return by_id;
+}
+
+void add_to_group(FlowAccount& flow, const PacketDrop& d) {
+    const uint32_t index = protocol::traffic_seq_index(d.seq);
+    for (DropGroup& g : flow.drops) {
+        if (g.chip == d.chip && g.eth_channel == d.eth_channel && g.reason == d.reason) {
+            g.packets.push_back(index);
+            return;
+        }
+    }
+    flow.drops.push_back({d.chip, d.eth_channel, d.reason, {index}});
+}
+
+void settle(FlowAccount& f) {
+    const uint64_t arrived = f.tally.delivered + f.dropped;
+    f.lost = f.tally.sent > arrived ? f.tally.sent - arrived : 0;
+    f.duplicated = arrived > f.tally.sent ? arrived - f.tally.sent : 0;
+}
+
+std::string where(ChipId chip, uint32_t eth) {
+    return fmt::format("chip {} eth {}", chip, eth);
+}
+
+std::string packet_list(const std::vector<uint32_t>& packets) {
+    const size_t shown = std::min(packets.size(), kListedPackets);
+    std::string out = fmt::format(
+        "{}", fmt::join(packets.begin(), packets.begin() + static_cast<ptrdiff_t>(shown), ", "));
+    if (packets.size() > shown) out += fmt::format(" and {} more", packets.size() - shown);
+    return out;
+}
+
+}  // namespace
+
+void DropLog::add(std::span<const RouterEventRecord> records, const FabricPlan& plan) {
+    for (const RouterEventRecord& r : records) {
+        if (r.lost != 0) {
+            unrecorded += r.lost;
+            continue;
+        }
+        if (r.event.kind != static_cast<uint16_t>(pf::RouterEventKind::BadPacket)) continue;
+        const RouterPlacement& router = plan.routers.at(r.router);
+        drops.push_back(
+            {router.chip, router.eth_channel, r.event.code, r.event.channel, r.event.value});
+    }
+}
+
+bool TrafficAccount::all_delivered() const {
+    return delivered == sent && dropped == 0 && duplicated == 0 && strays.empty() &&
+           unrecorded == 0;
+}
+
+bool TrafficAccount::accounted() const {
+    return lost == 0 && duplicated == 0 && strays.empty() && unrecorded == 0;
+}
+
+size_t TrafficAccount::flows_not_delivered() const {
+    return static_cast<size_t>(std::count_if(flows.begin(), flows.end(), [](const FlowAccount& f) {
+        return !f.all_delivered() || f.lost != 0 || f.duplicated != 0;
+    }));
+}
+
+TrafficAccount account_traffic(std::span<const FlowTally> flows, const DropLog& log) {
+    const std::multimap<uint32_t, size_t> by_id = index_by_id(flows);
+    TrafficAccount a;
+    for (const FlowTally& t : flows) a.flows.push_back({t, 0, 0, 0, {}});
+    for (const PacketDrop& d : log.drops) {
+        bool counted = false;
+        auto [first, last] = by_id.equal_range(protocol::traffic_seq_flow(d.seq));
+        for (auto it = first; it != last; ++it) {
+            if (!counts_for(flows[it->second], d.chip)) continue;
+            FlowAccount& f = a.flows[it->second];
+            ++f.dropped;
+            add_to_group(f, d);
+            counted = true;
+        }
+        if (!counted) a.strays.push_back(d);
+    }
+    for (FlowAccount& f : a.flows) {
+        settle(f);
+        a.sent += f.tally.sent;
+        a.delivered += f.tally.delivered;
+        a.dropped += f.dropped;
+        a.lost += f.lost;
+        a.duplicated += f.duplicated;
+    }
+    a.unrecorded = log.unrecorded;
+    return a;
+}
+
+std::string describe_drops(const FlowAccount& flow) {
+    std::vector<std::string> parts;
+    for (const DropGroup& g : flow.drops) {
+        parts.push_back(fmt::format("{} at {}: {} packet{} ({})", bad_packet_name(g.reason),
+                                    where(g.chip, g.eth_channel), g.packets.size(),
+                                    g.packets.size() == 1 ? "" : "s", packet_list(g.packets)));
+    }
+    return fmt::format("{}", fmt::join(parts, "; "));
+}
+
+// A line per flow `what` picks (at most kListedFlows, then one line for the rest).
+template <typename Pick, typename Line>
+void flow_lines(const TrafficAccount& a, Pick&& pick, Line&& line, std::string_view what,
+                std::vector<std::string>& problems) {
+    size_t listed = 0, rest = 0;
+    uint64_t rest_packets = 0;
+    for (const FlowAccount& f : a.flows) {
+        const uint64_t n = pick(f);
+        if (n == 0) continue;
+        if (listed < kListedFlows) {
+            problems.push_back(line(f));
+            ++listed;
+        } else {
+            ++rest;
+            rest_packets += n;
+        }
+    }
+    if (rest != 0) {
+        problems.push_back(fmt::format("{} more flows with {} packets {} (see the account)", rest,
+                                       rest_packets, what));
+    }
+}
+
+void account_problems(const TrafficAccount& a, std::vector<std::string>& problems) {
+    flow_lines(
+        a, [](const FlowAccount& f) { return f.lost; },
+        [](const FlowAccount& f) {
+            return fmt::format("flow {}: {} of {} packets lost (delivered {}, dropped {})",
+                               f.tally.name, f.lost, f.tally.sent, f.tally.delivered, f.dropped);
+        },
+        "lost", problems);
+    flow_lines(
+        a, [](const FlowAccount& f) { return f.duplicated; },
+        [](const FlowAccount& f) {
+            return fmt::format("flow {}: {} packets duplicated (sent {}, delivered {}, dropped {})",
+                               f.tally.name, f.duplicated, f.tally.sent, f.tally.delivered,
+                               f.dropped);
+        },
+        "duplicated", problems);
+    if (a.unrecorded != 0) {
+        problems.push_back(fmt::format(
+            "{} event records not written (router log full): drops may be missing from the "
+            "account",
+            a.unrecorded));
+    }
+    if (!a.strays.empty()) {
+        const PacketDrop& d = a.strays.front();
+        problems.push_back(
+            fmt::format("{} dropped packet{} name no flow of this run (first: seq {}, {} at {})",
+                        a.strays.size(), a.strays.size() == 1 ? "" : "s", hex32(d.seq),
+                        bad_packet_name(d.reason), where(d.chip, d.eth_channel)));
+    }
+    const uint64_t attributed = a.dropped;
+    if (attributed != 0) {
+        const size_t flows = static_cast<size_t>(std::count_if(
+            a.flows.begin(), a.flows.end(), [](const FlowAccount& f) { return f.dropped != 0; }));
+        problems.push_back(fmt::format("{} packet{} dropped by routers in {} flow{} ({})",
+                                       attributed, attributed == 1 ? "" : "s", flows,
+                                       flows == 1 ? "" : "s",
+                                       a.accounted() ? "all accounted for" : "see above"));
+    }
+}
+
+std::string account_totals(const TrafficAccount& a) {
+    std::string out = fmt::format("account: {} flows, {} sent, {} delivered, {} dropped, {} lost",
+                                  a.flows.size(), a.sent, a.delivered, a.dropped, a.lost);
+    if (a.duplicated != 0) out += fmt::format(", {} duplicated", a.duplicated);
+    return out;
+}
+
+std::vector<std::string> account_table(const TrafficAccount& a) {
+    std::vector<const FlowAccount*> shown;
+    size_t name_width = 4;  // "flow"
+    for (const FlowAccount& f : a.flows) {
+        if (f.all_delivered() && f.lost == 0 && f.duplicated == 0) continue;
+        shown.push_back(&f);
+        name_width = std::max(name_width, f.tally.name.size());
+    }
+    std::vector<std::string> out;
+    if (!shown.empty()) {
+        out.push_back(fmt::format("{:<{}} {:>8} {:>9} {:>7} {:>6} {:>10}  {}", "flow", name_width,
+                                  "sent", "delivered", "dropped", "lost", "duplicated", "drops"));
+        for (const FlowAccount* f : shown) {
+            out.push_back(fmt::format("{:<{}} {:>8} {:>9} {:>7} {:>6} {:>10}  {}", f->tally.name,
+                                      name_width, f->tally.sent, f->tally.delivered, f->dropped,
+                                      f->lost, f->duplicated, describe_drops(*f)));
+        }
+    }
+    out.push_back(account_totals(a));
+    for (const PacketDrop& d : a.strays) {
+        out.push_back(fmt::format("dropped packet of no flow: seq {}, {} at {}", hex32(d.seq),
+                                  bad_packet_name(d.reason), where(d.chip, d.eth_channel)));
+    }
+    if (a.unrecorded != 0) {
+        out.push_back(fmt::format("{} event records not written (router log full)", a.unrecorded));
+    }
+    return out;
+}
+
+namespace {
+
+nlohmann::json drop_json(ChipId chip, uint32_t eth, uint32_t reason) {
+    return {{"reason", bad_packet_name(reason)}, {"chip", chip}, {"eth", eth}};
+}
+
+nlohmann::json flow_json(const FlowAccount& f) {
+    nlohmann::json drops = nlohmann::json::array();
+    for (const DropGroup& g : f.drops) {
+        nlohmann::json one = drop_json(g.chip, g.eth_channel, g.reason);
+        one["packets"] = g.packets;
+        drops.push_back(std::move(one));
+    }
+    return {{"flow", f.tally.name},           {"id", f.tally.id},         {"sent", f.tally.sent},
+            {"delivered", f.tally.delivered}, {"dropped", f.dropped},     {"lost", f.lost},
+            {"duplicated", f.duplicated},     {"drops", std::move(drops)}};
+}
+
+}  // namespace
+
+nlohmann::json account_json(const TrafficAccount& a) {
+    nlohmann::json flows = nlohmann::json::array();
+    for (const FlowAccount& f : a.flows) flows.push_back(flow_json(f));
+    nlohmann::json strays = nlohmann::json::array();
+    for (const PacketDrop& d : a.strays) {
+        nlohmann::json one = drop_json(d.chip, d.eth_channel, d.reason);
+        one["seq"] = d.seq;
+        strays.push_back(std::move(one));
+    }
+    return {{"sent", a.sent},
+            {"delivered", a.delivered},
+            {"dropped", a.dropped},
+            {"lost", a.lost},
+            {"duplicated", a.duplicated},
+            {"all_delivered", a.all_delivered()},
+            {"accounted", a.accounted()},
+            {"unrecorded_events", a.unrecorded},
+            {"stray_drops", std::move(strays)},
+            {"flows", std::move(flows)}};
+}
+
+}  // namespace fabric
