@@ -325,9 +325,10 @@ struct Mesh {
 
   private:
     static uint32_t route_ext_of(uint32_t slot) { return ld(slot + 4 * kHdrRouteExtWord); }
+    // (route_ext is 0 for every route of 8 hops or fewer, and stays so: not stored again.)
     static void shift_route(uint32_t slot, uint32_t route, uint32_t ext) {
         st(slot + 4 * kHdrRouteWord, route >> 4 | ext << 28);
-        st(slot + 4 * kHdrRouteExtWord, ext >> 4);
+        if (ext != 0) st(slot + 4 * kHdrRouteExtWord, ext >> 4);
     }
     uint32_t route_ext(uint32_t slot, const Hop& hop) const {
         return inter_mesh ? hop.route_ext : route_ext_of(slot);
