@@ -49,7 +49,7 @@ pf::ConfigCheck check_config(const pf::RouterConfig& c, const pf::RouterLayout& 
         return C::Downstream;
     }
     if (c.handshake_timeout_us == 0 || c.ready_timeout_us == 0 || c.drain_timeout_us == 0 ||
-        c.progress_timeout_us == 0) {
+        c.progress_timeout_us == 0 || c.stall_action > 1) {
         return C::Timeouts;
     }
     if (!l.fits) return C::Layout;

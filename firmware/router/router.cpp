@@ -421,7 +421,9 @@ class Router {
     bool credit_target(uint32_t c) const {
         return c == pf::kWorkerChannel ? port_.connected() : credit_to_[c].present;
     }
-    void link_step();
+    void link_step(uint32_t now);
+    void stall_step(uint32_t now);
+    void drop_head(uint32_t r, BadPacket why, uint32_t src_channel);
     bool drained() const;
     uint32_t undrained() const;
     int terminate_immediate();
@@ -481,7 +483,17 @@ class Router {
     PeerWatch peer_watch_{static_cast<uint32_t>(hal::us_to_cycles(kA, pf::kRouterPeerSilentUs)), 0};
     uint32_t keep_alive_at_ = 0;  // wall clock (low word) of our last keep-alive
     uint32_t signs_ = 0;          // packets taken and completions, at the last link_step
-    uint32_t told_ = 0;           // packets and completions sent, at the last link_step
+    // Timeouts (stall_step): per receiver channel, its taken count when its head was last seen
+    // blocked and since when; the ports that stalled (bit p; their packets are dropped while
+    // they stay full, StallAction::Drop).
+    struct Stall {
+        uint32_t taken = 0;
+        uint32_t since = 0;
+        bool reported = false;
+    };
+    Stall stall_[pf::kNumReceiverChannels];
+    uint32_t stalled_ports_ = 0;
+    uint32_t stall_cycles_ = 0;  // 0: stalls are not looked for
 };
 
 // ---- status ----------------------------------------------------------------------------------
@@ -533,7 +545,8 @@ int Router::stop_hal(Status s, RouterWait where) {
 // Subordinate: wait for the master's message, answer once. Both judge the other (handshake.h) and
 // stop with HandshakeMismatch (detail: the HandshakeField) rather than wait for credits that
 // cannot come.
-int Router::handshake() {
+// (cold: once per run, so compiled for size; the Blackhole line image's window is full)
+[[gnu::cold]] int Router::handshake() {
     set_stage(RouterStatus::Handshaking);
     pf::HandshakeMsg out = handshake_msg(g_config, g_layout);
     const hal::Deadline deadline = hal::Deadline::after_us(kA, g_config.handshake_timeout_us);
@@ -595,7 +608,7 @@ int Router::handshake() {
 }
 
 // Wait for the host's ready word; the termination word ends the router instead.
-int Router::wait_ready() {
+[[gnu::cold]] int Router::wait_ready() {
     const Status s =
         hal::wait_until([&] { return ld(g_layout.ready) == pf::kReadyMagic; },
                         hal::Deadline::after_us(kA, g_config.ready_timeout_us), term());
@@ -938,7 +951,8 @@ Status Router::take(uint32_t r, Noc::Batch& batch, TakeState& t) {
     if (!plain.any() || !plain_passes(topology_, head, slot, limits_))
         return take_general_from(r, t);
     if (const uint32_t out = plain.port; out != 0) {
-        if (port_full(out)) {  // try again later
+        if (port_full(out)) {  // try again later, or drop it if that port stalled
+            if ((stalled_ports_ >> out & 1) != 0) return take_general_from(r, t);
             rx.blocked = out;
             return Status::Busy;
         }
@@ -1001,25 +1015,24 @@ Status Router::take(uint32_t r, Noc::Batch& batch, TakeState& t) {
         const uint32_t words = cmd_words(h.send_type);
         for (uint32_t i = 0; i < words; ++i) hw.w[i] = ld(slot + 4 * i);
     }
-    const BadPacket why = drop_reason(v, h);
+    BadPacket why = drop_reason(v, h);
     const uint32_t ports = v.hop.ports;
     const uint32_t bit = 1u << idx;
     rx.armed &= ~bit;
-    if (why != BadPacket::None) {
-        ++bad_packets_;
-        sb_store(SB_OFF(detail), static_cast<uint32_t>(why));
-        events_.record(pf::RouterEventKind::BadPacket, r, static_cast<uint32_t>(why),
-                       ld(slot + offsetof(pf::PacketHeader, seq)));
-        rx.src.set(idx, h.src_channel < kSenders ? h.src_channel : 0xFF);
-        (void)rx.take_id(idx);  // no requests: its completion waits for nothing of its own
-    } else {
-        // Every port it goes to must have room: a copy is never sent to some and not others.
-        for (uint32_t p = 1; p < kSenders; ++p) {
-            if ((ports >> p & 1) != 0 && port_full(p)) {  // try again later
-                rx.blocked = (ports & (ports - 1)) == 0 ? p : kRetake;
-                return Status::Busy;
-            }
+    // Every port it goes to must have room: a copy is never sent to some and not others. A full
+    // port that stalled (stall_step, StallAction::Drop) drops it instead.
+    for (uint32_t p = 1; p < kSenders && why == BadPacket::None; ++p) {
+        if ((ports >> p & 1) == 0 || !port_full(p)) continue;
+        if ((stalled_ports_ >> p & 1) != 0) {
+            why = BadPacket::Timeout;
+        } else {  // try again later
+            rx.blocked = (ports & (ports - 1)) == 0 ? p : kRetake;
+            return Status::Busy;
         }
+    }
+    if (why != BadPacket::None) {
+        drop_head(r, why, h.src_channel);
+    } else {
         const uint32_t id = rx.take_id(idx);
         if (v.hop.write) {
             bool armed = false;
@@ -1039,6 +1052,19 @@ Status Router::take(uint32_t r, Noc::Batch& batch, TakeState& t) {
     ++rx.taken;
     rx.take.advance(rx.base, rx.slots, slot_bytes_);
     return Status::Ok;
+}
+
+// The packet at the head of rx r is dropped: counted, reported with its seq, and completed
+// without any NoC request of its own, so its credit goes back. The caller moves on past it.
+[[gnu::noinline, gnu::cold]] void Router::drop_head(uint32_t r, BadPacket why,
+                                                    uint32_t src_channel) {
+    Receiver& rx = rx_[r];
+    ++bad_packets_;
+    sb_store(SB_OFF(detail), static_cast<uint32_t>(why));
+    events_.record(pf::RouterEventKind::BadPacket, r, static_cast<uint32_t>(why),
+                   ld(rx.take.addr + offsetof(pf::PacketHeader, seq)));
+    rx.src.set(rx.take.idx, src_channel < kSenders ? src_channel : 0xFF);
+    (void)rx.take_id(rx.take.idx);
 }
 
 // Completions go back in order: the oldest unfinished slot, once its NoC requests are flushed,
@@ -1233,42 +1259,59 @@ Status Router::prepare_credit(uint32_t c, const fabric::NocWord& to) {
 // Link health, at the main loop's polls (link_watch.h): what the peer sent since the last poll
 // (keep-alives, packets landed, completions) tells whether it is heard; a change is an event. Our
 // own keep-alive goes every kRouterKeepAliveUs, when TXQ0 takes it at once.
-[[gnu::noinline]] void Router::link_step() {
-    const uint32_t now = hal::wall_clock_lo();
+[[gnu::noinline, gnu::cold]] void Router::link_step(uint32_t now) {
     const uint32_t alive = Streams::read(kPeerAlive);
     if (alive != 0) stream_add(kPeerAlive, -static_cast<int32_t>(alive));
-    // What the peer sent us (packets we took, completions) and what we sent it (packets,
-    // completions): each side's are the other's signs of life.
+    // What the peer sent us: packets we took, completions.
     uint32_t signs = alive + rx_[0].taken + rx_[1].taken;
-    uint32_t told = rx_[0].done + rx_[1].done;
-    for (uint32_t c = 0; c < kSenders; ++c) {
-        signs += tx_[c].completed;
-        told += tx_[c].sent;
-    }
+    for (uint32_t c = 0; c < kSenders; ++c) signs += tx_[c].completed;
     const bool heard = alive != 0 || signs != signs_;
     signs_ = signs;
-    const uint32_t peer = g_config.peer_chip_id, peer_channel = g_config.peer_eth_channel;
-    switch (peer_watch_.poll(now, heard)) {
-        case LinkChange::PeerSilent:
-            events_.record(pf::RouterEventKind::PeerSilent, peer_channel,
-                           peer_watch_.quiet_cycles(now), peer);
-            break;
-        case LinkChange::PeerHeard:
-            events_.record(pf::RouterEventKind::PeerHeard, peer_channel, peer_watch_.silent_for(),
-                           peer);
-            break;
-        default:
-            break;
+    const LinkChange change = peer_watch_.poll(now, heard);
+    if (change != LinkChange::None) {
+        const bool silent = change == LinkChange::PeerSilent;
+        events_.record(silent ? pf::RouterEventKind::PeerSilent : pf::RouterEventKind::PeerHeard,
+                       g_config.peer_eth_channel,
+                       silent ? peer_watch_.quiet_cycles(now) : peer_watch_.silent_for(),
+                       g_config.peer_chip_id);
     }
-    // A keep-alive only when we sent the peer nothing else since the last one (under load it
-    // would only take TXQ0 from the data).
-    if (told != told_) {
-        told_ = told;
+    if (now - keep_alive_at_ >= hal::us_to_cycles(kA, pf::kRouterKeepAliveUs) &&
+        Eth::try_write_remote_reg(kTxq, Streams::update_reg_addr(kPeerAlive), kIncOne) ==
+            Status::Ok) {
         keep_alive_at_ = now;
-    } else if (now - keep_alive_at_ >= hal::us_to_cycles(kA, pf::kRouterKeepAliveUs) &&
-               Eth::try_write_remote_reg(kTxq, Streams::update_reg_addr(kPeerAlive), kIncOne) ==
-                   Status::Ok) {
-        keep_alive_at_ = now;
+    }
+}
+
+// Timeouts (seeds/000 §7.3), at the same polls as link_step: a receiver channel whose head packet
+// waits for a full port, with nothing of the channel taken, for stall_timeout_us is stalled:
+// reported once (event Stalled); with StallAction::Drop that packet is dropped (bad_packet
+// timeout) and so is every later one for that port until it has room again.
+[[gnu::noinline, gnu::cold]] void Router::stall_step(uint32_t now) {
+    if (stall_cycles_ == 0) return;
+    for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
+        Receiver& rx = rx_[r];
+        Stall& st = stall_[r];
+        if (rx.blocked == 0 || rx.taken != st.taken) {
+            st = {rx.taken, now, false};
+            continue;
+        }
+        if (st.reported || now - st.since < stall_cycles_) continue;
+        st.reported = true;
+        const uint32_t slot = rx.take.addr;
+        events_.record(pf::RouterEventKind::Stalled, r, rx.blocked,
+                       ld(slot + offsetof(pf::PacketHeader, seq)));
+        if (g_config.stall_action != static_cast<uint32_t>(pf::StallAction::Drop)) continue;
+        if (rx.blocked != kRetake) stalled_ports_ |= 1u << rx.blocked;
+        rx.blocked = 0;
+        rx.armed &= ~(1u << rx.take.idx);
+        drop_head(r, BadPacket::Timeout, read_head(slot).src_channel());
+        ++rx.taken;
+        rx.take.advance(rx.base, rx.slots, slot_bytes_);
+        stream_add(rx_sent_id(r), -1);
+        activity_ = true;
+    }
+    for (uint32_t p = 1; p < kSenders; ++p) {
+        if ((stalled_ports_ >> p & 1) != 0 && !port_full(p)) stalled_ports_ &= ~(1u << p);
     }
 }
 
@@ -1296,7 +1339,7 @@ int Router::finish(uint32_t undrained_packets) {
 
 // Immediate termination: take nothing new; let the NoC settle (bounded), return the credits of
 // what was delivered, tell producers, stop.
-int Router::terminate_immediate() {
+[[gnu::cold]] int Router::terminate_immediate() {
     RouterWait where = RouterWait::None;
     if (noc_.full_barrier(progress_deadline()) != Status::Ok) where = RouterWait::NocFlush;
     for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
@@ -1446,6 +1489,7 @@ int Router::main_loop() {
     uint64_t quiet_since = 0;
     uint32_t* heartbeat = sb(SB_OFF(heartbeat));
     keep_alive_at_ = hal::wall_clock_lo();
+    stall_cycles_ = static_cast<uint32_t>(hal::us_to_cycles(kA, g_config.stall_timeout_us));
     peer_watch_ = PeerWatch(static_cast<uint32_t>(hal::us_to_cycles(kA, pf::kRouterPeerSilentUs)),
                             keep_alive_at_);
     while (true) {
@@ -1467,7 +1511,9 @@ int Router::main_loop() {
             // idle). Not while draining: a peer that finished first is silent, and rightly so.
             if (!draining && (idle_passes == kPublishIdle ||
                               (iterations_ % (kPollEvery * kLinkPollBusy)) == 0)) {
-                link_step();
+                const uint32_t now = hal::wall_clock_lo();
+                link_step(now);
+                stall_step(now);
             }
         }
         // Each step is called only when its cheap test (a stream register, a field on the stack)

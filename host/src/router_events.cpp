@@ -83,6 +83,10 @@ std::string describe_event(const RouterEventRecord& r) {
                            e.value);
     }
     if (is_link_health(r)) return describe_link_health(r);
+    if (is(r, Kind::Stalled)) {
+        return fmt::format("stalled: the packet at the head of rx{} waits for port {} (seq {})",
+                           e.channel, e.code, e.value);
+    }
     return fmt::format("{} channel {} code {} value {}", event_kind_name(r), e.channel,
                        hex32(e.code), hex32(e.value));
 }
@@ -104,6 +108,10 @@ nlohmann::json event_json(const RouterEventRecord& r) {
     } else if (is(r, Kind::BadPacket)) {
         j["reason"] = bad_packet_name(e.code);
         j["channel"] = e.channel;
+        j["seq"] = e.value;
+    } else if (is(r, Kind::Stalled)) {
+        j["channel"] = e.channel;
+        j["port"] = e.code;
         j["seq"] = e.value;
     } else if (is_link_health(r)) {
         j["peer_chip"] = e.value;

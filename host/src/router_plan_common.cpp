@@ -34,6 +34,10 @@ void check_tuning(std::string_view who, const RouterTuning& t, const SocDescript
                  kMaxRouterTimeoutUs);
         }
     }
+    if (t.stall_timeout_us > kMaxRouterTimeoutUs) {  // 0: off
+        fail(ErrorCategory::BadInput, "{}: stall_timeout_us {} is too long (at most {} us)", who,
+             t.stall_timeout_us, kMaxRouterTimeoutUs);
+    }
 }
 
 pf::RouterConfig base_router_config(pf::Topology topology, const RouterTuning& t) {
@@ -46,6 +50,8 @@ pf::RouterConfig base_router_config(pf::Topology topology, const RouterTuning& t
     c.ready_timeout_us = t.ready_timeout_us;
     c.drain_timeout_us = t.drain_timeout_us;
     c.progress_timeout_us = t.progress_timeout_us;
+    c.stall_timeout_us = t.stall_timeout_us;
+    c.stall_action = static_cast<uint32_t>(t.stall_action);
     return c;
 }
 

@@ -23,12 +23,14 @@ struct RouterTuning {
     uint32_t receiver_slots = 0;
     uint32_t handshake_timeout_us = 0, ready_timeout_us = 0, drain_timeout_us = 0,
              progress_timeout_us = 0;
+    uint32_t stall_timeout_us = 0;  // 0: off
+    protocol::fabric::StallAction stall_action = protocol::fabric::StallAction::Drop;
 };
 template <typename Options>
 RouterTuning tuning_of(const Options& o) {
     return RouterTuning{o.payload_bytes,        o.sender_slots,     o.receiver_slots,
                         o.handshake_timeout_us, o.ready_timeout_us, o.drain_timeout_us,
-                        o.progress_timeout_us};
+                        o.progress_timeout_us,  o.stall_timeout_us, o.stall_action};
 }
 
 // payload_bytes (multiple of 16, <= the arch's maximum), slots set both or neither, every timeout

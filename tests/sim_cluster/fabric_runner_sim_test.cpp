@@ -721,3 +721,74 @@ TEST_CASE("traffic account (sim): a 1D multicast whose packets a router drops on
             "0  route at chip 2 eth 4: 6 packets (0, 1, 2, 3, 4, 5)",
             "account: 12 flows, 72 sent, 60 delivered, 12 dropped, 0 lost"});
 }
+
+TEST_CASE(
+    "timeouts (sim): a frozen downstream router stalls the packets for it: dropped and "
+    "named (drop), or named and kept (hold)",
+    "[fabric_runner][sim][timeout]") {
+    REQUIRE_ROUTER(router);
+    const auto traffic = firmware("fabric_traffic");
+    REQUIRE(traffic);
+    const bool drop = GENERATE(true, false);
+    INFO((drop ? "drop" : "hold"));
+    auto dev = device();
+    fabric::FabricOptions o;
+    o.topology = pf::Topology::Line;
+    o.chips = {0, 1, 2};
+    o.stall_timeout_us = 20;
+    o.stall_action = drop ? pf::StallAction::Drop : pf::StallAction::Hold;
+    const auto p = fabric::plan_fabric(t3k(), wh_soc(), o);
+    REQUIRE(p.routers[0].config.stall_timeout_us == 20);
+    const size_t west1 = router_index(p, 1, FabricDir::West);
+    const size_t east1 = router_index(p, 1, FabricDir::East);
+    const size_t west2 = router_index(p, 2, FabricDir::West);
+    FabricRunner runner(dev, p, *router);
+    runner.set_stall_cycles(1'000'000'000);  // the routers' own timeouts are under test here
+    std::vector<fabric::RouterEventRecord> all;
+    runner.on_events([&](std::span<const fabric::RouterEventRecord> fresh) {
+        all.insert(all.end(), fresh.begin(), fresh.end());
+        // Hold: the stall named, the frozen router comes back and everything flows on.
+        if (!drop && !of_kind(all, west1, pf::RouterEventKind::Stalled).empty())
+            dev.thaw_core(p.routers[east1].core);
+    });
+    runner.bring_up(2'000'000);
+    // Chip 1's east router (the downstream of chip 1's west router, which forwards chip 0's
+    // packets to chip 2) stops; chip 0 sends 200 packets two hops.
+    dev.freeze_core(p.routers[east1].core);
+    auto w = traffic_worker(p, *traffic, 0, FabricDir::East, 200, 256);
+    w.dest.route = pf::route_unicast(2);
+    fabric::LaunchOptions lo;
+    lo.poll_cycles = 1'000;
+    lo.max_cycles = 20'000'000;
+    const std::vector<fabric::LaunchTarget> targets{w.target};
+    const auto res = runner.run_workers(
+        targets, lo, [&](const fabric::LaunchTarget&) { write_traffic_mailbox(dev, w); });
+    REQUIRE(res[0].outcome == fabric::LaunchOutcome::Exited);
+    CHECK(res[0].status.exit_status == 0);  // every packet pushed, every credit back
+    dev.thaw_core(p.routers[east1].core);
+    runner.monitor(200'000);
+    if (drop) CHECK(runner.status()[west1].detail_name() == "bad_packet:timeout");
+    const auto fin = runner.terminate(pf::Termination::Graceful, 5'000'000);
+    for (const auto& s : fin) {
+        INFO(s.describe());
+        CHECK(s.status_name() == "terminated");
+        CHECK(s.block.undrained == 0);
+    }
+    const auto stalled = of_kind(all, west1, pf::RouterEventKind::Stalled);
+    REQUIRE(stalled.size() == 1);
+    CHECK(stalled[0].event.channel == 0);  // rx0
+    CHECK(stalled[0].event.code == 1);     // port 1: the downstream's ch1
+    const auto drops = of_kind(all, west1, pf::RouterEventKind::BadPacket);
+    const uint32_t dropped = fin[west1].block.bad_packets;
+    CHECK(drops.size() == dropped);
+    for (const auto& d : drops)
+        CHECK(d.event.code == static_cast<uint32_t>(pf::BadPacket::Timeout));
+    CHECK(runner.events().lost() == 0);
+    // Every packet delivered at chip 2 or dropped at chip 1, never both: 200 in all.
+    CHECK(fin[west2].block.delivered + dropped == 200);
+    if (drop) {
+        CHECK(dropped > 0);
+    } else {
+        CHECK(dropped == 0);
+    }
+}

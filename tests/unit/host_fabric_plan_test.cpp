@@ -133,8 +133,9 @@ void check_common(const FabricPlan& p, const FabricOptions& o, const SocDescript
         }
         CHECK(c.sender_slots[2] == (ring ? c.sender_slots[1] : 0));
         CHECK(c.receiver_slots[1] == (ring ? c.receiver_slots[0] : 0));
-        CHECK(std::all_of(std::begin(c.reserved), std::end(c.reserved),
-                          [](uint32_t v) { return v == 0; }));
+        CHECK(c.reserved == 0);
+        CHECK(c.stall_timeout_us == o.stall_timeout_us);
+        CHECK(c.stall_action == static_cast<uint32_t>(o.stall_action));
         // The peer router exists and points back.
         const FabricDir back = r.dir == FabricDir::East ? FabricDir::West : FabricDir::East;
         const RouterPlacement& peer = p.router(c.peer_chip_id, back);
@@ -412,6 +413,10 @@ TEST_CASE("fabric plan: every bad option is a one-line BadInput", "[fabric_plan]
         o.progress_timeout_us = 0xFFFFFFFF;
         CHECK_THAT(bad_plan(t3k(), wh_soc(), o),
                    Contains("progress_timeout_us 4294967295 is too long (at most 60000000 us)"));
+        o.progress_timeout_us = 1;
+        o.stall_timeout_us = 60'000'001;  // 0 is allowed: off
+        CHECK_THAT(bad_plan(t3k(), wh_soc(), o),
+                   Contains("stall_timeout_us 60000001 is too long (at most 60000000 us)"));
     }
     // A SoC descriptor of another arch than the cluster.
     CHECK_THAT(bad_plan(t3k(), bh_soc(), line({0, 1})),

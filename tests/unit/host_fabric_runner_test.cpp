@@ -108,7 +108,9 @@ TEST_CASE("fabric runner: the detail word by name", "[fabric_runner]") {
     CHECK(fabric::router_detail_name(code(S::ReadyForTraffic), 0) == "0x00000000");
     CHECK(fabric::router_detail_name(code(S::ReadyForTraffic), code(pf::BadPacket::TtlExpired)) ==
           "bad_packet:ttl_expired");
-    CHECK(fabric::router_detail_name(code(S::ReadyForTraffic), 0x10C) == "0x0000010c");
+    CHECK(fabric::router_detail_name(code(S::ReadyForTraffic), code(pf::BadPacket::Timeout)) ==
+          "bad_packet:timeout");
+    CHECK(fabric::router_detail_name(code(S::ReadyForTraffic), 0x10D) == "0x0000010d");
 
     CHECK(fabric::mux_detail_name(code(S::ConfigInvalid), code(pf::MuxConfigCheck::Schedule)) ==
           "config:schedule");

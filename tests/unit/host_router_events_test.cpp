@@ -60,6 +60,11 @@ TEST_CASE("router events: each record in one line", "[events]") {
           "link_down: link to peer chip 1 eth 6 (status word 0x00000000)");
     CHECK(describe_event(event(pf::RouterEventKind::LinkUp, 6, 6, 1)) ==
           "link_up: link to peer chip 1 eth 6 (status word 0x00000006)");
+    CHECK(describe_event(event(pf::RouterEventKind::Stalled, 0, 1, 77)) ==
+          "stalled: the packet at the head of rx0 waits for port 1 (seq 77)");
+    CHECK(describe_event(event(pf::RouterEventKind::BadPacket, 0,
+                               static_cast<uint32_t>(pf::BadPacket::Timeout), 78)) ==
+          "bad_packet timeout on rx0 (seq 78)");
     CHECK(describe_event(RouterEventRecord{.router = 0, .lost = 3}) == "lost 3 events (log full)");
     CHECK(describe_event(RouterEventRecord{.router = 0, .lost = 1}) == "lost 1 event (log full)");
     RouterEventRecord odd = event(kState, 0, 0, 0);
@@ -91,6 +96,13 @@ TEST_CASE("router events: JSON by name", "[events]") {
                {"peer_chip", 1},
                {"peer_eth", 6},
                {"cycles", 8123}});
+    CHECK(fabric::event_json(event(pf::RouterEventKind::Stalled, 1, 6, 9)) ==
+          json{{"kind", "stalled"},
+               {"cycle", 5000},
+               {"router_time", 1234},
+               {"channel", 1},
+               {"port", 6},
+               {"seq", 9}});
     CHECK(fabric::event_json(event(pf::RouterEventKind::LinkDown, 6, 0, 1)) ==
           json{{"kind", "link_down"},
                {"cycle", 5000},

@@ -34,8 +34,10 @@ class EventLog {
         put(offsetof(Log, consumed), 0);
     }
 
-    // One record, or one more `dropped` when the host has left no room. Never waits.
-    void record(Kind kind, uint32_t channel, uint32_t code, uint32_t value) {
+    // One record, or one more `dropped` when the host has left no room. Never waits. (Out of
+    // line: events are rare, and one copy instead of one per caller keeps the images in their
+    // windows.)
+    [[gnu::noinline]] void record(Kind kind, uint32_t channel, uint32_t code, uint32_t value) {
         if (room_ == 0) {
             room_ = kRecords - (written_ - get(offsetof(Log, consumed)));
             if (room_ == 0) {

@@ -254,8 +254,16 @@ struct RouterConfig {
     uint32_t drain_timeout_us;      // graceful termination drain bound
     uint32_t progress_timeout_us;   // a single blocked wait inside the main loop (e.g. NoC cmd buf)
     uint32_t ring_size;  // ring: chips in the ring (routes are at most ring_size - 1 hops)
-    uint32_t reserved[3];
+    // Timeouts (seeds/000 §7.3): a packet that has waited this long at the head of a receiver
+    // channel for a port with no room, while nothing of that channel moved, is stalled; 0: never.
+    uint32_t stall_timeout_us;
+    uint32_t stall_action;  // StallAction
+    uint32_t reserved;
 };
+// What a router does with a stalled packet: drop it (reported as bad_packet:timeout, its
+// completion returned) and every later one for the same port while that port stays full, or
+// (debugging) keep it where it is and only report the stall.
+enum class StallAction : uint32_t { Drop = 0, Hold = 1 };
 inline constexpr uint32_t kRouterConfigMagic = 0xFAB1C0F9;
 static_assert(sizeof(RouterConfig) == 128);
 static_assert(offsetof(RouterConfig, payload_bytes) == 32 &&
@@ -409,7 +417,7 @@ enum class ConfigCheck : uint32_t {
     ReceiverSlots = 6,  // rx0 without slots, or more than kMaxRouterSlots
     Dateline = 7,       // traffic into rx1 (a dateline link or a VC1 channel) without rx1 slots
     Downstream = 8,     // has_downstream not 0/1, or its coordinates off the NoC
-    Timeouts = 9,       // a timeout of 0
+    Timeouts = 9,       // a timeout of 0, or a stall_action that is not one
     Layout = 10,        // the slots do not fit below router_l1_top
     IsMaster = 11,
     DownstreamConfig = 12,  // the downstream router's config does not match ours (read at ready)
@@ -452,9 +460,10 @@ enum class BadPacket : uint32_t {
     DstNode = 0x109,     // 2D entry router: the destination mesh/device has no route from here
     Turn = 0x10A,        // 2D: a Y -> X turn (dimension order), other than out of the mesh
     TtlExpired = 0x10B,  // its time to live ran out here (a routing loop, or a TTL too small)
+    Timeout = 0x10C,     // it waited stall_timeout_us for a port with no room (StallAction::Drop)
 };
 // The reasons proper: BadPacket::Magic .. kLastBadPacket (a detail in this range names one).
-inline constexpr BadPacket kLastBadPacket = BadPacket::TtlExpired;
+inline constexpr BadPacket kLastBadPacket = BadPacket::Timeout;
 inline constexpr CodeName<BadPacket> kBadPacketNames[] = {
     {BadPacket::Magic, "magic"},
     {BadPacket::SendType, "send_type"},
@@ -468,6 +477,7 @@ inline constexpr CodeName<BadPacket> kBadPacketNames[] = {
     {BadPacket::DstNode, "dst_node"},
     {BadPacket::Turn, "turn"},
     {BadPacket::TtlExpired, "ttl_expired"},
+    {BadPacket::Timeout, "timeout"},
 };
 static_assert(codes_consecutive(kBadPacketNames, static_cast<uint32_t>(BadPacket::Magic)) &&
               code_count(kBadPacketNames) == static_cast<uint32_t>(kLastBadPacket) -
@@ -900,6 +910,9 @@ enum class RouterEventKind : uint16_t {
     LinkUp = 4,      // code: the link status word read
     PeerSilent = 5,  // code: cycles since the peer was last heard (>= kRouterPeerSilentUs)
     PeerHeard = 6,   // code: cycles it had been silent
+    // A packet stalled at the head of receiver channel `channel` (code: the port it waits for,
+    // value: its seq), once per stall; StallAction::Drop then drops it and the port's next ones.
+    Stalled = 7,
 };
 inline constexpr CodeName<RouterEventKind> kRouterEventKindNames[] = {
     {RouterEventKind::State, "state"},
@@ -908,6 +921,7 @@ inline constexpr CodeName<RouterEventKind> kRouterEventKindNames[] = {
     {RouterEventKind::LinkUp, "link_up"},
     {RouterEventKind::PeerSilent, "peer_silent"},
     {RouterEventKind::PeerHeard, "peer_heard"},
+    {RouterEventKind::Stalled, "stalled"},
 };
 // Link health: a router sends its peer a keep-alive every kRouterKeepAliveUs and reports it
 // silent after kRouterPeerSilentUs without a sign of life (a keep-alive, a packet, a

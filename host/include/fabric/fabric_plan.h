@@ -58,6 +58,10 @@ struct FabricOptions {
     // 1..kMaxRouterTimeoutUs each
     uint32_t handshake_timeout_us = 20'000, ready_timeout_us = 200'000, drain_timeout_us = 20'000,
              progress_timeout_us = 10'000;
+    // Timeouts (seeds/000 §7.3; RouterConfig::stall_timeout_us): 0 = off, else at most
+    // kMaxRouterTimeoutUs; what a router does with a packet stalled that long.
+    uint32_t stall_timeout_us = 0;
+    protocol::fabric::StallAction stall_action = protocol::fabric::StallAction::Drop;
 };
 
 // The mesh side of one router (RouterPlacement::mesh).
