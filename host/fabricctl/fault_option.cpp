@@ -39,14 +39,13 @@ namespace {
 
 // The host record of one applied fault in the --events log.
 void append_event(fabric::EventLogFile& log, const fabric::AppliedFault& f) {
-    log.append_host("fault: " + f.describe(),
-                    {{"kind", "fault"},
-                     {"fault", fabric::fault_kind_name(f.kind)},
-                     {"change", f.change},
-                     {"chip", f.chip},
-                     {"eth", f.eth},
-                     {"cycle", f.device_cycle},
-                     {"traffic_cycle", f.traffic_cycle}});
+    log.append_host("fault: " + f.describe(), {{"kind", "fault"},
+                                               {"fault", fabric::fault_kind_name(f.kind)},
+                                               {"change", f.change},
+                                               {"chip", f.chip},
+                                               {"eth", f.eth},
+                                               {"cycle", f.device_cycle},
+                                               {"traffic_cycle", f.traffic_cycle}});
 }
 
 }  // namespace
@@ -62,8 +61,8 @@ RunFaults::RunFaults(std::vector<fabric::FaultSpec> specs, uint64_t seed,
 #else
     auto* model = dynamic_cast<fabric::SimDevice*>(&device.inner());
     if (model == nullptr) {
-        fabric::fail(ErrorCategory::BadInput, "--fault {}: {} is not the model",
-                     specs.front().text, device.inner().description());
+        fabric::fail(ErrorCategory::BadInput, "--fault {}: {} is not the model", specs.front().text,
+                     device.inner().description());
     }
     injector_ = std::make_unique<fabric::FaultInjector>(*model, std::move(specs), seed);
     injector_->on_applied([events](const fabric::AppliedFault& f) {

@@ -71,8 +71,8 @@ void FaultInjector::schedule(const FaultSpec& f, uint64_t at) {
         case FaultKind::LinkDrop:
             device_.at_cycle(at, [this, &f, &model, chip] {
                 for (const sim::eth::Dir d : sim::eth::kDirs) {
-                    model.link(chip, f.eth).set_drop_rate(d, static_cast<uint32_t>(f.amount),
-                                                          drop_seed(seed_, f, d));
+                    model.link(chip, f.eth)
+                        .set_drop_rate(d, static_cast<uint32_t>(f.amount), drop_seed(seed_, f, d));
                 }
                 record(f, fmt::format("{} ppm", f.amount));
             });

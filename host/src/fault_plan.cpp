@@ -165,7 +165,8 @@ void check_fault(const FaultSpec& spec, const ClusterDescriptor& cluster, size_t
     }
     // A link whose other end is left out of the model is down from the start: nothing to break.
     if (spec.kind != FaultKind::RouterStall && not_modeled(peer->chip)) {
-        bad(fmt::format("chip {} eth {} leads to chip {}, which is not modeled in this run "
+        bad(
+            fmt::format("chip {} eth {} leads to chip {}, which is not modeled in this run "
                         "(modeled: {})",
                         spec.chip, spec.eth, peer->chip, fmt::join(modeled, ",")));
     }

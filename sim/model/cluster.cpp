@@ -258,8 +258,7 @@ void Cluster::publish_link_status(uint32_t chip, uint32_t channel) {
     const bool up = port_up(chip, channel);
     c.write32(at.x, at.y, word.addr, up ? word.up : word.down);
     if (runs_base_firmware(chip, channel)) {
-        c.write32(at.x, at.y, bfw::kTrainStatus,
-                  up ? bfw::kTrainStatusOk : bfw::kTrainStatusFail);
+        c.write32(at.x, at.y, bfw::kTrainStatus, up ? bfw::kTrainStatusOk : bfw::kTrainStatusFail);
     }
 }
 

@@ -60,7 +60,8 @@ std::vector<FaultLine> fault_lines(const std::string& err) {
         const size_t at = line.rfind(cycle);
         REQUIRE(at != std::string::npos);
         REQUIRE(line.back() == ')');
-        const std::string digits = line.substr(at + cycle.size(), line.size() - 1 - at - cycle.size());
+        const std::string digits =
+            line.substr(at + cycle.size(), line.size() - 1 - at - cycle.size());
         out.push_back({line.substr(prefix.size(), at - prefix.size()), std::stoull(digits)});
     }
     return out;
@@ -102,12 +103,14 @@ TEST_CASE("fabricctl --fault: a port the model does not have is refused, exit 10
     if (!have_fabric_firmware()) return;
     const auto nolink = fabricctl(n300_run({"--fault", "link-down:0:3@10"}));
     expect_failure(nolink, 101);
-    CHECK(nolink.err ==
-          "fabricctl: error: fault 'link-down:0:3@10': chip 0 eth 3 has no link in " + kN300 + "\n");
+    CHECK(nolink.err == "fabricctl: error: fault 'link-down:0:3@10': chip 0 eth 3 has no link in " +
+                            kN300 + "\n");
     const auto nochip = fabricctl(n300_run({"--fault", "router-stall:2:0@10/5"}));
     expect_failure(nochip, 101);
-    CHECK(nochip.err == "fabricctl: error: fault 'router-stall:2:0@10/5': chip 2 does not exist "
-                        "(chips 0..1 in " + kN300 + ")\n");
+    CHECK(nochip.err ==
+          "fabricctl: error: fault 'router-stall:2:0@10/5': chip 2 does not exist "
+          "(chips 0..1 in " +
+              kN300 + ")\n");
 }
 
 TEST_CASE("fabricctl mesh run --fault: refused on chips behind tt-kmd, exit 101", "[cli][faults]") {
@@ -123,9 +126,9 @@ TEST_CASE("fabricctl fabric run --fault: extra link delay and a short router sta
           "[cli][faults][sim]") {
     if (!have_fabric_firmware()) return;
     const std::string events = kTmp + "/faults_events.jsonl";
-    const auto r = fabricctl(n300_run({"--packets", "200", "--fault", "link-delay:0:8@2000/300",
-                                       "--fault", "router-stall:1:0@4000/3000", "--events",
-                                       events}));
+    const auto r =
+        fabricctl(n300_run({"--packets", "200", "--fault", "link-delay:0:8@2000/300", "--fault",
+                            "router-stall:1:0@4000/3000", "--events", events}));
     INFO("stdout: " << r.out);
     INFO("stderr: " << r.err);
     REQUIRE(r.code == 0);
@@ -165,8 +168,8 @@ TEST_CASE("fabricctl fabric run --fault: extra link delay and a short router sta
 TEST_CASE("fabricctl fabric run --fault: frames dropped at 1000 ppm are resent, it passes",
           "[cli][faults][sim]") {
     if (!have_fabric_firmware()) return;
-    const auto r = fabricctl(n300_run({"--packets", "400", "--bytes", "4096", "--seed", "5",
-                                       "--fault", "link-drop:0:8@0/1000"}));
+    const auto r = fabricctl(n300_run(
+        {"--packets", "400", "--bytes", "4096", "--seed", "5", "--fault", "link-drop:0:8@0/1000"}));
     INFO("stdout: " << r.out);
     INFO("stderr: " << r.err);
     REQUIRE(r.code == 0);

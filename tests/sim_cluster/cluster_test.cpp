@@ -198,7 +198,9 @@ TEST_CASE("cluster: the link status word follows the link on both ends", "[clust
         INFO(hal::arch_map(arch).name);
         sim::Cluster c(two_chips(arch));
         c.connect(0, 0, 1, 1);  // chip 0 core 1-0 <-> chip 1 core 2-0
-        const auto word = [&](uint32_t chip, uint32_t x) { return c.chip(chip).read32(x, 0, w.addr); };
+        const auto word = [&](uint32_t chip, uint32_t x) {
+            return c.chip(chip).read32(x, 0, w.addr);
+        };
         c.chip(0).tile(1, 0);  // builds the link and its other end
         c.chip(0).tile(2, 0);  // channel 1: not connected
         CHECK(word(0, 1) == w.up);

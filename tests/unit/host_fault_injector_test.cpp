@@ -4,11 +4,11 @@
 #include <string>
 #include <vector>
 
+#include "cluster.h"  // sim::Cluster (sim/model)
 #include "descriptors.h"
 #include "expect_error.h"
 #include "fabric/fault_plan.h"
 #include "fabric/sim_device.h"
-#include "cluster.h"  // sim::Cluster (sim/model)
 
 namespace t = fabric::test;
 using fabric::SimDevice;
@@ -98,8 +98,7 @@ TEST_CASE("fault injector: every kind applied at its traffic cycle and logged",
     CHECK(live == described(faults.log()));
 }
 
-TEST_CASE("fault injector: a spec that does not fit the model is refused",
-          "[simdevice][faults]") {
+TEST_CASE("fault injector: a spec that does not fit the model is refused", "[simdevice][faults]") {
     fabric::SimDeviceOptions o;
     o.cluster = t::cluster("n300_cluster.yaml");
     o.modeled_chips = std::vector<fabric::ChipId>{0};

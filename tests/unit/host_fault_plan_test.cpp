@@ -89,8 +89,10 @@ TEST_CASE("fault specs: a missing field", "[faults]") {
 TEST_CASE("fault specs: a field that is not a number", "[faults]") {
     CHECK(parse_error("link-down:x:8@5") == "fault 'link-down:x:8@5': CHIP 'x' is not a number");
     CHECK(parse_error("link-down:0:-8@5") == "fault 'link-down:0:-8@5': ETH '-8' is not a number");
-    CHECK(parse_error("link-down:0:8@5k") == "fault 'link-down:0:8@5k': CYCLE '5k' is not a number");
-    CHECK(parse_error("link-down:0:8@+5") == "fault 'link-down:0:8@+5': CYCLE '+5' is not a number");
+    CHECK(parse_error("link-down:0:8@5k") ==
+          "fault 'link-down:0:8@5k': CYCLE '5k' is not a number");
+    CHECK(parse_error("link-down:0:8@+5") ==
+          "fault 'link-down:0:8@+5': CYCLE '+5' is not a number");
     CHECK(parse_error("link-delay:0:8@5/1e3") ==
           "fault 'link-delay:0:8@5/1e3': CYCLES '1e3' is not a number");
     CHECK(parse_error("link-flap:0:8@5/10/20") ==
@@ -130,8 +132,8 @@ TEST_CASE("fault specs: checked against the cluster and the modeled chips", "[fa
     fabric::check_fault(fabric::parse_fault("router-stall:1:1@5/10"),
                         t::cluster("n300_cluster.yaml"), t::wh_soc().eth_channels(), both);
     CHECK(check_error("link-down:2:8@5", both) ==
-          "fault 'link-down:2:8@5': chip 2 does not exist (chips 0..1 in " +
-              t::descriptor_dir() + "/n300_cluster.yaml)");
+          "fault 'link-down:2:8@5': chip 2 does not exist (chips 0..1 in " + t::descriptor_dir() +
+              "/n300_cluster.yaml)");
     CHECK(check_error("link-down:0:16@5", both) ==
           "fault 'link-down:0:16@5': chip 0 has no eth channel 16 (channels 0..15)");
     CHECK(check_error("link-down:0:3@5", both) ==
@@ -154,6 +156,5 @@ TEST_CASE("fault specs: an applied fault in words", "[faults]") {
     CHECK(f.describe() == "link-down chip 0 eth 8 at traffic cycle 5000 (device cycle 123456)");
     f.kind = FaultKind::LinkFlap;
     f.change = "up";
-    CHECK(f.describe() ==
-          "link-flap chip 0 eth 8 up at traffic cycle 5000 (device cycle 123456)");
+    CHECK(f.describe() == "link-flap chip 0 eth 8 up at traffic cycle 5000 (device cycle 123456)");
 }
