@@ -68,6 +68,7 @@ class FabricRun final : public FabricCommand {
         s.bring_up();
         TrafficResults results = run_traffic(s, traffic);
         s.terminate();
+        armed.log_effects();
         if (s.problems.empty()) {
             results.mismatch_words = check_landed(s, traffic);
             fabric::check_router_counters(s.final_snapshots(), traffic.deliveries(), s.problems);

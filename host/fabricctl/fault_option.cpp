@@ -35,6 +35,7 @@ void FaultArgs::refuse_on_pcie(bool pcie) const {
     }
 }
 
+#ifdef FABRIC_HAVE_SIM
 namespace {
 
 // The host record of one applied fault in the --events log.
@@ -49,6 +50,7 @@ void append_event(fabric::EventLogFile& log, const fabric::AppliedFault& f) {
 }
 
 }  // namespace
+#endif
 
 RunFaults::RunFaults(std::vector<fabric::FaultSpec> specs, uint64_t seed,
                      fabric::InterruptibleDevice& device, fabric::FabricRunner& runner,
@@ -77,6 +79,11 @@ RunFaults::~RunFaults() = default;
 
 std::vector<fabric::AppliedFault> RunFaults::applied() const {
     return injector_ ? injector_->log() : std::vector<fabric::AppliedFault>{};
+}
+
+void RunFaults::log_effects() const {
+    if (!injector_) return;
+    for (const std::string& line : injector_->drop_effects()) log_line("fault: " + line);
 }
 
 }  // namespace fabricctl

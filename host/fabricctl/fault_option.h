@@ -46,6 +46,8 @@ class RunFaults {
 
     // Every change applied so far.
     std::vector<fabric::AppliedFault> applied() const;
+    // Log what the frame drops did (FaultInjector::drop_effects), once the traffic is over.
+    void log_effects() const;
 
   private:
     std::unique_ptr<fabric::FaultInjector> injector_;

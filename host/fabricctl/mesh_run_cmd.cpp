@@ -111,6 +111,7 @@ class MeshRun final : public MeshFabricCommand {
             s.show_stage("traffic");
             run_traffic(s, traffic);
             s.terminate();
+            armed.log_effects();
             check_traffic(s, traffic);  // what landed, also after a failure
             return report(s, traffic, kernel.path);
         });

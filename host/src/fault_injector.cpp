@@ -99,6 +99,23 @@ void FaultInjector::schedule(const FaultSpec& f, uint64_t at) {
     }
 }
 
+std::vector<std::string> FaultInjector::drop_effects() {
+    std::vector<std::string> out;
+    for (const FaultSpec& f : faults_) {
+        if (f.kind != FaultKind::LinkDrop || !start_ || device_.cycles() < *start_ + f.at) continue;
+        const sim::eth::Link& link =
+            device_.cluster().link(*device_.model_chip_index(f.chip), f.eth);
+        uint64_t dropped = 0, resent = 0;
+        for (const sim::eth::Dir d : sim::eth::kDirs) {
+            dropped += link.stats(d).frames_dropped;
+            resent += link.stats(d).frames_retransmitted;
+        }
+        out.push_back(fmt::format("{} chip {} eth {}: {} frames dropped, {} resent (seed {})",
+                                  fault_kind_name(f.kind), f.chip, f.eth, dropped, resent, seed_));
+    }
+    return out;
+}
+
 // One phase of a flapping link; each schedules the next, until the run (the device) ends.
 void FaultInjector::schedule_flap(const FaultSpec& f, uint64_t at, bool down) {
     device_.at_cycle(at, [this, &f, at, down] {

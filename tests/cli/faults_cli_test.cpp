@@ -2,6 +2,7 @@
 // each logged as it happens ("fabricctl: fault: ..."), the fabric coping with the ones it can
 // (delay, a short stall, dropped frames resent by the link's Go-Back-N), bad specs refused with
 // their exact message, and no faults on chips behind tt-kmd.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -28,7 +29,7 @@ const std::string kT3k = kSoc + "/t3k_cluster.yaml";
 
 bool have_fabric_firmware() {
     bool all = true;
-    for (const char* name : {"fabric_router", "fabric_traffic"}) {
+    for (const char* name : {"fabric_router", "fabric_router_2d", "fabric_traffic"}) {
         const std::string p = kFw + "/wormhole_b0/" + name + ".elf";
         INFO(p << " must be built (the firmware sub-build runs before the tests)");
         CHECK(std::filesystem::exists(p));
@@ -44,7 +45,8 @@ std::vector<std::string> n300_run(std::vector<std::string> extra) {
     return a;
 }
 
-// One "fault: ..." line of stderr: what it says before " (device cycle N)", and N.
+// One "fault: ..." line of stderr that applied a change: what it says before " (device cycle N)",
+// and N.
 struct FaultLine {
     std::string what;
     uint64_t device_cycle = 0;
@@ -56,9 +58,8 @@ std::vector<FaultLine> fault_lines(const std::string& err) {
     std::vector<FaultLine> out;
     std::istringstream in(err);
     for (std::string line; std::getline(in, line);) {
-        if (line.rfind(prefix, 0) != 0) continue;
         const size_t at = line.rfind(cycle);
-        REQUIRE(at != std::string::npos);
+        if (line.rfind(prefix, 0) != 0 || at == std::string::npos) continue;
         REQUIRE(line.back() == ')');
         const std::string digits =
             line.substr(at + cycle.size(), line.size() - 1 - at - cycle.size());
@@ -168,13 +169,78 @@ TEST_CASE("fabricctl fabric run --fault: extra link delay and a short router sta
 TEST_CASE("fabricctl fabric run --fault: frames dropped at 1000 ppm are resent, it passes",
           "[cli][faults][sim]") {
     if (!have_fabric_firmware()) return;
-    const auto r = fabricctl(n300_run(
-        {"--packets", "400", "--bytes", "4096", "--seed", "5", "--fault", "link-drop:0:8@0/1000"}));
+    const auto run = [] {
+        return fabricctl(n300_run({"--packets", "400", "--bytes", "4096", "--seed", "5", "--fault",
+                                   "link-drop:0:8@0/1000"}));
+    };
+    const auto r = run();
     INFO("stdout: " << r.out);
     INFO("stderr: " << r.err);
     REQUIRE(r.code == 0);
     const std::vector<FaultLine> lines = fault_lines(r.err);
     REQUIRE(lines.size() == 1);
     CHECK(lines[0].what == "link-drop chip 0 eth 8 1000 ppm at traffic cycle 0");
+    // What the drops did, from the link's statistics: some frames were lost and resent.
+    const std::string effect = "fabricctl: fault: link-drop chip 0 eth 8: ";
+    const size_t at = r.err.find(effect);
+    REQUIRE(at != std::string::npos);
+    const std::string line = r.err.substr(at, r.err.find('\n', at) - at);
+    const uint64_t dropped = std::stoull(line.substr(effect.size()));
+    CHECK(dropped > 0);
+    CHECK_THAT(line, Contains(" frames dropped, ") && Contains(" resent (seed 5)"));
     CHECK_THAT(r.err, Contains("fabricctl: fabric run passed: line 0,1"));
+    // The same seed, the same drops, to the cycle.
+    const auto again = run();
+    CHECK(again.code == 0);
+    CHECK(again.err == r.err);
+}
+
+TEST_CASE("fabricctl fabric run --fault: a flapping link, down and up every period, it passes",
+          "[cli][faults][sim]") {
+    if (!have_fabric_firmware()) return;
+    const auto r = fabricctl(n300_run({"--packets", "100", "--fault", "link-flap:0:8@1000/2000"}));
+    INFO("stderr: " << r.err);
+    REQUIRE(r.code == 0);
+    const std::vector<FaultLine> lines = fault_lines(r.err);
+    REQUIRE(lines.size() >= 4);
+    for (size_t i = 0; i < lines.size(); ++i) {
+        INFO("line " << i);
+        CHECK(lines[i].what == "link-flap chip 0 eth 8 " + std::string(i % 2 == 0 ? "down" : "up") +
+                                   " at traffic cycle " + std::to_string(1000 + 2000 * i));
+        if (i > 0) CHECK(lines[i].device_cycle - lines[i - 1].device_cycle == 2000);
+    }
+    CHECK_THAT(r.err, Contains("fabricctl: fabric run passed: line 0,1"));
+}
+
+TEST_CASE("fabricctl fabric run --fault: a link down for good fails the run within its budget",
+          "[cli][faults][sim]") {
+    if (!have_fabric_firmware()) return;
+    // Nothing reroutes yet: the workers' send timeout (half the budget) ends the run, exit 108.
+    const auto r = fabricctl(
+        n300_run({"--packets", "200", "--max-cycles", "2000000", "--fault", "link-down:0:8@1000"}));
+    INFO("stderr: " << r.err);
+    CHECK(r.code == 108);
+    const std::vector<FaultLine> lines = fault_lines(r.err);
+    REQUIRE(lines.size() == 1);
+    CHECK(lines[0].what == "link-down chip 0 eth 8 at traffic cycle 1000");
+    CHECK_THAT(r.err, Contains("fabricctl: fabric run failed: "));
+}
+
+TEST_CASE("fabricctl mesh run --fault: extra delay and a router stall on an n300 mesh, it passes",
+          "[cli][faults][sim]") {
+    if (!have_fabric_firmware()) return;
+    const auto r = fabricctl({"mesh", "run", "--cluster", kN300, "--mesh-graph",
+                              kSoc + "/n300_mesh_graph.yaml", "--packets", "50", "--fault",
+                              "link-delay:1:0@500/200", "--fault", "router-stall:0:8@800/1500",
+                              "--json", "-q"});
+    INFO("stderr: " << r.err);
+    REQUIRE(r.code == 0);
+    CHECK(nlohmann::json::parse(r.out)["ok"] == true);
+    const std::vector<FaultLine> lines = fault_lines(r.err);
+    REQUIRE(lines.size() == 3);
+    CHECK(lines[0].what == "link-delay chip 1 eth 0 +200 cycles at traffic cycle 500");
+    CHECK(lines[1].what == "router-stall chip 0 eth 8 frozen at traffic cycle 800");
+    CHECK(lines[2].what == "router-stall chip 0 eth 8 thawed at traffic cycle 2300");
+    CHECK(lines[2].device_cycle - lines[0].device_cycle == 1800);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 3);  // -q: the faults only
 }
