@@ -309,11 +309,10 @@ void SimDevice::cancel_pending_freeze(const CoreLocation& core) {
 void SimDevice::freeze_core(const CoreLocation& core, std::optional<uint64_t> at_cycle) {
     tile(core);
     cancel_pending_freeze(core);
-    schedule_.emplace(at_cycle.value_or(cycles()), TimedAction{core, [this, core] {
-                                                                   model_chip(core.chip).set_frozen(
-                                                                       core.core.x, core.core.y,
-                                                                       true);
-                                                               }});
+    const auto freeze = [this, core] {
+        model_chip(core.chip).set_frozen(core.core.x, core.core.y, true);
+    };
+    schedule_.emplace(at_cycle.value_or(cycles()), TimedAction{core, freeze});
     apply_due_actions();
 }
 
