@@ -13,6 +13,7 @@
 #include "fabric/launch.h"
 #include "fabric/traffic_verdict.h"
 #include "fabric_session.h"
+#include "fault_option.h"
 #include "protocol/fabric.h"
 
 namespace fabricctl {
@@ -48,10 +49,12 @@ class FabricRun final : public FabricCommand {
             ->capture_default_str();
         cmd_->add_option("--worker-elf", worker_elf_,
                          "Worker traffic kernel (default: this build's fabric_traffic.elf)");
+        faults_.add_options(*cmd_);
     }
 
     int run() const override {
         FabricSession s(args_, "run", as_json_);
+        std::vector<fabric::FaultSpec> faults = faults_.parse();
         fabric::FabricOptions fo = s.fabric_options();
         check_traffic_options(bytes_, packets_, s.arch());
         fo.payload_bytes = std::max(pf::kDefaultPayloadBytes, bytes_);
@@ -62,9 +65,12 @@ class FabricRun final : public FabricCommand {
         const fabric::FabricTraffic traffic = plan_traffic(s, kernel.image);
 
         s.open_model(traffic.deliveries());
+        const RunFaults armed(std::move(faults), faults_.seed, s.device(), s.runner(),
+                              s.event_log());
         s.bring_up();
         TrafficResults results = run_traffic(s, traffic);
         s.terminate();
+        armed.log_effects();
         const bool clean = s.problems.empty();
         results.account = account(s, traffic, results);
         fabric::account_problems(results.account, s.problems);
@@ -214,6 +220,7 @@ class FabricRun final : public FabricCommand {
     uint32_t packets_ = 16;
     std::string pattern_ = "neighbour";
     std::string worker_elf_;
+    FaultArgs faults_;
 };
 
 }  // namespace

@@ -99,6 +99,8 @@ class FabricSession {
 
     fabric::InterruptibleDevice& device() { return *device_; }
     fabric::FabricRunner& runner() { return *runner_; }
+    // The --events log, null without --events (after the device is open).
+    fabric::EventLogFile* event_log() { return events_.get(); }
     uint64_t cycles_left() const { return fabricctl::cycles_left(*device_, budget_); }
     void show_stage(const char* stage);
 

@@ -13,6 +13,7 @@
 #include "fabric/launch.h"
 #include "fabric/mesh_traffic.h"
 #include "fabric/traffic_verdict.h"
+#include "fault_option.h"
 #include "mesh_session.h"
 #include "protocol/fabric.h"
 #include "protocol/test_kernels.h"
@@ -84,10 +85,13 @@ class MeshRun final : public MeshFabricCommand {
         add_bytes_option(*cmd_, bytes_, "Bytes per packet (multiple of 16)")->capture_default_str();
         cmd_->add_option("--worker-elf", worker_elf_,
                          "Traffic kernel (default: this build's fabric_traffic.elf)");
+        faults_.add_options(*cmd_);
     }
 
     int run() const override {
         MeshSession s(args_, "run", as_json_);
+        faults_.refuse_on_pcie(s.pcie());
+        std::vector<fabric::FaultSpec> faults = faults_.parse();
         fabric::MeshFabricOptions mo = s.fabric_options();
         check_traffic_options(bytes_, packets_, s.arch());
         mo.payload_bytes = s.payload_bytes(std::max(pf::kDefaultPayloadBytes, bytes_));
@@ -101,12 +105,15 @@ class MeshRun final : public MeshFabricCommand {
         MeshRunTraffic traffic = plan_traffic(s, kernel.image);
 
         s.open_device(traffic.deliveries);
+        const RunFaults armed(std::move(faults), faults_.seed, s.device(), s.runner(),
+                              s.event_log());
         return s.run_interruptible([&] {
             s.bring_up();
             s.read_live();
             s.show_stage("traffic");
             run_traffic(s, traffic);
             s.terminate();
+            armed.log_effects();
             check_traffic(s, traffic);  // what landed, also after a failure
             return report(s, traffic, kernel.path);
         });
@@ -379,6 +386,7 @@ class MeshRun final : public MeshFabricCommand {
     uint32_t packets_ = 16;
     uint32_t bytes_ = 1024;
     std::string worker_elf_;
+    FaultArgs faults_;
 };
 
 }  // namespace

@@ -498,9 +498,11 @@ std::vector<LaunchResult> FabricRunner::run_workers(
         for (const LaunchTarget& w : workers) setup(w);
     }
     start_many(device_, workers, methods);
+    const uint64_t begin = device_.cycles();
+    if (!traffic_start_) traffic_start_ = begin;
+    if (released_hook_) released_hook_(begin);
     // Stop waiting as soon as a component fails or stalls: the workers would only run into their
     // timeouts.
-    const uint64_t begin = device_.cycles();
     HealthMonitor& mon = *monitor_;
     (void)mon.poll();  // the stall windows start with the workers (the host may have been away)
     const auto watch = [&] {
@@ -516,6 +518,10 @@ std::vector<LaunchResult> FabricRunner::run_workers(
         }
     };
     return wait_many(device_, workers, methods, options, watch);
+}
+
+void FabricRunner::on_workers_released(std::function<void(uint64_t)> hook) {
+    released_hook_ = std::move(hook);
 }
 
 void FabricRunner::on_events(std::function<void(std::span<const RouterEventRecord>)> sink) {

@@ -188,6 +188,17 @@ void EventLogFile::append(std::span<const RouterEventRecord> records, const Fabr
         j.update(event_json(r));
         out_ << j.dump() << '\n';
     }
+    flush();
+}
+
+void EventLogFile::append_host(const std::string& text, const nlohmann::json& fields) {
+    nlohmann::json j{{"host_time", utc_now()}, {"router", "host"}, {"text", text}};
+    j.update(fields);
+    out_ << j.dump() << '\n';
+    flush();
+}
+
+void EventLogFile::flush() {
     out_.flush();
     if (!out_) fail(ErrorCategory::BadInput, "--events {}: cannot write the file", path_);
 }

@@ -254,54 +254,71 @@ uint32_t SimDevice::read32(const CoreLocation& core, uint64_t addr) {
 }
 
 uint64_t SimDevice::advance(uint64_t cycles) {
-    return run_with_freezes(cycles, true);
+    return run_scheduled(cycles, true);
 }
 
 void SimDevice::step(uint64_t cycles) {
-    (void)run_with_freezes(cycles, false);
+    (void)run_scheduled(cycles, false);
 }
 
-uint64_t SimDevice::run_with_freezes(uint64_t cycles, bool only_while_busy) {
+uint64_t SimDevice::run_scheduled(uint64_t cycles, bool only_while_busy) {
     uint64_t ran = 0;
     while (true) {
-        apply_due_freezes();
+        apply_due_actions();
         uint64_t chunk = cycles - ran;
-        for (const auto& [core, at] : pending_freezes_)
-            chunk = std::min(chunk, at - this->cycles());
+        if (const auto next = next_action_cycle()) chunk = std::min(chunk, *next - this->cycles());
         if (chunk == 0) break;
-        uint64_t r = chunk;
-        if (only_while_busy) {
-            r = cluster_->run_while_busy(chunk);
-        } else {
-            cluster_->step(chunk);
-        }
+        const uint64_t r = only_while_busy ? cluster_->run_while_busy(chunk) : chunk;
+        if (!only_while_busy) cluster_->step(chunk);
         ran += r;
         if (r < chunk || ran >= cycles) break;  // nothing busy any more, or done
     }
-    apply_due_freezes();
+    apply_due_actions();
     return ran;
 }
 
-void SimDevice::apply_due_freezes() {
-    for (auto it = pending_freezes_.begin(); it != pending_freezes_.end();) {
-        if (it->second <= cycles()) {
-            model_chip(it->first.chip).set_frozen(it->first.core.x, it->first.core.y, true);
-            it = pending_freezes_.erase(it);
-        } else {
-            ++it;
+void SimDevice::at_cycle(uint64_t at_cycle, std::function<void()> action) {
+    schedule_.emplace(at_cycle, TimedAction{std::nullopt, std::move(action)});
+    apply_due_actions();
+}
+
+std::optional<uint64_t> SimDevice::next_action_cycle() const {
+    if (schedule_.empty()) return std::nullopt;
+    return schedule_.begin()->first;
+}
+
+void SimDevice::apply_due_actions() {
+    if (applying_) return;  // an action scheduling another: the loop below picks it up
+    applying_ = true;
+    try {
+        while (!schedule_.empty() && schedule_.begin()->first <= cycles()) {
+            auto node = schedule_.extract(schedule_.begin());
+            node.mapped().apply();
         }
+    } catch (...) {
+        applying_ = false;
+        throw;
     }
+    applying_ = false;
+}
+
+void SimDevice::cancel_pending_freeze(const CoreLocation& core) {
+    std::erase_if(schedule_, [&](const auto& entry) { return entry.second.freezes == core; });
 }
 
 void SimDevice::freeze_core(const CoreLocation& core, std::optional<uint64_t> at_cycle) {
     tile(core);
-    pending_freezes_[core] = at_cycle.value_or(cycles());
-    apply_due_freezes();
+    cancel_pending_freeze(core);
+    const auto freeze = [this, core] {
+        model_chip(core.chip).set_frozen(core.core.x, core.core.y, true);
+    };
+    schedule_.emplace(at_cycle.value_or(cycles()), TimedAction{core, freeze});
+    apply_due_actions();
 }
 
 void SimDevice::thaw_core(const CoreLocation& core) {
     tile(core);
-    pending_freezes_.erase(core);
+    cancel_pending_freeze(core);
     model_chip(core.chip).set_frozen(core.core.x, core.core.y, false);
 }
 

@@ -147,8 +147,10 @@ void Cluster::connect(uint32_t chip_a, uint32_t chan_a, uint32_t chip_b, uint32_
         const noc::Coord c = chips_[p.chip]->eth_core(p.channel);
         if (chips_[p.chip]->instantiated(c.x, c.y)) build_link(index);
     }
-    publish_training(a.chip, a.channel);
-    publish_training(b.chip, b.channel);
+    for (const EthPort& p : {a, b}) {
+        publish_training(p.chip, p.channel);
+        publish_link_status(p.chip, p.channel);
+    }
 }
 
 std::optional<EthPort> Cluster::peer(uint32_t chip, uint32_t channel) const {
@@ -163,6 +165,7 @@ void Cluster::tile_created(uint32_t chip, uint32_t x, uint32_t y) {
         if (base_firmware_on(chip)) boot_base_firmware(chip, x, y, *channel);
         const auto it = link_of_.find({chip, *channel});
         if (it != link_of_.end()) build_link(it->second);
+        publish_link_status(chip, *channel);
     }
     if (user_created_) user_created_(chip, x, y);
 }
@@ -204,6 +207,10 @@ void Cluster::build_link(uint32_t index) {
     };
     ca.set_txq_hook(pa.x, pa.y, hook);
     cb.set_txq_hook(pb.x, pb.y, hook);
+    l.link->on_state_change([this, a, b](bool) {
+        publish_link_status(a.chip, a.channel);
+        publish_link_status(b.chip, b.channel);
+    });
 }
 
 eth::Link& Cluster::link(uint32_t chip, uint32_t channel) {
@@ -233,6 +240,26 @@ void Cluster::publish_training(uint32_t chip, uint32_t channel) {
     c.write32(at.x, at.y, bfw::results_word(bfw::kResultsLocalAsicIdWord), chip);
     c.write32(at.x, at.y, bfw::results_word(bfw::kResultsRemoteAsicIdWord), p ? p->chip : 0);
     c.write32(at.x, at.y, bfw::results_word(bfw::kResultsRemoteEthIdWord), p ? p->channel : 0);
+}
+
+bool Cluster::port_up(uint32_t chip, uint32_t channel) const {
+    const auto it = link_of_.find({chip, channel});
+    if (it == link_of_.end()) return false;
+    const LinkSlot& l = links_[it->second];
+    return !l.link || l.link->up();
+}
+
+void Cluster::publish_link_status(uint32_t chip, uint32_t channel) {
+    Chip& c = *chips_[chip];
+    const noc::Coord at = c.eth_core(channel);
+    const hal::EthLinkStatus& word = c.arch().link_status;
+    // A core modeled with less L1 than the word's address (small test chips) has no such word.
+    if (!c.instantiated(at.x, at.y) || c.core_spec(at.x, at.y)->l1_size < word.addr + 4) return;
+    const bool up = port_up(chip, channel);
+    c.write32(at.x, at.y, word.addr, up ? word.up : word.down);
+    if (runs_base_firmware(chip, channel)) {
+        c.write32(at.x, at.y, bfw::kTrainStatus, up ? bfw::kTrainStatusOk : bfw::kTrainStatusFail);
+    }
 }
 
 void Cluster::boot_base_firmware(uint32_t chip, uint32_t x, uint32_t y, uint32_t channel) {

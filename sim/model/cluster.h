@@ -21,6 +21,13 @@
 // loads an application at 0x9040 and writes the launch flag 0x9004, as on silicon. Blackhole eth
 // cores (and WH without the option) come up held in reset and are launched through the reset PC.
 //
+// Link status word (hal::ArchMap::link_status: WH 0x1ED4, 6 up / 1 down; BH port_status 0x7CC04,
+// 1 up / 2 down): the model keeps it current in every instantiated eth core's L1, as the base
+// firmware does on silicon. Up for a connected port whose link is up, written when the core is
+// instantiated; both ends change when eth::Link::set_up changes the link; the down value on a port
+// that is not connected. On a WH core running the base firmware the training status 0x1104 follows
+// too (Ok / Fail), because that firmware republishes the word from it at every heartbeat.
+//
 // Deterministic: chips, cores and links are visited in index order; the same inputs give the same
 // cycle counts.
 #pragma once
@@ -150,6 +157,10 @@ class Cluster {
     void build_link(uint32_t index);
     void boot_base_firmware(uint32_t chip, uint32_t x, uint32_t y, uint32_t channel);
     void publish_training(uint32_t chip, uint32_t channel);
+    // A connected port whose link is up (a link not built yet is up).
+    bool port_up(uint32_t chip, uint32_t channel) const;
+    // The link status word of an instantiated eth core (see the top of this file).
+    void publish_link_status(uint32_t chip, uint32_t channel);
     void sync_link(LinkSlot& l);
     void sync_links();
     void run_cycles(uint64_t cycles);

@@ -123,6 +123,27 @@ TEST_CASE("base firmware: link status follows the cluster's connections", "[base
     CHECK(dev.read32(down, bfw::kLinkStatus) == bfw::kLinkStatusUp);
 }
 
+TEST_CASE("base firmware: a link that goes down stays down in its status word, then comes back",
+          "[base_fw]") {
+    REQUIRE_BASE_FW(fw);
+    auto dev = n300(*fw);
+    const CoreLocation end = eth(dev, 0, 9), peer = eth(dev, 1, 1);
+    dev.tile(end);
+    dev.step(5'000);
+    dev.cluster().link(0, 9).set_up(false);
+    // The base firmware republishes the word every heartbeat period from the training status,
+    // which the model keeps in step with the link.
+    dev.step(5'000);
+    CHECK(dev.read32(end, bfw::kLinkStatus) == bfw::kLinkStatusDown);
+    CHECK(dev.read32(peer, bfw::kLinkStatus) == bfw::kLinkStatusDown);
+    CHECK(dev.read32(end, bfw::kTrainStatus) == bfw::kTrainStatusFail);
+    dev.cluster().link(1, 1).set_up(true);
+    dev.step(5'000);
+    CHECK(dev.read32(end, bfw::kLinkStatus) == bfw::kLinkStatusUp);
+    CHECK(dev.read32(peer, bfw::kLinkStatus) == bfw::kLinkStatusUp);
+    CHECK(dev.read32(end, bfw::kTrainStatus) == bfw::kTrainStatusOk);
+}
+
 TEST_CASE("base firmware: the launch flag starts the app, an app that returns clears it",
           "[base_fw]") {
     REQUIRE_BASE_FW(fw);

@@ -192,6 +192,38 @@ TEST_CASE("cluster: ping-pong between two chips, deterministic, lazy link steppi
     CHECK(slow.round_trip <= lazy.round_trip + 2000 + 12);
 }
 
+TEST_CASE("cluster: the link status word follows the link on both ends", "[cluster][eth]") {
+    for (const hal::Arch arch : {hal::Arch::WormholeB0, hal::Arch::Blackhole}) {
+        const hal::EthLinkStatus& w = hal::arch_map(arch).link_status;
+        INFO(hal::arch_map(arch).name);
+        sim::Cluster c(two_chips(arch));
+        c.connect(0, 0, 1, 1);  // chip 0 core 1-0 <-> chip 1 core 2-0
+        const auto word = [&](uint32_t chip, uint32_t x) {
+            return c.chip(chip).read32(x, 0, w.addr);
+        };
+        c.chip(0).tile(1, 0);  // builds the link and its other end
+        c.chip(0).tile(2, 0);  // channel 1: not connected
+        CHECK(word(0, 1) == w.up);
+        CHECK(word(1, 2) == w.up);
+        CHECK(word(0, 2) == w.down);
+        c.step(100);
+        c.link(0, 0).set_up(false);
+        CHECK(word(0, 1) == w.down);
+        CHECK(word(1, 2) == w.down);
+        c.step(1000);  // it stays down while the clock runs
+        CHECK(word(0, 1) == w.down);
+        CHECK(word(1, 2) == w.down);
+        c.link(1, 1).set_up(true);  // either end's port names the same link
+        CHECK(word(0, 1) == w.up);
+        CHECK(word(1, 2) == w.up);
+        CHECK(word(0, 2) == w.down);
+        // A port connected after its core exists comes up then, and so does its new peer.
+        c.connect(0, 1, 1, 0);
+        CHECK(word(0, 2) == w.up);
+        CHECK(word(1, 1) == w.up);
+    }
+}
+
 TEST_CASE("cluster: a link held down delays delivery until it comes back up", "[cluster][eth]") {
     const hal::ArchMap& a = hal::kWormholeB0;
     sim::Cluster c(two_chips());

@@ -48,13 +48,13 @@ inline constexpr uint32_t kStackTop =
 inline constexpr uint32_t kHeartbeat = 0x1C;
 inline constexpr uint32_t kHeartbeatSignature = 0xABCD0000;  // upper half; lower half counts
 inline constexpr uint32_t kHeartbeatSignatureMask = 0xFFFF0000;
-inline constexpr uint32_t kLinkStatus = 0x1ED4;
-inline constexpr uint32_t kLinkStatusUp = 6;
+inline constexpr uint32_t kLinkStatus = hal::kWormholeB0.link_status.addr;  // 0x1ED4
+inline constexpr uint32_t kLinkStatusUp = hal::kWormholeB0.link_status.up;
 // Ours: what our base firmware publishes when the link is not up. Silicon uses several codes; 0
 // means training has not finished (train status 0), kLinkStatusDown that it failed or the port is
 // not connected.
 inline constexpr uint32_t kLinkStatusTraining = 0;
-inline constexpr uint32_t kLinkStatusDown = 1;
+inline constexpr uint32_t kLinkStatusDown = hal::kWormholeB0.link_status.down;
 
 // ---- link-training results (written by link training; in the model by sim::Cluster)
 // --------------

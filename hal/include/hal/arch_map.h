@@ -344,6 +344,17 @@ struct EthLayout {
     uint32_t remote_reg_write_queues;  // bit q set: TXQ q may send remote register writes
 };
 
+// The Ethernet port's link status as the base firmware publishes it in the eth core's L1 (one word;
+// firmware and the host read it, the model keeps it current). Facts: host-and-pcie.md §2.4 (WH
+// base firmware "link status 0x1ED4 (==6 up)"; BH boot_results eth_status.port_status at 0x7CC04:
+// 1 up, 2 down). Both words lie outside the application window [app_fw_base, eth_l1_usable_top):
+// in the base firmware region on WH, in the syseng region above it on BH.
+struct EthLinkStatus {
+    uint32_t addr;  // L1 address of the word
+    uint32_t up;    // the link is up
+    uint32_t down;  // the link is down (or the port is not connected)
+};
+
 // What differs between arches, for the Ethernet core tile.
 struct ArchMap {
     Arch arch;
@@ -361,6 +372,7 @@ struct ArchMap {
     uint32_t noc_max_burst_bytes;
     uint32_t eth_tx_queues;
     uint32_t eth_streams;  // overlay streams on an ERISC tile
+    EthLinkStatus link_status;
     NocLayout noc;
     StreamRegIndex stream;
     EthLayout eth;
@@ -382,6 +394,9 @@ inline constexpr ArchMap kWormholeB0{
     .noc_max_burst_bytes = 8192,
     .eth_tx_queues = 2,
     .eth_streams = 32,
+    // Up: silicon's 6. Down: 1, what our base firmware publishes for a failed or unconnected
+    // port (silicon has several non-6 codes; 1 is one of them, and every non-6 value is not up).
+    .link_status = {.addr = 0x1ED4, .up = 6, .down = 1},
     .noc =
         {
             .at_data = 0x24,
@@ -431,6 +446,7 @@ inline constexpr ArchMap kBlackhole{
     .noc_max_burst_bytes = 16384,
     .eth_tx_queues = 3,
     .eth_streams = 32,
+    .link_status = {.addr = 0x7CC04, .up = 1, .down = 2},  // boot_results eth_status.port_status
     .noc =
         {
             .at_data = 0x28,
@@ -487,7 +503,12 @@ constexpr bool layout_ok(const ArchMap& a) {
     const bool eth_ok = a.eth_tx_queues >= 1 && a.eth_tx_queues <= 3 &&
                         (a.eth.remote_reg_write_queues >> a.eth_tx_queues) == 0 &&
                         a.eth.txq_busy_reg < common::kEthTxqStride;
-    return cmd_buf_fits && coords_fit && streams_fit && eth_ok;
+    // Nothing firmware loads or places (the application window) may cover the link status word.
+    const bool link_status_clear =
+        a.link_status.addr % 4 == 0 && a.link_status.addr + 4 <= a.eth_l1_size &&
+        (a.link_status.addr + 4 <= a.app_fw_base || a.link_status.addr >= a.eth_l1_usable_top) &&
+        a.link_status.up != a.link_status.down;
+    return cmd_buf_fits && coords_fit && streams_fit && eth_ok && link_status_clear;
 }
 static_assert(layout_ok(kWormholeB0));
 static_assert(layout_ok(kBlackhole));

@@ -167,6 +167,12 @@ class FabricRunner {
         std::span<const LaunchTarget> workers, const LaunchOptions& options = {},
         const std::function<void(const LaunchTarget&)>& setup = {});
 
+    // The start of traffic: `hook` gets the device cycle at which run_workers released the
+    // workers (their start written, before any cycle ran), at every run_workers call. The first
+    // one is also kept as traffic_start_cycle(); fault plans count from it (fault_plan.h).
+    void on_workers_released(std::function<void(uint64_t device_cycle)> hook);
+    std::optional<uint64_t> traffic_start_cycle() const { return traffic_start_; }
+
     // ---- health ----
     // The stall window of the health monitor (default kDefaultStallCycles); set it before
     // bring_up. Error(BadInput) for 0 or after bring_up.
@@ -234,6 +240,8 @@ class FabricRunner {
     std::optional<HealthMonitor> monitor_;  // from bring_up on
     RouterEventReader events_{plan_};
     std::function<void(std::span<const RouterEventRecord>)> event_sink_;
+    std::function<void(uint64_t)> released_hook_;
+    std::optional<uint64_t> traffic_start_;
 };
 
 }  // namespace fabric

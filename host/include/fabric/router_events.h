@@ -9,7 +9,8 @@
 //                      "state timeout at handshake_reply (hal:timeout)", "lost 8 events (log
 //                      full)".
 //   EventLogFile       JSON lines, one file per bring-up (created anew), each record with the host
-//                      time, the device cycle it was collected at, the router and the event.
+//                      time, the device cycle it was collected at, the router and the event; the
+//                      host's own records (faults applied) say "router": "host".
 #pragma once
 
 #include <cstdint>
@@ -68,9 +69,14 @@ class EventLogFile {
     // ...event_json}.
     // Error(Io-like: BadInput) if the file cannot be written.
     void append(std::span<const RouterEventRecord> records, const FabricPlan& plan);
+    // One record of the host's own (e.g. a fault the model applied): {"host_time", "router":
+    // "host", "text", ...fields}. `fields` must be an object.
+    void append_host(const std::string& text, const nlohmann::json& fields);
     const std::string& path() const { return path_; }
 
   private:
+    void flush();  // Error(BadInput) if what was written did not reach the file
+
     std::string path_;
     std::ofstream out_;
 };

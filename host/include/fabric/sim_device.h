@@ -98,16 +98,28 @@ class SimDevice final : public Device {
     // The model's index of a chip; nullopt for a chip that is not modeled.
     std::optional<uint32_t> model_chip_index(ChipId chip) const;
 
+    // Timed actions: run `action` when the device clock reaches `at_cycle` (a cycle already
+    // passed: at once, or at the end of the action being applied). advance() and step() stop the
+    // clock at that cycle to apply it, so it happens exactly then, between two cycles, whatever
+    // step sizes the caller uses. Actions due at the same cycle run in the order they were
+    // scheduled; an action may schedule more (e.g. the next phase of a flapping link). What a
+    // fault plan (fault_plan.h) and freeze_core schedule.
+    void at_cycle(uint64_t at_cycle, std::function<void()> action);
+    // The device cycle of the earliest scheduled action; nullopt when there is none.
+    std::optional<uint64_t> next_action_cycle() const;
+
     // Fault hook: freeze a core (sim::Chip::set_frozen) at device cycle `at_cycle` (default: now;
-    // a cycle already passed also means now): its RISC stops executing while the rest of the
-    // cluster runs, so its firmware stops making progress (its heartbeat stops) without exiting
-    // or trapping, the way a hung kernel looks on silicon. advance() and step() stop the clock at
-    // that cycle to apply it. A frozen running core still counts as busy. Error(BadInput) for a
-    // core the model does not have.
+    // a cycle already passed also means now), a timed action: its RISC stops executing while the
+    // rest of the cluster runs, so its firmware stops making progress (its heartbeat stops)
+    // without exiting or trapping, the way a hung kernel looks on silicon. A later call for the
+    // same core replaces a pending freeze. A frozen running core still counts as busy.
+    // Error(BadInput) for a core the model does not have.
     void freeze_core(const CoreLocation& core, std::optional<uint64_t> at_cycle = std::nullopt);
     // Undo freeze_core (also a pending one): the core continues where it stopped.
     void thaw_core(const CoreLocation& core);
     bool core_frozen(const CoreLocation& core);
+    // The chips the model holds (every chip unless SimDeviceOptions::modeled_chips), in order.
+    const std::vector<ChipId>& modeled_chips() const { return modeled_; }
 
   private:
     void choose_modeled_chips(const std::optional<std::vector<ChipId>>& chips);
@@ -117,9 +129,11 @@ class SimDevice final : public Device {
     uint32_t addr32(const CoreLocation& core, uint64_t addr, size_t len) const;
     void tile_created(const CoreLocation& core);
     // Run `cycles` (while some core is busy, or all of them), stopping the clock at every
-    // pending freeze to apply it; returns the cycles run.
-    uint64_t run_with_freezes(uint64_t cycles, bool only_while_busy);
-    void apply_due_freezes();
+    // scheduled action to apply it; returns the cycles run.
+    uint64_t run_scheduled(uint64_t cycles, bool only_while_busy);
+    // Every action due at the current cycle, including those they schedule for it.
+    void apply_due_actions();
+    void cancel_pending_freeze(const CoreLocation& core);
 
     SocDescriptor soc_;
     hal::Arch arch_;
@@ -131,7 +145,12 @@ class SimDevice final : public Device {
     std::unique_ptr<sim::Cluster> cluster_;
     std::function<void(const CoreLocation&, char)> sink_;
     std::map<CoreLocation, std::string> consoles_;
-    std::map<CoreLocation, uint64_t> pending_freezes_;  // core -> device cycle
+    struct TimedAction {
+        std::optional<CoreLocation> freezes;  // freeze_core's, so that it can be replaced
+        std::function<void()> apply;
+    };
+    std::multimap<uint64_t, TimedAction> schedule_;  // device cycle -> action, in schedule order
+    bool applying_ = false;                          // inside apply_due_actions
 };
 
 }  // namespace fabric

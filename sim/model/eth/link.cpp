@@ -88,9 +88,15 @@ void Link::set_up(bool up) {
         return;
     }
     up_ = up;
-    if (!up_) {
-        return;
+    if (up_) {
+        resume();
     }
+    if (state_hook_) {
+        state_hook_(up_);
+    }
+}
+
+void Link::resume() {
     const Tick now = cycle_ * ticks_per_cycle_;
     for (uint32_t d = 0; d < 2; ++d) {
         Direction& dir = dirs_[d];

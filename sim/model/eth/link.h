@@ -28,6 +28,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <set>
 #include <vector>
 
@@ -112,6 +113,9 @@ class Link {
     // cycle, timers restart. Nothing is lost.
     void set_up(bool up);
     bool up() const { return up_; }
+    // Called after set_up changed the state (not for a call that changes nothing), e.g. so the
+    // owner can update the link status word the firmware on both ends reads.
+    void on_state_change(std::function<void(bool up)> hook) { state_hook_ = std::move(hook); }
     // Extra propagation delay for frames (and the ACK/NAKs going the same way) started from now.
     void set_extra_delay(Dir d, uint32_t cycles);
     void set_extra_delay(uint32_t cycles);  // both directions
@@ -191,6 +195,8 @@ class Link {
     void send_ctrl(uint32_t d, Ctrl c);
     void launch_ctrl(uint32_t d, Ctrl c, Tick at);
     void go_back(TxQueues::Queue& q, Tick at);
+    // Coming up: release the acknowledgements held while down and restart the retransmit timers.
+    void resume();
     bool draw_drop(Direction& dir);
 
     LinkConfig cfg_;
@@ -200,6 +206,7 @@ class Link {
     uint64_t cycle_ = 0;
     Tick t_cur_ = 0;
     bool up_ = true;
+    std::function<void(bool)> state_hook_;
 };
 
 }  // namespace sim::eth

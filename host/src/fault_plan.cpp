@@ -1,0 +1,181 @@
+// Fault specs: parsing and checking against the cluster (fault_plan.h). The injector, which needs
+// the model, is in fault_injector.cpp.
+#include "fabric/fault_plan.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <limits>
+
+#include "fabric/error.h"
+
+namespace fabric {
+
+namespace {
+
+struct KindSyntax {
+    FaultKind kind;
+    std::string_view name;
+    std::string_view amount;  // the field after '/', empty when the kind has none
+    uint64_t amount_max;
+    uint64_t amount_min;
+};
+
+constexpr std::array<KindSyntax, 5> kKinds{{
+    {FaultKind::LinkDown, "link-down", "", 0, 0},
+    {FaultKind::LinkFlap, "link-flap", "PERIOD", kMaxFaultCycles, 1},
+    {FaultKind::LinkDrop, "link-drop", "PPM", std::numeric_limits<uint64_t>::max(), 0},
+    {FaultKind::LinkDelay, "link-delay", "CYCLES", std::numeric_limits<uint32_t>::max(), 1},
+    {FaultKind::RouterStall, "router-stall", "CYCLES", kMaxFaultCycles, 1},
+}};
+
+const KindSyntax& syntax_of(FaultKind kind) {
+    return kKinds[static_cast<size_t>(kind)];
+}
+
+// "link-flap:CHIP:ETH@CYCLE/PERIOD"
+std::string form_of(const KindSyntax& k) {
+    std::string form = fmt::format("{}:CHIP:ETH@CYCLE", k.name);
+    if (!k.amount.empty()) form += fmt::format("/{}", k.amount);
+    return form;
+}
+
+// Parses one spec; every complaint names the spec as written.
+class SpecParser {
+  public:
+    explicit SpecParser(std::string_view text) : text_(text) {}
+
+    FaultSpec parse() {
+        const size_t colon = text_.find(':');
+        const KindSyntax& k = kind(text_.substr(0, colon));
+        kind_ = &k;
+        FaultSpec f;
+        f.kind = k.kind;
+        f.text = std::string(text_);
+        std::string_view rest = colon == std::string_view::npos ? "" : text_.substr(colon + 1);
+        const std::string_view chip = take_until(rest, ':', "CHIP", "ETH");
+        const std::string_view eth = take_until(rest, '@', "ETH", "CYCLE");
+        const size_t slash = rest.find('/');
+        const std::string_view cycle = rest.substr(0, slash);
+        f.chip = static_cast<ChipId>(number("CHIP", chip, std::numeric_limits<uint32_t>::max()));
+        f.eth = static_cast<uint32_t>(number("ETH", eth, std::numeric_limits<uint32_t>::max()));
+        f.at = number("CYCLE", cycle, kMaxFaultCycles);
+        const std::string_view amount =
+            slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
+        if (k.amount.empty()) {
+            if (slash != std::string_view::npos) {
+                bad("unexpected '/{}' (expected {})", amount, form_of(k));
+            }
+            return f;
+        }
+        f.amount = number(k.amount, amount, k.amount_max);
+        if (f.amount < k.amount_min) bad("{} must be at least {}", k.amount, k.amount_min);
+        if (k.kind == FaultKind::LinkDrop && f.amount > kMaxFaultPpm) {
+            bad("PPM {} is more than {} (every frame)", f.amount, kMaxFaultPpm);
+        }
+        return f;
+    }
+
+  private:
+    template <typename... Args>
+    [[noreturn]] void bad(fmt::format_string<Args...> format, Args&&... args) const {
+        fail(ErrorCategory::BadInput, "fault '{}': {}", text_,
+             fmt::format(format, std::forward<Args>(args)...));
+    }
+
+    const KindSyntax& kind(std::string_view name) const {
+        for (const KindSyntax& k : kKinds) {
+            if (k.name == name) return k;
+        }
+        std::vector<std::string_view> names;
+        for (const KindSyntax& k : kKinds) names.push_back(k.name);
+        bad("unknown fault kind '{}' ({})", name, fmt::join(names, ", "));
+    }
+
+    // The text before `sep` (removed from `rest` with it). Without `sep`, the field is missing
+    // when nothing is left, else the one `sep` would have introduced.
+    std::string_view take_until(std::string_view& rest, char sep, std::string_view field,
+                                std::string_view next) const {
+        const size_t at = rest.find(sep);
+        if (at == std::string_view::npos) missing(rest.empty() ? field : next);
+        const std::string_view head = rest.substr(0, at);
+        rest.remove_prefix(at + 1);
+        return head;
+    }
+
+    [[noreturn]] void missing(std::string_view field) const {
+        bad("missing {} (expected {})", field, form_of(*kind_));
+    }
+
+    uint64_t number(std::string_view field, std::string_view digits, uint64_t max) const {
+        if (digits.empty()) missing(field);
+        uint64_t v = 0;
+        const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+        const bool all_digits = digits.find_first_not_of("0123456789") == std::string_view::npos;
+        if (!all_digits || (ec != std::errc() && ec != std::errc::result_out_of_range) ||
+            end != digits.data() + digits.size()) {
+            bad("{} '{}' is not a number", field, digits);
+        }
+        if (ec == std::errc::result_out_of_range || v > max) {
+            bad("{} {} is out of range (at most {})", field, digits, max);
+        }
+        return v;
+    }
+
+    std::string_view text_;
+    const KindSyntax* kind_ = nullptr;
+};
+
+}  // namespace
+
+std::string_view fault_kind_name(FaultKind kind) {
+    return syntax_of(kind).name;
+}
+
+FaultSpec parse_fault(std::string_view text) {
+    return SpecParser(text).parse();
+}
+
+void check_fault(const FaultSpec& spec, const ClusterDescriptor& cluster, size_t eth_channels,
+                 std::span<const ChipId> modeled) {
+    const auto bad = [&](const std::string& what) {
+        fail(ErrorCategory::BadInput, "fault '{}': {}", spec.text, what);
+    };
+    if (spec.chip >= cluster.chip_count()) {
+        bad(fmt::format("chip {} does not exist (chips 0..{} in {})", spec.chip,
+                        cluster.chip_count() - 1, cluster.source()));
+    }
+    if (spec.eth >= eth_channels) {
+        bad(fmt::format("chip {} has no eth channel {} (channels 0..{})", spec.chip, spec.eth,
+                        eth_channels - 1));
+    }
+    const std::optional<EthPortRef> peer = cluster.peer({spec.chip, spec.eth});
+    if (!peer) {
+        bad(fmt::format("chip {} eth {} has no link in {}", spec.chip, spec.eth, cluster.source()));
+    }
+    const auto not_modeled = [&](ChipId c) {
+        return std::find(modeled.begin(), modeled.end(), c) == modeled.end();
+    };
+    if (not_modeled(spec.chip)) {
+        bad(fmt::format("chip {} is not modeled in this run (modeled: {})", spec.chip,
+                        fmt::join(modeled, ",")));
+    }
+    // A link whose other end is left out of the model is down from the start: nothing to break.
+    if (spec.kind != FaultKind::RouterStall && not_modeled(peer->chip)) {
+        bad(
+            fmt::format("chip {} eth {} leads to chip {}, which is not modeled in this run "
+                        "(modeled: {})",
+                        spec.chip, spec.eth, peer->chip, fmt::join(modeled, ",")));
+    }
+}
+
+std::string AppliedFault::describe() const {
+    return fmt::format("{} chip {} eth {}{}{} at traffic cycle {} (device cycle {})",
+                       fault_kind_name(kind), chip, eth, change.empty() ? "" : " ", change,
+                       traffic_cycle, device_cycle);
+}
+
+}  // namespace fabric

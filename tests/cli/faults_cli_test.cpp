@@ -1,0 +1,246 @@
+// --fault on `fabricctl fabric run` and `mesh run`: faults the model applies during the traffic,
+// each logged as it happens ("fabricctl: fault: ..."), the fabric coping with the ones it can
+// (delay, a short stall, dropped frames resent by the link's Go-Back-N), bad specs refused with
+// their exact message, and no faults on chips behind tt-kmd.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli_expect.h"
+
+using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
+namespace t = fabric::test;
+using t::expect_failure;
+using t::fabricctl;
+
+namespace {
+
+const std::string kTmp = FABRIC_TEST_TMP_DIR;
+const std::string kSoc = FABRIC_SOC_DESCRIPTOR_DIR;
+const std::string kFw = FABRIC_FIRMWARE_DIR;
+const std::string kN300 = kSoc + "/n300_cluster.yaml";
+const std::string kT3k = kSoc + "/t3k_cluster.yaml";
+
+bool have_fabric_firmware() {
+    bool all = true;
+    for (const char* name : {"fabric_router", "fabric_router_2d", "fabric_traffic"}) {
+        const std::string p = kFw + "/wormhole_b0/" + name + ".elf";
+        INFO(p << " must be built (the firmware sub-build runs before the tests)");
+        CHECK(std::filesystem::exists(p));
+        all = all && std::filesystem::exists(p);
+    }
+    return all;
+}
+
+// `fabric run` on the n300 line with `extra`.
+std::vector<std::string> n300_run(std::vector<std::string> extra) {
+    std::vector<std::string> a{"fabric", "run", "--cluster", kN300};
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+}
+
+// One "fault: ..." line of stderr that applied a change: what it says before " (device cycle N)",
+// and N.
+struct FaultLine {
+    std::string what;
+    uint64_t device_cycle = 0;
+};
+
+std::vector<FaultLine> fault_lines(const std::string& err) {
+    const std::string prefix = "fabricctl: fault: ";
+    const std::string cycle = " (device cycle ";
+    std::vector<FaultLine> out;
+    std::istringstream in(err);
+    for (std::string line; std::getline(in, line);) {
+        const size_t at = line.rfind(cycle);
+        if (line.rfind(prefix, 0) != 0 || at == std::string::npos) continue;
+        REQUIRE(line.back() == ')');
+        const std::string digits =
+            line.substr(at + cycle.size(), line.size() - 1 - at - cycle.size());
+        out.push_back({line.substr(prefix.size(), at - prefix.size()), std::stoull(digits)});
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("fabricctl --fault: a bad spec is refused with its message, exit 101", "[cli][faults]") {
+    struct Case {
+        std::vector<std::string> args;
+        std::string message;
+    };
+    const std::vector<Case> cases{
+        {n300_run({"--fault", "link-cut:0:8@10"}),
+         "fault 'link-cut:0:8@10': unknown fault kind 'link-cut' (link-down, link-flap, "
+         "link-drop, link-delay, router-stall)"},
+        {n300_run({"--fault", "link-delay:0:8@10"}),
+         "fault 'link-delay:0:8@10': missing CYCLES (expected link-delay:CHIP:ETH@CYCLE/CYCLES)"},
+        {n300_run({"--fault", "link-down:0:8@soon"}),
+         "fault 'link-down:0:8@soon': CYCLE 'soon' is not a number"},
+        {n300_run({"--fault", "link-flap:0:8@10/0"}),
+         "fault 'link-flap:0:8@10/0': PERIOD must be at least 1"},
+        {n300_run({"--fault", "link-delay:0:8@10/5", "--fault", "link-drop:0:8@10/2000000"}),
+         "fault 'link-drop:0:8@10/2000000': PPM 2000000 is more than 1000000 (every frame)"},
+        {{"mesh", "run", "--cluster", kT3k, "--fault", "link-down:0:8@99999999999999999999"},
+         "fault 'link-down:0:8@99999999999999999999': CYCLE 99999999999999999999 is out of range "
+         "(at most 281474976710656)"},
+    };
+    for (const Case& c : cases) {
+        INFO(c.message);
+        const auto r = fabricctl(c.args);
+        expect_failure(r, 101);
+        CHECK(r.err == "fabricctl: error: " + c.message + "\n");
+    }
+}
+
+TEST_CASE("fabricctl --fault: a port the model does not have is refused, exit 101",
+          "[cli][faults][sim]") {
+    if (!have_fabric_firmware()) return;
+    const auto nolink = fabricctl(n300_run({"--fault", "link-down:0:3@10"}));
+    expect_failure(nolink, 101);
+    CHECK(nolink.err == "fabricctl: error: fault 'link-down:0:3@10': chip 0 eth 3 has no link in " +
+                            kN300 + "\n");
+    const auto nochip = fabricctl(n300_run({"--fault", "router-stall:2:0@10/5"}));
+    expect_failure(nochip, 101);
+    CHECK(nochip.err ==
+          "fabricctl: error: fault 'router-stall:2:0@10/5': chip 2 does not exist "
+          "(chips 0..1 in " +
+              kN300 + ")\n");
+}
+
+TEST_CASE("fabricctl mesh run --fault: refused on chips behind tt-kmd, exit 101", "[cli][faults]") {
+    const auto r = fabricctl({"mesh", "run", "--cluster", kT3k, "--target", "pcie", "--dir",
+                              kTmp + "/no_such_dev_dir", "--fault", "link-down:0:8@10"});
+    expect_failure(r, 101);
+    CHECK(r.err ==
+          "fabricctl: error: --fault link-down:0:8@10: faults are injected into the model only, "
+          "not into chips behind tt-kmd: use --target sim\n");
+}
+
+TEST_CASE("fabricctl fabric run --fault: extra link delay and a short router stall, it passes",
+          "[cli][faults][sim]") {
+    if (!have_fabric_firmware()) return;
+    const std::string events = kTmp + "/faults_events.jsonl";
+    const auto r =
+        fabricctl(n300_run({"--packets", "200", "--fault", "link-delay:0:8@2000/300", "--fault",
+                            "router-stall:1:0@4000/3000", "--events", events}));
+    INFO("stdout: " << r.out);
+    INFO("stderr: " << r.err);
+    REQUIRE(r.code == 0);
+    const std::vector<FaultLine> lines = fault_lines(r.err);
+    REQUIRE(lines.size() == 3);
+    CHECK(lines[0].what == "link-delay chip 0 eth 8 +300 cycles at traffic cycle 2000");
+    CHECK(lines[1].what == "router-stall chip 1 eth 0 frozen at traffic cycle 4000");
+    CHECK(lines[2].what == "router-stall chip 1 eth 0 thawed at traffic cycle 7000");
+    // One start of traffic for all of them: device cycle - traffic cycle is the same.
+    CHECK(lines[1].device_cycle - lines[0].device_cycle == 2000);
+    CHECK(lines[2].device_cycle - lines[1].device_cycle == 3000);
+    CHECK_THAT(r.err, Contains("fabricctl: fabric run passed: line 0,1"));
+    // The same changes are host records of the event log, beside the routers' own.
+    std::ifstream in(events);
+    std::vector<nlohmann::json> host;
+    for (std::string line; std::getline(in, line);) {
+        const auto j = nlohmann::json::parse(line);
+        if (j["router"] == "host") host.push_back(j);
+    }
+    REQUIRE(host.size() == 3);
+    CHECK(host[1]["kind"] == "fault");
+    CHECK(host[1]["fault"] == "router-stall");
+    CHECK(host[1]["change"] == "frozen");
+    CHECK(host[1]["chip"] == 1);
+    CHECK(host[1]["eth"] == 0);
+    CHECK(host[1]["traffic_cycle"] == 4000);
+    CHECK(host[1]["cycle"] == lines[1].device_cycle);
+    CHECK(host[1]["text"] == "fault: " + lines[1].what + " (device cycle " +
+                                 std::to_string(lines[1].device_cycle) + ")");
+    // `mesh events` prints them like the routers' records.
+    const auto printed = fabricctl({"mesh", "events", events});
+    CHECK(printed.code == 0);
+    CHECK_THAT(printed.out, Contains(" host: fault: router-stall chip 1 eth 0 thawed at traffic "
+                                     "cycle 7000 (device cycle "));
+}
+
+TEST_CASE("fabricctl fabric run --fault: frames dropped at 1000 ppm are resent, it passes",
+          "[cli][faults][sim]") {
+    if (!have_fabric_firmware()) return;
+    const auto run = [] {
+        return fabricctl(n300_run({"--packets", "400", "--bytes", "4096", "--seed", "5", "--fault",
+                                   "link-drop:0:8@0/1000"}));
+    };
+    const auto r = run();
+    INFO("stdout: " << r.out);
+    INFO("stderr: " << r.err);
+    REQUIRE(r.code == 0);
+    const std::vector<FaultLine> lines = fault_lines(r.err);
+    REQUIRE(lines.size() == 1);
+    CHECK(lines[0].what == "link-drop chip 0 eth 8 1000 ppm at traffic cycle 0");
+    // What the drops did, from the link's statistics: some frames were lost and resent.
+    const std::string effect = "fabricctl: fault: link-drop chip 0 eth 8: ";
+    const size_t at = r.err.find(effect);
+    REQUIRE(at != std::string::npos);
+    const std::string line = r.err.substr(at, r.err.find('\n', at) - at);
+    const uint64_t dropped = std::stoull(line.substr(effect.size()));
+    CHECK(dropped > 0);
+    CHECK_THAT(line, Contains(" frames dropped, ") && Contains(" resent (seed 5)"));
+    CHECK_THAT(r.err, Contains("fabricctl: fabric run passed: line 0,1"));
+    // The same seed, the same drops, to the cycle.
+    const auto again = run();
+    CHECK(again.code == 0);
+    CHECK(again.err == r.err);
+}
+
+TEST_CASE("fabricctl fabric run --fault: a flapping link, down and up every period, it passes",
+          "[cli][faults][sim]") {
+    if (!have_fabric_firmware()) return;
+    const auto r = fabricctl(n300_run({"--packets", "100", "--fault", "link-flap:0:8@1000/2000"}));
+    INFO("stderr: " << r.err);
+    REQUIRE(r.code == 0);
+    const std::vector<FaultLine> lines = fault_lines(r.err);
+    REQUIRE(lines.size() >= 4);
+    for (size_t i = 0; i < lines.size(); ++i) {
+        INFO("line " << i);
+        CHECK(lines[i].what == "link-flap chip 0 eth 8 " + std::string(i % 2 == 0 ? "down" : "up") +
+                                   " at traffic cycle " + std::to_string(1000 + 2000 * i));
+        if (i > 0) CHECK(lines[i].device_cycle - lines[i - 1].device_cycle == 2000);
+    }
+    CHECK_THAT(r.err, Contains("fabricctl: fabric run passed: line 0,1"));
+}
+
+TEST_CASE("fabricctl fabric run --fault: a link down for good fails the run within its budget",
+          "[cli][faults][sim]") {
+    if (!have_fabric_firmware()) return;
+    // Nothing reroutes yet: the workers' send timeout (half the budget) ends the run, exit 108.
+    const auto r = fabricctl(
+        n300_run({"--packets", "200", "--max-cycles", "2000000", "--fault", "link-down:0:8@1000"}));
+    INFO("stderr: " << r.err);
+    CHECK(r.code == 108);
+    const std::vector<FaultLine> lines = fault_lines(r.err);
+    REQUIRE(lines.size() == 1);
+    CHECK(lines[0].what == "link-down chip 0 eth 8 at traffic cycle 1000");
+    CHECK_THAT(r.err, Contains("fabricctl: fabric run failed: "));
+}
+
+TEST_CASE("fabricctl mesh run --fault: extra delay and a router stall on an n300 mesh, it passes",
+          "[cli][faults][sim]") {
+    if (!have_fabric_firmware()) return;
+    const auto r = fabricctl({"mesh", "run", "--cluster", kN300, "--mesh-graph",
+                              kSoc + "/n300_mesh_graph.yaml", "--packets", "50", "--fault",
+                              "link-delay:1:0@500/200", "--fault", "router-stall:0:8@800/1500",
+                              "--json", "-q"});
+    INFO("stderr: " << r.err);
+    REQUIRE(r.code == 0);
+    CHECK(nlohmann::json::parse(r.out)["ok"] == true);
+    const std::vector<FaultLine> lines = fault_lines(r.err);
+    REQUIRE(lines.size() == 3);
+    CHECK(lines[0].what == "link-delay chip 1 eth 0 +200 cycles at traffic cycle 500");
+    CHECK(lines[1].what == "router-stall chip 0 eth 8 frozen at traffic cycle 800");
+    CHECK(lines[2].what == "router-stall chip 0 eth 8 thawed at traffic cycle 2300");
+    CHECK(lines[2].device_cycle - lines[0].device_cycle == 1800);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 3);  // -q: the faults only
+}
