@@ -422,8 +422,8 @@ class Router {
         return c == pf::kWorkerChannel ? port_.connected() : credit_to_[c].present;
     }
     void link_step(uint32_t now);
+    void record_link(pf::RouterEventKind kind, uint32_t code);
     void stall_step(uint32_t now);
-    void drop_head(uint32_t r, BadPacket why, uint32_t src_channel);
     bool drained() const;
     uint32_t undrained() const;
     int terminate_immediate();
@@ -481,8 +481,10 @@ class Router {
     bool activity_ = false;  // a step moved a packet or a credit in this iteration
     // Link health (link_step): the peer heard, our keep-alives, the link status word.
     PeerWatch peer_watch_{static_cast<uint32_t>(hal::us_to_cycles(kA, pf::kRouterPeerSilentUs)), 0};
+    LinkStatusWatch link_status_{kA.link_status.up};
     uint32_t keep_alive_at_ = 0;  // wall clock (low word) of our last keep-alive
     uint32_t signs_ = 0;          // packets taken and completions, at the last link_step
+    uint32_t told_ = 0;           // packets and completions sent, at the last link_step
     // Timeouts (stall_step): per receiver channel, its taken count when its head was last seen
     // blocked and since when; the ports that stalled (bit p; their packets are dropped while
     // they stay full, StallAction::Drop).
@@ -545,8 +547,7 @@ int Router::stop_hal(Status s, RouterWait where) {
 // Subordinate: wait for the master's message, answer once. Both judge the other (handshake.h) and
 // stop with HandshakeMismatch (detail: the HandshakeField) rather than wait for credits that
 // cannot come.
-// (cold: once per run, so compiled for size; the Blackhole line image's window is full)
-[[gnu::cold]] int Router::handshake() {
+int Router::handshake() {
     set_stage(RouterStatus::Handshaking);
     pf::HandshakeMsg out = handshake_msg(g_config, g_layout);
     const hal::Deadline deadline = hal::Deadline::after_us(kA, g_config.handshake_timeout_us);
@@ -608,7 +609,7 @@ int Router::stop_hal(Status s, RouterWait where) {
 }
 
 // Wait for the host's ready word; the termination word ends the router instead.
-[[gnu::cold]] int Router::wait_ready() {
+int Router::wait_ready() {
     const Status s =
         hal::wait_until([&] { return ld(g_layout.ready) == pf::kReadyMagic; },
                         hal::Deadline::after_us(kA, g_config.ready_timeout_us), term());
@@ -1031,7 +1032,12 @@ Status Router::take(uint32_t r, Noc::Batch& batch, TakeState& t) {
         }
     }
     if (why != BadPacket::None) {
-        drop_head(r, why, h.src_channel);
+        ++bad_packets_;
+        sb_store(SB_OFF(detail), static_cast<uint32_t>(why));
+        events_.record(pf::RouterEventKind::BadPacket, r, static_cast<uint32_t>(why),
+                       ld(slot + offsetof(pf::PacketHeader, seq)));
+        rx.src.set(idx, h.src_channel < kSenders ? h.src_channel : 0xFF);
+        (void)rx.take_id(idx);  // no requests: its completion waits for nothing of its own
     } else {
         const uint32_t id = rx.take_id(idx);
         if (v.hop.write) {
@@ -1052,19 +1058,6 @@ Status Router::take(uint32_t r, Noc::Batch& batch, TakeState& t) {
     ++rx.taken;
     rx.take.advance(rx.base, rx.slots, slot_bytes_);
     return Status::Ok;
-}
-
-// The packet at the head of rx r is dropped: counted, reported with its seq, and completed
-// without any NoC request of its own, so its credit goes back. The caller moves on past it.
-[[gnu::noinline, gnu::cold]] void Router::drop_head(uint32_t r, BadPacket why,
-                                                    uint32_t src_channel) {
-    Receiver& rx = rx_[r];
-    ++bad_packets_;
-    sb_store(SB_OFF(detail), static_cast<uint32_t>(why));
-    events_.record(pf::RouterEventKind::BadPacket, r, static_cast<uint32_t>(why),
-                   ld(rx.take.addr + offsetof(pf::PacketHeader, seq)));
-    rx.src.set(rx.take.idx, src_channel < kSenders ? src_channel : 0xFF);
-    (void)rx.take_id(rx.take.idx);
 }
 
 // Completions go back in order: the oldest unfinished slot, once its NoC requests are flushed,
@@ -1259,25 +1252,44 @@ Status Router::prepare_credit(uint32_t c, const fabric::NocWord& to) {
 // Link health, at the main loop's polls (link_watch.h): what the peer sent since the last poll
 // (keep-alives, packets landed, completions) tells whether it is heard; a change is an event. Our
 // own keep-alive goes every kRouterKeepAliveUs, when TXQ0 takes it at once.
-[[gnu::noinline, gnu::cold]] void Router::link_step(uint32_t now) {
+// A link health event: it names the peer's end of the link.
+[[gnu::noinline]] void Router::record_link(pf::RouterEventKind kind, uint32_t code) {
+    events_.record(kind, g_config.peer_eth_channel, code, g_config.peer_chip_id);
+}
+
+[[gnu::noinline]] void Router::link_step(uint32_t now) {
     const uint32_t alive = Streams::read(kPeerAlive);
     if (alive != 0) stream_add(kPeerAlive, -static_cast<int32_t>(alive));
-    // What the peer sent us: packets we took, completions.
+    // What the peer sent us (packets we took, completions) and what we sent it (packets,
+    // completions): each side's are the other's signs of life.
     uint32_t signs = alive + rx_[0].taken + rx_[1].taken;
-    for (uint32_t c = 0; c < kSenders; ++c) signs += tx_[c].completed;
+    uint32_t told = rx_[0].done + rx_[1].done;
+    for (uint32_t c = 0; c < kSenders; ++c) {
+        signs += tx_[c].completed;
+        told += tx_[c].sent;
+    }
     const bool heard = alive != 0 || signs != signs_;
     signs_ = signs;
     const LinkChange change = peer_watch_.poll(now, heard);
-    if (change != LinkChange::None) {
-        const bool silent = change == LinkChange::PeerSilent;
-        events_.record(silent ? pf::RouterEventKind::PeerSilent : pf::RouterEventKind::PeerHeard,
-                       g_config.peer_eth_channel,
-                       silent ? peer_watch_.quiet_cycles(now) : peer_watch_.silent_for(),
-                       g_config.peer_chip_id);
+    if (change == LinkChange::PeerSilent) {
+        record_link(pf::RouterEventKind::PeerSilent, peer_watch_.quiet_cycles(now));
+    } else if (change == LinkChange::PeerHeard) {
+        record_link(pf::RouterEventKind::PeerHeard, peer_watch_.silent_for());
     }
-    if (now - keep_alive_at_ >= hal::us_to_cycles(kA, pf::kRouterKeepAliveUs) &&
-        Eth::try_write_remote_reg(kTxq, Streams::update_reg_addr(kPeerAlive), kIncOne) ==
-            Status::Ok) {
+    // The Ethernet link status word (the base firmware's; the model keeps it current).
+    const uint32_t word = ld(kA.link_status.addr);
+    if (link_status_.poll(word) != LinkChange::None) {
+        record_link(link_status_.up() ? pf::RouterEventKind::LinkUp : pf::RouterEventKind::LinkDown,
+                    word);
+    }
+    // A keep-alive only when we sent the peer nothing else since the last one: on a link that
+    // carries our traffic it would only delay the data (a frame and a TXQ0 command).
+    if (told != told_) {
+        told_ = told;
+        keep_alive_at_ = now;
+    } else if (now - keep_alive_at_ >= hal::us_to_cycles(kA, pf::kRouterKeepAliveUs) &&
+               Eth::try_write_remote_reg(kTxq, Streams::update_reg_addr(kPeerAlive), kIncOne) ==
+                   Status::Ok) {
         keep_alive_at_ = now;
     }
 }
@@ -1286,7 +1298,7 @@ Status Router::prepare_credit(uint32_t c, const fabric::NocWord& to) {
 // waits for a full port, with nothing of the channel taken, for stall_timeout_us is stalled:
 // reported once (event Stalled); with StallAction::Drop that packet is dropped (bad_packet
 // timeout) and so is every later one for that port until it has room again.
-[[gnu::noinline, gnu::cold]] void Router::stall_step(uint32_t now) {
+[[gnu::noinline]] void Router::stall_step(uint32_t now) {
     if (stall_cycles_ == 0) return;
     for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
         Receiver& rx = rx_[r];
@@ -1301,14 +1313,12 @@ Status Router::prepare_credit(uint32_t c, const fabric::NocWord& to) {
         events_.record(pf::RouterEventKind::Stalled, r, rx.blocked,
                        ld(slot + offsetof(pf::PacketHeader, seq)));
         if (g_config.stall_action != static_cast<uint32_t>(pf::StallAction::Drop)) continue;
-        if (rx.blocked != kRetake) stalled_ports_ |= 1u << rx.blocked;
-        rx.blocked = 0;
-        rx.armed &= ~(1u << rx.take.idx);
-        drop_head(r, BadPacket::Timeout, read_head(slot).src_channel());
-        ++rx.taken;
-        rx.take.advance(rx.base, rx.slots, slot_bytes_);
-        stream_add(rx_sent_id(r), -1);
-        activity_ = true;
+        // Its ports that are full stall; take_general, at the channel's next pass, drops it.
+        for (uint32_t p = 1; p < kSenders; ++p) {
+            if ((rx.blocked == kRetake || rx.blocked == p) && port_full(p))
+                stalled_ports_ |= 1u << p;
+        }
+        rx.blocked = kRetake;
     }
     for (uint32_t p = 1; p < kSenders; ++p) {
         if ((stalled_ports_ >> p & 1) != 0 && !port_full(p)) stalled_ports_ &= ~(1u << p);
@@ -1339,7 +1349,7 @@ int Router::finish(uint32_t undrained_packets) {
 
 // Immediate termination: take nothing new; let the NoC settle (bounded), return the credits of
 // what was delivered, tell producers, stop.
-[[gnu::cold]] int Router::terminate_immediate() {
+int Router::terminate_immediate() {
     RouterWait where = RouterWait::None;
     if (noc_.full_barrier(progress_deadline()) != Status::Ok) where = RouterWait::NocFlush;
     for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {

@@ -598,10 +598,12 @@ uint32_t delay(const fabric::RouterEventRecord& r, uint64_t since) {
     return r.event.time - static_cast<uint32_t>(since);
 }
 
-// Worst case from the peer's last sign to the report: the silence bound, one keep-alive period
-// (the last one may have left just before), the link's latency and a poll interval.
-constexpr uint32_t kSilentReportBound =
-    (pf::kRouterPeerSilentUs + pf::kRouterKeepAliveUs + 1) * 1000 + 1000;
+// Worst case from the peer's last sign to the report: the silence bound, two poll intervals of
+// an idle router (~2.5 us each: its last keep-alive left up to one before, and the silence is seen
+// at a poll) and the link latency.
+constexpr uint32_t kSilentReportBound = (pf::kRouterPeerSilentUs + 6) * 1000;
+// The link status word is read at every poll of an idle router.
+constexpr uint32_t kLinkWordBound = 3000;
 
 }  // namespace
 
@@ -656,6 +658,12 @@ TEST_CASE("router events (sim): a silent peer is named within the bound, and hea
             CHECK(silent[0].event.value == p.routers[other].chip);
             CHECK(silent[0].event.channel == p.routers[other].eth_channel);
             CHECK(delay(silent[0], down_at) <= kSilentReportBound);
+            // The link status word said so first: at the router's next poll.
+            const auto down = of_kind(all, r, pf::RouterEventKind::LinkDown);
+            REQUIRE(down.size() == 1);
+            CHECK(down[0].event.code == hal::kWormholeB0.link_status.down);
+            CHECK(down[0].event.value == p.routers[other].chip);
+            CHECK(delay(down[0], down_at) <= kLinkWordBound);
         }
         const uint64_t up_at = dev.cycles();
         dev.cluster().link(0, ch).set_up(true);
@@ -665,6 +673,10 @@ TEST_CASE("router events (sim): a silent peer is named within the bound, and hea
             REQUIRE(heard.size() == 1);
             // The keep-alives queued while it was down leave at once: one latency and a poll.
             CHECK(delay(heard[0], up_at) <= 5000);
+            const auto up = of_kind(all, r, pf::RouterEventKind::LinkUp);
+            REQUIRE(up.size() == 1);
+            CHECK(up[0].event.code == hal::kWormholeB0.link_status.up);
+            CHECK(delay(up[0], up_at) <= kLinkWordBound);
         }
     }
     // Both still routing, and they end cleanly.
