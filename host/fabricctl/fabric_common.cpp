@@ -53,6 +53,19 @@ TrafficKernel load_traffic_kernel(const std::string& given, const fabric::SocDes
     return kernel;
 }
 
+void PacketTimeoutArgs::add_options(CLI::App& cmd) {
+    cmd.add_option("--packet-timeout-us", timeout_us,
+                   "Router timeouts: a packet that waits this long at a router for a downstream "
+                   "that takes nothing is reported (event `stalled`); 0 = off")
+        ->check(CLI::Range(0u, fabric::kMaxRouterTimeoutUs))
+        ->capture_default_str();
+    cmd.add_option("--on-packet-timeout", action,
+                   "drop: drop it and the next ones for that downstream while it stays full "
+                   "(each reported: bad_packet timeout); hold: only report it (debugging)")
+        ->check(CLI::IsMember({"drop", "hold"}))
+        ->capture_default_str();
+}
+
 void add_events_option(CLI::App& cmd, std::string& path) {
     cmd.add_option("--events", path,
                    "Write the routers' event log to this file (JSON lines; `mesh events FILE` "

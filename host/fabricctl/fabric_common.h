@@ -64,6 +64,22 @@ std::unique_ptr<fabric::ProgressLine> fabric_progress(const std::string& title,
                                                       fabric::FabricRunner& runner,
                                                       uint64_t expected_deliveries);
 
+// --packet-timeout-us N and --on-packet-timeout drop|hold: the routers' own timeouts
+// (RouterConfig::stall_timeout_us, stall_action; firmware/router/README.md "Timeouts"), for
+// FabricOptions and MeshFabricOptions alike.
+struct PacketTimeoutArgs {
+    uint32_t timeout_us = 0;  // 0: off
+    std::string action = "drop";
+
+    void add_options(CLI::App& cmd);
+    template <typename Options>
+    void apply(Options& o) const {
+        o.stall_timeout_us = timeout_us;
+        o.stall_action = action == "hold" ? protocol::fabric::StallAction::Hold
+                                          : protocol::fabric::StallAction::Drop;
+    }
+};
+
 // --events FILE: the routers' event records (fabric/router_events.h), collected at every poll of
 // the runner's waits and appended to FILE as JSON lines (created anew); `mesh events FILE` prints
 // them.

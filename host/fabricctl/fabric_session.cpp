@@ -82,6 +82,7 @@ void FabricArgs::add_options(CLI::App& c, bool& as_json) {
                  "Simulator fault: freeze router CHIP:ETH (its eth channel) CYCLES after the "
                  "workers start (run) or after bring-up (up), as CHIP:ETH@CYCLES; the "
                  "health monitor must name it");
+    packet_timeout.add_options(c);
     add_events_option(c, events);
     add_output_flags(c, as_json, quiet);
 }
@@ -115,6 +116,7 @@ fabric::FabricOptions FabricSession::fabric_options() const {
     fo.topology = args_.topology == "ring" ? pf::Topology::Ring : pf::Topology::Line;
     fo.chips = parse_chips(args_.chips, cluster_.chip_count());
     fo.link_index = args_.link;
+    args_.packet_timeout.apply(fo);
     return fo;
 }
 

@@ -42,6 +42,7 @@ struct FabricArgs {
     std::string stall_router;   // sim fault: "CHIP:ETH@CYCLES", freeze that router's core
     bool quiet = false;
     std::string events;  // --events FILE
+    PacketTimeoutArgs packet_timeout;
 
     // Adds these options, --json (which sets `as_json`) and -q to `cmd`.
     void add_options(CLI::App& cmd, bool& as_json);

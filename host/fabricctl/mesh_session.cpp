@@ -151,6 +151,7 @@ void MeshFabricArgs::add_options(CLI::App& c, bool& as_json) {
                               "this build's erisc_base.elf; --target sim)");
     c.add_flag("--no-base-fw", no_base_fw, "Start the model's routers bare metal (--target sim)")
         ->excludes(base);
+    packet_timeout.add_options(c);
     add_events_option(c, events);
     add_output_flags(c, as_json, quiet);
 }
@@ -178,6 +179,7 @@ fabric::MeshFabricOptions MeshSession::fabric_options() const {
     fabric::MeshFabricOptions mo;
     mo.planes = parse_planes(args_.planes);
     std::tie(mo.sender_slots, mo.receiver_slots) = parse_slots(args_.slots);
+    args_.packet_timeout.apply(mo);
     return mo;
 }
 

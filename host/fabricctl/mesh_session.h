@@ -49,6 +49,7 @@ struct MeshFabricArgs {
     bool no_base_fw = false;
     bool quiet = false;
     std::string events;  // --events FILE
+    PacketTimeoutArgs packet_timeout;
 
     // Adds these options, --json (which sets `as_json`) and -q to `cmd`.
     void add_options(CLI::App& cmd, bool& as_json);

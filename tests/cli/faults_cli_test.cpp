@@ -244,3 +244,50 @@ TEST_CASE("fabricctl mesh run --fault: extra delay and a router stall on an n300
     CHECK(lines[2].device_cycle - lines[0].device_cycle == 1800);
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 3);  // -q: the faults only
 }
+
+TEST_CASE(
+    "fabricctl fabric run --packet-timeout-us: a router stalled past the timeout, its "
+    "packets dropped and named (drop) or delivered late (hold)",
+    "[cli][faults][timeout][sim]") {
+    if (!have_fabric_firmware()) return;
+    // Chip 1's east router (eth 2) stops for 300,000 cycles: chip 1's west router, forwarding
+    // chip 0's multicast on to chip 2, finds it full for longer than 20 us.
+    const std::vector<std::string> args{"fabric",
+                                        "run",
+                                        "--cluster",
+                                        kT3k,
+                                        "--chips",
+                                        "0,1,2",
+                                        "--pattern",
+                                        "all-to-all",
+                                        "--packets",
+                                        "40",
+                                        "--bytes",
+                                        "256",
+                                        "--fault",
+                                        "router-stall:1:2@2000/300000",
+                                        "--packet-timeout-us",
+                                        "20"};
+    const auto dropped = fabricctl(args);
+    INFO("stdout: " << dropped.out);
+    INFO("stderr: " << dropped.err);
+    CHECK(dropped.code == 108);  // dropped packets fail the run, every one accounted for
+    CHECK_THAT(dropped.out,
+               Contains("worker chip 0 core 1-1 (east) -> chip 2       40        11      29      "
+                        "0          0  timeout at chip 1 eth 4: 29 packets") &&
+                   Contains("account: 6 flows, 240 sent, 182 delivered, 58 dropped, 0 lost"));
+    CHECK_THAT(dropped.err,
+               Contains("58 packets dropped by routers in 2 flows (all accounted for)"));
+
+    std::vector<std::string> hold = args;
+    const std::string events = kTmp + "/packet_timeout_hold.jsonl";
+    hold.insert(hold.end(), {"--on-packet-timeout", "hold", "--events", events});
+    const auto held = fabricctl(hold);
+    INFO("stdout: " << held.out);
+    INFO("stderr: " << held.err);
+    CHECK(held.code == 0);
+    CHECK_THAT(held.out, Contains("account: 6 flows, 240 sent, 240 delivered, 0 dropped, 0 lost"));
+    const auto printed = fabricctl({"mesh", "events", events});
+    CHECK_THAT(printed.out, Contains("router west chip 1 eth 4: stalled: the packet at the head of "
+                                     "rx0 waits for port 1 (seq "));
+}
