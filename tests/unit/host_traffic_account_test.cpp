@@ -57,7 +57,7 @@ TEST_CASE("traffic account: every packet delivered", "[account]") {
           std::vector<std::string>{"account: 2 flows, 32 sent, 32 delivered, 0 dropped, 0 lost"});
 }
 
-TEST_CASE("traffic account: drops named by flow, reason and router; the rest lost", "[account]") {
+TEST_CASE("traffic account: drops named by flow, reason and router, the rest lost", "[account]") {
     const std::vector<FlowTally> flows{{"A", 0, 8, 8, {}},   // all delivered
                                        {"B", 1, 8, 5, {}},   // 3 dropped: accounted
                                        {"C", 2, 8, 4, {}}};  // 1 dropped, 3 lost
