@@ -1,14 +1,13 @@
-// Link health as the router's main loop sees it at each poll (every kPollEvery passes): whether the
-// peer is heard, and what the Ethernet link status word says. A pure state machine over what the
-// poll read, so the host unit tests drive it with made-up clocks.
+// Link health as the router's main loop sees it at its polls: whether the peer is heard, and what
+// the Ethernet link status word says. A pure state machine over what the poll read, so the host
+// unit tests drive it with made-up clocks.
 //
 // Signs of the peer's life: its keep-alives (a +1 on our PeerAlive stream, sent every
-// kRouterKeepAliveUs when TXQ0 takes it), and everything else it sends us (packets landed,
-// completions: the main loop notes them where it reads those streams anyway). Silent for
-// kRouterPeerSilentUs: reported once; heard again: reported once, with how long it was silent. The
-// watch starts at the first sign: the host releases the routers of a large fabric one by one, and a
-// peer not yet in its main loop is not silent (one that never gets there fails the host's
-// bring-up).
+// kRouterKeepAliveUs when it sent us nothing else), and everything else it sends us (packets
+// landed, completions). Silent for kRouterPeerSilentUs: reported once; heard again: reported once,
+// with how long it was silent. The watch starts with the main loop: the handshake was the peer's
+// first sign, and it sends keep-alives from then on (also while it waits for the host's ready
+// word, which reaches the routers of a large fabric one by one).
 #pragma once
 
 #include <stdint.h>
@@ -29,7 +28,6 @@ class PeerWatch {
     // `heard`: the peer was heard since the last poll. Times are the wall clock's low word.
     LinkChange poll(uint32_t now, bool heard) {
         if (heard) {
-            armed_ = true;
             const uint32_t quiet = now - heard_at_;
             heard_at_ = now;
             if (!silent_) return LinkChange::None;
@@ -37,7 +35,7 @@ class PeerWatch {
             silent_for_ = quiet;
             return LinkChange::PeerHeard;
         }
-        if (!armed_ || silent_ || now - heard_at_ < silent_cycles_) return LinkChange::None;
+        if (silent_ || now - heard_at_ < silent_cycles_) return LinkChange::None;
         silent_ = true;
         return LinkChange::PeerSilent;
     }
@@ -49,7 +47,6 @@ class PeerWatch {
     uint32_t silent_cycles_;
     uint32_t heard_at_;
     uint32_t silent_for_ = 0;
-    bool armed_ = false;  // the peer was heard once
     bool silent_ = false;
 };
 

@@ -610,9 +610,22 @@ int Router::handshake() {
 
 // Wait for the host's ready word; the termination word ends the router instead.
 int Router::wait_ready() {
-    const Status s =
-        hal::wait_until([&] { return ld(g_layout.ready) == pf::kReadyMagic; },
-                        hal::Deadline::after_us(kA, g_config.ready_timeout_us), term());
+    // Keep-alives from here on (link_step): the peer, in its main loop already, must not take
+    // this wait for silence. The first goes at once.
+    constexpr uint32_t kPeriod =
+        static_cast<uint32_t>(hal::us_to_cycles(kA, pf::kRouterKeepAliveUs));
+    uint32_t sent_at = hal::wall_clock_lo() - kPeriod;
+    const Status s = hal::wait_until(
+        [&] {
+            const uint32_t now = hal::wall_clock_lo();
+            if (now - sent_at >= kPeriod &&
+                Eth::try_write_remote_reg(kTxq, Streams::update_reg_addr(kPeerAlive), kIncOne) ==
+                    Status::Ok) {
+                sent_at = now;
+            }
+            return ld(g_layout.ready) == pf::kReadyMagic;
+        },
+        hal::Deadline::after_us(kA, g_config.ready_timeout_us), term());
     if (s != Status::Ok) return stop_hal(s, RouterWait::ReadyWord);
     return kGoOn;
 }

@@ -290,4 +290,11 @@ TEST_CASE(
     const auto printed = fabricctl({"mesh", "events", events});
     CHECK_THAT(printed.out, Contains("router west chip 1 eth 4: stalled: the packet at the head of "
                                      "rx0 waits for port 1 (seq "));
+    // The stopped router's peer names it, though it stopped 2000 cycles into the traffic, before
+    // its first keep-alive of the main loop (the handshake and the ready wait's keep-alives count).
+    CHECK_THAT(printed.out,
+               Contains("router west chip 2 eth 4: peer_silent: peer chip 1 eth 2 not heard for "));
+    CHECK_THAT(
+        printed.out,
+        Contains("router west chip 2 eth 4: peer_heard: peer chip 1 eth 2 heard again after "));
 }

@@ -14,13 +14,11 @@ using fabric::router::PeerWatch;
 
 TEST_CASE("peer watch: silent once after the bound, heard again once", "[router][link]") {
     PeerWatch w(8000, 100);
-    // Not before the peer was heard once (it may not have started its main loop yet).
-    CHECK(w.poll(4000, false) == LinkChange::None);
-    CHECK(w.poll(100000, false) == LinkChange::None);
-    // Signs of life keep it quiet however long the run.
-    CHECK(w.poll(105000, true) == LinkChange::None);
-    CHECK(w.poll(110000, true) == LinkChange::None);
+    // From the start (the handshake was the peer's first sign): silent 8000 cycles after it.
+    CHECK(w.poll(8099, false) == LinkChange::None);
+    CHECK(w.poll(8100, false) == LinkChange::PeerSilent);
     w = PeerWatch(8000, 100);
+    // Signs of life keep it quiet however long the run.
     CHECK(w.poll(5000, true) == LinkChange::None);
     CHECK(w.poll(12000, true) == LinkChange::None);
     // No new sign: silent once 8000 cycles have passed since the last one (at 12000).
