@@ -44,9 +44,13 @@ struct HeaderHead {
     bool has_magic() const { return (magic & 0xFF) == pf::kHeaderMagic; }
     uint32_t ttl() const { return (magic >> 8) & 0xFF; }
     uint32_t branch_hops() const { return magic >> 16; }
-    // The magic word the next router gets: one hop less to live.
-    uint32_t magic_passed_on() const { return magic - (1u << 8); }
 };
+
+// Before a forward: the next router gets the packet with one hop less to live (the TTL is the
+// magic word's second byte). The same on every topology; the route's rewrite is the topology's.
+inline void pass_ttl_on(uint32_t slot, const HeaderHead& h) {
+    st(slot + 4 * kHdrMagicWord, h.magic - (1u << 8));
+}
 
 inline HeaderHead read_head(uint32_t slot) {
     return {ld(slot + 4 * kHdrMetaWord), ld(slot + 4 * kHdrRouteWord),

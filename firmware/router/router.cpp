@@ -108,6 +108,10 @@ constexpr uint32_t kPublishIdle = 8;
 constexpr uint32_t kPollEvery = 16;
 // A busy router looks at its link's health every this many polls (an idle one at every poll).
 constexpr uint32_t kLinkPollBusy = 8;
+constexpr uint32_t kKeepAliveCycles =
+    static_cast<uint32_t>(hal::us_to_cycles(kA, pf::kRouterKeepAliveUs));
+constexpr uint32_t kPeerSilentCycles =
+    static_cast<uint32_t>(hal::us_to_cycles(kA, pf::kRouterPeerSilentUs));
 // Data packets sent into one peer receiver channel before their +n on its rx_sent stream. One
 // announcement per packet would cost its own Ethernet frame and leave the wire idle while the
 // loop comes round to queue the next packet behind it; more than a few delays the receiver.
@@ -422,6 +426,7 @@ class Router {
         return c == pf::kWorkerChannel ? port_.connected() : credit_to_[c].present;
     }
     void link_step(uint32_t now);
+    void keep_alive_if_due(uint32_t now);
     void record_link(pf::RouterEventKind kind, uint32_t code);
     void stall_step(uint32_t now);
     bool drained() const;
@@ -480,7 +485,7 @@ class Router {
     [[no_unique_address]] Only<kFeedTxq, Wire> wire_;
     bool activity_ = false;  // a step moved a packet or a credit in this iteration
     // Link health (link_step): the peer heard, our keep-alives, the link status word.
-    PeerWatch peer_watch_{static_cast<uint32_t>(hal::us_to_cycles(kA, pf::kRouterPeerSilentUs)), 0};
+    PeerWatch peer_watch_{kPeerSilentCycles, 0};  // started again with the main loop
     LinkStatusWatch link_status_{kA.link_status.up};
     uint32_t keep_alive_at_ = 0;  // wall clock (low word) of our last keep-alive
     uint32_t signs_ = 0;          // packets taken and completions, at the last link_step
@@ -612,17 +617,10 @@ int Router::handshake() {
 int Router::wait_ready() {
     // Keep-alives from here on (link_step): the peer, in its main loop already, must not take
     // this wait for silence. The first goes at once.
-    constexpr uint32_t kPeriod =
-        static_cast<uint32_t>(hal::us_to_cycles(kA, pf::kRouterKeepAliveUs));
-    uint32_t sent_at = hal::wall_clock_lo() - kPeriod;
+    keep_alive_at_ = hal::wall_clock_lo() - kKeepAliveCycles;
     const Status s = hal::wait_until(
         [&] {
-            const uint32_t now = hal::wall_clock_lo();
-            if (now - sent_at >= kPeriod &&
-                Eth::try_write_remote_reg(kTxq, Streams::update_reg_addr(kPeerAlive), kIncOne) ==
-                    Status::Ok) {
-                sent_at = now;
-            }
+            keep_alive_if_due(hal::wall_clock_lo());
             return ld(g_layout.ready) == pf::kReadyMagic;
         },
         hal::Deadline::after_us(kA, g_config.ready_timeout_us), term());
@@ -973,7 +971,8 @@ Status Router::take(uint32_t r, Noc::Batch& batch, TakeState& t) {
         const uint32_t id = t.id;
         rx.trid.set(idx, id);
         t.id = id + 1 == rx.end_id ? rx.first_id : id + 1;
-        topology_.pass_on_plain(slot, head);
+        topology_.pass_on_plain(slot, head.route);
+        pass_ttl_on(slot, head);
         HAL_TRY(forward(out, slot, head.payload_bytes(), id, batch));
     } else if (head.send_type() == static_cast<uint32_t>(pf::NocSendType::UnicastWrite)) {
         static_assert(offsetof(pf::PacketHeader, cmd.write.dst.addr) == 0 &&
@@ -1060,7 +1059,8 @@ Status Router::take(uint32_t r, Noc::Batch& batch, TakeState& t) {
             ++delivered_;
         }
         if (ports != 0) {
-            topology_.pass_on(slot, head, v.hop);
+            topology_.pass_on(slot, v.hop);
+            pass_ttl_on(slot, head);
             Noc::Batch batch(noc_);
             for (uint32_t p = 1; p < kSenders; ++p) {
                 if ((ports >> p & 1) != 0) HAL_TRY(forward(p, slot, h.payload_bytes, id, batch));
@@ -1260,22 +1260,20 @@ Status Router::prepare_credit(uint32_t c, const fabric::NocWord& to) {
     return Status::Ok;
 }
 
-// Nothing pushed and unsent, everything sent completed, nothing landed and untaken, every taken
-// packet completed.
-// Link health, at the main loop's polls (link_watch.h): what the peer sent since the last poll
-// (keep-alives, packets landed, completions) tells whether it is heard; a change is an event. Our
-// own keep-alive goes every kRouterKeepAliveUs, when TXQ0 takes it at once.
 // A link health event: it names the peer's end of the link.
 [[gnu::noinline]] void Router::record_link(pf::RouterEventKind kind, uint32_t code) {
     events_.record(kind, g_config.peer_eth_channel, code, g_config.peer_chip_id);
 }
 
+// Link health, at the main loop's polls (link_watch.h): what the peer sent since the last poll
+// (keep-alives, packets taken, completions) tells whether it is heard, the link status word
+// whether the link is up; a change is an event. Our own keep-alive when it is due.
 [[gnu::noinline]] void Router::link_step(uint32_t now) {
     const uint32_t alive = Streams::read(kPeerAlive);
     if (alive != 0) stream_add(kPeerAlive, -static_cast<int32_t>(alive));
     // What the peer sent us (packets we took, completions) and what we sent it (packets,
     // completions): each side's are the other's signs of life.
-    uint32_t signs = alive + rx_[0].taken + rx_[1].taken;
+    uint32_t signs = rx_[0].taken + rx_[1].taken;
     uint32_t told = rx_[0].done + rx_[1].done;
     for (uint32_t c = 0; c < kSenders; ++c) {
         signs += tx_[c].completed;
@@ -1300,9 +1298,17 @@ Status Router::prepare_credit(uint32_t c, const fabric::NocWord& to) {
     if (told != told_) {
         told_ = told;
         keep_alive_at_ = now;
-    } else if (now - keep_alive_at_ >= hal::us_to_cycles(kA, pf::kRouterKeepAliveUs) &&
-               Eth::try_write_remote_reg(kTxq, Streams::update_reg_addr(kPeerAlive), kIncOne) ==
-                   Status::Ok) {
+    } else {
+        keep_alive_if_due(now);
+    }
+}
+
+// +1 on the peer's PeerAlive stream when kKeepAliveCycles have passed since the last, if TXQ0
+// takes it at once (else at a later call).
+void Router::keep_alive_if_due(uint32_t now) {
+    if (now - keep_alive_at_ >= kKeepAliveCycles &&
+        Eth::try_write_remote_reg(kTxq, Streams::update_reg_addr(kPeerAlive), kIncOne) ==
+            Status::Ok) {
         keep_alive_at_ = now;
     }
 }
@@ -1338,6 +1344,8 @@ Status Router::prepare_credit(uint32_t c, const fabric::NocWord& to) {
     }
 }
 
+// Nothing pushed and unsent, everything sent completed, nothing landed and untaken, every taken
+// packet completed.
 bool Router::drained() const {
     return undrained() == 0;
 }
@@ -1513,8 +1521,7 @@ int Router::main_loop() {
     uint32_t* heartbeat = sb(SB_OFF(heartbeat));
     keep_alive_at_ = hal::wall_clock_lo();
     stall_cycles_ = static_cast<uint32_t>(hal::us_to_cycles(kA, g_config.stall_timeout_us));
-    peer_watch_ = PeerWatch(static_cast<uint32_t>(hal::us_to_cycles(kA, pf::kRouterPeerSilentUs)),
-                            keep_alive_at_);
+    peer_watch_ = PeerWatch(kPeerSilentCycles, keep_alive_at_);
     while (true) {
         ++iterations_;
         // The L1 words (heartbeat, termination, connection block) every kPollEvery passes.

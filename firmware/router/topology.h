@@ -18,8 +18,8 @@
 //   plain_route_ok       the one route check a plain hop can fail (the fast take path's only one)
 //   hop(head, slot, r)   what the hop says in general: write, forward into which ports
 //   check_route(...)     the route's checks for this hop
-//   pass_on(slot, h, hop) the route the next router reads and the TTL one less, rewritten in our
-//                        slot before a forward
+//   pass_on(slot, hop)   the route the next router reads, rewritten in our slot before a
+//                        forward (the TTL one less is header.h's pass_ttl_on, the same for all)
 //   pass_on_plain        the same for a plain hop (the fast take path)
 //   before_send(c, s)    a rewrite of slot `s` of channel c before it goes on the link (2D
 //                        multicast)
@@ -165,13 +165,12 @@ struct LineRing {
             return pf::BadPacket::Route;  // nothing left to do
         return pf::BadPacket::None;
     }
-    // The next router acts on the next 2 bits, with one hop less to live.
-    [[gnu::always_inline]] void pass_on(uint32_t slot, const HeaderHead& h, const Hop&) const {
-        pass_on_plain(slot, h);
+    // The next router acts on the next 2 bits.
+    [[gnu::always_inline]] void pass_on(uint32_t slot, const Hop& hop) const {
+        pass_on_plain(slot, hop.route);
     }
-    [[gnu::always_inline]] void pass_on_plain(uint32_t slot, const HeaderHead& h) const {
-        st(slot + 4 * kHdrRouteWord, h.route >> 2);
-        st(slot + 4 * kHdrMagicWord, h.magic_passed_on());
+    [[gnu::always_inline]] void pass_on_plain(uint32_t slot, uint32_t route) const {
+        st(slot + 4 * kHdrRouteWord, route >> 2);
     }
     static void before_send(uint32_t, uint32_t) {}
 };
@@ -302,16 +301,13 @@ struct Mesh {
         }
         return plain_route_ok(h, slot) ? pf::BadPacket::None : pf::BadPacket::RouteTooLong;
     }
-    // The next router acts on the next nibble (route and route_ext shift by one), with one hop
-    // less to live.
-    [[gnu::always_inline]] void pass_on(uint32_t slot, const HeaderHead& h, const Hop& hop) const {
+    // The next router acts on the next nibble: route and route_ext shift by one.
+    [[gnu::always_inline]] void pass_on(uint32_t slot, const Hop& hop) const {
         shift_route(slot, hop.route, route_ext(slot, hop));
-        st(slot + 4 * kHdrMagicWord, h.magic_passed_on());
     }
     // The same for a plain hop (never on an entry router: route_ext is the slot's).
-    [[gnu::always_inline]] void pass_on_plain(uint32_t slot, const HeaderHead& h) const {
-        shift_route(slot, h.route, route_ext_of(slot));
-        st(slot + 4 * kHdrMagicWord, h.magic_passed_on());
+    [[gnu::always_inline]] void pass_on_plain(uint32_t slot, uint32_t route) const {
+        shift_route(slot, route, route_ext_of(slot));
     }
     // Sending a packet that turned into our direction (it came from a perpendicular one): a
     // multicast copy (branch_hops non-zero) covers branch_hops[our dir] chips along it, writing on

@@ -253,13 +253,18 @@ fabric::TrafficAccount account_of(Mesh& m, const Traffic& t, const fabric::MeshT
     return fabric::account_traffic(fabric::mesh_flow_tallies(t, res.workers, delivered), drops);
 }
 
+// Bring the fabric up, the routers' dropped packets going into `drops` from then on.
+void bring_up_keeping_drops(Mesh& m, fabric::DropLog& drops) {
+    m.runner.on_events([&](auto records) { drops.add(records, m.plan.fabric); });
+    m.runner.bring_up(5'000'000);
+}
+
 TEST_CASE("mesh (sim): the account of a run that went well: sent == delivered for every flow",
           "[mesh][sim][account]") {
     REQUIRE_FIRMWARE();
     Mesh m("t3k_mesh_graph.yaml", "t3k_cluster.yaml", options(), *router);
     fabric::DropLog drops;
-    m.runner.on_events([&](auto records) { drops.add(records, m.plan.fabric); });
-    m.runner.bring_up(5'000'000);
+    bring_up_keeping_drops(m, drops);
     fabric::MeshTrafficOptions o;
     o.packets = 5;
     o.packet_bytes = 512;
@@ -292,8 +297,7 @@ TEST_CASE("mesh (sim): packets a router drops are named in the account by flow, 
     REQUIRE_FIRMWARE();
     Mesh m("t3k_mesh_graph.yaml", "t3k_cluster.yaml", options(), *router);
     fabric::DropLog drops;
-    m.runner.on_events([&](auto records) { drops.add(records, m.plan.fabric); });
-    m.runner.bring_up(5'000'000);
+    bring_up_keeping_drops(m, drops);
     fabric::MeshTrafficOptions o;
     o.packets = 6;
     o.packet_bytes = 256;

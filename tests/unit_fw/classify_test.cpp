@@ -420,28 +420,31 @@ TEST_CASE("classify: the fast path's first stage agrees with the whole verdict",
     }
 }
 
-TEST_CASE("pass_on: the next router gets the route shifted and one hop less to live",
+TEST_CASE("pass_on, pass_ttl_on: the next router gets the route shifted and one hop less to live",
           "[router][classify][ttl]") {
     using D = pf::MeshDirection;
-    FakeCore core;
-    const auto word = [&](uint32_t i) { return fabric::router::ld(kSlot + 4 * i); };
     using fabric::router::kHdrMagicWord;
     using fabric::router::kHdrRouteExtWord;
     using fabric::router::kHdrRouteWord;
+    using fabric::router::pass_ttl_on;
+    using fabric::router::read_head;
+    FakeCore core;
+    const auto word = [&](uint32_t i) { return fabric::router::ld(kSlot + 4 * i); };
 
-    // 1D: a forward from a router of a line.
+    // 1D: a forward from a router of a line; the TTL byte alone changes in the magic word.
     const LineRing line = line_router(line_config());
     pf::PacketHeader h = header(pf::NocSendType::UnicastWrite, pf::route_unicast(3));
     h.ttl = 7;
     h.branch_hops = 0xABCD;  // (2D only) passed on as it is
     Verdict v = take(core, line, h, 0, kLineLimits);
     REQUIRE(v.why == B::None);
-    line.pass_on_plain(kSlot, fabric::router::read_head(kSlot));
+    line.pass_on_plain(kSlot, read_head(kSlot).route);
+    pass_ttl_on(kSlot, read_head(kSlot));
     CHECK(word(kHdrRouteWord) == pf::route_unicast(2));
     CHECK(word(kHdrMagicWord) == (pf::kHeaderMagic | 6u << 8 | 0xABCDu << 16));
     core.put(kSlot, h);
-    line.pass_on(kSlot, fabric::router::read_head(kSlot), v.hop);
-    CHECK(word(kHdrMagicWord) == (pf::kHeaderMagic | 6u << 8 | 0xABCDu << 16));
+    line.pass_on(kSlot, v.hop);
+    CHECK(word(kHdrRouteWord) == pf::route_unicast(2));
 
     // 2D: straight on east from the router facing W, then the W router of the next chip writes;
     // the general path's pass_on (an entry router's computed route aside) does the same.
@@ -451,13 +454,14 @@ TEST_CASE("pass_on: the next router gets the route shifted and one hop less to l
     m.ttl = 2;  // the last hop it may take: the next router drops it
     v = take(core, w.t, m, 0, w.limits);
     REQUIRE(v.why == B::None);
-    w.t.pass_on_plain(kSlot, fabric::router::read_head(kSlot));
+    w.t.pass_on_plain(kSlot, read_head(kSlot).route);
+    pass_ttl_on(kSlot, read_head(kSlot));
     CHECK(word(kHdrRouteWord) == (bit(D::W) | bit(D::N) << 28));
     CHECK(word(kHdrRouteExtWord) == 0);
     CHECK(word(kHdrMagicWord) == (pf::kHeaderMagic | 1u << 8));
-    CHECK(fabric::router::classify(w.t, fabric::router::read_head(kSlot), kSlot, 0, w.limits).why ==
-          B::TtlExpired);
+    CHECK(fabric::router::classify(w.t, read_head(kSlot), kSlot, 0, w.limits).why == B::TtlExpired);
     core.put(kSlot, m);
-    w.t.pass_on(kSlot, fabric::router::read_head(kSlot), v.hop);
-    CHECK(word(kHdrMagicWord) == (pf::kHeaderMagic | 1u << 8));
+    w.t.pass_on(kSlot, v.hop);
+    CHECK(word(kHdrRouteWord) == (bit(D::W) | bit(D::N) << 28));
+    CHECK(word(kHdrRouteExtWord) == 0);
 }
