@@ -13,6 +13,7 @@
 #include "fabric/error.h"
 #include "fabric/health_monitor.h"
 #include "fabric/kmd_port.h"
+#include "fabric/kmd_socket.h"
 #include "fabric/pcie_device.h"
 #include "fabric/soc_descriptor.h"
 
@@ -215,8 +216,14 @@ fabric::SocDescriptor load_soc_for(hal::Arch arch, const std::string& given,
     return soc;
 }
 
-std::unique_ptr<fabric::Device> open_pcie_device(const std::string& dir, const std::string& soc) {
-    auto port = std::make_shared<fabric::LinuxKmdPort>(dir);
+std::unique_ptr<fabric::Device> open_pcie_device(const std::string& dir, const std::string& soc,
+                                                 const std::string& sim_socket) {
+    std::shared_ptr<fabric::KmdPort> port;
+    if (sim_socket.empty()) {
+        port = std::make_shared<fabric::LinuxKmdPort>(dir);
+    } else {
+        port = std::make_shared<fabric::RemoteKmdPort>(sim_socket);
+    }
     const auto found = fabric::discover_devices(*port);
     if (found.empty()) {
         fabric::fail(ErrorCategory::Device,

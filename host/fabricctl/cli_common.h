@@ -159,7 +159,9 @@ fabric::SocDescriptor load_soc_for(hal::Arch arch, const std::string& given,
 // `--target pcie`: the first Tenstorrent device under `dir` (tt-kmd) as a PcieDevice, with the
 // SoC descriptor of its arch (`soc`, or the default). Error(Device) "--target pcie: no
 // Tenstorrent device found under <dir> ..." when there is none.
-std::unique_ptr<fabric::Device> open_pcie_device(const std::string& dir, const std::string& soc);
+// `sim_socket` non-empty: the chips a `fabricctl sim serve` keeps on that socket, instead.
+std::unique_ptr<fabric::Device> open_pcie_device(const std::string& dir, const std::string& soc,
+                                                 const std::string& sim_socket = "");
 
 // The Wormhole base firmware the eth cores boot in the model, as the --base-fw / --no-base-fw
 // options ask: `given` if not empty; else, when `wanted` (the command's default applies) and

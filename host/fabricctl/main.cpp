@@ -29,6 +29,7 @@
 #include "mesh_up_cmd.h"
 #include "pcie_run_cmd.h"
 #include "sim_cmd.h"
+#include "sim_serve_cmd.h"
 #include "soc_cmd.h"
 
 namespace {
@@ -56,6 +57,7 @@ CliCommands add_all_commands(CLI::App& app, bool& as_json) {
     for (auto add : {
              add_soc_command,            // soc show
              add_sim_command,            // sim run
+             add_sim_serve_command,      // sim serve, status, pause, resume, step, stop
              add_fabric_up_command,      // fabric up
              add_fabric_run_command,     // fabric run
              add_mesh_routes_command,    // mesh routes

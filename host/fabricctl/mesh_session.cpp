@@ -8,6 +8,7 @@
 #include <set>
 
 #include "fabric/error.h"
+#include "fabric/kmd_socket.h"
 #include "fabric/traffic_verdict.h"
 #include "protocol/fabric.h"
 #ifdef FABRIC_HAVE_SIM
@@ -131,6 +132,9 @@ void MeshFabricArgs::add_options(CLI::App& c, bool& as_json) {
         ->check(CLI::IsMember({"sim", "pcie"}))
         ->capture_default_str();
     c.add_option("--dir", dir, "Device node directory (--target pcie)")->capture_default_str();
+    c.add_option("--socket", socket,
+                 "--target sim: attach to the model a `fabricctl sim serve` keeps on this Unix "
+                 "socket (default: $FABRIC_SIM_SOCKET; none: a model of its own)");
     c.add_option("--soc", soc, "SoC descriptor (default: the arch's)");
     c.add_option("--planes", planes, "Routing planes to bring up, e.g. 0,1")->capture_default_str();
     c.add_option("--payload", payload,
@@ -175,6 +179,11 @@ MeshSession::MeshSession(const MeshFabricArgs& args, std::string verb, bool as_j
 
 MeshSession::~MeshSession() = default;
 
+std::string MeshSession::sim_socket() const {
+    if (args_.target != "sim") return {};
+    return args_.socket.empty() ? fabric::default_sim_socket() : args_.socket;
+}
+
 fabric::MeshFabricOptions MeshSession::fabric_options() const {
     fabric::MeshFabricOptions mo;
     mo.planes = parse_planes(args_.planes);
@@ -199,7 +208,7 @@ void MeshSession::plan_fabric(const fabric::MeshFabricOptions& options) {
                      "--base-fw / --no-base-fw describe the model: use them with --target sim");
     }
     if (pcie()) {
-        pcie_device_ = open_pcie_device(args_.dir, args_.soc);
+        pcie_device_ = open_pcie_device(args_.dir, args_.soc, sim_socket());
         if (pcie_device_->soc(0).arch() != arch()) {
             fabric::fail(ErrorCategory::BadInput, "{} describes {} chips but {} is {}", graph_path_,
                          fabric::arch_name(arch()), pcie_device_->description(),

@@ -38,6 +38,7 @@ struct MeshFabricArgs {
     std::string cluster;
     std::string target = "sim";
     std::string dir = fabric::kmd::kDeviceDir;
+    std::string socket;  // --target sim: a sim server's socket (default $FABRIC_SIM_SOCKET)
     std::string soc;
     std::string planes = "0";
     uint32_t payload = 0;  // 0: the verb's default
@@ -77,7 +78,10 @@ class MeshSession {
     ~MeshSession();
 
     hal::Arch arch() const { return graph_.chip_spec().arch; }
-    bool pcie() const { return args_.target == "pcie"; }
+    // Chips behind tt-kmd, where the fabric outlives the command: silicon (--target pcie) or the
+    // model a `fabricctl sim serve` keeps (--target sim with a server socket).
+    bool pcie() const { return args_.target == "pcie" || !sim_socket().empty(); }
+    std::string sim_socket() const;
     const std::string& graph_path() const { return graph_path_; }
     const fabric::ClusterDescriptor& cluster() const { return cluster_; }
     const fabric::SocDescriptor& soc() const { return *soc_; }

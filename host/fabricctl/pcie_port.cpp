@@ -3,6 +3,7 @@
 #include "cli_common.h"
 #include "fabric/cluster_descriptor.h"
 #include "fabric/error.h"
+#include "fabric/kmd_socket.h"
 #ifdef FABRIC_HAVE_SIM
 #include "fabric/sim_device.h"
 #include "fabric/sim_kmd_port.h"
@@ -14,6 +15,13 @@ using fabric::ErrorCategory;
 
 std::shared_ptr<fabric::KmdPort> open_kmd_port(const std::string& dir, const SimSetup& sim) {
     if (sim.arch.empty()) return std::make_shared<fabric::LinuxKmdPort>(dir);
+    if (const std::string socket = fabric::default_sim_socket(); !socket.empty()) {
+        return std::make_shared<fabric::RemoteKmdPort>(socket);
+    }
+    return open_model_port(sim);
+}
+
+std::shared_ptr<fabric::KmdPort> open_model_port(const SimSetup& sim) {
 #ifndef FABRIC_HAVE_SIM
     fabric::fail(ErrorCategory::Unsupported,
                  "this fabricctl was built without the simulator; --sim / --target sim are "

@@ -17,9 +17,12 @@ struct SimSetup {
     bool no_base_fw = false;
 };
 
-// The real driver's port under `dir`, or with `sim.arch` the simulated one over a new model.
+// The real driver's port under `dir`; with `sim.arch`, the simulated one: the sim server's at
+// $FABRIC_SIM_SOCKET if that is set, else one over a new model (open_model_port).
 // Error(Unsupported) for a model in a build without the simulator, Error(BadInput) for an unknown
 // arch or a cluster of another arch.
 std::shared_ptr<fabric::KmdPort> open_kmd_port(const std::string& dir, const SimSetup& sim);
+// The simulated driver over a new model of `sim` (what `sim serve` serves).
+std::shared_ptr<fabric::KmdPort> open_model_port(const SimSetup& sim);
 
 }  // namespace fabricctl

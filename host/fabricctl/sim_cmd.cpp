@@ -328,7 +328,8 @@ int sim_run(const SimRunArgs& a) {
 class SimRun final : public CliCommand {
   public:
     SimRun(CLI::App& app, bool& as_json) : as_json_(as_json) {
-        auto* sim = app.add_subcommand("sim", "Run firmware on the Verilated SoC model");
+        auto* sim =
+            &command_group(app, "sim", "The Verilated SoC model: run firmware on it, serve it");
         sim->require_subcommand(1);
         cmd_ = sim->add_subcommand("run", "Load an ELF onto a simulated ERISC and run it to exit");
         const CLI::Validator arch_check(

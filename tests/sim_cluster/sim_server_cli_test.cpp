@@ -1,0 +1,147 @@
+// fabricctl sim serve and its controls end to end (host/fabricctl/sim_serve_cmd.cpp): `mesh up`,
+// `mesh status` and `mesh down` as three commands on one fabric the server keeps running, as on
+// silicon; a killed client leaves the server serving; SIGTERM and `sim stop` end it cleanly;
+// no server and no socket are clear errors.
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "run_process.h"
+
+using Catch::Matchers::Contains;
+namespace t = fabric::test;
+
+namespace {
+
+const std::string kFabricctl = FABRICCTL;
+const std::string kSocDir = FABRIC_SOC_DESCRIPTOR_DIR;
+const std::string kTmp = FABRIC_TEST_TMP_DIR;
+const std::string kCluster = kSocDir + "/bh_2x2_cluster.yaml";  // four chips, each on PCIe
+const std::string kGraph = kSocDir + "/bh_2x2_mesh_graph.yaml";
+
+t::Run fabricctl(const std::vector<std::string>& args) {
+    return t::run_process(kFabricctl, args, kTmp);
+}
+
+// A `fabricctl sim serve` of the 2x2 Blackhole cluster, up once its socket exists.
+struct Server {
+    std::string socket = t::unique_path(kTmp, "sim") + ".sock";
+    t::Spawned process;
+    bool collected = false;
+
+    Server() {
+        process = t::spawn_process(
+            kFabricctl, {"sim", "serve", "--cluster", kCluster, "--socket", socket}, kTmp, "");
+        for (int i = 0; i < 500 && !std::filesystem::exists(socket); ++i) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+        REQUIRE(std::filesystem::exists(socket));
+    }
+    ~Server() {
+        if (!collected) {
+            ::kill(process.pid, SIGKILL);
+            (void)t::collect_process(process);
+        }
+    }
+    t::Run wait() {
+        collected = true;
+        return t::collect_process(process);
+    }
+    std::vector<std::string> mesh(const std::string& verb, bool json = false) const {
+        std::vector<std::string> a{"mesh", verb,       "--cluster", kCluster,   "--mesh-graph",
+                                   kGraph, "--target", "sim",       "--socket", socket};
+        if (json) a.push_back("--json");
+        return a;
+    }
+};
+
+std::vector<std::string> router_statuses(const std::string& status_json) {
+    const auto j = nlohmann::json::parse(status_json);
+    std::vector<std::string> out;
+    for (const auto& r : j.at("routers")) out.push_back(r.at("status"));
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("fabricctl sim serve: mesh up, status and down are three commands on one fabric",
+          "[sim_server][cli]") {
+    Server server;
+    const auto up = fabricctl(server.mesh("up"));
+    REQUIRE(up.code == 0);
+    CHECK_THAT(up.err, Contains("8 routers (plane 0: 8)"));
+    CHECK_THAT(up.err, Contains("routers left running on the chips"));
+    // A second process finds them running.
+    const auto running = fabricctl(server.mesh("status", true));
+    REQUIRE(running.code == 0);
+    CHECK(router_statuses(running.out) == std::vector<std::string>(8, "ready_for_traffic"));
+    const auto st = fabricctl({"sim", "status", "--socket", server.socket, "--json"});
+    REQUIRE(st.code == 0);
+    const auto sj = nlohmann::json::parse(st.out);
+    CHECK(sj["running"] == true);
+    CHECK(sj["clients"] == 1);
+    CHECK(sj["model"] ==
+          "simulated /dev/tenstorrent over sim blackhole (4 chips, 4 Ethernet links)");
+    // A third ends them.
+    const auto down = fabricctl(server.mesh("down"));
+    REQUIRE(down.code == 0);
+    CHECK_THAT(down.out, Contains("terminated gracefully: 8 of 8 routers terminated"));
+    const auto after = fabricctl(server.mesh("status", true));
+    REQUIRE(after.code == 0);
+    CHECK(router_statuses(after.out) == std::vector<std::string>(8, "terminated"));
+    const auto stop = fabricctl({"sim", "stop", "--socket", server.socket});
+    CHECK(stop.code == 0);
+    CHECK_THAT(stop.out, Contains(", stopping"));
+    const auto served = server.wait();
+    CHECK(served.code == 0);
+    CHECK_THAT(served.err, Contains("fabricctl: sim server stopped"));
+    CHECK_FALSE(std::filesystem::exists(server.socket));
+}
+
+TEST_CASE("fabricctl sim serve: a killed client leaves it serving, SIGTERM stops it",
+          "[sim_server][cli]") {
+    Server server;
+    const t::Spawned client = t::spawn_process(kFabricctl, server.mesh("up"), kTmp, "");
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    ::kill(client.pid, SIGKILL);
+    (void)t::collect_process(client);
+    nlohmann::json sj;
+    for (int i = 0; i < 200; ++i) {  // the server drops the dead client at its next poll
+        const auto st = fabricctl({"sim", "status", "--socket", server.socket, "--json"});
+        REQUIRE(st.code == 0);
+        sj = nlohmann::json::parse(st.out);
+        if (sj["clients"] == 1) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    CHECK(sj["clients"] == 1);
+    // Paused, the clock stands until stepped.
+    const auto paused =
+        nlohmann::json::parse(fabricctl({"sim", "pause", "--socket", server.socket, "--json"}).out);
+    CHECK(paused["running"] == false);
+    const auto stepped = nlohmann::json::parse(
+        fabricctl({"sim", "step", "2500", "--socket", server.socket, "--json"}).out);
+    CHECK(stepped["cycles"] == paused["cycles"].get<uint64_t>() + 2500);
+    ::kill(server.process.pid, SIGTERM);
+    const auto served = server.wait();
+    CHECK(served.code == 143);
+    CHECK_THAT(served.err, Contains("sim server stopped by SIGTERM"));
+    CHECK_FALSE(std::filesystem::exists(server.socket));
+}
+
+TEST_CASE("fabricctl sim status: no server, no socket", "[sim_server][cli]") {
+    const std::string path = kTmp + "/nobody_cli.sock";
+    std::filesystem::remove(path);
+    auto r = fabricctl({"sim", "status", "--socket", path});
+    CHECK(r.code == 106);
+    CHECK_THAT(r.err, Contains("no sim server answers at " + path +
+                               ": No such file or directory (start one with `fabricctl sim "
+                               "serve`)"));
+    ::unsetenv("FABRIC_SIM_SOCKET");
+    r = fabricctl({"sim", "status"});
+    CHECK(r.code == 101);
+    CHECK_THAT(r.err,
+               Contains("no sim server socket: give --socket PATH or set FABRIC_SIM_SOCKET"));
+}
