@@ -3,10 +3,13 @@
 // fabric_traffic workers from fabric/mesh_traffic.h. Prints figures; not a test.
 //
 //   mesh_bench [bringup|alltoall|all] [--quick] [--workers] [--firmware DIR] [--slots S,R]
+//              [--phases K] [--bytes P]
 //
 //   --workers   every worker's flows, packets and cycles (open .. last send) in every run
 //   --firmware  the ELFs of another build (DIR/wormhole_b0/*.elf), e.g. to compare two firmwares
 //   --slots     router slots per sender / receiver channel instead of the plan's choice
+//   --phases    each all-to-all row as the mean of K start phases (min and max printed too)
+//   --bytes     only the all-to-all rows of P-byte packets
 //
 //   bringup   the 8x4 galaxy (galaxy_8x4_mesh_graph.yaml on galaxy_8x4_cluster.yaml), plane 0 and
 //             all four planes: wall-clock seconds to set up (plan, model) and of bring_up, device
@@ -178,6 +181,11 @@ Bisection bisection(const fabric::MeshPlan& plan, const fabric::MeshSpec& spec,
 }
 
 bool g_workers = false;  // --workers: every worker's flows, packets and cycles in every run
+// --phases K: each row is the mean of K measurements, each started kPhaseStep x k cycles later
+// (a row moves by several percent with where the routers' loops meet the start alone).
+uint32_t g_phases = 1;
+constexpr uint64_t kPhaseStep = 29;  // not a divisor of a loop pass: the phases spread
+uint32_t g_only_bytes = 0;           // --bytes P: only the rows of P-byte packets
 
 struct Sample {
     uint64_t slowest = 0;          // the slowest worker's open .. last send (cycles)
@@ -314,20 +322,34 @@ void alltoall(Bench& b, bool quick) {
                     "packets", "busiest", "slowest cycles", "all cyc", "B/cycle", "Mpkt/s", "c(P)",
                     "bound", "of bound", "hot Mpkt/s");
         for (const Size& sz : sizes) {
+            if (g_only_bytes != 0 && sz.bytes != g_only_bytes) continue;
             Sample s[2];
-            for (int i = 0; i < 2; ++i) {
-                fabric::MeshTrafficOptions o;
-                o.packets = i == 0 ? sz.n1 : sz.n2;
-                o.packet_bytes = sz.bytes;
-                o.slots = sz.slots;
-                o.timeout_us = 100'000;
-                o.start_together = true;
-                const auto t = fabric::plan_mesh_traffic(m.plan, b.soc, b.worker, flows, o);
-                s[i] = run_once(m, t);
-                sent += t.total_packets();
+            std::vector<double> rates;  // one per start phase
+            for (uint32_t phase = 0; phase < g_phases; ++phase) {
+                m.dev.step(phase * kPhaseStep);
+                for (int i = 0; i < 2; ++i) {
+                    fabric::MeshTrafficOptions o;
+                    o.packets = i == 0 ? sz.n1 : sz.n2;
+                    o.packet_bytes = sz.bytes;
+                    o.slots = sz.slots;
+                    o.timeout_us = 100'000;
+                    o.start_together = true;
+                    const auto t = fabric::plan_mesh_traffic(m.plan, b.soc, b.worker, flows, o);
+                    s[i] = run_once(m, t);
+                    sent += t.total_packets();
+                }
+                rates.push_back(double(sz.n2 - sz.n1) * double(flows.size()) * sz.bytes /
+                                double(s[1].slowest - s[0].slowest));
             }
             const double dt = double(s[1].slowest - s[0].slowest);
-            const double rate = double(sz.n2 - sz.n1) * double(flows.size()) * sz.bytes / dt;
+            double rate = 0;
+            for (double r : rates) rate += r / double(rates.size());
+            if (rates.size() > 1) {
+                std::printf("%7u B/cycle over %zu start phases: mean %.3f, min %.3f, max %.3f\n",
+                            sz.bytes, rates.size(), rate,
+                            *std::min_element(rates.begin(), rates.end()),
+                            *std::max_element(rates.begin(), rates.end()));
+            }
             const double bound = bi.bound(sz.bytes);
             const double cap = bench::fabric_link_capacity(sz.bytes);
             // The router that sent the most: its packet rate over the same difference.
@@ -380,6 +402,12 @@ int main(int argc, char** argv) {
             ++i;
         } else if (a == "--workers") {
             g_workers = true;
+        } else if (a == "--phases" && i + 1 < argc &&
+                   std::sscanf(argv[i + 1], "%u", &g_phases) == 1 && g_phases > 0) {
+            ++i;
+        } else if (a == "--bytes" && i + 1 < argc &&
+                   std::sscanf(argv[i + 1], "%u", &g_only_bytes) == 1) {
+            ++i;
         } else {
             what = a;
         }
@@ -387,7 +415,7 @@ int main(int argc, char** argv) {
     if (what != "all" && what != "bringup" && what != "alltoall") {
         std::fprintf(stderr,
                      "usage: mesh_bench [bringup|alltoall|all] [--quick] [--workers] [--firmware "
-                     "DIR] [--slots S,R]\n");
+                     "DIR] [--slots S,R] [--phases K] [--bytes P]\n");
         return 2;
     }
     try {
