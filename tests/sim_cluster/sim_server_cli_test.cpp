@@ -1,7 +1,11 @@
 // fabricctl sim serve and its controls end to end (host/fabricctl/sim_serve_cmd.cpp): `mesh up`,
 // `mesh status` and `mesh down` as three commands on one fabric the server keeps running, as on
 // silicon; a killed client leaves the server serving; SIGTERM and `sim stop` end it cleanly;
-// no server and no socket are clear errors.
+// no server and no socket are clear errors; `mesh telemetry --listen` serves its /metrics.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <csignal>
@@ -57,6 +61,37 @@ struct Server {
         return a;
     }
 };
+
+// GET `path` from 127.0.0.1:`port`: the whole reply, head and body.
+std::string http_get(uint16_t port, const std::string& path) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0);
+    const std::string req = "GET " + path + " HTTP/1.0\r\n\r\n";
+    REQUIRE(::send(fd, req.data(), req.size(), 0) == ssize_t(req.size()));
+    std::string reply;
+    char buf[4096];
+    for (ssize_t n; (n = ::recv(fd, buf, sizeof(buf), 0)) > 0;) reply.append(buf, size_t(n));
+    ::close(fd);
+    return reply;
+}
+
+// The port a `mesh telemetry --listen 0` says it serves on, from its stderr file.
+uint16_t served_port(const std::string& err_path) {
+    const std::string marker = "serving http://127.0.0.1:";
+    for (int i = 0; i < 1000; ++i) {
+        const std::string err = t::slurp(err_path);
+        if (const size_t at = err.find(marker); at != std::string::npos) {
+            return static_cast<uint16_t>(std::stoul(err.substr(at + marker.size())));
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    FAIL("mesh telemetry never said where it serves");
+    return 0;
+}
 
 std::vector<std::string> router_statuses(const std::string& status_json) {
     const auto j = nlohmann::json::parse(status_json);
@@ -144,4 +179,50 @@ TEST_CASE("fabricctl sim status: no server, no socket", "[sim_server][cli]") {
     CHECK(r.code == 101);
     CHECK_THAT(r.err,
                Contains("no sim server socket: give --socket PATH or set FABRIC_SIM_SOCKET"));
+}
+
+TEST_CASE("fabricctl mesh telemetry --listen: /metrics of a fabric the sim server keeps",
+          "[sim_server][telemetry][cli]") {
+    Server server;
+    REQUIRE(fabricctl(server.mesh("up")).code == 0);
+    auto args = server.mesh("telemetry");
+    args.insert(args.end(), {"--listen", "0"});
+    const t::Spawned tele = t::spawn_process(kFabricctl, args, kTmp, "");
+    const uint16_t port = served_port(tele.err_path);
+    const std::string reply = http_get(port, "/metrics");
+    CHECK(reply.rfind("HTTP/1.0 200 OK\r\nContent-Type: text/plain; version=0.0.4", 0) == 0);
+    const std::vector<std::string> ports{"M0D0 E", "M0D0 S", "M0D1 S", "M0D1 W",
+                                         "M0D2 N", "M0D2 E", "M0D3 N", "M0D3 W"};
+    for (const std::string& p : ports) {
+        INFO(p);
+        CHECK(reply.find("port=\"" + p + " plane 0\"} 1\n") != std::string::npos);
+    }
+    // Every router ready and every link up: 8 + 8 series with the value 1, per its name.
+    const auto count = [&](const std::string& series) {
+        size_t n = 0;
+        for (size_t at = reply.find(series); at != std::string::npos;
+             at = reply.find(series, at + 1))
+            ++n;
+        return n;
+    };
+    CHECK(count("\ntt_fabric_link_up{") == 8);
+    CHECK(count("\ntt_fabric_router_ready{") == 8);
+    CHECK(reply.find("tt_fabric_router_ready{chip=\"0\",channel=\"0\",peer_chip=\"1\","
+                     "peer_channel=\"1\",port=\"M0D0 E plane 0\"} 1\n") != std::string::npos);
+    CHECK(http_get(port, "/").rfind("HTTP/1.0 404 Not Found", 0) == 0);
+    ::kill(tele.pid, SIGINT);
+    const auto done = t::collect_process(tele);
+    CHECK(done.code == 130);
+    CHECK_THAT(done.err, Contains("mesh telemetry: stopped by SIGINT"));
+    CHECK(fabricctl(server.mesh("down")).code == 0);
+    // Once, on a model of its own: brought up, read, terminated.
+    const auto once = fabricctl({"mesh", "telemetry", "--cluster", kCluster});
+    REQUIRE(once.code == 0);
+    CHECK(once.out.rfind("# HELP tt_fabric_link_up ", 0) == 0);
+    CHECK(once.out.find("tt_fabric_link_up{chip=\"3\",channel=\"1\",peer_chip=\"2\","
+                        "peer_channel=\"0\",port=\"M0D3 W plane 0\"} 1\n") != std::string::npos);
+    // Without a fabric that outlives the command there is nothing to serve.
+    const auto alone = fabricctl({"mesh", "telemetry", "--cluster", kCluster, "--listen", "0"});
+    CHECK(alone.code == 101);
+    CHECK_THAT(alone.err, Contains("--listen needs a fabric that outlives the command"));
 }
