@@ -15,6 +15,7 @@ packages=(
   qemu-system-misc                      # reference ISS for differential testing of our core
   python3                               # the cluster fixture generator (checked in ctest)
   clang-format                          # scripts/format.sh (the repository's .clang-format)
+  chromium libpng-dev                   # `mesh show`'s page rendered headless in a test, its PNG read
 )
 
 missing=()

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "fabric/error.h"
+#include "fabric/fabric_page.h"
 #include "fabric/kmd_socket.h"
 #include "fabric/traffic_verdict.h"
 #include "protocol/fabric.h"
@@ -59,39 +60,6 @@ std::pair<uint32_t, uint32_t> parse_slots(const std::string& text) {
         fabric::fail(ErrorCategory::BadInput, "--slots {}: expected SENDER,RECEIVER (e.g. 8,16)",
                      text);
     return {v[0], v[1]};
-}
-
-// The two routers of each link, each link once, in plan order of its first end.
-struct LinkEnds {
-    size_t a;
-    size_t b;
-};
-
-std::vector<LinkEnds> plan_links(const fabric::FabricPlan& plan) {
-    std::vector<LinkEnds> out;
-    for (size_t i = 0; i < plan.routers.size(); ++i) {
-        const auto& r = plan.routers[i];
-        for (size_t j = i + 1; j < plan.routers.size(); ++j) {
-            const auto& p = plan.routers[j];
-            if (p.chip == r.config.peer_chip_id && p.eth_channel == r.config.peer_eth_channel)
-                out.push_back({i, j});
-        }
-    }
-    return out;
-}
-
-// up: both ends ready and each learned the other in the handshake; terminated: both ends are.
-std::string link_state(const RouterSnapshot& a, const RouterSnapshot& b) {
-    const auto running = [](const RouterSnapshot& s) {
-        return !s.core_finished && (is_status(s, pf::RouterStatus::ReadyForTraffic) ||
-                                    is_status(s, pf::RouterStatus::Draining));
-    };
-    const bool paired = a.block.peer_chip == b.chip && a.block.peer_channel == b.eth_channel &&
-                        b.block.peer_chip == a.chip && b.block.peer_channel == a.eth_channel;
-    if (running(a) && running(b) && paired) return "up";
-    if (is_status(a, pf::RouterStatus::Terminated) && is_status(b, pf::RouterStatus::Terminated))
-        return "terminated";
-    return "down";
 }
 
 uint32_t routers_on_plane(const fabric::MeshPlan& plan, uint32_t plane) {
@@ -456,12 +424,12 @@ json MeshSession::links_json(const std::vector<RouterSnapshot>& snaps) const {
                     {"dir", std::string(1, fabric::dir_letter(m.dir))}};
     };
     json out = json::array();
-    for (const auto& l : plan_links(plan_->fabric)) {
+    for (const auto& l : fabric::router_pairs(plan_->fabric)) {
         out.push_back({{"a", end(l.a)},
                        {"b", end(l.b)},
                        {"plane", routers[l.a].mesh->plane},
                        {"inter_mesh", routers[l.a].mesh->inter_mesh},
-                       {"state", link_state(snaps[l.a], snaps[l.b])}});
+                       {"state", fabric::link_state(snaps[l.a], snaps[l.b])}});
     }
     return out;
 }
@@ -516,11 +484,11 @@ void MeshSession::print_routers(const std::vector<RouterSnapshot>& snaps, bool t
 void MeshSession::print_links(const std::vector<RouterSnapshot>& snaps) const {
     const auto& routers = plan_->fabric.routers;
     fmt::print("{:<27} {:<11} {}\n", "link", "state", "ends");
-    for (const auto& l : plan_links(plan_->fabric)) {
+    for (const auto& l : fabric::router_pairs(plan_->fabric)) {
         const auto &a = snaps[l.a], &b = snaps[l.b];
         fmt::print("{:<27} {:<11} chip {} eth {} <-> chip {} eth {}{}\n",
                    fmt::format("{} <-> {}", router_label(routers[l.a]), router_label(routers[l.b])),
-                   link_state(a, b), a.chip, a.eth_channel, b.chip, b.eth_channel,
+                   fabric::link_state(a, b), a.chip, a.eth_channel, b.chip, b.eth_channel,
                    routers[l.a].mesh->inter_mesh ? " (inter-mesh)" : "");
     }
 }
