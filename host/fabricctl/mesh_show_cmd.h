@@ -1,4 +1,5 @@
-// fabricctl mesh show: the fabric as a picture, one self-contained HTML page (fabric/fabric_page.h).
+// fabricctl mesh show: the fabric as a picture, one self-contained HTML page
+// (fabric/fabric_page.h).
 #pragma once
 
 #include "cli_common.h"
