@@ -28,6 +28,10 @@ using fabric::MeshNode;
 using fabric::RouterPlacement;
 using nlohmann::json;
 
+// How long the fabric runs after the traffic before --page reads it: a few poll intervals, so
+// every router has published its final counters.
+constexpr uint64_t kPageSettleCycles = 10 * fabric::kFabricPollCycles;
+
 // Positions per flow region (fewer when the kernels' source buffers need it).
 constexpr uint64_t kMeshRunSlots = 4;
 
@@ -86,6 +90,9 @@ class MeshRun final : public MeshFabricCommand {
         cmd_->add_option("--worker-elf", worker_elf_,
                          "Traffic kernel (default: this build's fabric_traffic.elf)");
         faults_.add_options(*cmd_);
+        cmd_->add_option("--page", page_,
+                         "Draw the fabric after the traffic, before termination, as an HTML page "
+                         "(as `mesh show`: links by state and load)");
     }
 
     int run() const override {
@@ -112,6 +119,11 @@ class MeshRun final : public MeshFabricCommand {
             s.read_live();
             s.show_stage("traffic");
             run_traffic(s, traffic);
+            if (!page_.empty()) {
+                // The routers publish their counters once idle for a few passes.
+                s.runner().monitor(std::min(kPageSettleCycles, s.cycles_left()));
+                write_page(s, page_);
+            }
             s.terminate();
             armed.log_effects();
             check_traffic(s, traffic);  // what landed, also after a failure
@@ -120,6 +132,8 @@ class MeshRun final : public MeshFabricCommand {
     }
 
   private:
+    std::string page_;
+
     // Every flow from each device to every other one on every plane, in rounds of kernels.
     MeshRunTraffic plan_traffic(const MeshSession& s, const fabric::ElfImage& elf) const {
         const fabric::HarvestedSocs socs(s.soc(), s.cluster());  // no worker on a harvested row

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <set>
 
 #include "fabric/error.h"
@@ -274,6 +275,20 @@ void MeshSession::terminate() {
             terminated_ = false;
         }
     }
+}
+
+void write_page(MeshSession& s, const std::string& path) {
+    const std::string page =
+        fabric::fabric_page_html(s.plan(), fabric::read_telemetry(s.runner()),
+                                 fmt::format("erisc-fabric: {}", s.cluster().source()));
+    if (path.empty()) {
+        fmt::print("{}", page);
+        return;
+    }
+    std::ofstream out(path, std::ios::binary);
+    out << page;
+    if (!out.flush()) fabric::fail(ErrorCategory::BadInput, "cannot write the page to {}", path);
+    log_line(fmt::format("wrote the fabric's page to {} ({} bytes)", path, page.size()));
 }
 
 int run_without_traffic(MeshSession& s, const std::function<int()>& verb) {

@@ -189,4 +189,7 @@ class MeshSession {
 // and `verb` not run.
 int run_without_traffic(MeshSession& s, const std::function<int()>& verb);
 
+// The fabric as it is now, as a page (fabric/fabric_page.h): to `path`, or stdout when empty.
+void write_page(MeshSession& s, const std::string& path);
+
 }  // namespace fabricctl

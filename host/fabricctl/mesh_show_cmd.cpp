@@ -3,10 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 
 #include "fabric/error.h"
-#include "fabric/fabric_page.h"
 #include "mesh_session.h"
 
 namespace fabricctl {
@@ -33,21 +31,9 @@ class MeshShow final : public MeshFabricCommand {
                 s.bring_up();
                 s.runner().monitor(std::min(kShowWatchCycles, s.cycles_left()));
             }
-            const std::string page =
-                fabric::fabric_page_html(s.plan(), fabric::read_telemetry(s.runner()),
-                                         fmt::format("erisc-fabric: {}", args_.cluster));
+            write_page(s, output_);
             if (!s.pcie()) s.terminate();
-            if (output_.empty()) {
-                fmt::print("{}", page);
-                return finish_stdout(kOk);
-            }
-            std::ofstream out(output_, std::ios::binary);
-            out << page;
-            if (!out.flush()) {
-                fabric::fail(fabric::ErrorCategory::BadInput, "cannot write {}", output_);
-            }
-            log_line(fmt::format("mesh show: wrote {} ({} bytes)", output_, page.size()));
-            return static_cast<int>(kOk);
+            return output_.empty() ? finish_stdout(kOk) : static_cast<int>(kOk);
         });
     }
 

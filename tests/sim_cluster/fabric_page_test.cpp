@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "descriptors.h"
 #include "fabric/mesh_plan.h"
@@ -164,4 +165,42 @@ TEST_CASE("mesh show: a link down is drawn red, a chip with a stopped router out
         CHECK(c.healthy == !sick);
         CHECK(img.at(c.center.x - half_box(), c.center.y) == (sick ? red : hex("#1565c0")));
     }
+}
+
+TEST_CASE("mesh run --page: the fabric drawn after its traffic, as the run counted it",
+          "[page][cli]") {
+    const std::string html = t::unique_path(kTmp, "run") + ".html";
+    const auto r = t::run_process(kFabricctl,
+                                  {"mesh", "run", "--cluster", kSocDir + "/t3k_cluster.yaml",
+                                   "--mesh-graph", kSocDir + "/t3k_mesh_graph.yaml", "--packets",
+                                   "4", "--bytes", "256", "--page", html, "--json"},
+                                  kTmp);
+    REQUIRE(r.code == 0);
+    CHECK_THAT(r.err, Catch::Matchers::Contains("wrote the fabric's page to " + html));
+    const std::string page = t::slurp(html);
+    // The data the page was drawn from: every link up, the packets both ends sent.
+    const std::string open = R"(<script type="application/json" id="fabric-data">)";
+    const size_t at = page.find(open) + open.size();
+    const auto data = nlohmann::json::parse(page.substr(at, page.find("</script>", at) - at));
+    REQUIRE(data["links"].size() == 10);
+    uint64_t drawn = 0, most = 0;
+    std::string hottest;
+    for (const auto& l : data["links"]) {
+        CHECK(l["state"] == "up");
+        drawn += l["packets"].get<uint64_t>();
+        if (l["packets"].get<uint64_t>() > most) {
+            most = l["packets"];
+            hottest = l["a"].get<std::string>() + " &lt;-&gt; " + l["b"].get<std::string>();
+        }
+    }
+    // The run's own report counted the same packets sent.
+    uint64_t counted = 0;
+    const auto report = nlohmann::json::parse(r.out);
+    for (const auto& router : report["routers"]) counted += router["packets_sent"].get<uint64_t>();
+    CHECK(drawn == counted);
+    CHECK(drawn > 0);
+    const size_t hot = page.find("data-link=\"" + hottest + "\"");
+    REQUIRE(hot != std::string::npos);
+    CHECK(page.substr(hot, 200).find(R"(stroke-width="12.0")") != std::string::npos);
+    CHECK(page.find("class=\"link down\"") == std::string::npos);
 }
