@@ -19,6 +19,7 @@
 #include "fabric/interrupt.h"
 #include "fabric_run_cmd.h"
 #include "fabric_up_cmd.h"
+#include "fault_campaign_cmd.h"
 #include "flash_cmd.h"
 #include "mesh_down_cmd.h"
 #include "mesh_events_cmd.h"
@@ -54,21 +55,22 @@ void install_stop_handlers() {
 CliCommands add_all_commands(CLI::App& app, bool& as_json) {
     CliCommands all;
     for (auto add : {
-             add_soc_command,            // soc show
-             add_sim_command,            // sim run
-             add_fabric_up_command,      // fabric up
-             add_fabric_run_command,     // fabric run
-             add_mesh_routes_command,    // mesh routes
-             add_mesh_up_command,        // mesh up
-             add_mesh_status_command,    // mesh status
-             add_mesh_down_command,      // mesh down
-             add_mesh_run_command,       // mesh run
-             add_mesh_events_command,    // mesh events
-             add_devices_command,        // devices
-             add_pcie_run_command,       // pcie run
-             add_flash_command,          // flash
-             add_mesh_map_command,       // mesh map
-             add_cluster_check_command,  // cluster check
+             add_soc_command,             // soc show
+             add_sim_command,             // sim run
+             add_fabric_up_command,       // fabric up
+             add_fabric_run_command,      // fabric run
+             add_mesh_routes_command,     // mesh routes
+             add_mesh_up_command,         // mesh up
+             add_mesh_status_command,     // mesh status
+             add_mesh_down_command,       // mesh down
+             add_mesh_run_command,        // mesh run
+             add_mesh_events_command,     // mesh events
+             add_devices_command,         // devices
+             add_pcie_run_command,        // pcie run
+             add_flash_command,           // flash
+             add_mesh_map_command,        // mesh map
+             add_cluster_check_command,   // cluster check
+             add_fault_campaign_command,  // fault campaign
          }) {
         all.push_back(add(app, as_json));
     }
