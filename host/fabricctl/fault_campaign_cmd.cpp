@@ -239,8 +239,8 @@ class FaultCampaign final : public CliCommand {
                {"sent", out.verdict.figures.sent},
                {"delivered", out.verdict.figures.delivered},
                {"dropped", out.verdict.figures.dropped},
-               {"traffic_cycles", out.report.is_object() ? out.report.value("traffic_cycles", json())
-                                                         : json()}};
+               {"traffic_cycles",
+                out.report.is_object() ? out.report.value("traffic_cycles", json()) : json()}};
         if (reports_ && out.report.is_object()) {
             j["account"] = out.report.value("account", json());
             j["faults"] = out.report.value("faults", json());

@@ -86,7 +86,7 @@ std::vector<CampaignPort> router_ports(const FabricPlan& plan, const ClusterDesc
     std::vector<CampaignPort> out;
     for (const RouterPlacement& r : plan.routers) {
         const auto peer = cluster.peer({r.chip, r.eth_channel});
-        out.push_back({r.chip, r.eth_channel, peer ? peer->chip : r.chip});
+        out.push_back({r.chip, r.eth_channel, peer ? peer->chip : r.chip, peer ? peer->chan : 0});
     }
     return out;
 }
@@ -218,6 +218,31 @@ void draw_traffic(Iteration& it, Draw& d) {
         it.bytes = std::min<uint32_t>(it.bytes, 1024);
 }
 
+// Whether faults `a` and `b` are on the same link (either end of it).
+bool same_link(const FaultSpec& a, const FaultSpec& b, const std::vector<CampaignPort>& ports) {
+    if (a.chip == b.chip && a.eth == b.eth) return true;
+    return std::any_of(ports.begin(), ports.end(), [&](const CampaignPort& p) {
+        return p.chip == a.chip && p.eth == a.eth && p.peer == b.chip && p.peer_eth == b.eth;
+    });
+}
+
+// A flapping link whose added delay is longer than half its up window never carries a frame
+// and its acknowledgement within one: it is a link down for good, which only
+// --allow-link-down draws. Such a delay is cut to half the flap's period.
+void keep_flaps_passable(std::vector<FaultSpec>& faults, const std::vector<CampaignPort>& ports) {
+    for (const FaultSpec& flap : faults) {
+        if (flap.kind != FaultKind::LinkFlap) continue;
+        for (FaultSpec& delay : faults) {
+            if (delay.kind != FaultKind::LinkDelay || !same_link(flap, delay, ports)) continue;
+            const uint64_t most = std::max<uint64_t>(flap.amount / 2, 1);
+            if (delay.amount > most) {
+                delay = parse_fault(
+                    fmt::format("link-delay:{}:{}@{}/{}", delay.chip, delay.eth, delay.at, most));
+            }
+        }
+    }
+}
+
 // The routers' packet timeout, drawn for an iteration with a long stall or a link down.
 void draw_packet_timeout(Iteration& it, Draw& d) {
     const bool needs = std::any_of(it.faults.begin(), it.faults.end(), [](const FaultSpec& f) {
@@ -285,6 +310,7 @@ Iteration draw_iteration(const CampaignOptions& o, const CampaignPorts& ports, u
     const auto count = static_cast<size_t>(d.chance(70) ? 1 : d.between(2, 3));
     for (size_t i = 0; i < count; ++i)
         it.faults.push_back(draw_fault(kinds, usable, info.traffic_window, d));
+    keep_flaps_passable(it.faults, usable);
     draw_packet_timeout(it, d);
     it.run_seed = d.between(1, 1'000'000);
     it.max_cycles = info.max_cycles;

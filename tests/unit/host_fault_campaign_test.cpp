@@ -128,6 +128,19 @@ TEST_CASE("fault campaign: faults hit only routers between the iteration's chips
             CHECK(f.at < fabric::campaign_topology_info(it.topology).traffic_window);
             CHECK(f.kind != FaultKind::LinkDown);  // behind --allow-link-down
         }
+        // A flapping link carries frames: its added delay is at most half the flap's period.
+        for (const fabric::FaultSpec& flap : it.faults) {
+            if (flap.kind != FaultKind::LinkFlap) continue;
+            for (const fabric::FaultSpec& delay : it.faults) {
+                const bool same = std::any_of(ports.begin(), ports.end(), [&](const auto& p) {
+                    return (p.chip == flap.chip && p.eth == flap.eth) &&
+                           ((p.chip == delay.chip && p.eth == delay.eth) ||
+                            (p.peer == delay.chip && p.peer_eth == delay.eth));
+                });
+                if (delay.kind == FaultKind::LinkDelay && same)
+                    CHECK(delay.amount <= flap.amount / 2);
+            }
+        }
         CHECK(it.packets >= 1);
         CHECK(it.packets <= fabric::campaign_topology_info(it.topology).max_packets);
     }

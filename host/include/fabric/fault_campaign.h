@@ -77,6 +77,7 @@ struct CampaignPort {
     ChipId chip = 0;
     uint32_t eth = 0;
     ChipId peer = 0;  // the chip at the link's other end
+    uint32_t peer_eth = 0;
 };
 // Per topology, the router ports of its fabric (t3k-line: those of the full 8-chip path, a drawn
 // line uses the ports of its own chips).
