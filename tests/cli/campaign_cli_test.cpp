@@ -80,7 +80,10 @@ TEST_CASE("fabricctl fault campaign: bad options are refused with their message"
         {campaign({"--faults", "link-flap,link-down"}), 101,
          "--faults link-flap,link-down: link-down is drawn only with --allow-link-down (packets "
          "on a link that stays down are lost until the dead-link drain exists)"},
-        {campaign({"--descriptors", kSoc + "/no_such_dir"}), 101, ""},
+        {{"fault", "campaign", "--descriptors", "/no_such_dir"},
+         101,
+         "/no_such_dir/n300_cluster.yaml: cannot open cluster descriptor: No such file or "
+         "directory"},
         {campaign({"--iterations", "x"}), 100, ""},
     };
     for (const Case& c : cases) {
