@@ -114,7 +114,7 @@ class FaultCampaign final : public CliCommand {
         const fabric::CampaignPorts ports = fabric::campaign_ports(o);
         const std::string self = self_path();
         const auto start = std::chrono::steady_clock::now();
-        std::vector<Outcome> outcomes(o.iterations);
+        std::map<uint64_t, Outcome> kept;  // the failing iterations (with --reports: all)
         fabric::CampaignSummary summary;
         std::mutex lock;
         std::atomic<uint64_t> next{0};
@@ -125,16 +125,18 @@ class FaultCampaign final : public CliCommand {
                 summary.add(out.iteration, out.verdict, out.run.wall_seconds);
                 if (!out.verdict.passed() && !as_json_) print_failure(out, o.descriptor_dir);
                 show_progress(summary, o.iterations);
-                outcomes[i] = std::move(out);
+                if (reports_ || !out.verdict.passed()) kept.emplace(i, std::move(out));
             }
         };
         std::vector<std::thread> pool;
         for (uint32_t j = 0; j < jobs_; ++j) pool.emplace_back(work);
         for (std::thread& t : pool) t.join();
-        fabric::throw_if_interrupted();
         summary.wall_seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        return report(o, summary, outcomes);
+        // Interrupted: the iterations that ran are reported all the same, then the signal's code.
+        const int code = report(o, summary, kept);
+        const int signal = fabric::interrupt_requested();
+        return signal != 0 ? kSignalBase + signal : code;
     }
 
   private:
@@ -220,8 +222,10 @@ class FaultCampaign final : public CliCommand {
 
     void show_progress(const fabric::CampaignSummary& s, uint64_t total) const {
         if (progress_every_ == 0 || s.iterations % progress_every_ != 0) return;
-        log_line(
-            fmt::format("campaign: {} of {} iterations, {} failed", s.iterations, total, s.failed));
+        log_line(fmt::format(
+            "campaign: {} of {} iterations, {} failed; packets sent {}, "
+            "delivered {}, dropped {}",
+            s.iterations, total, s.failed, s.packets.sent, s.packets.delivered, s.packets.dropped));
     }
 
     json iteration_json(const Outcome& out, const std::string& dir) const {
@@ -249,14 +253,12 @@ class FaultCampaign final : public CliCommand {
     }
 
     int report(const fabric::CampaignOptions& o, const fabric::CampaignSummary& summary,
-               const std::vector<Outcome>& outcomes) const {
+               const std::map<uint64_t, Outcome>& kept) const {
         const bool ok = summary.failed == 0;
         if (as_json_) {
             json iterations = json::array();
-            for (const Outcome& out : outcomes) {
-                if (reports_ || !out.verdict.passed())
-                    iterations.push_back(iteration_json(out, o.descriptor_dir));
-            }
+            for (const auto& [i, out] : kept)
+                iterations.push_back(iteration_json(out, o.descriptor_dir));
             print_json({{"ok", ok},
                         {"seed", o.seed},
                         {"first", o.first},
@@ -266,9 +268,13 @@ class FaultCampaign final : public CliCommand {
             for (const std::string& line : summary.lines()) fmt::print("{}\n", line);
             flush_stdout();
         }
-        log_line(fmt::format("fault campaign {}: seed {}, iterations {}..{}, {} failed",
+        const std::string cut =
+            summary.iterations == o.iterations
+                ? ""
+                : fmt::format(" (interrupted after {} iterations)", summary.iterations);
+        log_line(fmt::format("fault campaign {}: seed {}, iterations {}..{}, {} failed{}",
                              ok ? "passed" : "FAILED", o.seed, o.first, o.first + o.iterations - 1,
-                             summary.failed));
+                             summary.failed, cut));
         return ok ? kOk : kFabric;
     }
 
