@@ -123,7 +123,7 @@ class FaultCampaign final : public CliCommand {
                 Outcome out = run_iteration(o, ports, self, o.first + i);
                 const std::lock_guard<std::mutex> hold(lock);
                 summary.add(out.iteration, out.verdict, out.run.wall_seconds);
-                if (!out.verdict.passed() && !as_json_) print_failure(out, o.descriptor_dir);
+                if (!out.verdict.passed()) print_failure(out, o.descriptor_dir);
                 show_progress(summary, o.iterations);
                 if (reports_ || !out.verdict.passed()) kept.emplace(i, std::move(out));
             }
@@ -212,8 +212,16 @@ class FaultCampaign final : public CliCommand {
         flows[0]["delivered"] = tamper_ == "lose" ? delivered - 1 : delivered + 1;
     }
 
-    static void print_failure(const Outcome& out, const std::string& dir) {
+    // At once, as it is found: on stdout, or with --json (whose document comes at the end) as
+    // one line on stderr.
+    void print_failure(const Outcome& out, const std::string& dir) const {
         const fabric::Iteration& it = out.iteration;
+        if (as_json_) {
+            log_line(fmt::format("iteration {} failed (seed {}): {}: {}; replay: {}", it.index,
+                                 it.seed, it.describe(), fmt::join(out.verdict.failures, "; "),
+                                 it.replay(dir)));
+            return;
+        }
         fmt::print("iteration {} failed (seed {}): {}\n", it.index, it.seed, it.describe());
         for (const std::string& f : out.verdict.failures) fmt::print("  {}\n", f);
         fmt::print("  replay: {}\n", it.replay(dir));

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cstdio>
 
 #include "fabric/cluster_descriptor.h"
 #include "fabric/error.h"
@@ -192,7 +193,6 @@ uint64_t draw_amount(FaultKind kind, Draw& d) {
             return 0;
     }
 }
-
 
 FaultSpec draw_fault(const std::vector<FaultKind>& kinds, const std::vector<CampaignPort>& ports,
                      uint64_t window, Draw& d) {
@@ -496,16 +496,29 @@ void judge_account(const nlohmann::json& account, std::vector<std::string>& fail
     }
 }
 
-// The problems a run that kept the promise may have: drops all accounted for, and data missing
-// where packets were dropped.
+// "routers delivered X packets, expected Y" (traffic_verdict.h check_router_counters) where the
+// deliveries missing are exactly the packets dropped.
+bool deliveries_short_by(const std::string& line, uint64_t dropped) {
+    unsigned long long delivered = 0, expected = 0;
+    return std::sscanf(line.c_str(), "routers delivered %llu packets, expected %llu", &delivered,
+                       &expected) == 2 &&
+           delivered + dropped == expected;
+}
+
+// The problems a run that kept the promise may have: drops all accounted for, and where packets
+// were dropped, the data missing, the routers' rejections and exactly that many deliveries short.
 void judge_problems(const nlohmann::json& report, uint64_t dropped,
                     std::vector<std::string>& failures) {
     for (const nlohmann::json& p : report.at("problems")) {
         const std::string line = p.get<std::string>();
         const bool accounted = line.find(" dropped by routers in ") != std::string::npos &&
                                ends_with(line, "(all accounted for)");
-        const bool data_of_drops = line.rfind("data from ", 0) == 0 && dropped != 0;
-        if (!accounted && !data_of_drops) failures.push_back(line);
+        const bool of_drops =
+            dropped != 0 &&
+            (line.rfind("data from ", 0) == 0 ||
+             (line.rfind("chip ", 0) == 0 && line.find(" rejected ") != std::string::npos) ||
+             deliveries_short_by(line, dropped));
+        if (!accounted && !of_drops) failures.push_back(line);
     }
 }
 

@@ -225,6 +225,14 @@ TEST_CASE("fault campaign: a run that kept the promise passes", "[fault_campaign
          "1, 2, 3 not there intact)"},
         768);
     CHECK(fabric::judge_iteration(exited(108), &drops).passed());
+    // The routers' counters of such a run: its rejections, and deliveries short by the drops.
+    json counters = drops;
+    counters["problems"].push_back("chip 0 eth 8 rejected 3 packets");
+    counters["problems"].push_back("routers delivered 5 packets, expected 8");
+    CHECK(fabric::judge_iteration(exited(108), &counters).passed());
+    counters["problems"].push_back("routers delivered 4 packets, expected 8");
+    CHECK(fabric::judge_iteration(exited(108), &counters).failures ==
+          std::vector<std::string>{"routers delivered 4 packets, expected 8"});
 }
 
 TEST_CASE("fault campaign: every broken promise is named", "[fault_campaign]") {
@@ -242,6 +250,13 @@ TEST_CASE("fault campaign: every broken promise is named", "[fault_campaign]") {
         CHECK(fabric::judge_iteration(exited(0), &r).failures ==
               std::vector<std::string>{"flow f: sent 4, delivered 5, dropped 0 (lost 0, "
                                        "duplicated 0)"});
+    }
+    SECTION("routers that rejected packets nobody reported") {
+        const json r = report({flow("f", 4, 4, 0)}, {"chip 0 eth 8 rejected 1 packets",
+                                                     "routers delivered 4 packets, expected 4"});
+        CHECK(fabric::judge_iteration(exited(108), &r).failures ==
+              std::vector<std::string>{"chip 0 eth 8 rejected 1 packets",
+                                       "routers delivered 4 packets, expected 4"});
     }
     SECTION("data that differs with nothing dropped") {
         const json r = report({flow("f", 4, 4, 0)}, {}, 12);
