@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <exception>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -118,19 +119,27 @@ class FaultCampaign final : public CliCommand {
         fabric::CampaignSummary summary;
         std::mutex lock;
         std::atomic<uint64_t> next{0};
+        std::exception_ptr error;  // the first a job met (a child that could not start): rethrown
         const auto work = [&] {
-            for (uint64_t i; (i = next++) < o.iterations && !fabric::interrupt_requested();) {
-                Outcome out = run_iteration(o, ports, self, o.first + i);
+            try {
+                for (uint64_t i; (i = next++) < o.iterations && !fabric::interrupt_requested();) {
+                    Outcome out = run_iteration(o, ports, self, o.first + i);
+                    const std::lock_guard<std::mutex> hold(lock);
+                    summary.add(out.iteration, out.verdict, out.run.wall_seconds);
+                    if (!out.verdict.passed()) print_failure(out, o.descriptor_dir);
+                    show_progress(summary, o.iterations);
+                    if (reports_ || !out.verdict.passed()) kept.emplace(i, std::move(out));
+                }
+            } catch (...) {
                 const std::lock_guard<std::mutex> hold(lock);
-                summary.add(out.iteration, out.verdict, out.run.wall_seconds);
-                if (!out.verdict.passed()) print_failure(out, o.descriptor_dir);
-                show_progress(summary, o.iterations);
-                if (reports_ || !out.verdict.passed()) kept.emplace(i, std::move(out));
+                if (!error) error = std::current_exception();
+                next = o.iterations;  // the other jobs stop too
             }
         };
         std::vector<std::thread> pool;
         for (uint32_t j = 0; j < jobs_; ++j) pool.emplace_back(work);
         for (std::thread& t : pool) t.join();
+        if (error) std::rethrow_exception(error);
         summary.wall_seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         // Interrupted: the iterations that ran are reported all the same, then the signal's code.

@@ -105,8 +105,10 @@ std::vector<CampaignPort> plan_ports(const CampaignTopologyInfo& t, const std::s
         const MeshGraph graph = MeshGraph::load_file(path_in(dir, t.mesh_graph));
         return router_ports(plan_mesh(graph, cluster, soc, mo).fabric, cluster);
     }
+    // t3k's lines are pieces of its ring, some across the ring's wrap: the ring's routers.
     FabricOptions fo;
-    fo.topology = t.topology == CampaignTopology::T3kRing ? pf::Topology::Ring : pf::Topology::Line;
+    fo.topology =
+        t.topology == CampaignTopology::N300Line ? pf::Topology::Line : pf::Topology::Ring;
     fo.chips = t.topology == CampaignTopology::N300Line
                    ? std::vector<ChipId>{0, 1}
                    : std::vector<ChipId>(kT3kRing.begin(), kT3kRing.end());

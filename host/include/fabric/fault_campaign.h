@@ -79,8 +79,8 @@ struct CampaignPort {
     ChipId peer = 0;  // the chip at the link's other end
     uint32_t peer_eth = 0;
 };
-// Per topology, the router ports of its fabric (t3k-line: those of the full 8-chip path, a drawn
-// line uses the ports of its own chips).
+// Per topology, the router ports of its fabric (t3k-line: those of t3k's 8-chip ring; a drawn
+// line uses the ports between its own chips).
 using CampaignPorts = std::map<CampaignTopology, std::vector<CampaignPort>>;
 // Plans every topology of `options` (as fabricctl would) for its router ports. Errors of the
 // descriptors pass through.
