@@ -25,6 +25,24 @@ void check_traffic_options(uint32_t bytes, uint32_t packets, hal::Arch arch) {
     }
 }
 
+CLI::Option* add_send_type_option(CLI::App& cmd, std::string& value) {
+    return cmd
+        .add_option("--send-type", value,
+                    "NoC send type of the packets: " + fabric::traffic_send_type_names() +
+                        " (the writes without an increment are counted by the positions they "
+                        "land in: at most as many packets as positions)")
+        ->check([](const std::string& v) {
+            return fabric::parse_traffic_send_type(v) ? std::string()
+                                                      : "unknown send type '" + v + "' (" +
+                                                            fabric::traffic_send_type_names() + ")";
+        })
+        ->capture_default_str();
+}
+
+fabric::TrafficSendType send_type_of(const std::string& name) {
+    return fabric::parse_traffic_send_type(name).value();
+}
+
 void add_output_flags(CLI::App& cmd, bool& as_json, bool& quiet) {
     cmd.add_flag("--json", as_json, "Print the result as JSON");
     cmd.add_flag("-q,--quiet", quiet, "No verdict line on success");

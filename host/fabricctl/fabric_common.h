@@ -38,6 +38,12 @@ inline constexpr uint32_t kMaxPackets = 1'000'000;
 // (1..kMaxPackets); Error(BadInput) naming the option.
 void check_traffic_options(uint32_t bytes, uint32_t packets, hal::Arch arch);
 
+// --send-type NAME of `fabric run` and `mesh run` (fabric/mesh_traffic.h TrafficSendType;
+// default fused-write-atomic-inc, whose increments count the deliveries).
+CLI::Option* add_send_type_option(CLI::App& cmd, std::string& value);
+// The send type `name` names (the option's check has refused any other).
+fabric::TrafficSendType send_type_of(const std::string& name);
+
 // --json (sets `as_json`) and -q/--quiet (no verdict line on success).
 void add_output_flags(CLI::App& cmd, bool& as_json, bool& quiet);
 

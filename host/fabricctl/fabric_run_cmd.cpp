@@ -47,6 +47,7 @@ class FabricRun final : public FabricCommand {
                          "other (multicast in each direction)")
             ->check(CLI::IsMember({"neighbour", "all-to-all"}))
             ->capture_default_str();
+        add_send_type_option(*cmd_, send_type_);
         cmd_->add_option("--worker-elf", worker_elf_,
                          "Worker traffic kernel (default: this build's fabric_traffic.elf)");
         faults_.add_options(*cmd_);
@@ -78,7 +79,7 @@ class FabricRun final : public FabricCommand {
         if (clean) {
             fabric::check_router_counters(s.final_snapshots(), traffic.deliveries(), s.problems);
         }
-        return report(s, traffic, kernel.path, results);
+        return report(s, traffic, kernel.path, results, armed);
     }
 
   private:
@@ -90,6 +91,7 @@ class FabricRun final : public FabricCommand {
         to.packet_bytes = bytes_;
         to.timeout_us = fabric::traffic_timeout_us(s.budget(), s.arch());
         to.count_deliveries = true;
+        to.send_type = send_type_of(send_type_);
         const fabric::HarvestedSocs socs(s.soc(), s.cluster());  // no worker on a harvested row
         return fabric::plan_fabric_traffic(s.plan(), std::cref(socs), elf, to);
     }
@@ -145,7 +147,8 @@ class FabricRun final : public FabricCommand {
     }
 
     int report(FabricSession& s, const fabric::FabricTraffic& traffic,
-               const std::string& worker_path, const TrafficResults& results) const {
+               const std::string& worker_path, const TrafficResults& results,
+               const RunFaults& faults) const {
         const fabric::FabricPlan& plan = s.plan();
         uint64_t total_bytes = 0;
         for (const auto& snap : s.final_snapshots()) total_bytes += snap.sent() * bytes_;
@@ -165,6 +168,7 @@ class FabricRun final : public FabricCommand {
         r.add_json = [&](json& j) {
             j["worker_firmware"] = worker_path;
             j["pattern"] = pattern_;
+            j["send_type"] = send_type_;
             j["size"] = bytes_;
             j["packets"] = packets_;
             j["workers"] = workers_json(traffic, results.outcomes);
@@ -174,6 +178,7 @@ class FabricRun final : public FabricCommand {
             j["data_mismatch_words"] = results.mismatch_words;
             j["bytes_per_cycle"] = rate;
             j["account"] = fabric::account_json(results.account);
+            j["faults"] = faults.json();
         };
         r.print_body = [&] {
             s.print_router_table(bytes_, results.send_cycles);
@@ -219,6 +224,7 @@ class FabricRun final : public FabricCommand {
     uint32_t bytes_ = 1024;
     uint32_t packets_ = 16;
     std::string pattern_ = "neighbour";
+    std::string send_type_ = "fused-write-atomic-inc";
     std::string worker_elf_;
     FaultArgs faults_;
 };

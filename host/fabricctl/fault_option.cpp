@@ -35,26 +35,36 @@ void FaultArgs::refuse_on_pcie(bool pcie) const {
     }
 }
 
-#ifdef FABRIC_HAVE_SIM
 namespace {
 
-// The host record of one applied fault in the --events log.
-void append_event(fabric::EventLogFile& log, const fabric::AppliedFault& f) {
-    log.append_host("fault: " + f.describe(), {{"kind", "fault"},
-                                               {"fault", fabric::fault_kind_name(f.kind)},
-                                               {"change", f.change},
-                                               {"chip", f.chip},
-                                               {"eth", f.eth},
-                                               {"cycle", f.device_cycle},
-                                               {"traffic_cycle", f.traffic_cycle}});
+// One applied fault as the run report and the --events log give it.
+nlohmann::json applied_json(const fabric::AppliedFault& f) {
+    return {{"fault", fabric::fault_kind_name(f.kind)},
+            {"change", f.change},
+            {"chip", f.chip},
+            {"eth", f.eth},
+            {"device_cycle", f.device_cycle},
+            {"traffic_cycle", f.traffic_cycle}};
 }
 
-}  // namespace
+#ifdef FABRIC_HAVE_SIM
+// The host record of one applied fault in the --events log ("cycle": the device's).
+void append_event(fabric::EventLogFile& log, const fabric::AppliedFault& f) {
+    nlohmann::json record = applied_json(f);
+    record["kind"] = "fault";
+    record["cycle"] = record["device_cycle"];
+    record.erase("device_cycle");
+    log.append_host("fault: " + f.describe(), record);
+}
 #endif
+
+}  // namespace
 
 RunFaults::RunFaults(std::vector<fabric::FaultSpec> specs, uint64_t seed,
                      fabric::InterruptibleDevice& device, fabric::FabricRunner& runner,
-                     fabric::EventLogFile* events) {
+                     fabric::EventLogFile* events)
+    : seed_(seed) {
+    for (const fabric::FaultSpec& f : specs) specs_.push_back(f.text);
     if (specs.empty()) return;
 #ifndef FABRIC_HAVE_SIM
     (void)seed, (void)device, (void)runner, (void)events;
@@ -79,6 +89,12 @@ RunFaults::~RunFaults() = default;
 
 std::vector<fabric::AppliedFault> RunFaults::applied() const {
     return injector_ ? injector_->log() : std::vector<fabric::AppliedFault>{};
+}
+
+nlohmann::json RunFaults::json() const {
+    nlohmann::json applied_list = nlohmann::json::array();
+    for (const fabric::AppliedFault& f : applied()) applied_list.push_back(applied_json(f));
+    return {{"seed", seed_}, {"specs", specs_}, {"applied", std::move(applied_list)}};
 }
 
 void RunFaults::log_effects() const {

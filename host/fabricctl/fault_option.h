@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -48,8 +49,13 @@ class RunFaults {
     std::vector<fabric::AppliedFault> applied() const;
     // Log what the frame drops did (FaultInjector::drop_effects), once the traffic is over.
     void log_effects() const;
+    // The run report's "faults": {"seed", "specs": [as written], "applied": [{"fault", "change",
+    // "chip", "eth", "device_cycle", "traffic_cycle"}]} (empty lists without --fault).
+    nlohmann::json json() const;
 
   private:
+    std::vector<std::string> specs_;
+    uint64_t seed_;
     std::unique_ptr<fabric::FaultInjector> injector_;
 };
 

@@ -19,6 +19,7 @@
 #include "fabric/interrupt.h"
 #include "fabric_run_cmd.h"
 #include "fabric_up_cmd.h"
+#include "fault_campaign_cmd.h"
 #include "flash_cmd.h"
 #include "mesh_down_cmd.h"
 #include "mesh_events_cmd.h"
@@ -75,6 +76,7 @@ CliCommands add_all_commands(CLI::App& app, bool& as_json) {
              add_flash_command,           // flash
              add_mesh_map_command,        // mesh map
              add_cluster_check_command,   // cluster check
+             add_fault_campaign_command,  // fault campaign
          }) {
         all.push_back(add(app, as_json));
     }

@@ -87,6 +87,7 @@ class MeshRun final : public MeshFabricCommand {
         cmd_->add_option("--packets", packets_, "Packets to every destination, per plane")
             ->capture_default_str();
         add_bytes_option(*cmd_, bytes_, "Bytes per packet (multiple of 16)")->capture_default_str();
+        add_send_type_option(*cmd_, send_type_);
         cmd_->add_option("--worker-elf", worker_elf_,
                          "Traffic kernel (default: this build's fabric_traffic.elf)");
         faults_.add_options(*cmd_);
@@ -127,7 +128,7 @@ class MeshRun final : public MeshFabricCommand {
             s.terminate();
             armed.log_effects();
             check_traffic(s, traffic);  // what landed, also after a failure
-            return report(s, traffic, kernel.path);
+            return report(s, traffic, kernel.path, armed);
         });
     }
 
@@ -162,6 +163,7 @@ class MeshRun final : public MeshFabricCommand {
         for (size_t r = 0; r < flows.size(); ++r) {
             fabric::MeshTrafficOptions o;
             o.count_deliveries = true;
+            o.send_type = send_type_of(send_type_);
             o.first_flow_id = first_flow_id;
             first_flow_id += static_cast<uint32_t>(flows[r].size());
             o.packets = packets_;
@@ -305,7 +307,8 @@ class MeshRun final : public MeshFabricCommand {
         return fabric::account_traffic(tallies, s.drops());
     }
 
-    int report(MeshSession& s, const MeshRunTraffic& t, const std::string& worker_path) const {
+    int report(MeshSession& s, const MeshRunTraffic& t, const std::string& worker_path,
+               const RunFaults& faults) const {
         const double rate =
             bytes_per_cycle(total_bytes_sent(s.final_snapshots(), bytes_), t.send_cycles);
         RunReport r;
@@ -322,6 +325,7 @@ class MeshRun final : public MeshFabricCommand {
             j["worker_firmware"] = worker_path;
             j["packets"] = packets_;
             j["bytes"] = bytes_;
+            j["send_type"] = send_type_;
             j["slots"] = t.slots;
             j["rounds"] = t.rounds.size();
             j["workers"] = workers_json(s.plan(), t);
@@ -331,6 +335,7 @@ class MeshRun final : public MeshFabricCommand {
             j["data_mismatch_words"] = t.mismatch_words;
             j["bytes_per_cycle"] = rate;
             j["account"] = fabric::account_json(t.account);
+            j["faults"] = faults.json();
         };
         r.print_body = [&] {
             if (!s.shown().empty()) {
@@ -399,6 +404,7 @@ class MeshRun final : public MeshFabricCommand {
 
     uint32_t packets_ = 16;
     uint32_t bytes_ = 1024;
+    std::string send_type_ = "fused-write-atomic-inc";
     std::string worker_elf_;
     FaultArgs faults_;
 };

@@ -626,6 +626,10 @@ std::vector<RouterSnapshot> FabricRunner::terminate(pf::Termination mode, uint64
         // Quiescence: every router running and ready, every channel settled, everything sent
         // taken by the peers, and the counters unchanged since the previous poll.
         std::vector<RouterSnapshot> prev;
+        // Each router's heartbeat when its counters last changed: a frozen router's counters
+        // stand still too, while it may hold packets its neighbours already counted as
+        // forwarded, so only a router whose main loop has run since vouches for them.
+        std::vector<uint32_t> beat_at_change;
         const auto quiet = [&](const std::vector<RouterSnapshot>& all) {
             bool ok = true;
             uint64_t sent = 0;
@@ -640,8 +644,14 @@ std::vector<RouterSnapshot> FabricRunner::terminate(pf::Termination mode, uint64
                 received += s.received();
             }
             ok = ok && sent == received && prev.size() == all.size();
-            for (size_t i = 0; ok && i < all.size(); ++i) {
-                ok = same_counters(all[i].block, prev[i].block);
+            beat_at_change.resize(all.size());
+            for (size_t i = 0; i < all.size(); ++i) {
+                if (i >= prev.size() || !same_counters(all[i].block, prev[i].block)) {
+                    beat_at_change[i] = all[i].block.heartbeat;
+                    ok = false;
+                } else if (all[i].block.heartbeat == beat_at_change[i]) {
+                    ok = false;
+                }
             }
             prev = all;
             return ok;

@@ -118,6 +118,10 @@ FabricTraffic plan_fabric_traffic(const FabricPlan& plan, const ChipSocs& socs,
     t.packet_bytes = o.packet_bytes;
     t.slots = std::min(o.packets, kFabricTrafficMaxSlots);
     t.count_deliveries = o.count_deliveries;
+    t.send_type = o.send_type.value_or(o.count_deliveries ? TrafficSendType::FusedWriteAtomicInc
+                                                          : TrafficSendType::UnicastWrite);
+    check_traffic_send_type("fabric traffic", t.send_type, o.packet_bytes, o.packets, t.slots,
+                            o.count_deliveries);
     const size_t n = plan.chips.size();
     const bool ring = plan.topology == pf::Topology::Ring;
     const FabricTrafficL1 l1 = fabric_traffic_l1(plan.arch);
@@ -146,16 +150,10 @@ FabricTraffic plan_fabric_traffic(const FabricPlan& plan, const ChipSocs& socs,
             w.dest.addr = sink_base + index * t.region_stride();
             w.dest.seed = 0x1000u * (index + 1);
             w.dest.seq_base = protocol::traffic_seq(index, 0);
-            if (o.count_deliveries) {
-                w.dest.sem_x = t.sink.x;
-                w.dest.sem_y = t.sink.y;
-                w.dest.sem_addr = w.dest.addr + t.region_bytes();
-            }
+            if (o.count_deliveries) set_counter(w.dest, t.region_bytes(), t.send_type);
             auto& a = w.args;
             a.channel = plan.worker_channel(plan.chips[i], w.dir);
-            a.send_type =
-                static_cast<uint32_t>(o.count_deliveries ? pf::NocSendType::FusedWriteAtomicInc
-                                                         : pf::NocSendType::UnicastWrite);
+            set_send_type(a, t.send_type);
             a.packet_bytes = o.packet_bytes;
             a.packet_count = o.packets;
             a.num_dests = 1;
@@ -230,12 +228,28 @@ std::vector<FabricLandedMismatch> check_fabric_landed(Device& device, const Fabr
         for (ChipId c : w.dests) {
             std::vector<uint8_t> got(t.region_bytes());
             device.read({c, t.sink}, w.dest.addr, got);
-            const PatternCheck check = check_pattern(got, t.packet_bytes, t.slots, w.dest.seed);
+            const PatternCheck check =
+                check_region(got, t.send_type, t.packet_bytes, t.slots, w.dest.seed);
             if (check.bad_words) out.push_back({k, c, w.dest.addr, check});
         }
     }
     return out;
 }
+
+namespace {
+
+// The packets of worker `w` the sink on chip `chip` counted (TrafficSendType: its counter, or
+// its positions intact).
+uint32_t delivered_on(Device& device, const FabricTraffic& t, const FabricTrafficWorker& w,
+                      ChipId chip) {
+    if (counted_by_increment(t.send_type)) return device.read32({chip, t.sink}, w.dest.sem_addr);
+    std::vector<uint8_t> got(t.region_bytes());
+    device.read({chip, t.sink}, w.dest.addr, got);
+    const PatternCheck check = check_region(got, t.send_type, t.packet_bytes, t.slots, w.dest.seed);
+    return delivered_count(t.send_type, t.slots, check, 0);
+}
+
+}  // namespace
 
 std::vector<std::vector<uint32_t>> read_fabric_delivered(Device& device, const FabricTraffic& t) {
     if (!t.count_deliveries) {
@@ -245,7 +259,7 @@ std::vector<std::vector<uint32_t>> read_fabric_delivered(Device& device, const F
     std::vector<std::vector<uint32_t>> out;
     for (const FabricTrafficWorker& w : t.workers) {
         std::vector<uint32_t>& per_chip = out.emplace_back();
-        for (ChipId c : w.dests) per_chip.push_back(device.read32({c, t.sink}, w.dest.sem_addr));
+        for (ChipId c : w.dests) per_chip.push_back(delivered_on(device, t, w, c));
     }
     return out;
 }

@@ -1,8 +1,10 @@
 #include "fabric/mesh_traffic.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <map>
 #include <utility>
@@ -40,6 +42,64 @@ std::vector<uint8_t> bytes_of(const T* data, size_t count) {
 }
 
 }  // namespace
+
+namespace {
+
+constexpr std::array<std::string_view, 5> kSendTypeNames{
+    "unicast-write", "inline-write", "atomic-inc", "fused-write-atomic-inc", "scatter-write"};
+
+}  // namespace
+
+std::string_view traffic_send_type_name(TrafficSendType t) {
+    return kSendTypeNames.at(static_cast<size_t>(t));
+}
+
+std::optional<TrafficSendType> parse_traffic_send_type(std::string_view text) {
+    for (size_t i = 0; i < kSendTypeNames.size(); ++i) {
+        if (kSendTypeNames[i] == text) return static_cast<TrafficSendType>(i);
+    }
+    return std::nullopt;
+}
+
+std::string traffic_send_type_names() {
+    return fmt::format("{}", fmt::join(kSendTypeNames, ", "));
+}
+
+pf::NocSendType noc_send_type(TrafficSendType t) {
+    switch (t) {
+        case TrafficSendType::InlineWrite:
+            return pf::NocSendType::InlineWrite;
+        case TrafficSendType::AtomicInc:
+            return pf::NocSendType::AtomicInc;
+        case TrafficSendType::FusedWriteAtomicInc:
+            return pf::NocSendType::FusedWriteAtomicInc;
+        case TrafficSendType::ScatterWrite:
+            return pf::NocSendType::ScatterWrite;
+        case TrafficSendType::UnicastWrite:
+        default:
+            return pf::NocSendType::UnicastWrite;
+    }
+}
+
+bool counted_by_increment(TrafficSendType t) {
+    return t == TrafficSendType::AtomicInc || t == TrafficSendType::FusedWriteAtomicInc;
+}
+
+void check_traffic_send_type(std::string_view what, TrafficSendType type, uint32_t packet_bytes,
+                             uint32_t packets, uint32_t slots, bool count) {
+    const uint32_t scatter_min = kTrafficScatterChunks * 16;
+    if (type == TrafficSendType::ScatterWrite && packet_bytes < scatter_min) {
+        fail(ErrorCategory::BadInput,
+             "{}: scatter-write packets of {} B: at least {} B ({} chunks of 16)", what,
+             packet_bytes, scatter_min, kTrafficScatterChunks);
+    }
+    if (count && !counted_by_increment(type) && packets > slots) {
+        fail(ErrorCategory::BadInput,
+             "{}: {} packets are counted by the positions they land in: {} packets per flow need "
+             "as many positions, there are {}",
+             what, traffic_send_type_name(type), packets, slots);
+    }
+}
 
 uint32_t mesh_worker_source_bytes(hal::Arch arch) {
     return protocol::test_mailbox_addr(arch) - protocol::test_l1_base(arch) - kSrcOffset;
@@ -128,6 +188,28 @@ void check_traffic_options(const MeshTrafficOptions& o, uint32_t slots) {
     }
 }
 
+}  // namespace
+
+void set_send_type(protocol::FabricTrafficArgs& a, TrafficSendType type) {
+    a.send_type = static_cast<uint32_t>(noc_send_type(type));
+    if (type == TrafficSendType::ScatterWrite) {
+        a.scatter_chunks = kTrafficScatterChunks;
+        a.scatter_gap = 0;
+    }
+}
+
+void set_counter(protocol::FabricDest& d, uint32_t region_bytes, TrafficSendType type) {
+    d.sem_x = d.x;
+    d.sem_y = d.y;
+    d.sem_addr = type == TrafficSendType::AtomicInc ? d.addr : d.addr + region_bytes;
+}
+
+namespace {
+
+void set_counter(protocol::FabricDest& d, const MeshTraffic& t) {
+    set_counter(d, t.region_bytes(), t.send_type);
+}
+
 void check_flow_ids(const MeshTrafficOptions& o, size_t flows) {
     if (uint64_t{o.first_flow_id} + flows > protocol::kTrafficSeqMaxFlows) {
         fail(ErrorCategory::BadInput,
@@ -166,7 +248,11 @@ MeshTraffic plan_mesh_traffic(const MeshPlan& plan, const ChipSocs& socs,
     t.start_together = o.start_together;
     t.count_deliveries = o.count_deliveries;
     t.first_flow_id = o.first_flow_id;
+    t.send_type = o.send_type.value_or(o.count_deliveries ? TrafficSendType::FusedWriteAtomicInc
+                                                          : TrafficSendType::UnicastWrite);
     check_traffic_options(o, t.slots);
+    check_traffic_send_type("mesh traffic", t.send_type, o.packet_bytes, o.packets, t.slots,
+                            o.count_deliveries);
     check_flow_ids(o, t.flows.size());
     refuse_deadlock(plan, t.flows);
     WorkerPlacer placer(socs, t.arch);
@@ -193,9 +279,7 @@ MeshTraffic plan_mesh_traffic(const MeshPlan& plan, const ChipSocs& socs,
             w.target = {{chip, (*on_chip.cores)[index]}, &traffic_elf, on_chip.placement};
             auto& a = w.args;
             a.channel = plan.worker_channel(*s.router);
-            a.send_type =
-                static_cast<uint32_t>(o.count_deliveries ? pf::NocSendType::FusedWriteAtomicInc
-                                                         : pf::NocSendType::UnicastWrite);
+            set_send_type(a, t.send_type);
             a.packet_bytes = o.packet_bytes;
             a.dest_slots = t.slots;
             a.dests_addr = l1;
@@ -228,11 +312,7 @@ MeshTraffic plan_mesh_traffic(const MeshPlan& plan, const ChipSocs& socs,
         d.addr = static_cast<uint32_t>(addr);
         d.seed = 0x1000u * static_cast<uint32_t>(k + 1);
         d.seq_base = protocol::traffic_seq(t.flow_id(k), 0);
-        if (o.count_deliveries) {
-            d.sem_x = sink.x;
-            d.sem_y = sink.y;
-            d.sem_addr = d.addr + t.region_bytes();
-        }
+        if (o.count_deliveries) set_counter(d, t);
         w.dests.push_back(d);
         w.flows.push_back(k);
         w.sinks.push_back({dst_chip, sink});
@@ -404,13 +484,59 @@ PatternCheck check_pattern(std::span<const uint8_t> got, uint32_t packet_bytes, 
     return c;
 }
 
+namespace {
+
+// Records a word that differs at byte `at` of position `p`.
+void note_bad(PatternCheck& c, uint32_t at, uint32_t p) {
+    if (c.bad_words == 0) c.first_bad = at;
+    ++c.bad_words;
+    if (c.bad_positions.empty() || c.bad_positions.back() != p) c.bad_positions.push_back(p);
+}
+
+uint32_t word_at(std::span<const uint8_t> got, size_t at) {
+    uint32_t v;
+    std::memcpy(&v, got.data() + at, 4);
+    return v;
+}
+
+}  // namespace
+
+PatternCheck check_region(std::span<const uint8_t> got, TrafficSendType type, uint32_t packet_bytes,
+                          uint32_t slots, uint32_t seed) {
+    if (type != TrafficSendType::InlineWrite && type != TrafficSendType::AtomicInc)
+        return check_pattern(got, packet_bytes, slots, seed);
+    if (got.size() < size_t(slots) * packet_bytes) {
+        fail(ErrorCategory::BadInput, "pattern check: {} B for {} positions of {} B", got.size(),
+             slots, packet_bytes);
+    }
+    PatternCheck c;
+    if (type == TrafficSendType::InlineWrite) {
+        for (uint32_t p = 0; p < slots; ++p) {
+            if (word_at(got, 4 * p) != protocol::pattern_word(seed, p)) note_bad(c, 4 * p, p);
+        }
+        return c;
+    }
+    // Atomic increments: word 0 is the counter, nothing else is written.
+    for (uint32_t at = 4; at < slots * packet_bytes; at += 4) {
+        if (word_at(got, at) != 0) note_bad(c, at, at / packet_bytes);
+    }
+    return c;
+}
+
+uint32_t delivered_count(TrafficSendType type, uint32_t slots, const PatternCheck& check,
+                         uint32_t counter) {
+    if (counted_by_increment(type)) return counter;
+    return slots - static_cast<uint32_t>(check.bad_positions.size());
+}
+
 std::vector<PatternCheck> check_mesh_regions(Device& device, const MeshTraffic& t) {
     std::vector<PatternCheck> checks(t.flows.size());
     std::vector<uint8_t> got(t.region_bytes());
     for (const auto& w : t.workers) {
         for (size_t i = 0; i < w.dests.size(); ++i) {
             device.read(w.sinks[i], w.dests[i].addr, got);
-            checks[w.flows[i]] = check_pattern(got, t.packet_bytes, t.slots, w.dests[i].seed);
+            checks[w.flows[i]] =
+                check_region(got, t.send_type, t.packet_bytes, t.slots, w.dests[i].seed);
         }
     }
     return checks;
@@ -441,10 +567,18 @@ std::vector<uint32_t> read_mesh_delivered(Device& device, const MeshTraffic& t) 
              "mesh traffic: deliveries are counted only with "
              "count_deliveries");
     }
+    const std::vector<PatternCheck> checks = counted_by_increment(t.send_type)
+                                                 ? std::vector<PatternCheck>(t.flows.size())
+                                                 : check_mesh_regions(device, t);
     std::vector<uint32_t> delivered(t.flows.size(), 0);
     for (const auto& w : t.workers) {
-        for (size_t i = 0; i < w.dests.size(); ++i)
-            delivered[w.flows[i]] = device.read32(w.sinks[i], w.dests[i].sem_addr);
+        for (size_t i = 0; i < w.dests.size(); ++i) {
+            const uint32_t counter = counted_by_increment(t.send_type)
+                                         ? device.read32(w.sinks[i], w.dests[i].sem_addr)
+                                         : 0;
+            delivered[w.flows[i]] =
+                delivered_count(t.send_type, t.slots, checks[w.flows[i]], counter);
+        }
     }
     return delivered;
 }

@@ -52,6 +52,9 @@ struct FabricTrafficOptions {
     uint32_t packet_bytes = 1024;   // a multiple of 16
     uint32_t timeout_us = 20'000;   // every wait of a kernel
     bool count_deliveries = false;  // see "sinks" at the top of the file
+    // The packets' send type (mesh_traffic.h TrafficSendType); unset: fused writes when counting
+    // deliveries, else unicast writes.
+    std::optional<TrafficSendType> send_type;
 };
 
 // A traffic kernel's buffers in its worker core's L1, below the test mailbox.
@@ -80,6 +83,7 @@ struct FabricTraffic {
     CoreCoord sink;  // the receiving core on every chip
     uint32_t packets = 0, packet_bytes = 0, slots = 0;
     bool count_deliveries = false;
+    TrafficSendType send_type = TrafficSendType::UnicastWrite;
 
     uint32_t region_bytes() const { return slots * packet_bytes; }
     // A region and, when counting, its counter.

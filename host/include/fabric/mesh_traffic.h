@@ -30,8 +30,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "fabric/device.h"
@@ -53,6 +55,47 @@ struct MeshFlow {
 
 inline constexpr uint32_t kMeshSinkCoreIndex = 40;  // clear of the workers a chip can need
 
+// The NoC send type of a traffic kernel's packets (1D and 2D; fabricctl --send-type), and how the
+// sink counts them for the account. Fused writes and atomic increments count themselves: the
+// increment lands on a counter word after the flow's region (an atomic increment carries no
+// data, the region stays zero). The writes without an increment count by position: each packet
+// has a position of its own (packets <= slots), and the positions holding their pattern intact
+// are the packets delivered (a write delivered twice leaves the same bytes: only the counted
+// types show duplicates).
+//   unicast-write  packet_bytes of pattern at position p (the pattern of fused writes)
+//   inline-write   one word at position p: word p of the region is pattern_word(seed, p)
+//   atomic-inc     +1 on the counter word
+//   fused-write-atomic-inc  the unicast write, then +1 on the counter word
+//   scatter-write  the unicast write's bytes in 2 chunks, each its own NoC write (gap 0)
+enum class TrafficSendType : uint8_t {
+    UnicastWrite,
+    InlineWrite,
+    AtomicInc,
+    FusedWriteAtomicInc,
+    ScatterWrite,
+};
+// "unicast-write", "inline-write", "atomic-inc", "fused-write-atomic-inc", "scatter-write"
+std::string_view traffic_send_type_name(TrafficSendType t);
+// nullopt for anything else
+std::optional<TrafficSendType> parse_traffic_send_type(std::string_view text);
+// The names above, ", "-separated (for messages and --help).
+std::string traffic_send_type_names();
+protocol::fabric::NocSendType noc_send_type(TrafficSendType t);
+// Fused writes and atomic increments: the sink's counter word counts them.
+bool counted_by_increment(TrafficSendType t);
+// The chunks of a scatter-write (each at least 16 B: packets of 32 B or more).
+inline constexpr uint32_t kTrafficScatterChunks = 2;
+// Error(BadInput) "<what>: ..." when `type` cannot be sent as `packet_bytes` packets, `packets`
+// per flow into `slots` positions with deliveries counted (`count`): a scatter-write under 32 B,
+// or a type counted by position with more packets than positions.
+void check_traffic_send_type(std::string_view what, TrafficSendType type, uint32_t packet_bytes,
+                             uint32_t packets, uint32_t slots, bool count);
+// A kernel's send type (and a scatter-write's chunks).
+void set_send_type(protocol::FabricTrafficArgs& args, TrafficSendType type);
+// A destination's counter word, on its sink core: after its region of `region_bytes`, or for
+// atomic increments the region's first word (which they increment).
+void set_counter(protocol::FabricDest& dest, uint32_t region_bytes, TrafficSendType type);
+
 struct MeshTrafficOptions {
     uint32_t packets = 1;          // per flow
     uint32_t packet_bytes = 1024;  // a multiple of 16
@@ -62,6 +105,8 @@ struct MeshTrafficOptions {
     bool start_together = false;    // see "start" at the top of the file
     bool count_deliveries = false;  // see "sinks" at the top of the file
     uint32_t first_flow_id = 0;  // see "seq": flows of earlier rounds of a run take the ids below
+    // The packets' send type; unset: fused writes when counting deliveries, else unicast writes.
+    std::optional<TrafficSendType> send_type;
 };
 
 struct MeshTrafficWorker {
@@ -80,6 +125,7 @@ struct MeshTraffic {
     bool start_together = false;
     bool count_deliveries = false;
     uint32_t first_flow_id = 0;
+    TrafficSendType send_type = TrafficSendType::UnicastWrite;
 
     uint32_t region_bytes() const { return slots * packet_bytes; }
     // A region and, when counting, its counter.
@@ -175,6 +221,15 @@ struct PatternCheck {
 };
 PatternCheck check_pattern(std::span<const uint8_t> got, uint32_t packet_bytes, uint32_t slots,
                            uint32_t seed);
+// A region as `type` leaves it (see TrafficSendType): the pattern of the writes, an inline
+// write's word per position, or all zero for atomic increments (their counter is past the
+// region).
+PatternCheck check_region(std::span<const uint8_t> got, TrafficSendType type, uint32_t packet_bytes,
+                          uint32_t slots, uint32_t seed);
+// The packets a sink counted for a region checked as `check` whose counter word reads
+// `counter`: the counter for the types that count themselves, else the intact positions.
+uint32_t delivered_count(TrafficSendType type, uint32_t slots, const PatternCheck& check,
+                         uint32_t counter);
 
 // Per flow (MeshTraffic::flows order): the words of its region that differ from the pattern of its
 // last `slots` packets. All zero: everything landed, byte for byte.
