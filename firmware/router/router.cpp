@@ -26,6 +26,7 @@
 
 #include "classify.h"
 #include "config_check.h"
+#include "control.h"
 #include "fabric/event_log.h"
 #include "fabric/status_words.h"
 #include "fabric/worker_port.h"
@@ -1397,20 +1398,14 @@ void Router::keep_alive_if_due(uint32_t now) {
 // configured time, if shorter) for a port is dropped, as Drained. Each channel's watch starts
 // again.
 [[gnu::always_inline]] inline void Router::set_stall(uint32_t ctl) {
-    uint32_t us = g_config.stall_timeout_us;
+    const StallRule rule = stall_rule(g_config, ctl);
     if constexpr (kControl) {
         Control& k = ctl_.get();
-        k.stall_drop = g_config.stall_action == static_cast<uint32_t>(pf::StallAction::Drop);
-        k.stall_why = BadPacket::Timeout;
-        if (ctl == static_cast<uint32_t>(pf::RouterControl::Pause)) us = 0;
-        if (ctl == static_cast<uint32_t>(pf::RouterControl::Drain)) {
-            if (us == 0 || us > pf::kRouterDrainHoldUs) us = pf::kRouterDrainHoldUs;
-            k.stall_drop = true;
-            k.stall_why = BadPacket::Drained;
-        }
+        k.stall_drop = rule.drop;
+        k.stall_why = rule.why;
         for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) stall_[r].taken = rx_[r].taken - 1;
     }
-    stall_cycles_ = static_cast<uint32_t>(hal::us_to_cycles(kA, us));
+    stall_cycles_ = static_cast<uint32_t>(hal::us_to_cycles(kA, rule.us));
 }
 
 // At a poll whose control word, state or cut link is not Run's (the main loop's `senders` and
@@ -1423,23 +1418,21 @@ void Router::keep_alive_if_due(uint32_t now) {
 //          says); reached at once, or on a cut link once everything is reported.
 [[gnu::noinline]] void Router::control_step(uint32_t& senders, uint32_t& receivers) {
     constexpr uint32_t kPause = static_cast<uint32_t>(pf::RouterControl::Pause);
-    constexpr uint32_t kDrain = static_cast<uint32_t>(pf::RouterControl::Drain);
     Control& k = ctl_.get();
-    uint32_t ctl = ld(kControlWord);
-    if (ctl > kDrain) ctl = 0;  // not a control word: Run
+    const uint32_t ctl = control_word(ld(kControlWord));
     if (ctl != k.word) {
         if (k.word == kPause) Topology::read_own_config(g_mesh, kFixed.mesh_config);
         k.word = ctl;
         k.reached = false;
         set_stall(ctl);
     }
-    if (ctl == kDrain && k.cut == 0 && link_dead()) {
+    if (cuts_link(ctl, k.cut != 0, link_dead())) {
         k.cut = 1;
         report_store(offsetof(pf::RouterControlReport, cut), 1);
         // Packets sent and not announced stay so: the peer must not take them (they are Unacked).
         for (PeerRx& p : peer_rx_) p.unannounced = 0;
     }
-    const bool idle = ctl == kPause || k.cut != 0;
+    const bool idle = loop_idle(ctl, k.cut != 0);
     senders = idle ? 0 : k.senders;
     receivers = idle ? 0 : k.receivers;
     if (idle) {
@@ -1459,9 +1452,7 @@ void Router::keep_alive_if_due(uint32_t now) {
     k.reached = true;
     publish();
     report_store(offsetof(pf::RouterControlReport, state), ctl);
-    const RouterStatus names[] = {RouterStatus::ReadyForTraffic, RouterStatus::Paused,
-                                  RouterStatus::Drained};
-    events_.record(pf::RouterEventKind::State, 0, static_cast<uint32_t>(names[ctl]), 0);
+    events_.record(pf::RouterEventKind::State, 0, static_cast<uint32_t>(control_event(ctl)), 0);
 }
 
 // A cut link: taken packets complete here (send_completions counts them sent); a packet sent on
@@ -1479,15 +1470,13 @@ void Router::cut_step() {
         while ((s.completed != s.sent || pushed != 0) && events_.has_room()) {
             const bool unacked = s.completed != s.sent;
             // The slot of packet `completed`: `sent - completed` slots before `next`.
-            const uint32_t ring = s.end - s.base;
-            const uint32_t back = (s.sent - s.completed) * slot_bytes_;
-            const uint32_t off = s.next.addr - s.base;
-            const uint32_t slot = s.base + (off >= back ? off - back : off + ring - back);
+            const uint32_t slot =
+                slot_before(s.base, s.end, s.next.addr, s.sent - s.completed, slot_bytes_);
             const uint32_t seq = ld(slot + offsetof(pf::PacketHeader, seq));
             if (unacked) {
                 events_.record(pf::RouterEventKind::Unacked, c, s.completed, seq);
             } else {
-                events_.record(pf::RouterEventKind::BadPacket, c,
+                events_.record(pf::RouterEventKind::Unsent, c,
                                static_cast<uint32_t>(BadPacket::Drained), seq);
                 s.next.advance(s.base, s.end, slot_bytes_);
                 ++s.sent;

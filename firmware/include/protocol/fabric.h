@@ -469,7 +469,7 @@ enum class BadPacket : uint32_t {
     TtlExpired = 0x10B,  // its time to live ran out here (a routing loop, or a TTL too small)
     Timeout = 0x10C,     // it waited stall_timeout_us for a port with no room (StallAction::Drop)
     // RouterControl::Drain: it could not move within kRouterDrainHoldUs, or it was pushed into a
-    // sender channel of a cut link (RouterEventKind::BadPacket's channel: then the sender channel)
+    // sender channel of a cut link (then a RouterEventKind::Unsent record)
     Drained = 0x10D,
     // Sent over a link that was cut, and not taken by the peer (the host decides this from a
     // RouterEventKind::Unacked record and the peer's RouterControlReport::taken; no router
@@ -984,6 +984,9 @@ enum class RouterEventKind : uint16_t {
     // (code: its position on the link, value: its seq). The host decides with the peer's
     // RouterControlReport::taken whether the peer took it (BadPacket Unacked if not).
     Unacked = 8,
+    // Drain cut the link: a packet pushed into sender channel `channel` dropped unsent (code:
+    // BadPacket::Drained, value: its seq).
+    Unsent = 9,
 };
 inline constexpr CodeName<RouterEventKind> kRouterEventKindNames[] = {
     {RouterEventKind::State, "state"},
@@ -994,6 +997,7 @@ inline constexpr CodeName<RouterEventKind> kRouterEventKindNames[] = {
     {RouterEventKind::PeerHeard, "peer_heard"},
     {RouterEventKind::Stalled, "stalled"},
     {RouterEventKind::Unacked, "unacked"},
+    {RouterEventKind::Unsent, "unsent"},
 };
 // Link health: a router sends its peer a keep-alive every kRouterKeepAliveUs and reports it
 // silent after kRouterPeerSilentUs without a sign of life (a keep-alive, a packet, a

@@ -53,6 +53,7 @@ namespace fabric {
 std::string router_status_name(uint32_t status);
 std::string router_wait_name(uint32_t wait);
 std::string termination_name(uint32_t mode);
+std::string router_control_name(uint32_t control);  // "run", "pause", "drain"
 // ConfigInvalid, HandshakeMismatch, Timeout, Fault and undefined values (BadPacket is counted,
 // not fatal; NotStarted and the start-up stages are not errors).
 bool router_status_is_error(uint32_t status);
@@ -101,6 +102,8 @@ struct RouterSnapshot {
     FabricDir dir = FabricDir::East;  // 1D routers only
     std::optional<MeshPort> mesh;     // 2D routers: the mesh port (then `dir` is meaningless)
     protocol::fabric::RouterStatusBlock block{};
+    // Its control state (protocol/fabric.h RouterControlReport; zero before the main loop).
+    protocol::fabric::RouterControlReport control{};
     CoreStatus run;              // what the core is doing
     bool core_finished = false;  // exited, trapped, or returned to the base firmware
     LaunchMethod method = LaunchMethod::ResetPc;
@@ -189,6 +192,29 @@ class FabricRunner {
     // the first poll that finds a stuck component. Error(BadInput) before bring_up.
     void monitor(uint64_t cycles);
 
+    // ---- control (protocol/fabric.h RouterControl: pause, drain, resume) ----
+    // Write `control` into the control word of the routers `which` (indices into plan().routers;
+    // empty: every router) and return at once (a timed action in the model, a reaction to an
+    // event while workers run). Error(BadInput) before bring_up, start or attach, or for an index
+    // out of range.
+    void write_control(protocol::fabric::RouterControl control, std::span<const size_t> which = {});
+    // write_control, then advance until each of those routers reports it reached (its
+    // RouterControlReport::state) and, for Pause, until every router's counters stand still
+    // between two polls (completions still on the wire land), within `timeout_cycles`. Returns
+    // every router's snapshot. Error(Fabric) naming the routers that did not reach it.
+    std::vector<RouterSnapshot> control(protocol::fabric::RouterControl control,
+                                        uint64_t timeout_cycles,
+                                        std::span<const size_t> which = {});
+
+    // A reaction to a dead link, at every poll that collects events (whether or not there is a
+    // sink): a router reporting link_down or peer_silent gets Drain, and so does the router at
+    // the other end of its link, once each (write_control: not waited for). They cut the link
+    // and report what was on it (protocol/fabric.h RouterControl), so traffic over it ends in
+    // bounded time with every packet accounted for (traffic_account.h resolve_unacked).
+    void drain_on_link_down(bool on) { drain_on_link_down_ = on; }
+    // The routers drained by that reaction so far (indices into plan().routers, in order).
+    const std::vector<size_t>& drained_for_link_down() const { return drained_; }
+
     // ---- events (router_events.h) ----
     // `sink` gets every router's new event records at every poll of the runner's waits
     // (bring_up, run_workers, monitor, terminate) and once more when each ends, so the routers'
@@ -241,6 +267,10 @@ class FabricRunner {
     RouterEventReader events_{plan_};
     std::function<void(std::span<const RouterEventRecord>)> event_sink_;
     std::function<void(uint64_t)> released_hook_;
+    bool drain_on_link_down_ = false;
+    std::vector<size_t> drained_;
+    // drain_on_link_down's share of a poll.
+    void react_to_link_down(std::span<const RouterEventRecord> fresh);
     std::optional<uint64_t> traffic_start_;
 };
 
