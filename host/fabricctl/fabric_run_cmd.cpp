@@ -50,6 +50,7 @@ class FabricRun final : public FabricCommand {
         cmd_->add_option("--worker-elf", worker_elf_,
                          "Worker traffic kernel (default: this build's fabric_traffic.elf)");
         faults_.add_options(*cmd_);
+        add_on_link_down_option(*cmd_, on_link_down_);
     }
 
     int run() const override {
@@ -67,8 +68,10 @@ class FabricRun final : public FabricCommand {
         s.open_model(traffic.deliveries());
         const RunFaults armed(std::move(faults), faults_.seed, s.device(), s.runner(),
                               s.event_log());
+        apply_on_link_down(s.runner(), on_link_down_);
         s.bring_up();
         TrafficResults results = run_traffic(s, traffic);
+        fabric::resolve_link_down_drains(s.runner(), s.drops(), s.cycles_left());
         s.terminate();
         armed.log_effects();
         const bool clean = s.problems.empty();
@@ -221,6 +224,7 @@ class FabricRun final : public FabricCommand {
     std::string pattern_ = "neighbour";
     std::string worker_elf_;
     FaultArgs faults_;
+    std::string on_link_down_ = "none";
 };
 
 }  // namespace

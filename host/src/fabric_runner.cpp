@@ -237,6 +237,13 @@ bool same_counters(const pf::RouterStatusBlock& a, const pf::RouterStatusBlock& 
            a.bad_packets == b.bad_packets;
 }
 
+// A router whose link a drain cut (protocol/fabric.h RouterControl): what it dropped unsent
+// counts as sent, what it sent and the peer never took is never received, so quiescence is judged
+// without it (the host drains both ends of a dead link: its peer is cut too).
+bool link_cut(const RouterSnapshot& s) {
+    return s.control.cut != 0;
+}
+
 bool channels_settled(const RouterSnapshot& s) {
     for (uint32_t c = 0; c < pf::kMaxSenderChannels; ++c) {
         if (s.block.sent[c] != s.block.completed[c]) return false;
@@ -507,7 +514,7 @@ std::vector<LaunchResult> FabricRunner::run_workers(
     start_many(device_, workers, methods);
     const uint64_t begin = device_.cycles();
     if (!traffic_start_) traffic_start_ = begin;
-    if (released_hook_) released_hook_(begin);
+    for (const auto& hook : released_hooks_) hook(begin);
     // Stop waiting as soon as a component fails or stalls: the workers would only run into their
     // timeouts.
     HealthMonitor& mon = *monitor_;
@@ -571,7 +578,9 @@ std::vector<RouterSnapshot> FabricRunner::control(pf::RouterControl control,
         return ok;
     };
     std::vector<RouterSnapshot> last;
-    if (!advance_until(device_.cycles() + timeout_cycles, there, last)) {
+    const bool reached = advance_until(device_.cycles() + timeout_cycles, there, last);
+    poll_events();  // the records written on the way (a drain's reports)
+    if (!reached) {
         fail(ErrorCategory::Fabric, "fabric: {} not reached within {} cycles: {}",
              router_control_name(want), timeout_cycles,
              laggards(last, [&](const RouterSnapshot& s) { return s.control.state != want; }));
@@ -580,7 +589,7 @@ std::vector<RouterSnapshot> FabricRunner::control(pf::RouterControl control,
 }
 
 void FabricRunner::on_workers_released(std::function<void(uint64_t)> hook) {
-    released_hook_ = std::move(hook);
+    released_hooks_.push_back(std::move(hook));
 }
 
 void FabricRunner::on_events(std::function<void(std::span<const RouterEventRecord>)> sink) {
@@ -717,6 +726,7 @@ std::vector<RouterSnapshot> FabricRunner::terminate(pf::Termination mode, uint64
                     ok = false;
                     break;
                 }
+                if (link_cut(s)) continue;
                 if (!channels_settled(s)) ok = false;
                 sent += s.sent();
                 received += s.received();
@@ -762,6 +772,9 @@ std::vector<RouterSnapshot> FabricRunner::terminate(pf::Termination mode, uint64
         }
     }
 
+    // A fabric with a cut link ends immediately once the rest is quiet: the cut routers could
+    // never agree with their peers that they drained.
+    if (std::any_of(last.begin(), last.end(), link_cut)) mode = pf::Termination::Immediate;
     for (size_t i = 0; i < plan_.routers.size(); ++i) {
         const RouterPlacement& r = plan_.routers[i];
         device_.write32(r.core, r.layout.termination, static_cast<uint32_t>(mode));

@@ -132,6 +132,14 @@ std::function<std::optional<uint32_t>(const UnackedPacket&)> taken_by_peers(
     };
 }
 
+void resolve_link_down_drains(FabricRunner& runner, DropLog& drops, uint64_t timeout_cycles) {
+    const std::vector<size_t> drained = runner.drained_for_link_down();
+    if (drained.empty()) return;
+    std::vector<RouterSnapshot> routers =
+        runner.control(pf::RouterControl::Drain, timeout_cycles, drained);
+    drops.resolve_unacked(taken_by_peers(runner.plan(), std::move(routers)));
+}
+
 bool TrafficAccount::accounted() const {
     return lost == 0 && duplicated == 0 && strays.empty() && unrecorded == 0;
 }

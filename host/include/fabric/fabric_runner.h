@@ -171,7 +171,8 @@ class FabricRunner {
         const std::function<void(const LaunchTarget&)>& setup = {});
 
     // The start of traffic: `hook` gets the device cycle at which run_workers released the
-    // workers (their start written, before any cycle ran), at every run_workers call. The first
+    // workers (their start written, before any cycle ran), at every run_workers call; every hook
+    // added does, in the order added (a fault plan's, a control schedule's). The first
     // one is also kept as traffic_start_cycle(); fault plans count from it (fault_plan.h).
     void on_workers_released(std::function<void(uint64_t device_cycle)> hook);
     std::optional<uint64_t> traffic_start_cycle() const { return traffic_start_; }
@@ -230,7 +231,9 @@ class FabricRunner {
     // (Graceful; nothing is written then, so the caller can still terminate Immediate), a
     // router core is still running at the deadline, or a router did not end Terminated
     // (Graceful: also with undrained packets); Immediate only fails for cores still running or
-    // trapped. Error(BadInput) for KeepRunning or before bring_up.
+    // trapped. Graceful with a link a drain cut: the rest of the fabric quiesces (the cut routers
+    // left out), then the word written is Immediate. Error(BadInput) for KeepRunning or before
+    // bring_up.
     std::vector<RouterSnapshot> terminate(protocol::fabric::Termination mode,
                                           uint64_t timeout_cycles);
 
@@ -266,7 +269,7 @@ class FabricRunner {
     std::optional<HealthMonitor> monitor_;  // from bring_up on
     RouterEventReader events_{plan_};
     std::function<void(std::span<const RouterEventRecord>)> event_sink_;
-    std::function<void(uint64_t)> released_hook_;
+    std::vector<std::function<void(uint64_t)>> released_hooks_;
     bool drain_on_link_down_ = false;
     std::vector<size_t> drained_;
     // drain_on_link_down's share of a poll.

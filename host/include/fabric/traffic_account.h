@@ -71,6 +71,13 @@ struct RouterSnapshot;
 std::function<std::optional<uint32_t>(const UnackedPacket&)> taken_by_peers(
     const FabricPlan& plan, std::vector<RouterSnapshot> routers);
 
+// After traffic with FabricRunner::drain_on_link_down: wait (within `timeout_cycles`) until the
+// routers it drained have reached Drain (everything on their cut links reported; the runner's
+// event sink, which must feed `drops`, gets the last records), then resolve_unacked with their
+// counts. Nothing when it drained none. Error(Fabric) from FabricRunner::control.
+class FabricRunner;
+void resolve_link_down_drains(FabricRunner& runner, DropLog& drops, uint64_t timeout_cycles);
+
 // What a flow's worker and sink said.
 struct FlowTally {
     std::string name;        // how the report names it, e.g. "0:1 -> 0:5 plane 0"
