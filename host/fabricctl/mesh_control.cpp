@@ -22,6 +22,13 @@ void ControlArgs::add_options(CLI::App& cmd) {
         ->capture_default_str();
 }
 
+std::string ControlArgs::when() const {
+    if (verb == pf::RouterControl::Drain)
+        return fmt::format("routers at traffic cycle {} (drained at {})", at + hold - 1, at);
+    return fmt::format("routers at traffic cycle {} (paused at {}, resumed at {})", at + hold - 1,
+                       at, at + hold);
+}
+
 std::string ControlArgs::command(pf::RouterControl verb) {
     return verb == pf::RouterControl::Run
                ? "resume"

@@ -27,11 +27,14 @@ struct RunReport;
 
 struct ControlArgs {
     protocol::fabric::RouterControl verb = protocol::fabric::RouterControl::Pause;
-    uint64_t at = 2'000;
+    uint64_t at = 40'000;  // the t3k mesh's traffic is well under way by then
     uint64_t hold = 20'000;
 
     // --at and (pause, resume) --for.
     void add_options(CLI::App& cmd);
+    // "routers at traffic cycle 59999 (paused at 40000, resumed at 60000)", "... (drained at
+    // 40000)": what ControlSchedule::held() shows.
+    std::string when() const;
     // The verb's command: "pause", "drain", "resume" (Run).
     static std::string command(protocol::fabric::RouterControl verb);
     // "Pause every router ..." for the verb's help.

@@ -311,11 +311,12 @@ class MeshRun final : public MeshFabricCommand {
             bytes_per_cycle(total_bytes_sent(s.final_snapshots(), bytes_), t.send_cycles);
         RunReport r;
         r.passed = fmt::format(
-            "mesh run passed: {}; {} worker(s) in {} round(s), {} packets of {} B to every other "
+            "mesh {} passed: {}; {} worker(s) in {} round(s), {} packets of {} B to every other "
             "device per plane, {} deliveries checked; bring-up {} cycles, traffic {} cycles "
             "(sending {}), {:.3f} B/cycle over all links while sending; {}",
-            s.what(), t.workers.size(), t.rounds.size(), packets_, bytes_, t.deliveries,
-            s.runner().ready_cycles(), t.traffic_cycles, t.send_cycles, rate, s.ending());
+            cmd_->get_name(), s.what(), t.workers.size(), t.rounds.size(), packets_, bytes_,
+            t.deliveries, s.runner().ready_cycles(), t.traffic_cycles, t.send_cycles, rate,
+            s.ending());
         r.outcomes = t.outcomes;
         r.figure_bytes = bytes_;
         r.send_cycles = t.send_cycles;
@@ -336,9 +337,7 @@ class MeshRun final : public MeshFabricCommand {
         };
         r.print_body = [&] {
             if (held_ && !held_->empty()) {
-                fmt::print("\nrouters at traffic cycle {} ({} at {}):\n",
-                           control_->at + control_->hold - 1, ControlArgs::command(control_->verb),
-                           control_->at);
+                fmt::print("\n{}:\n", control_->when());
                 print_control_states(*held_, s.plan().fabric);
             }
             if (!s.shown().empty()) {
