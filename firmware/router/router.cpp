@@ -161,6 +161,7 @@ static_assert(Streams::encode_delta(1).ok());
 // a 7-cycle load on every use in the loop). The highest ID is checked against the arch here.
 constexpr hal::StreamId kPeerDrained = Streams::id<pf::kStreamPeerDrained>();
 constexpr hal::StreamId kPeerAlive = Streams::id<pf::kStreamPeerAlive>();
+static_assert((kPollEvery & (kPollEvery - 1)) == 0 && (kLinkPollBusy & (kLinkPollBusy - 1)) == 0);
 static_assert(pf::kStreamPeerAlive > pf::kStreamPeerDrained &&
               pf::kStreamPeerDrained + 1 >= pf::kStreamPushed0 + pf::kMaxSenderChannels);
 constexpr hal::StreamId stream_id(uint32_t n) {
@@ -437,12 +438,8 @@ class Router {
     void record_link(pf::RouterEventKind kind, uint32_t code);
     void stall_step(uint32_t now);
     // ---- control (RouterControl: README.md "Control") ----
-    void control_step(uint32_t& senders, uint32_t& receivers);
+    uint32_t control_step();
     void set_stall(uint32_t ctl);
-    bool controlled() {  // the control word is not Run
-        if constexpr (kControl) return ctl_.get().word != 0;
-        return false;
-    }
     bool link_dead() const { return !link_status_.up() || peer_watch_.silent(); }
     void cut_step();  // kControl only
     void report_store(uint32_t offset, uint32_t v) {
@@ -521,6 +518,9 @@ class Router {
     Stall stall_[pf::kNumReceiverChannels];
     uint32_t stalled_ports_ = 0;
     uint32_t stall_cycles_ = 0;  // 0: stalls are not looked for
+    // A busy router's link health (and control word) every kLinkPollBusy polls; every poll while
+    // the control word or state is not Run (control_step).
+    uint32_t link_mask_ = kPollEvery * kLinkPollBusy - 1;
     // Control (kControl images only): the RouterControl word as last acted on, the link cut by a
     // drain, per sender channel of the peer the completions sent for its packets
     // (RouterControlReport::taken).
@@ -1408,15 +1408,15 @@ void Router::keep_alive_if_due(uint32_t now) {
     stall_cycles_ = static_cast<uint32_t>(hal::us_to_cycles(kA, rule.us));
 }
 
-// At a poll whose control word, state or cut link is not Run's (the main loop's `senders` and
-// `receivers` are the channels it serves: none while paused or once the link is cut).
+// At a poll whose control word, state or cut link is not Run's. Returns the channels the main
+// loop serves (`senders` | `receivers` << 16): none while paused or once the link is cut.
 //   Pause  the main loop neither takes nor sends; here what was taken completes and the peer's
 //          completions are taken (credits, announcements, the connection block, heartbeat and
 //          link watch go on in the main loop); reached once nothing taken is unfinished. Leaving
 //          it, the MeshRouterConfig is read again (the host may have changed the tables).
 //   Drain  stalls drop (set_stall); a dead link is cut (cut_step from then on, whatever the word
 //          says); reached at once, or on a cut link once everything is reported.
-[[gnu::noinline]] void Router::control_step(uint32_t& senders, uint32_t& receivers) {
+[[gnu::noinline]] uint32_t Router::control_step() {
     constexpr uint32_t kPause = static_cast<uint32_t>(pf::RouterControl::Pause);
     Control& k = ctl_.get();
     const uint32_t ctl = control_word(ld(kControlWord));
@@ -1433,8 +1433,7 @@ void Router::keep_alive_if_due(uint32_t now) {
         for (PeerRx& p : peer_rx_) p.unannounced = 0;
     }
     const bool idle = loop_idle(ctl, k.cut != 0);
-    senders = idle ? 0 : k.senders;
-    receivers = idle ? 0 : k.receivers;
+    const uint32_t masks = idle ? 0 : k.senders | k.receivers << 16;
     if (idle) {
         for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
             if (rx_[r].slots != 0) (void)completion_walk(r);
@@ -1448,11 +1447,13 @@ void Router::keep_alive_if_due(uint32_t now) {
             if (n != 0) (void)sender_completions(c, n);
         }
     }
-    if (k.reached || (idle && unfinished() != 0)) return;
+    link_mask_ = ctl != 0 || k.cut != 0 ? kPollEvery - 1 : kPollEvery * kLinkPollBusy - 1;
+    if (k.reached || (idle && unfinished() != 0)) return masks;
     k.reached = true;
     publish();
     report_store(offsetof(pf::RouterControlReport, state), ctl);
     events_.record(pf::RouterEventKind::State, 0, static_cast<uint32_t>(control_event(ctl)), 0);
+    return masks;
 }
 
 // A cut link: taken packets complete here (send_completions counts them sent); a packet sent on
@@ -1700,20 +1701,24 @@ int Router::main_loop() {
                 drain_deadline = hal::Deadline::after_us(kA, g_config.drain_timeout_us);
                 set_stage(RouterStatus::Draining);
             }
-            // Control (pause, drain, resume): only when the word or the state is not Run.
-            if constexpr (kControl) {
-                if ((ld(kControlWord) | ctl_.get().word | ctl_.get().cut) != 0)
-                    control_step(senders, receivers);
-            }
             // Link health at the polls of an idle router, and every kLinkPollBusy polls of a busy
             // one (its traffic is the peer's sign of life; a peer that stops soon leaves it
             // idle). Not while draining: a peer that finished first is silent, and rightly so.
-            // While draining (control) at every poll: a dead link is cut as soon as it is seen.
-            if (!draining && (idle_passes == kPublishIdle || controlled() ||
-                              (iterations_ % (kPollEvery * kLinkPollBusy)) == 0)) {
+            // The control word is read there too (a busy router reacts within 128 passes, a few
+            // us; at every poll while the word or the state is not Run: link_mask_): another L1
+            // load at every poll cost the data path 1.3 % (docs/PERFORMANCE.md).
+            if (!draining && (idle_passes == kPublishIdle || (iterations_ & link_mask_) == 0)) {
                 const uint32_t now = hal::wall_clock_lo();
                 link_step(now);
                 stall_step(now);
+                if constexpr (kControl) {
+                    if ((ld(kControlWord) | ctl_.get().word | ctl_.get().cut) != 0) {
+                        // By value, not by reference: the masks stay in registers in the loop.
+                        const uint32_t masks = control_step();
+                        senders = masks & 0xFFFF;
+                        receivers = masks >> 16;
+                    }
+                }
             }
         }
         // Each step is called only when its cheap test (a stream register, a field on the stack)

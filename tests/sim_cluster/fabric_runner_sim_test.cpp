@@ -971,9 +971,10 @@ TEST_CASE(
     CHECK(a.dropped > 0);
     CHECK(a.delivered + a.dropped == a.sent);
     // In flight when it died (the model is deterministic): chip 1 had sent 10 of its worker's
-    // packets (ch0, positions 12..21) and 5 of chip 0's (ch1, 3..7) that were never completed,
-    // and chip 2 9 of its worker's (13..21). Chip 2 had taken all of chip 1's; chip 1 took 13..17
-    // of chip 2's, not 18..21: those four are dropped (unacked), the rest were delivered.
+    // packets (ch0, positions 12..21) and 6 of chip 0's (ch1, 3..8) that were never completed,
+    // and chip 2 10 of its worker's (13..22). Chip 2 had taken all of chip 1's but chip 0's
+    // packet 8 (position 8), chip 1 took 13..16 of chip 2's, not 17..22: those seven are
+    // dropped (unacked), the rest were delivered.
     const auto positions = [&](size_t router, uint32_t channel) {
         std::vector<uint32_t> out;
         for (const auto& r : of_kind(all, router, pf::RouterEventKind::Unacked)) {
@@ -982,23 +983,24 @@ TEST_CASE(
         return out;
     };
     CHECK(positions(east1, 0) == std::vector<uint32_t>{12, 13, 14, 15, 16, 17, 18, 19, 20, 21});
-    CHECK(positions(east1, 1) == std::vector<uint32_t>{3, 4, 5, 6, 7});
-    CHECK(positions(west2, 0) == std::vector<uint32_t>{13, 14, 15, 16, 17, 18, 19, 20, 21});
+    CHECK(positions(east1, 1) == std::vector<uint32_t>{3, 4, 5, 6, 7, 8});
+    CHECK(positions(west2, 0) == std::vector<uint32_t>{13, 14, 15, 16, 17, 18, 19, 20, 21, 22});
     CHECK(fabric::account_table(a) ==
           std::vector<std::string>{
               "flow                                        sent delivered dropped   lost "
               "duplicated  drops",
               "worker chip 0 core 1-1 (east) -> chip 2      100         8      92      0          "
-              "0  drained at chip 1 eth 2: 92 packets (8, 9, 10, 11, 12, 13, 14, 15 and 84 more)",
+              "0  drained at chip 1 eth 2: 91 packets (9, 10, 11, 12, 13, 14, 15, 16 and 83 "
+              "more); unacked at chip 1 eth 2: 1 packet (8)",
               "worker chip 1 core 1-1 (east) -> chip 2      100        22      78      0          "
               "0  drained at chip 1 eth 2: 78 packets (22, 23, 24, 25, 26, 27, 28, 29 and 70 more)",
-              "worker chip 2 core 2-1 (west) -> chip 1      100        18      82      0          "
-              "0  drained at chip 2 eth 4: 78 packets (22, 23, 24, 25, 26, 27, 28, 29 and 70 "
-              "more); unacked at chip 2 eth 4: 4 packets (18, 19, 20, 21)",
-              "worker chip 2 core 2-1 (west) -> chip 0      100        18      82      0          "
-              "0  drained at chip 2 eth 4: 78 packets (22, 23, 24, 25, 26, 27, 28, 29 and 70 "
-              "more); unacked at chip 2 eth 4: 4 packets (18, 19, 20, 21)",
-              "account: 6 flows, 600 sent, 266 delivered, 334 dropped, 0 lost"});
+              "worker chip 2 core 2-1 (west) -> chip 1      100        17      83      0          "
+              "0  drained at chip 2 eth 4: 77 packets (23, 24, 25, 26, 27, 28, 29, 30 and 69 "
+              "more); unacked at chip 2 eth 4: 6 packets (17, 18, 19, 20, 21, 22)",
+              "worker chip 2 core 2-1 (west) -> chip 0      100        17      83      0          "
+              "0  drained at chip 2 eth 4: 77 packets (23, 24, 25, 26, 27, 28, 29, 30 and 69 "
+              "more); unacked at chip 2 eth 4: 6 packets (17, 18, 19, 20, 21, 22)",
+              "account: 6 flows, 600 sent, 264 delivered, 336 dropped, 0 lost"});
     // Only the traffic over the dead link was dropped, and only by its two routers.
     for (const auto& d : drops.drops) {
         CHECK((d.chip == 1 || d.chip == 2));
