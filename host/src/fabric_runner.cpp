@@ -775,6 +775,7 @@ std::vector<RouterSnapshot> FabricRunner::terminate(pf::Termination mode, uint64
     // A fabric with a cut link ends immediately once the rest is quiet: the cut routers could
     // never agree with their peers that they drained.
     if (std::any_of(last.begin(), last.end(), link_cut)) mode = pf::Termination::Immediate;
+    written_ = mode;
     for (size_t i = 0; i < plan_.routers.size(); ++i) {
         const RouterPlacement& r = plan_.routers[i];
         device_.write32(r.core, r.layout.termination, static_cast<uint32_t>(mode));

@@ -236,6 +236,9 @@ class FabricRunner {
     // bring_up.
     std::vector<RouterSnapshot> terminate(protocol::fabric::Termination mode,
                                           uint64_t timeout_cycles);
+    // The word the last terminate wrote (Immediate for a Graceful one with a cut link);
+    // KeepRunning before any.
+    protocol::fabric::Termination termination_written() const { return written_; }
 
   private:
     void refuse_restart(const char* what) const;
@@ -271,6 +274,7 @@ class FabricRunner {
     std::function<void(std::span<const RouterEventRecord>)> event_sink_;
     std::vector<std::function<void(uint64_t)>> released_hooks_;
     bool drain_on_link_down_ = false;
+    protocol::fabric::Termination written_ = protocol::fabric::Termination::KeepRunning;
     std::vector<size_t> drained_;
     // drain_on_link_down's share of a poll.
     void react_to_link_down(std::span<const RouterEventRecord> fresh);
