@@ -26,6 +26,7 @@
 
 #include "classify.h"
 #include "config_check.h"
+#include "control.h"
 #include "fabric/event_log.h"
 #include "fabric/status_words.h"
 #include "fabric/worker_port.h"
@@ -81,6 +82,10 @@ constexpr bool kSmallImage = true;  // also leaves out optional refinements (com
 #define ROUTER_HOT [[gnu::flatten]]
 constexpr bool kSmallImage = false;
 #endif
+// Control (pause, drain, resume: control_step, ~1.7 KiB) is in the Wormhole images only: neither
+// Blackhole image has the room left in its 24 KiB window (README.md "Control"). The control word
+// is ignored there.
+constexpr bool kControl = kA.arch == hal::Arch::WormholeB0;
 
 // Per-channel slot state lives in fixed arrays: a config with more slots is refused.
 constexpr uint32_t kMaxSlots = pf::kMaxRouterSlots;
@@ -129,6 +134,8 @@ constexpr uint32_t kTakeBatch = 4;
 constexpr pf::RouterLayout kFixed = pf::router_layout(kA, pf::RouterConfig{});
 static_assert(kFixed.upstream_credit[1] % 16 == 0 && kFixed.upstream_credit[2] % 16 == 0);
 static_assert(kFixed.scratch % 16 == 0);
+constexpr uint32_t kControlWord = pf::router_control(kFixed);
+constexpr uint32_t kControlReport = pf::router_control_report(kFixed);
 // A packet (header + payload, payload_bytes <= max_payload_bytes by check_config) is one NoC
 // burst, as a stream request must be (the forward and delivery writes).
 static_assert(sizeof(pf::PacketHeader) + pf::max_payload_bytes(kA) <= kA.noc_max_burst_bytes);
@@ -154,6 +161,7 @@ static_assert(Streams::encode_delta(1).ok());
 // a 7-cycle load on every use in the loop). The highest ID is checked against the arch here.
 constexpr hal::StreamId kPeerDrained = Streams::id<pf::kStreamPeerDrained>();
 constexpr hal::StreamId kPeerAlive = Streams::id<pf::kStreamPeerAlive>();
+static_assert((kPollEvery & (kPollEvery - 1)) == 0 && (kLinkPollBusy & (kLinkPollBusy - 1)) == 0);
 static_assert(pf::kStreamPeerAlive > pf::kStreamPeerDrained &&
               pf::kStreamPeerDrained + 1 >= pf::kStreamPushed0 + pf::kMaxSenderChannels);
 constexpr hal::StreamId stream_id(uint32_t n) {
@@ -429,7 +437,16 @@ class Router {
     void keep_alive_if_due(uint32_t now);
     void record_link(pf::RouterEventKind kind, uint32_t code);
     void stall_step(uint32_t now);
+    // ---- control (RouterControl: README.md "Control") ----
+    uint32_t control_step();
+    void set_stall(uint32_t ctl);
+    bool link_dead() const { return !link_status_.up() || peer_watch_.silent(); }
+    void cut_step();  // kControl only
+    void report_store(uint32_t offset, uint32_t v) {
+        hal::mmio::store_shared(hal::mmio::l1_ptr<uint32_t>(kControlReport + offset), v);
+    }
     bool drained() const;
+    uint32_t unfinished();
     uint32_t undrained() const;
     int terminate_immediate();
     int finish(uint32_t undrained_packets);
@@ -501,6 +518,23 @@ class Router {
     Stall stall_[pf::kNumReceiverChannels];
     uint32_t stalled_ports_ = 0;
     uint32_t stall_cycles_ = 0;  // 0: stalls are not looked for
+    // A busy router's link health (and control word) every kLinkPollBusy polls; every poll while
+    // the control word or state is not Run (control_step).
+    uint32_t link_mask_ = kPollEvery * kLinkPollBusy - 1;
+    // Control (kControl images only): the RouterControl word as last acted on, the link cut by a
+    // drain, per sender channel of the peer the completions sent for its packets
+    // (RouterControlReport::taken).
+    struct Control {
+        uint32_t word = 0;
+        uint32_t cut = 0;
+        bool reached = true;   // the word's state is reached (and reported)
+        uint32_t senders = 0;  // the channels the main loop serves when not paused or cut
+        uint32_t receivers = 0;
+        bool stall_drop = false;                   // StallAction::Drop (or draining)
+        BadPacket stall_why = BadPacket::Timeout;  // what a stalled packet is dropped as
+        uint32_t acked[kSenders] = {};
+    };
+    [[no_unique_address]] Only<kControl, Control> ctl_;
 };
 
 // ---- status ----------------------------------------------------------------------------------
@@ -517,6 +551,8 @@ void Router::publish() {
     for (uint32_t c = 0; c < kSenders; ++c) {
         sb_store(SB_OFF(sent) + 4 * c, tx_[c].sent);
         sb_store(SB_OFF(completed) + 4 * c, tx_[c].completed);
+        if constexpr (kControl)
+            report_store(offsetof(pf::RouterControlReport, taken) + 4 * c, ctl_.get().acked[c]);
     }
     for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
         sb_store(SB_OFF(received) + 4 * r, rx_[r].taken);
@@ -1038,6 +1074,7 @@ Status Router::take(uint32_t r, Noc::Batch& batch, TakeState& t) {
         if ((ports >> p & 1) == 0 || !port_full(p)) continue;
         if ((stalled_ports_ >> p & 1) != 0) {
             why = BadPacket::Timeout;
+            if constexpr (kControl) why = ctl_.get().stall_why;
         } else {  // try again later
             rx.blocked = (ports & (ports - 1)) == 0 ? p : kRetake;
             return Status::Busy;
@@ -1138,6 +1175,7 @@ template <uint32_t R>
     if (src < kSenders) {
         Eth::write_remote_reg_prechecked(kTxq, Streams::update_reg_addr(completed_id(src)),
                                          hal::stream::encode_words_free_delta(n));
+        if constexpr (kControl) ctl_.get().acked[src] += n;
     }
     complete(rx, n);
     return Status::Ok;
@@ -1187,11 +1225,18 @@ ROUTER_HOT Status Router::completion_walk() {
 
 // +n on the peer's completion stream of sender channel `src` (nothing for 0xFF: a packet whose
 // src_channel was bad), if TXQ0 takes it now.
+// On a cut link the completions count as sent: the peer's drain decides from Control::acked.
 bool Router::send_completions(uint32_t src, uint32_t n) {
     if (src >= kSenders) return true;
-    return Eth::try_write_remote_reg(kTxq, Streams::update_reg_addr(completed_id(src)),
-                                     Streams::encode_delta(static_cast<int32_t>(n)).value) ==
-           Status::Ok;
+    bool cut = false;
+    if constexpr (kControl) cut = ctl_.get().cut != 0;
+    if (!cut && Eth::try_write_remote_reg(kTxq, Streams::update_reg_addr(completed_id(src)),
+                                          Streams::encode_delta(static_cast<int32_t>(n)).value) !=
+                    Status::Ok) {
+        return false;
+    }
+    if constexpr (kControl) ctl_.get().acked[src] += n;
+    return true;
 }
 
 void Router::complete(Receiver& rx, uint32_t n) {
@@ -1331,7 +1376,9 @@ void Router::keep_alive_if_due(uint32_t now) {
         const uint32_t slot = rx.take.addr;
         events_.record(pf::RouterEventKind::Stalled, r, rx.blocked,
                        ld(slot + offsetof(pf::PacketHeader, seq)));
-        if (g_config.stall_action != static_cast<uint32_t>(pf::StallAction::Drop)) continue;
+        bool drop = g_config.stall_action == static_cast<uint32_t>(pf::StallAction::Drop);
+        if constexpr (kControl) drop = ctl_.get().stall_drop;
+        if (!drop) continue;
         // Its ports that are full stall; take_general, at the channel's next pass, drops it.
         for (uint32_t p = 1; p < kSenders; ++p) {
             if ((rx.blocked == kRetake || rx.blocked == p) && port_full(p))
@@ -1344,10 +1391,122 @@ void Router::keep_alive_if_due(uint32_t now) {
     }
 }
 
+// ---- control (README.md "Control") --------------------------------------------------------------
+
+// Stall timeouts for control word `ctl`: as configured (Run); none while paused (a paused
+// fabric is not stalled); while draining every packet that waits kRouterDrainHoldUs (or the
+// configured time, if shorter) for a port is dropped, as Drained. Each channel's watch starts
+// again.
+[[gnu::always_inline]] inline void Router::set_stall(uint32_t ctl) {
+    const StallRule rule = stall_rule(g_config, ctl);
+    if constexpr (kControl) {
+        Control& k = ctl_.get();
+        k.stall_drop = rule.drop;
+        k.stall_why = rule.why;
+        for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) stall_[r].taken = rx_[r].taken - 1;
+    }
+    stall_cycles_ = static_cast<uint32_t>(hal::us_to_cycles(kA, rule.us));
+}
+
+// At a poll whose control word, state or cut link is not Run's. Returns the channels the main
+// loop serves (`senders` | `receivers` << 16): none while paused or once the link is cut.
+//   Pause  the main loop neither takes nor sends; here what was taken completes and the peer's
+//          completions are taken (credits, announcements, the connection block, heartbeat and
+//          link watch go on in the main loop); reached once nothing taken is unfinished. Leaving
+//          it, the MeshRouterConfig is read again (the host may have changed the tables).
+//   Drain  stalls drop (set_stall); a dead link is cut (cut_step from then on, whatever the word
+//          says); reached at once, or on a cut link once everything is reported.
+[[gnu::noinline]] uint32_t Router::control_step() {
+    constexpr uint32_t kPause = static_cast<uint32_t>(pf::RouterControl::Pause);
+    Control& k = ctl_.get();
+    const uint32_t ctl = control_word(ld(kControlWord));
+    if (ctl != k.word) {
+        if (k.word == kPause) Topology::read_own_config(g_mesh, kFixed.mesh_config);
+        k.word = ctl;
+        k.reached = false;
+        set_stall(ctl);
+    }
+    if (cuts_link(ctl, k.cut != 0, link_dead())) {
+        k.cut = 1;
+        report_store(offsetof(pf::RouterControlReport, cut), 1);
+        // Packets sent and not announced stay so: the peer must not take them (they are Unacked).
+        for (PeerRx& p : peer_rx_) p.unannounced = 0;
+    }
+    const bool idle = loop_idle(ctl, k.cut != 0);
+    const uint32_t masks = idle ? 0 : k.senders | k.receivers << 16;
+    if (idle) {
+        for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
+            if (rx_[r].slots != 0) (void)completion_walk(r);
+        }
+    }
+    if (k.cut != 0) {
+        cut_step();
+    } else if (ctl == kPause) {
+        for (uint32_t c = 0; c < kSenders; ++c) {
+            const uint32_t n = tx_[c].slots != 0 ? Streams::read(completed_id(c)) : 0;
+            if (n != 0) (void)sender_completions(c, n);
+        }
+    }
+    link_mask_ = ctl != 0 || k.cut != 0 ? kPollEvery - 1 : kPollEvery * kLinkPollBusy - 1;
+    if (k.reached || (idle && unfinished() != 0)) return masks;
+    k.reached = true;
+    publish();
+    report_store(offsetof(pf::RouterControlReport, state), ctl);
+    events_.record(pf::RouterEventKind::State, 0, static_cast<uint32_t>(control_event(ctl)), 0);
+    return masks;
+}
+
+// A cut link: taken packets complete here (send_completions counts them sent); a packet sent on
+// the link and never completed is reported Unacked with its position on its channel, then
+// freed; every packet pushed into a sender channel is dropped (Drained) and freed. Each report
+// only while the event log has room (the rest at later polls: none is lost).
+void Router::cut_step() {
+    for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
+        if (rx_[r].slots != 0) (void)completion_walk(r);
+    }
+    for (uint32_t c = 0; c < kSenders; ++c) {
+        Sender& s = tx_[c];
+        if (s.slots == 0) continue;
+        uint32_t pushed = Streams::read(pushed_id(c));
+        while ((s.completed != s.sent || pushed != 0) && events_.has_room()) {
+            const bool unacked = s.completed != s.sent;
+            // The slot of packet `completed`: `sent - completed` slots before `next`.
+            const uint32_t slot =
+                slot_before(s.base, s.end, s.next.addr, s.sent - s.completed, slot_bytes_);
+            const uint32_t seq = ld(slot + offsetof(pf::PacketHeader, seq));
+            if (unacked) {
+                events_.record(pf::RouterEventKind::Unacked, c, s.completed, seq);
+            } else {
+                events_.record(pf::RouterEventKind::Unsent, c,
+                               static_cast<uint32_t>(BadPacket::Drained), seq);
+                s.next.advance(s.base, s.end, slot_bytes_);
+                ++s.sent;
+                --pushed;
+                stream_add(pushed_id(c), -1);
+            }
+            ++s.completed;
+            credit_dirty_ |= 1u << c;
+            activity_ = true;
+        }
+    }
+}
+
 // Nothing pushed and unsent, everything sent completed, nothing landed and untaken, every taken
 // packet completed.
 bool Router::drained() const {
     return undrained() == 0;
+}
+
+// What a pause or a drain waits for: packets taken and not completed, and sent packets not
+// announced (a cut link: not completed; they are reported Unacked).
+uint32_t Router::unfinished() {
+    const uint32_t cut = ctl_.get().cut;
+    uint32_t n = 0;
+    for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
+        n += rx_[r].taken - rx_[r].done + (cut != 0 ? 0 : peer_rx_[r].unannounced);
+    }
+    for (uint32_t c = 0; c < kSenders && cut != 0; ++c) n += tx_[c].sent - tx_[c].completed;
+    return n;
 }
 
 uint32_t Router::undrained() const {
@@ -1520,7 +1679,13 @@ int Router::main_loop() {
     uint64_t quiet_since = 0;
     uint32_t* heartbeat = sb(SB_OFF(heartbeat));
     keep_alive_at_ = hal::wall_clock_lo();
-    stall_cycles_ = static_cast<uint32_t>(hal::us_to_cycles(kA, g_config.stall_timeout_us));
+    set_stall(0);
+    if constexpr (kControl) {
+        ctl_.get().senders = senders;
+        ctl_.get().receivers = receivers;
+    }
+    for (uint32_t off = 0; kControl && off < sizeof(pf::RouterControlReport); off += 4)
+        report_store(off, 0);
     peer_watch_ = PeerWatch(kPeerSilentCycles, keep_alive_at_);
     while (true) {
         ++iterations_;
@@ -1539,11 +1704,21 @@ int Router::main_loop() {
             // Link health at the polls of an idle router, and every kLinkPollBusy polls of a busy
             // one (its traffic is the peer's sign of life; a peer that stops soon leaves it
             // idle). Not while draining: a peer that finished first is silent, and rightly so.
-            if (!draining && (idle_passes == kPublishIdle ||
-                              (iterations_ % (kPollEvery * kLinkPollBusy)) == 0)) {
+            // The control word is read there too (a busy router reacts within 128 passes, a few
+            // us; at every poll while the word or the state is not Run: link_mask_): another L1
+            // load at every poll cost the data path 1.3 % (docs/PERFORMANCE.md).
+            if (!draining && (idle_passes == kPublishIdle || (iterations_ & link_mask_) == 0)) {
                 const uint32_t now = hal::wall_clock_lo();
                 link_step(now);
                 stall_step(now);
+                if constexpr (kControl) {
+                    if ((ld(kControlWord) | ctl_.get().word | ctl_.get().cut) != 0) {
+                        // By value, not by reference: the masks stay in registers in the loop.
+                        const uint32_t masks = control_step();
+                        senders = masks & 0xFFFF;
+                        receivers = masks >> 16;
+                    }
+                }
             }
         }
         // Each step is called only when its cheap test (a stream register, a field on the stack)

@@ -90,6 +90,19 @@ void add_events_option(CLI::App& cmd, std::string& path) {
                    "prints it)");
 }
 
+void add_on_link_down_option(CLI::App& cmd, std::string& reaction) {
+    cmd.add_option("--on-link-down", reaction,
+                   "What the host does when a router reports its link down or its peer silent: "
+                   "none, or drain the routers at both ends (what was on the link is dropped or "
+                   "found delivered, each packet named in the account)")
+        ->check(CLI::IsMember({"none", "drain"}))
+        ->capture_default_str();
+}
+
+void apply_on_link_down(fabric::FabricRunner& runner, const std::string& reaction) {
+    runner.drain_on_link_down(reaction == "drain");
+}
+
 std::unique_ptr<fabric::EventLogFile> log_events(fabric::FabricRunner& runner,
                                                  const std::string& path, fabric::DropLog& drops) {
     auto log = path.empty() ? nullptr : std::make_unique<fabric::EventLogFile>(path);

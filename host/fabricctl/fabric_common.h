@@ -95,6 +95,12 @@ void add_events_option(CLI::App& cmd, std::string& path);
 std::unique_ptr<fabric::EventLogFile> log_events(fabric::FabricRunner& runner,
                                                  const std::string& path, fabric::DropLog& drops);
 
+// --on-link-down none|drain: with drain, the host drains the routers at both ends of a link that
+// goes down or falls silent (fabric::FabricRunner::drain_on_link_down), so the run ends in bounded
+// time with every packet delivered or dropped with its identity.
+void add_on_link_down_option(CLI::App& cmd, std::string& reaction);
+void apply_on_link_down(fabric::FabricRunner& runner, const std::string& reaction);
+
 // What `fabric run` and `mesh run` say in their help about the account and the exit code.
 inline constexpr const char* kAccountHelp =
     "Ends with a per-flow account: packets sent, delivered (counted at the sink), dropped (with "

@@ -51,6 +51,7 @@ class FabricRun final : public FabricCommand {
         cmd_->add_option("--worker-elf", worker_elf_,
                          "Worker traffic kernel (default: this build's fabric_traffic.elf)");
         faults_.add_options(*cmd_);
+        add_on_link_down_option(*cmd_, on_link_down_);
     }
 
     int run() const override {
@@ -68,8 +69,10 @@ class FabricRun final : public FabricCommand {
         s.open_model(traffic.deliveries());
         const RunFaults armed(std::move(faults), faults_.seed, s.device(), s.runner(),
                               s.event_log());
+        apply_on_link_down(s.runner(), on_link_down_);
         s.bring_up();
         TrafficResults results = run_traffic(s, traffic);
+        fabric::resolve_link_down_drains(s.runner(), s.drops(), s.cycles_left());
         s.terminate();
         armed.log_effects();
         const bool clean = s.problems.empty();
@@ -227,6 +230,7 @@ class FabricRun final : public FabricCommand {
     std::string send_type_ = "fused-write-atomic-inc";
     std::string worker_elf_;
     FaultArgs faults_;
+    std::string on_link_down_ = "none";
 };
 
 }  // namespace

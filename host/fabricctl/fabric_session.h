@@ -116,6 +116,7 @@ class FabricSession {
     const std::vector<fabric::RouterSnapshot>& final_snapshots() const { return final_; }
     // Every packet the routers dropped and reported, collected as the runner polls.
     const fabric::DropLog& drops() const { return drops_; }
+    fabric::DropLog& drops() { return drops_; }
 
     // The verdict line (stderr; also on success unless --quiet), the command's text or the JSON
     // document; the exit code.

@@ -68,6 +68,9 @@ CliCommands add_all_commands(CLI::App& app, bool& as_json) {
              add_mesh_status_command,     // mesh status
              add_mesh_down_command,       // mesh down
              add_mesh_run_command,        // mesh run
+             add_mesh_pause_command,      // mesh pause
+             add_mesh_drain_command,      // mesh drain
+             add_mesh_resume_command,     // mesh resume
              add_mesh_events_command,     // mesh events
              add_mesh_telemetry_command,  // mesh telemetry
              add_mesh_show_command,       // mesh show

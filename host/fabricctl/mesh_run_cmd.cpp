@@ -14,6 +14,7 @@
 #include "fabric/mesh_traffic.h"
 #include "fabric/traffic_verdict.h"
 #include "fault_option.h"
+#include "mesh_control.h"
 #include "mesh_session.h"
 #include "protocol/fabric.h"
 #include "protocol/test_kernels.h"
@@ -77,13 +78,18 @@ uint64_t total_bytes_sent(const std::vector<fabric::RouterSnapshot>& snaps, uint
     return b;
 }
 
+// `mesh run`, and with a ControlArgs `mesh pause|drain|resume` (mesh_control.h).
 class MeshRun final : public MeshFabricCommand {
   public:
-    MeshRun(CLI::App& app, bool& as_json)
-        : MeshFabricCommand(app, as_json, "run",
-                            "Bring the 2D fabric up, send all-to-all traffic through it, check "
-                            "every byte, show what each router moved, terminate. " +
-                                std::string(kAccountHelp)) {
+    MeshRun(CLI::App& app, bool& as_json, std::optional<ControlArgs> control = std::nullopt)
+        : MeshFabricCommand(
+              app, as_json, control ? ControlArgs::command(control->verb) : "run",
+              control ? ControlArgs::description(control->verb)
+                      : "Bring the 2D fabric up, send all-to-all traffic through it, check "
+                        "every byte, show what each router moved, terminate. " +
+                            std::string(kAccountHelp)),
+          control_(std::move(control)) {
+        if (control_) control_->add_options(*cmd_);
         cmd_->add_option("--packets", packets_, "Packets to every destination, per plane")
             ->capture_default_str();
         add_bytes_option(*cmd_, bytes_, "Bytes per packet (multiple of 16)")->capture_default_str();
@@ -91,13 +97,15 @@ class MeshRun final : public MeshFabricCommand {
         cmd_->add_option("--worker-elf", worker_elf_,
                          "Traffic kernel (default: this build's fabric_traffic.elf)");
         faults_.add_options(*cmd_);
+        add_on_link_down_option(*cmd_, on_link_down_);
         cmd_->add_option("--page", page_,
                          "Draw the fabric after the traffic, before termination, as an HTML page "
                          "(as `mesh show`: links by state and load)");
     }
 
     int run() const override {
-        MeshSession s(args_, "run", as_json_);
+        MeshSession s(args_, cmd_->get_name(), as_json_);
+        if (control_ && s.pcie()) return run_control_on_pcie(s, control_->verb);
         faults_.refuse_on_pcie(s.pcie());
         std::vector<fabric::FaultSpec> faults = faults_.parse();
         fabric::MeshFabricOptions mo = s.fabric_options();
@@ -115,11 +123,18 @@ class MeshRun final : public MeshFabricCommand {
         s.open_device(traffic.deliveries);
         const RunFaults armed(std::move(faults), faults_.seed, s.device(), s.runner(),
                               s.event_log());
+        // `mesh drain`: a link that dies is drained at both ends too (and resolved after).
+        const bool draining = control_ && control_->verb == pf::RouterControl::Drain;
+        apply_on_link_down(s.runner(), draining ? "drain" : on_link_down_);
+        std::optional<ControlSchedule> control;
+        if (control_) control.emplace(*control_, s.device(), s.runner());
+        held_ = control ? &control->held() : nullptr;
         return s.run_interruptible([&] {
             s.bring_up();
             s.read_live();
             s.show_stage("traffic");
             run_traffic(s, traffic);
+            fabric::resolve_link_down_drains(s.runner(), s.drops(), s.cycles_left());
             if (!page_.empty()) {
                 // The routers publish their counters once idle for a few passes.
                 s.runner().monitor(std::min(kPageSettleCycles, s.cycles_left()));
@@ -313,11 +328,12 @@ class MeshRun final : public MeshFabricCommand {
             bytes_per_cycle(total_bytes_sent(s.final_snapshots(), bytes_), t.send_cycles);
         RunReport r;
         r.passed = fmt::format(
-            "mesh run passed: {}; {} worker(s) in {} round(s), {} packets of {} B to every other "
+            "mesh {} passed: {}; {} worker(s) in {} round(s), {} packets of {} B to every other "
             "device per plane, {} deliveries checked; bring-up {} cycles, traffic {} cycles "
             "(sending {}), {:.3f} B/cycle over all links while sending; {}",
-            s.what(), t.workers.size(), t.rounds.size(), packets_, bytes_, t.deliveries,
-            s.runner().ready_cycles(), t.traffic_cycles, t.send_cycles, rate, s.ending());
+            cmd_->get_name(), s.what(), t.workers.size(), t.rounds.size(), packets_, bytes_,
+            t.deliveries, s.runner().ready_cycles(), t.traffic_cycles, t.send_cycles, rate,
+            s.ending());
         r.outcomes = t.outcomes;
         r.figure_bytes = bytes_;
         r.send_cycles = t.send_cycles;
@@ -336,8 +352,13 @@ class MeshRun final : public MeshFabricCommand {
             j["bytes_per_cycle"] = rate;
             j["account"] = fabric::account_json(t.account);
             j["faults"] = faults.json();
+            if (held_) j["control"] = control_states_json(*held_, s.plan().fabric);
         };
         r.print_body = [&] {
+            if (held_ && !held_->empty()) {
+                fmt::print("\n{}:\n", control_->when());
+                print_control_states(*held_, s.plan().fabric);
+            }
             if (!s.shown().empty()) {
                 fmt::print("\n");
                 s.print_routers(s.shown(), true, bytes_, t.send_cycles);
@@ -407,12 +428,27 @@ class MeshRun final : public MeshFabricCommand {
     std::string send_type_ = "fused-write-atomic-inc";
     std::string worker_elf_;
     FaultArgs faults_;
+    std::string on_link_down_ = "none";
+    std::optional<ControlArgs> control_;
+    mutable const std::vector<fabric::RouterSnapshot>* held_ = nullptr;  // the control's reading
 };
 
 }  // namespace
 
 CliCommandPtr add_mesh_run_command(CLI::App& app, bool& as_json) {
     return std::make_shared<MeshRun>(app, as_json);
+}
+
+CliCommandPtr add_mesh_pause_command(CLI::App& app, bool& as_json) {
+    return std::make_shared<MeshRun>(app, as_json, ControlArgs{pf::RouterControl::Pause});
+}
+
+CliCommandPtr add_mesh_drain_command(CLI::App& app, bool& as_json) {
+    return std::make_shared<MeshRun>(app, as_json, ControlArgs{pf::RouterControl::Drain});
+}
+
+CliCommandPtr add_mesh_resume_command(CLI::App& app, bool& as_json) {
+    return std::make_shared<MeshRun>(app, as_json, ControlArgs{pf::RouterControl::Run});
 }
 
 }  // namespace fabricctl

@@ -17,5 +17,10 @@
 namespace fabricctl {
 
 CliCommandPtr add_mesh_run_command(CLI::App& app, bool& as_json);
+// mesh pause|drain|resume (mesh_control.h): on silicon the control of the running fabric; in the
+// model `mesh run` with the control applied during the traffic.
+CliCommandPtr add_mesh_pause_command(CLI::App& app, bool& as_json);
+CliCommandPtr add_mesh_drain_command(CLI::App& app, bool& as_json);
+CliCommandPtr add_mesh_resume_command(CLI::App& app, bool& as_json);
 
 }  // namespace fabricctl

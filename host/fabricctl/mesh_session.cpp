@@ -314,8 +314,20 @@ std::string MeshSession::what() const {
                        plan_->fabric.routers.size(), routers_per_plane(*plan_));
 }
 
+namespace {
+
+// How a termination that went as asked ended: gracefully, or (a link a drain cut) immediately
+// once the rest of the fabric was quiet.
+const char* termination_kind(fabric::FabricRunner& runner) {
+    return runner.termination_written() == pf::Termination::Immediate
+               ? "terminated (a link was cut: immediately, once the rest was quiet)"
+               : "terminated gracefully";
+}
+
+}  // namespace
+
 std::string MeshSession::ending() const {
-    return terminated_ ? "terminated gracefully"
+    return terminated_ ? termination_kind(*runner_)
            : pcie()    ? "routers left running on the chips"
                        : "not terminated";
 }
@@ -513,7 +525,8 @@ void MeshSession::print_terminated(std::string_view before) const {
     const auto n = std::count_if(final_.begin(), final_.end(), [](const RouterSnapshot& r) {
         return is_status(r, pf::RouterStatus::Terminated);
     });
-    fmt::print("{}terminated gracefully: {} of {} routers terminated\n", before, n, final_.size());
+    fmt::print("{}{}: {} of {} routers terminated\n", before, termination_kind(*runner_), n,
+               final_.size());
 }
 
 }  // namespace fabricctl

@@ -133,6 +133,7 @@ class MeshSession {
     const std::vector<fabric::RouterSnapshot>& final_snapshots() const { return final_; }
     // Every packet the routers dropped and reported, collected as the runner polls.
     const fabric::DropLog& drops() const { return drops_; }
+    fabric::DropLog& drops() { return drops_; }
     // The routers the report shows: after termination, or as they ran.
     const std::vector<fabric::RouterSnapshot>& shown() const;
     // "1 mesh, 8 chips, 40 routers (plane 0: 20, plane 1: 20)"

@@ -37,6 +37,10 @@ std::string router_wait_name(uint32_t wait) {
     return name_or_unknown(pf::kRouterWaitNames, wait);
 }
 
+std::string router_control_name(uint32_t control) {
+    return name_or_unknown(pf::kRouterControlNames, control);
+}
+
 std::string termination_name(uint32_t mode) {
     return name_or_unknown(pf::kTerminationNames, mode);
 }
@@ -233,6 +237,13 @@ bool same_counters(const pf::RouterStatusBlock& a, const pf::RouterStatusBlock& 
            a.bad_packets == b.bad_packets;
 }
 
+// A router whose link a drain cut (protocol/fabric.h RouterControl): what it dropped unsent
+// counts as sent, what it sent and the peer never took is never received, so quiescence is judged
+// without it (the host drains both ends of a dead link: its peer is cut too).
+bool link_cut(const RouterSnapshot& s) {
+    return s.control.cut != 0;
+}
+
 bool channels_settled(const RouterSnapshot& s) {
     for (uint32_t c = 0; c < pf::kMaxSenderChannels; ++c) {
         if (s.block.sent[c] != s.block.completed[c]) return false;
@@ -288,6 +299,9 @@ RouterSnapshot FabricRunner::snapshot(size_t i) {
     std::vector<uint8_t> raw(sizeof(pf::RouterStatusBlock));
     device_.read(r.core, r.layout.status, raw);
     std::memcpy(&s.block, raw.data(), raw.size());
+    std::vector<uint8_t> report(sizeof(pf::RouterControlReport));
+    device_.read(r.core, pf::router_control_report(r.layout), report);
+    std::memcpy(&s.control, report.data(), report.size());
     s.run = device_.core_status(r.core);
     s.core_finished = s.run.state == CoreRunState::Exited || s.run.state == CoreRunState::Trapped;
     if (started_ && !s.core_finished && s.method == LaunchMethod::LaunchFlag &&
@@ -500,7 +514,7 @@ std::vector<LaunchResult> FabricRunner::run_workers(
     start_many(device_, workers, methods);
     const uint64_t begin = device_.cycles();
     if (!traffic_start_) traffic_start_ = begin;
-    if (released_hook_) released_hook_(begin);
+    for (const auto& hook : released_hooks_) hook(begin);
     // Stop waiting as soon as a component fails or stalls: the workers would only run into their
     // timeouts.
     HealthMonitor& mon = *monitor_;
@@ -520,8 +534,62 @@ std::vector<LaunchResult> FabricRunner::run_workers(
     return wait_many(device_, workers, methods, options, watch);
 }
 
+void FabricRunner::write_control(pf::RouterControl control, std::span<const size_t> which) {
+    if (!started_) fail(ErrorCategory::BadInput, "fabric: control before bring_up");
+    const auto write = [&](size_t i) {
+        if (i >= plan_.routers.size()) {
+            fail(ErrorCategory::BadInput, "fabric: control of router {}, but the plan has {}", i,
+                 plan_.routers.size());
+        }
+        const RouterPlacement& r = plan_.routers[i];
+        device_.write32(r.core, pf::router_control(r.layout), static_cast<uint32_t>(control));
+    };
+    if (which.empty()) {
+        for (size_t i = 0; i < plan_.routers.size(); ++i) write(i);
+    } else {
+        for (size_t i : which) write(i);
+    }
+}
+
+std::vector<RouterSnapshot> FabricRunner::control(pf::RouterControl control,
+                                                  uint64_t timeout_cycles,
+                                                  std::span<const size_t> which) {
+    if (timeout_cycles == 0) fail(ErrorCategory::BadInput, "fabric: control timeout is 0 cycles");
+    write_control(control, which);
+    std::vector<bool> asked(plan_.routers.size(), which.empty());
+    for (size_t i : which) asked[i] = true;
+    const uint32_t want = static_cast<uint32_t>(control);
+    std::vector<RouterSnapshot> prev;
+    const auto there = [&](const std::vector<RouterSnapshot>& all) {
+        bool ok = true;
+        for (size_t i = 0; i < all.size(); ++i) {
+            if (asked[i] && all[i].control.state != want) ok = false;
+        }
+        // A pause holds the counters still: wait until two polls agree.
+        if (ok && control == pf::RouterControl::Pause) {
+            ok = prev.size() == all.size();
+            for (size_t i = 0; ok && i < all.size(); ++i) {
+                ok = same_counters(all[i].block, prev[i].block) &&
+                     std::equal(std::begin(all[i].control.taken), std::end(all[i].control.taken),
+                                std::begin(prev[i].control.taken));
+            }
+        }
+        prev = all;
+        return ok;
+    };
+    std::vector<RouterSnapshot> last;
+    const bool reached = advance_until(device_.cycles() + timeout_cycles, there, last);
+    poll_events();  // the records written on the way (a drain's reports)
+    if (!reached) {
+        fail(ErrorCategory::Fabric, "fabric: {} not reached within {} cycles: {}",
+             router_control_name(want), timeout_cycles,
+             laggards(last, [&](const RouterSnapshot& s) { return s.control.state != want; }));
+    }
+    return last;
+}
+
 void FabricRunner::on_workers_released(std::function<void(uint64_t)> hook) {
-    released_hook_ = std::move(hook);
+    released_hooks_.push_back(std::move(hook));
 }
 
 void FabricRunner::on_events(std::function<void(std::span<const RouterEventRecord>)> sink) {
@@ -533,9 +601,32 @@ std::vector<RouterEventRecord> FabricRunner::collect_events() {
 }
 
 void FabricRunner::poll_events() {
-    if (!event_sink_) return;
+    if (!event_sink_ && !drain_on_link_down_) return;
     const std::vector<RouterEventRecord> fresh = events_.collect(device_);
-    if (!fresh.empty()) event_sink_(fresh);
+    if (drain_on_link_down_) react_to_link_down(fresh);
+    if (event_sink_ && !fresh.empty()) event_sink_(fresh);
+}
+
+void FabricRunner::react_to_link_down(std::span<const RouterEventRecord> fresh) {
+    const auto drain = [&](size_t i) {
+        if (std::find(drained_.begin(), drained_.end(), i) != drained_.end()) return;
+        drained_.push_back(i);
+        const size_t one[] = {i};
+        write_control(pf::RouterControl::Drain, one);
+    };
+    for (const RouterEventRecord& r : fresh) {
+        const auto kind = static_cast<pf::RouterEventKind>(r.event.kind);
+        if (r.lost != 0 ||
+            (kind != pf::RouterEventKind::LinkDown && kind != pf::RouterEventKind::PeerSilent)) {
+            continue;
+        }
+        drain(r.router);
+        const pf::RouterConfig& c = plan_.routers[r.router].config;
+        for (size_t j = 0; j < plan_.routers.size(); ++j) {
+            const RouterPlacement& peer = plan_.routers[j];
+            if (peer.chip == c.peer_chip_id && peer.eth_channel == c.peer_eth_channel) drain(j);
+        }
+    }
 }
 
 void FabricRunner::set_stall_cycles(uint64_t cycles) {
@@ -639,6 +730,7 @@ std::vector<RouterSnapshot> FabricRunner::terminate(pf::Termination mode, uint64
                     ok = false;
                     break;
                 }
+                if (link_cut(s)) continue;
                 if (!channels_settled(s)) ok = false;
                 sent += s.sent();
                 received += s.received();
@@ -690,6 +782,10 @@ std::vector<RouterSnapshot> FabricRunner::terminate(pf::Termination mode, uint64
         }
     }
 
+    // A fabric with a cut link ends immediately once the rest is quiet: the cut routers could
+    // never agree with their peers that they drained.
+    if (std::any_of(last.begin(), last.end(), link_cut)) mode = pf::Termination::Immediate;
+    written_ = mode;
     for (size_t i = 0; i < plan_.routers.size(); ++i) {
         const RouterPlacement& r = plan_.routers[i];
         device_.write32(r.core, r.layout.termination, static_cast<uint32_t>(mode));

@@ -87,6 +87,14 @@ std::string describe_event(const RouterEventRecord& r) {
         return fmt::format("stalled: the packet at the head of rx{} waits for port {} (seq {})",
                            e.channel, e.code, e.value);
     }
+    if (is(r, Kind::Unacked)) {
+        return fmt::format("unacked: ch{} sent position {} on the cut link (seq {})", e.channel,
+                           e.code, e.value);
+    }
+    if (is(r, Kind::Unsent)) {
+        return fmt::format("unsent: ch{} dropped, {} (seq {})", e.channel, bad_packet_name(e.code),
+                           e.value);
+    }
     return fmt::format("{} channel {} code {} value {}", event_kind_name(r), e.channel,
                        hex32(e.code), hex32(e.value));
 }
@@ -112,6 +120,14 @@ nlohmann::json event_json(const RouterEventRecord& r) {
     } else if (is(r, Kind::Stalled)) {
         j["channel"] = e.channel;
         j["port"] = e.code;
+        j["seq"] = e.value;
+    } else if (is(r, Kind::Unacked)) {
+        j["channel"] = e.channel;
+        j["position"] = e.code;
+        j["seq"] = e.value;
+    } else if (is(r, Kind::Unsent)) {
+        j["channel"] = e.channel;
+        j["reason"] = bad_packet_name(e.code);
         j["seq"] = e.value;
     } else if (is_link_health(r)) {
         j["peer_chip"] = e.value;

@@ -73,16 +73,71 @@ void DropLog::add(std::span<const RouterEventRecord> records, const FabricPlan& 
             unrecorded += r.lost;
             continue;
         }
-        if (r.event.kind != static_cast<uint16_t>(pf::RouterEventKind::BadPacket)) continue;
         const RouterPlacement& router = plan.routers.at(r.router);
-        drops.push_back(
-            {router.chip, router.eth_channel, r.event.code, r.event.channel, r.event.value});
+        const ChipId peer = router.config.peer_chip_id;
+        switch (static_cast<pf::RouterEventKind>(r.event.kind)) {
+            case pf::RouterEventKind::Unacked:
+                unacked.push_back({router.chip, router.eth_channel, peer, r.event.channel,
+                                   r.event.code, r.event.value});
+                continue;
+            case pf::RouterEventKind::Unsent:
+                drops.push_back({router.chip, router.eth_channel, r.event.code, r.event.channel,
+                                 r.event.value, peer});
+                continue;
+            case pf::RouterEventKind::BadPacket:
+                break;
+            default:
+                continue;
+        }
+        drops.push_back({router.chip, router.eth_channel, r.event.code, r.event.channel,
+                         r.event.value, std::nullopt});
     }
 }
 
 bool TrafficAccount::all_delivered() const {
     return delivered == sent && dropped == 0 && duplicated == 0 && strays.empty() &&
            unrecorded == 0;
+}
+
+void DropLog::resolve_unacked(
+    const std::function<std::optional<uint32_t>(const UnackedPacket&)>& peer_taken) {
+    std::erase_if(unacked, [&](const UnackedPacket& u) {
+        const std::optional<uint32_t> taken = peer_taken(u);
+        if (!taken) return false;
+        if (static_cast<int32_t>(u.position - *taken) >= 0) {  // free-running counts
+            drops.push_back({u.chip, u.eth_channel, static_cast<uint32_t>(pf::BadPacket::Unacked),
+                             u.sender_channel, u.seq, u.peer_chip});
+        }
+        return true;
+    });
+}
+
+std::function<std::optional<uint32_t>(const UnackedPacket&)> taken_by_peers(
+    const FabricPlan& plan, std::vector<RouterSnapshot> routers) {
+    return [plan, routers = std::move(routers)](const UnackedPacket& u) -> std::optional<uint32_t> {
+        const auto sender =
+            std::find_if(routers.begin(), routers.end(), [&](const RouterSnapshot& s) {
+                return s.chip == u.chip && s.eth_channel == u.eth_channel;
+            });
+        if (sender == routers.end()) return std::nullopt;
+        const pf::RouterConfig& c = plan.routers[sender - routers.begin()].config;
+        for (const RouterSnapshot& s : routers) {
+            // Only a peer that cut the link too has stopped taking from it: its count is final.
+            if (s.chip == c.peer_chip_id && s.eth_channel == c.peer_eth_channel &&
+                s.control.cut != 0 && u.sender_channel < pf::kMaxSenderChannels) {
+                return s.control.taken[u.sender_channel];
+            }
+        }
+        return std::nullopt;
+    };
+}
+
+void resolve_link_down_drains(FabricRunner& runner, DropLog& drops, uint64_t timeout_cycles) {
+    const std::vector<size_t> drained = runner.drained_for_link_down();
+    if (drained.empty()) return;
+    std::vector<RouterSnapshot> routers =
+        runner.control(pf::RouterControl::Drain, timeout_cycles, drained);
+    drops.resolve_unacked(taken_by_peers(runner.plan(), std::move(routers)));
 }
 
 bool TrafficAccount::accounted() const {
@@ -103,7 +158,7 @@ TrafficAccount account_traffic(std::span<const FlowTally> flows, const DropLog& 
         bool counted = false;
         auto [first, last] = by_id.equal_range(protocol::traffic_seq_flow(d.seq));
         for (auto it = first; it != last; ++it) {
-            if (!counts_for(flows[it->second], d.chip)) continue;
+            if (!counts_for(flows[it->second], d.short_of.value_or(d.chip))) continue;
             FlowAccount& f = a.flows[it->second];
             ++f.dropped;
             add_to_group(f, d);

@@ -804,3 +804,207 @@ TEST_CASE(
         CHECK(dropped == 0);
     }
 }
+
+// ---- control: pause, drain, resume (protocol/fabric.h RouterControl) -------------------------
+
+namespace {
+
+// Every counter traffic moves, of every router, for comparing two reads.
+std::vector<uint32_t> traffic_counters(const std::vector<fabric::RouterSnapshot>& all) {
+    std::vector<uint32_t> v;
+    for (const auto& s : all) {
+        const auto& b = s.block;
+        v.insert(v.end(), std::begin(b.sent), std::end(b.sent));
+        v.insert(v.end(), std::begin(b.completed), std::end(b.completed));
+        v.insert(v.end(), std::begin(b.received), std::end(b.received));
+        v.insert(v.end(), {b.delivered, b.forwarded, b.bad_packets});
+        v.insert(v.end(), std::begin(s.control.taken), std::end(s.control.taken));
+    }
+    return v;
+}
+
+// The State events' codes of one router after it first reached ReadyForTraffic.
+std::vector<std::string> states_after_ready(const std::vector<fabric::RouterEventRecord>& all,
+                                            size_t router) {
+    std::vector<std::string> out;
+    bool ready = false;
+    for (const auto& r : of_kind(all, router, pf::RouterEventKind::State)) {
+        if (ready) out.push_back(fabric::router_status_name(r.event.code));
+        ready = ready || r.event.code == static_cast<uint32_t>(pf::RouterStatus::ReadyForTraffic);
+    }
+    return out;
+}
+
+fabric::FabricTraffic all_to_all(const fabric::FabricPlan& p, const fabric::ElfImage& elf,
+                                 uint32_t packets, uint32_t bytes) {
+    fabric::FabricTrafficOptions o;
+    o.pattern = fabric::FabricTrafficPattern::AllToAll;
+    o.packets = packets;
+    o.packet_bytes = bytes;
+    o.timeout_us = 2'000;  // a worker that cannot finish fails fast
+    o.count_deliveries = true;
+    return fabric::plan_fabric_traffic(p, wh_soc(), elf, o);
+}
+
+}  // namespace
+
+TEST_CASE(
+    "control (sim): a pause mid-traffic holds every counter still; resumed, the traffic "
+    "completes exactly",
+    "[fabric_runner][sim][control]") {
+    REQUIRE_ROUTER(router);
+    const auto traffic_elf = firmware("fabric_traffic");
+    REQUIRE(traffic_elf);
+    auto dev = device();
+    const auto p = plan(pf::Topology::Line, {0, 1, 2, 3});
+    FabricRunner runner(dev, p, *router);
+    fabric::DropLog drops;
+    std::vector<fabric::RouterEventRecord> all;
+    runner.on_events([&](std::span<const fabric::RouterEventRecord> fresh) {
+        drops.add(fresh, p);
+        all.insert(all.end(), fresh.begin(), fresh.end());
+    });
+    runner.bring_up(5'000'000);
+    const auto t = all_to_all(p, *traffic_elf, 200, 1024);
+    // Cycles from the workers' release: pause, read every router twice, resume.
+    constexpr uint64_t kPauseAt = 60'000, kFirstRead = 90'000, kSecondRead = 130'000,
+                       kResumeAt = 140'000;
+    std::vector<fabric::RouterSnapshot> first, second;
+    runner.on_workers_released([&](uint64_t start) {
+        dev.at_cycle(start + kPauseAt, [&] { runner.write_control(pf::RouterControl::Pause); });
+        dev.at_cycle(start + kFirstRead, [&] { first = runner.status(); });
+        dev.at_cycle(start + kSecondRead, [&] { second = runner.status(); });
+        dev.at_cycle(start + kResumeAt, [&] { runner.write_control(pf::RouterControl::Run); });
+    });
+    fabric::LaunchOptions lo;
+    lo.poll_cycles = 2'000;
+    lo.max_cycles = 20'000'000;
+    const auto run = fabric::run_fabric_traffic(runner, t, lo);
+    REQUIRE(first.size() == p.routers.size());
+    REQUIRE(second.size() == p.routers.size());
+    uint64_t delivered_when_paused = 0;
+    for (const auto& s : first) {
+        INFO(s.describe());
+        CHECK(s.status_name() == "ready_for_traffic");  // the firmware runs; the report says paused
+        CHECK(s.control.state == static_cast<uint32_t>(pf::RouterControl::Pause));
+        delivered_when_paused += s.block.delivered;
+    }
+    // Mid-traffic, and nothing moved while paused: the same values read twice, 40 us apart.
+    CHECK(delivered_when_paused > 0);
+    CHECK(delivered_when_paused < t.deliveries());
+    CHECK(traffic_counters(first) == traffic_counters(second));
+    for (const auto& w : run.workers) {
+        INFO(fabric::outcome_name(w.launch.outcome));
+        CHECK(w.results.packets_sent == 200);
+    }
+    (void)runner.terminate(pf::Termination::Graceful, 5'000'000);
+    CHECK(fabric::check_fabric_landed(dev, t).empty());
+    const auto a = fabric::account_traffic(
+        fabric::fabric_flow_tallies(t, run.workers, fabric::read_fabric_delivered(dev, t)), drops);
+    CHECK(a.all_delivered());
+    CHECK(a.delivered == t.deliveries());
+    for (size_t i = 0; i < p.routers.size(); ++i) {
+        INFO(fabric::router_component_name(p.routers[i]));
+        CHECK(states_after_ready(all, i) ==
+              std::vector<std::string>{"paused", "ready_for_traffic", "draining", "terminated"});
+    }
+}
+
+TEST_CASE(
+    "control (sim): a link dies under traffic, the host drains both ends: every worker "
+    "finishes, every packet delivered or dropped with its identity",
+    "[fabric_runner][sim][control]") {
+    REQUIRE_ROUTER(router);
+    const auto traffic_elf = firmware("fabric_traffic");
+    REQUIRE(traffic_elf);
+    auto dev = device();
+    const auto p = plan(pf::Topology::Line, {0, 1, 2});
+    const size_t east1 = router_index(p, 1, FabricDir::East);
+    const size_t west2 = router_index(p, 2, FabricDir::West);
+    FabricRunner runner(dev, p, *router);
+    runner.drain_on_link_down(true);
+    fabric::DropLog drops;
+    std::vector<fabric::RouterEventRecord> all;
+    runner.on_events([&](std::span<const fabric::RouterEventRecord> fresh) {
+        drops.add(fresh, p);
+        all.insert(all.end(), fresh.begin(), fresh.end());
+    });
+    runner.bring_up(5'000'000);
+    const auto t = all_to_all(p, *traffic_elf, 100, 1024);
+    constexpr uint64_t kDownAt = 40'000;
+    runner.on_workers_released([&](uint64_t start) {
+        dev.at_cycle(start + kDownAt,
+                     [&] { dev.cluster().link(1, p.routers[east1].eth_channel).set_up(false); });
+    });
+    fabric::LaunchOptions lo;
+    lo.poll_cycles = 2'000;
+    lo.max_cycles = 20'000'000;
+    const auto run = fabric::run_fabric_traffic(runner, t, lo);
+    for (const auto& w : run.workers) {
+        INFO(fabric::outcome_name(w.launch.outcome));
+        CHECK(w.results.packets_sent == 100);  // every packet pushed, every credit back
+    }
+    CHECK(runner.drained_for_link_down() == std::vector<size_t>{east1, west2});
+    const size_t unacked = drops.unacked.size();
+    fabric::resolve_link_down_drains(runner, drops, 1'000'000);
+    const auto routers = runner.status();
+    for (const size_t r : {east1, west2}) {
+        INFO(routers[r].describe());
+        CHECK(routers[r].control.state == static_cast<uint32_t>(pf::RouterControl::Drain));
+        CHECK(routers[r].control.cut == 1);
+    }
+    CHECK(drops.unacked.empty());  // every one decided
+    INFO(unacked << " unacked");
+    // The rest of the fabric quiesces (its last deliveries land), then it ends: immediately, as
+    // the cut routers cannot agree with their peers that they drained.
+    const auto fin = runner.terminate(pf::Termination::Graceful, 5'000'000);
+    for (const auto& s : fin) {
+        INFO(s.describe());
+        CHECK(s.status_name() == "terminated");
+    }
+    const auto a = fabric::account_traffic(
+        fabric::fabric_flow_tallies(t, run.workers, fabric::read_fabric_delivered(dev, t)), drops);
+    INFO(fmt::format("{}", fmt::join(fabric::account_table(a), "\n")));
+    CHECK(a.accounted());
+    CHECK(a.lost == 0);
+    CHECK(a.duplicated == 0);
+    CHECK(a.dropped > 0);
+    CHECK(a.delivered + a.dropped == a.sent);
+    // In flight when it died (the model is deterministic): chip 1 had sent 10 of its worker's
+    // packets (ch0, positions 12..21) and 6 of chip 0's (ch1, 3..8) that were never completed,
+    // and chip 2 10 of its worker's (13..22). Chip 2 had taken all of chip 1's but chip 0's
+    // packet 8 (position 8), chip 1 took 13..16 of chip 2's, not 17..22: those seven are
+    // dropped (unacked), the rest were delivered.
+    const auto positions = [&](size_t router, uint32_t channel) {
+        std::vector<uint32_t> out;
+        for (const auto& r : of_kind(all, router, pf::RouterEventKind::Unacked)) {
+            if (r.event.channel == channel) out.push_back(r.event.code);
+        }
+        return out;
+    };
+    CHECK(positions(east1, 0) == std::vector<uint32_t>{12, 13, 14, 15, 16, 17, 18, 19, 20, 21});
+    CHECK(positions(east1, 1) == std::vector<uint32_t>{3, 4, 5, 6, 7, 8});
+    CHECK(positions(west2, 0) == std::vector<uint32_t>{13, 14, 15, 16, 17, 18, 19, 20, 21, 22});
+    CHECK(fabric::account_table(a) ==
+          std::vector<std::string>{
+              "flow                                        sent delivered dropped   lost "
+              "duplicated  drops",
+              "worker chip 0 core 1-1 (east) -> chip 2      100         8      92      0          "
+              "0  drained at chip 1 eth 2: 91 packets (9, 10, 11, 12, 13, 14, 15, 16 and 83 "
+              "more); unacked at chip 1 eth 2: 1 packet (8)",
+              "worker chip 1 core 1-1 (east) -> chip 2      100        22      78      0          "
+              "0  drained at chip 1 eth 2: 78 packets (22, 23, 24, 25, 26, 27, 28, 29 and 70 more)",
+              "worker chip 2 core 2-1 (west) -> chip 1      100        17      83      0          "
+              "0  drained at chip 2 eth 4: 77 packets (23, 24, 25, 26, 27, 28, 29, 30 and 69 "
+              "more); unacked at chip 2 eth 4: 6 packets (17, 18, 19, 20, 21, 22)",
+              "worker chip 2 core 2-1 (west) -> chip 0      100        17      83      0          "
+              "0  drained at chip 2 eth 4: 77 packets (23, 24, 25, 26, 27, 28, 29, 30 and 69 "
+              "more); unacked at chip 2 eth 4: 6 packets (17, 18, 19, 20, 21, 22)",
+              "account: 6 flows, 600 sent, 264 delivered, 336 dropped, 0 lost"});
+    // Only the traffic over the dead link was dropped, and only by its two routers.
+    for (const auto& d : drops.drops) {
+        CHECK((d.chip == 1 || d.chip == 2));
+        CHECK((d.reason == static_cast<uint32_t>(pf::BadPacket::Drained) ||
+               d.reason == static_cast<uint32_t>(pf::BadPacket::Unacked)));
+    }
+}

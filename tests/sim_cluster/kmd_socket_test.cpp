@@ -187,7 +187,8 @@ TEST_CASE("sim server: running, paused and stepped, and stopped by a client", "[
     s.thread.join();  // serve() returned on its own
 }
 
-TEST_CASE("sim server: bad requests get their error; the server goes on serving", "[kmd_socket]") {
+TEST_CASE("sim server: bad requests get their error and the server goes on serving",
+          "[kmd_socket]") {
     Served s("bad", /*paused=*/true);
     {
         RawClient raw(s.path());

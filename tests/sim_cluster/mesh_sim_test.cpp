@@ -787,6 +787,28 @@ std::vector<Visit> visits_of(Mesh& m, uint32_t seq) {
 
 }  // namespace
 
+namespace {
+
+// 64 B of 0xEE (push_raw's payload) for D16 of the spec's 4 x 4 grid of 1 x 1 meshes: to `sink`
+// at `region`, routed on by the entry routers from its dst_node.
+pf::PacketHeader to_d16(const fabric::CoreLocation& sink, uint32_t region, uint32_t ttl,
+                        uint32_t seq) {
+    pf::PacketHeader h{};
+    h.magic = pf::kHeaderMagic;
+    h.ttl = static_cast<uint8_t>(ttl);
+    h.seq = seq;
+    h.payload_bytes = 64;
+    h.send_type = static_cast<uint8_t>(pf::NocSendType::UnicastWrite);
+    h.cmd.write.dst = {region, static_cast<uint8_t>(sink.core.x), static_cast<uint8_t>(sink.core.y),
+                       0};
+    h.route = 0;  // out of D1's own mesh: the entry routers route on from dst_node
+    h.dst_mesh = 15;
+    h.dst_device = 0;
+    return h;
+}
+
+}  // namespace
+
 TEST_CASE("mesh (sim): TTL ends the spec's routing loop (seeds/000 7.2): D11 drops it at 0",
           "[mesh][sim][ttl]") {
     REQUIRE_FIRMWARE();
@@ -808,20 +830,7 @@ TEST_CASE("mesh (sim): TTL ends the spec's routing loop (seeds/000 7.2): D11 dro
         return got;
     };
     m.dev.write(sink, region, std::vector<uint8_t>(64, 0));
-    const auto packet = [&](uint32_t ttl, uint32_t seq) {
-        pf::PacketHeader h{};
-        h.magic = pf::kHeaderMagic;
-        h.ttl = static_cast<uint8_t>(ttl);
-        h.seq = seq;
-        h.payload_bytes = 64;
-        h.send_type = static_cast<uint8_t>(pf::NocSendType::UnicastWrite);
-        h.cmd.write.dst = {region, static_cast<uint8_t>(sink.core.x),
-                           static_cast<uint8_t>(sink.core.y), 0};
-        h.route = 0;  // out of D1's own mesh: the entry routers route on from dst_node
-        h.dst_mesh = 15;
-        h.dst_device = 0;
-        return h;
-    };
+    const auto packet = [&](uint32_t ttl, uint32_t seq) { return to_d16(sink, region, ttl, seq); };
     // D1 sends through its router towards D5 (the loop's first hop).
     const auto& d1 = router_towards(m.plan, 0, 4);
 
@@ -890,4 +899,47 @@ TEST_CASE("mesh (sim): TTL ends the spec's routing loop (seeds/000 7.2): D11 dro
     CHECK(drops[0].event.value == 0x7702);
     CHECK(fabric::describe_event(drops[0]).find("ttl_expired") != std::string::npos);
     CHECK(sink_bytes() == std::vector<uint8_t>(64, 0));
+}
+
+TEST_CASE("mesh (sim): a routing table changed while the fabric is paused is used after resume",
+          "[mesh][sim][control]") {
+    REQUIRE_FIRMWARE();
+    Mesh m("spec_ttl_4x4_devices_mesh_graph.yaml", "mesh_4x4_cluster.yaml", options(), *router);
+    m.runner.bring_up(10'000'000);
+    std::vector<fabric::RouterEventRecord> events;
+    m.runner.on_events([&](std::span<const fabric::RouterEventRecord> e) {
+        events.insert(events.end(), e.begin(), e.end());
+    });
+    const auto& cores = wh_soc().cores(fabric::CoreType::Worker);
+    const fabric::CoreLocation sink{m.plan.chip_of({15, 0}), cores[kSinkCoreIndex]};
+    const uint32_t region = fabric::mesh_sink_base(kArch);
+    m.dev.write(sink, region, std::vector<uint8_t>(64, 0));
+    const auto& d1 = router_towards(m.plan, 0, 4);  // D1 sends through D5
+    const auto& d5 = router_towards(m.plan, 4, 0);  // D5's entry router from D1
+    // Paused, D5's routers are told they know routes to meshes 0..14 only (the exit count: a
+    // field the router keeps a copy of, read again on resume).
+    const auto paused = m.runner.control(pf::RouterControl::Pause, 1'000'000);
+    for (const auto& s : paused) CHECK(s.control.state == 1u);
+    for (const auto& r : m.plan.fabric.routers) {
+        if (r.mesh->node.mesh == 4)
+            m.dev.write32(r.core, r.layout.mesh_config + offsetof(pf::MeshRouterConfig, exit_count),
+                          15);
+    }
+    (void)m.runner.control(pf::RouterControl::Run, 1'000'000);
+    push_raw(m, d1, 0, to_d16(sink, region, m.plan.fabric.ttl(), 0x7703));
+    m.runner.monitor(300'000);
+    (void)m.runner.collect_events();
+    // D5 has no route to mesh 15 now: it drops the packet as dst_node; nothing reaches D16.
+    std::vector<fabric::RouterEventRecord> drops;
+    for (const auto& e : events) {
+        if (e.event.kind == static_cast<uint16_t>(pf::RouterEventKind::BadPacket))
+            drops.push_back(e);
+    }
+    REQUIRE(drops.size() == 1);
+    CHECK(drops[0].router == router_index(m.plan, d5));
+    CHECK(drops[0].event.code == static_cast<uint32_t>(pf::BadPacket::DstNode));
+    CHECK(drops[0].event.value == 0x7703);
+    std::vector<uint8_t> got(64);
+    m.dev.read(sink, region, got);
+    CHECK(got == std::vector<uint8_t>(64, 0));
 }

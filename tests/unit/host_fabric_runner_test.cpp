@@ -110,7 +110,11 @@ TEST_CASE("fabric runner: the detail word by name", "[fabric_runner]") {
           "bad_packet:ttl_expired");
     CHECK(fabric::router_detail_name(code(S::ReadyForTraffic), code(pf::BadPacket::Timeout)) ==
           "bad_packet:timeout");
-    CHECK(fabric::router_detail_name(code(S::ReadyForTraffic), 0x10D) == "0x0000010d");
+    CHECK(fabric::router_detail_name(code(S::ReadyForTraffic), code(pf::BadPacket::Drained)) ==
+          "bad_packet:drained");
+    CHECK(fabric::router_detail_name(code(S::ReadyForTraffic), code(pf::BadPacket::Unacked)) ==
+          "bad_packet:unacked");
+    CHECK(fabric::router_detail_name(code(S::ReadyForTraffic), 0x10F) == "0x0000010f");
 
     CHECK(fabric::mux_detail_name(code(S::ConfigInvalid), code(pf::MuxConfigCheck::Schedule)) ==
           "config:schedule");

@@ -26,7 +26,7 @@ constexpr uint32_t reason(pf::BadPacket b) {
 
 PacketDrop drop(fabric::ChipId chip, uint32_t eth, pf::BadPacket why, uint32_t flow,
                 uint32_t index) {
-    return {chip, eth, reason(why), 0, traffic_seq(flow, index)};
+    return {chip, eth, reason(why), 0, traffic_seq(flow, index), std::nullopt};
 }
 
 }  // namespace
@@ -241,4 +241,51 @@ TEST_CASE("traffic account: a thousand flows losing packets stay a few problem l
     CHECK(problems[7] == "flow F7: 1 of 4 packets lost (delivered 3, dropped 0)");
     CHECK(problems[8] == "992 more flows with 992 packets lost (see the account)");
     CHECK(fabric::account_table(a).size() == 1002);  // the header, every flow, the totals
+}
+
+TEST_CASE(
+    "traffic account: a cut link's unacked packets decided by the peer's count, counted "
+    "from the peer's chip on",
+    "[account][control]") {
+    // Chip 1 eth 2 (peer: chip 2) had sent flow 0's packets 10 and 11 on channel 5 at link
+    // positions 40 and 41, and flow 1's packet 3 on channel 0 at position 7, none completed.
+    DropLog log;
+    log.unacked = {{1, 2, 2, 5, 40, traffic_seq(0, 10)},
+                   {1, 2, 2, 5, 41, traffic_seq(0, 11)},
+                   {1, 2, 2, 0, 7, traffic_seq(1, 3)}};
+    // Chip 2 took 41 packets from channel 5 (positions 0..40); nobody can say for channel 0.
+    log.resolve_unacked([](const fabric::UnackedPacket& u) -> std::optional<uint32_t> {
+        if (u.sender_channel == 5) return 41;
+        return std::nullopt;
+    });
+    REQUIRE(log.drops.size() == 1);
+    const PacketDrop& d = log.drops[0];
+    CHECK(d.chip == 1);
+    CHECK(d.eth_channel == 2);
+    CHECK(d.reason == reason(pf::BadPacket::Unacked));
+    CHECK(d.rx_channel == 5);
+    CHECK(d.seq == traffic_seq(0, 11));
+    CHECK(d.short_of == std::optional<fabric::ChipId>(2));
+    // The undecided one stays (the account counts it lost).
+    REQUIRE(log.unacked.size() == 1);
+    CHECK(log.unacked[0].seq == traffic_seq(1, 3));
+
+    // Flow 0 is a multicast from chip 0 to chips 1 and 2: packet 11 reached chip 1 (delivered
+    // there) and not chip 2, so the drop is chip 2's flow's only.
+    const std::vector<FlowTally> flows{{"0 -> 1", 0, 12, 12, {1}}, {"0 -> 2", 0, 12, 11, {1, 2}}};
+    const auto a = fabric::account_traffic(flows, log);
+    CHECK(a.flows[0].all_delivered());
+    CHECK(a.flows[1].dropped == 1);
+    CHECK(a.flows[1].lost == 0);
+    CHECK(a.accounted());
+    CHECK(fabric::describe_drops(a.flows[1]) == "unacked at chip 1 eth 2: 1 packet (11)");
+}
+
+TEST_CASE("traffic account: the peer's count wraps with the free-running counters", "[account]") {
+    DropLog log;
+    log.unacked = {{0, 8, 1, 0, 0xFFFFFFFE, traffic_seq(0, 1)}, {0, 8, 1, 0, 1, traffic_seq(0, 2)}};
+    // The peer took positions up to 0: 0xFFFFFFFE was taken, 1 was not.
+    log.resolve_unacked([](const fabric::UnackedPacket&) { return std::optional<uint32_t>(1); });
+    REQUIRE(log.drops.size() == 1);
+    CHECK(log.drops[0].seq == traffic_seq(0, 2));
 }

@@ -38,12 +38,9 @@ class EventLog {
     // line: events are rare, and one copy instead of one per caller keeps the images in their
     // windows.)
     [[gnu::noinline]] void record(Kind kind, uint32_t channel, uint32_t code, uint32_t value) {
-        if (room_ == 0) {
-            room_ = kRecords - (written_ - get(offsetof(Log, consumed)));
-            if (room_ == 0) {
-                put(offsetof(Log, dropped), ++dropped_);
-                return;
-            }
+        if (!has_room()) {
+            put(offsetof(Log, dropped), ++dropped_);
+            return;
         }
         const uint32_t at = next_;
         put(at, hal::wall_clock_lo());
@@ -53,6 +50,13 @@ class EventLog {
         put(offsetof(Log, written), ++written_);  // last: the record is whole when the host sees it
         --room_;
         next_ = at + kRecordBytes == kEnd ? kFirst : at + kRecordBytes;
+    }
+
+    // A record written now would fit (for a writer that waits rather than lose one: a drain's
+    // per-packet reports).
+    bool has_room() {
+        if (room_ == 0) room_ = kRecords - (written_ - get(offsetof(Log, consumed)));
+        return room_ != 0;
     }
 
   private:

@@ -47,8 +47,9 @@
 
 namespace protocol::fabric {
 
-// 3: the router's event log (RouterLayout::events).
-inline constexpr uint32_t kProtocolVersion = 4;
+// 3: the router's event log (RouterLayout::events). 4: TTL. 5: the control word
+// (router_control) and the router's control report (RouterControlReport).
+inline constexpr uint32_t kProtocolVersion = 5;
 
 // ---- packet header ----------------------------------------------------------------------------
 
@@ -335,6 +336,10 @@ enum class RouterStatus : uint32_t {
     HandshakeComplete = 0xA1B1C1D1,  // peer answered and agreed: the host may set ready
     ReadyForTraffic = 0xA3B3C3D3,    // main loop running
     Draining = 0xA3B3C3D4,           // graceful termination in progress
+    // The control states (RouterControl) as State events name them; `status` stays
+    // ReadyForTraffic (the firmware runs), RouterControlReport::state says which.
+    Paused = 0xA3B3C3D5,   // RouterControl::Pause reached: quiescent
+    Drained = 0xA3B3C3D6,  // RouterControl::Drain reached (a dead link cut, if it was dead)
     Terminated = 0xA4B4C4D4,
     // errors (the router stops; `stage` says where)
     ConfigInvalid = 0xE0000001,
@@ -352,6 +357,8 @@ inline constexpr CodeName<RouterStatus> kRouterStatusNames[] = {
     {RouterStatus::HandshakeComplete, "handshake_complete"},
     {RouterStatus::ReadyForTraffic, "ready_for_traffic"},
     {RouterStatus::Draining, "draining"},
+    {RouterStatus::Paused, "paused"},
+    {RouterStatus::Drained, "drained"},
     {RouterStatus::Terminated, "terminated"},
     {RouterStatus::ConfigInvalid, "config_invalid"},
     {RouterStatus::HandshakeMismatch, "handshake_mismatch"},
@@ -360,7 +367,7 @@ inline constexpr CodeName<RouterStatus> kRouterStatusNames[] = {
     {RouterStatus::Fault, "fault"},
 };
 static_assert(codes_distinct(kRouterStatusNames) &&
-              code_count(kRouterStatusNames) == 14);  // all of them
+              code_count(kRouterStatusNames) == 16);  // all of them
 
 // Where a router was when something went wrong (RouterStatusBlock::stuck_at).
 enum class RouterWait : uint32_t {
@@ -461,9 +468,16 @@ enum class BadPacket : uint32_t {
     Turn = 0x10A,        // 2D: a Y -> X turn (dimension order), other than out of the mesh
     TtlExpired = 0x10B,  // its time to live ran out here (a routing loop, or a TTL too small)
     Timeout = 0x10C,     // it waited stall_timeout_us for a port with no room (StallAction::Drop)
+    // RouterControl::Drain: it could not move within kRouterDrainHoldUs, or it was pushed into a
+    // sender channel of a cut link (then a RouterEventKind::Unsent record)
+    Drained = 0x10D,
+    // Sent over a link that was cut, and not taken by the peer (the host decides this from a
+    // RouterEventKind::Unacked record and the peer's RouterControlReport::taken; no router
+    // reports it)
+    Unacked = 0x10E,
 };
 // The reasons proper: BadPacket::Magic .. kLastBadPacket (a detail in this range names one).
-inline constexpr BadPacket kLastBadPacket = BadPacket::Timeout;
+inline constexpr BadPacket kLastBadPacket = BadPacket::Unacked;
 inline constexpr CodeName<BadPacket> kBadPacketNames[] = {
     {BadPacket::Magic, "magic"},
     {BadPacket::SendType, "send_type"},
@@ -478,6 +492,8 @@ inline constexpr CodeName<BadPacket> kBadPacketNames[] = {
     {BadPacket::Turn, "turn"},
     {BadPacket::TtlExpired, "ttl_expired"},
     {BadPacket::Timeout, "timeout"},
+    {BadPacket::Drained, "drained"},
+    {BadPacket::Unacked, "unacked"},
 };
 static_assert(codes_consecutive(kBadPacketNames, static_cast<uint32_t>(BadPacket::Magic)) &&
               code_count(kBadPacketNames) == static_cast<uint32_t>(kLastBadPacket) -
@@ -528,6 +544,44 @@ inline constexpr CodeName<Termination> kTerminationNames[] = {
 };
 static_assert(codes_consecutive(kTerminationNames, 0));
 inline constexpr uint32_t kReadyMagic = 0x4EAD1111;
+
+// The control word (router_control(), host writes; read at the main loop's polls, beside the
+// termination word). seeds/000 §1.1.2 "pause, flush, resume".
+//   Run    normal operation (also what Resume writes).
+//   Pause  take no new packets (receiver channels, the worker channel) and send nothing new; what
+//          was taken finishes (completions, credits), so the counters settle and stay still.
+//          Heartbeat, keep-alives, link watch, termination go on; stall timeouts do not fire.
+//          Reached (RouterControlReport::state) once every taken packet is completed. On the way
+//          back to Run the router reads its MeshRouterConfig again (a table changed while paused
+//          is used).
+//   Drain  move what can move; what cannot within kRouterDrainHoldUs is dropped (BadPacket
+//          Drained). A link that is down or whose peer is silent is cut: the packets sent on it
+//          and never completed are reported (RouterEventKind::Unacked, with their position on
+//          the link), the ones never sent dropped (Drained), nothing more is taken from it or
+//          sent on it, and every packet pushed into the router's sender channels later is
+//          dropped and reported too (so its producers finish). A cut link stays cut (until the
+//          fabric is brought up again); Run after Drain runs the live links on.
+enum class RouterControl : uint32_t { Run = 0, Pause = 1, Drain = 2 };
+inline constexpr CodeName<RouterControl> kRouterControlNames[] = {
+    {RouterControl::Run, "run"},
+    {RouterControl::Pause, "pause"},
+    {RouterControl::Drain, "drain"},
+};
+static_assert(codes_consecutive(kRouterControlNames, 0));
+// A draining router's packet that waits this long for a port is dropped.
+inline constexpr uint32_t kRouterDrainHoldUs = 20;
+
+// The router's side of control (router_control_report(), written from the main loop on;
+// zero before). `taken` is what exactly-once decisions rest on: a packet the peer sent on its
+// sender channel c at link position p (0, 1, ... on that channel) was taken here iff p <
+// taken[c]; exact once `state` is Pause or Drain (every taken packet completed).
+struct RouterControlReport {
+    uint32_t state;  // the RouterControl the router has reached (the word's, once reached)
+    uint32_t cut;    // 1: the link was cut (Drain on a dead link)
+    uint32_t taken[kMaxSenderChannels];  // packets taken from the peer's sender channel c
+    uint32_t reserved[5];
+};
+static_assert(sizeof(RouterControlReport) == 64);
 
 struct RouterStatusBlock {
     uint32_t status;     // RouterStatus
@@ -584,10 +638,11 @@ constexpr uint32_t router_l1_top(const hal::ArchMap& a) {
 struct RouterLayout {
     uint32_t config;         // RouterConfig (host writes)
     uint32_t status;         // RouterStatusBlock (router writes)
-    uint32_t termination;    // Termination (host writes)
+    uint32_t termination;    // Termination (host writes); RouterControl at +4 (router_control)
     uint32_t ready;          // kReadyMagic (host writes once every router is HandshakeComplete)
     uint32_t handshake_in;   // 64 B: the peer's HandshakeMsg lands here
-    uint32_t handshake_out;  // 64 B: staging for ours
+    uint32_t handshake_out;  // 64 B: staging for ours; from the main loop on the
+                             // RouterControlReport (router_control_report)
     uint32_t connection;     // WorkerConnectionInfo for ch0
     uint32_t upstream_credit[kMaxSenderChannels];  // freed counters of the channels this router
                                                    // feeds in its neighbours (they write here;
@@ -652,6 +707,18 @@ constexpr RouterLayout router_layout(const hal::ArchMap& a, const RouterConfig& 
     l.fits = p <= router_l1_top(a);
     return l;
 }
+
+// The control word (RouterControl, host writes): in the termination word's 16-B line, read at
+// the same polls.
+constexpr uint32_t router_control(const RouterLayout& l) {
+    return l.termination + 4;
+}
+// The RouterControlReport (router writes): where the handshake message was staged, which is free
+// once the main loop runs (the handshake is over; the layout keeps its size).
+constexpr uint32_t router_control_report(const RouterLayout& l) {
+    return l.handshake_out;
+}
+static_assert(sizeof(RouterControlReport) <= 64);
 
 // Where a router's (and a mux's, protocol/fabric_mux.h) status word is: right after its config.
 // A client reads it to know the endpoint is ReadyForTraffic before it opens a connection.
@@ -913,6 +980,13 @@ enum class RouterEventKind : uint16_t {
     // A packet stalled at the head of receiver channel `channel` (code: the port it waits for,
     // value: its seq), once per stall; StallAction::Drop then drops it and the port's next ones.
     Stalled = 7,
+    // Drain cut the link: a packet of sender channel `channel` sent on it and never completed
+    // (code: its position on the link, value: its seq). The host decides with the peer's
+    // RouterControlReport::taken whether the peer took it (BadPacket Unacked if not).
+    Unacked = 8,
+    // Drain cut the link: a packet pushed into sender channel `channel` dropped unsent (code:
+    // BadPacket::Drained, value: its seq).
+    Unsent = 9,
 };
 inline constexpr CodeName<RouterEventKind> kRouterEventKindNames[] = {
     {RouterEventKind::State, "state"},
@@ -922,6 +996,8 @@ inline constexpr CodeName<RouterEventKind> kRouterEventKindNames[] = {
     {RouterEventKind::PeerSilent, "peer_silent"},
     {RouterEventKind::PeerHeard, "peer_heard"},
     {RouterEventKind::Stalled, "stalled"},
+    {RouterEventKind::Unacked, "unacked"},
+    {RouterEventKind::Unsent, "unsent"},
 };
 // Link health: a router sends its peer a keep-alive every kRouterKeepAliveUs and reports it
 // silent after kRouterPeerSilentUs without a sign of life (a keep-alive, a packet, a

@@ -53,6 +53,7 @@ namespace fabric {
 std::string router_status_name(uint32_t status);
 std::string router_wait_name(uint32_t wait);
 std::string termination_name(uint32_t mode);
+std::string router_control_name(uint32_t control);  // "run", "pause", "drain"
 // ConfigInvalid, HandshakeMismatch, Timeout, Fault and undefined values (BadPacket is counted,
 // not fatal; NotStarted and the start-up stages are not errors).
 bool router_status_is_error(uint32_t status);
@@ -101,6 +102,8 @@ struct RouterSnapshot {
     FabricDir dir = FabricDir::East;  // 1D routers only
     std::optional<MeshPort> mesh;     // 2D routers: the mesh port (then `dir` is meaningless)
     protocol::fabric::RouterStatusBlock block{};
+    // Its control state (protocol/fabric.h RouterControlReport; zero before the main loop).
+    protocol::fabric::RouterControlReport control{};
     CoreStatus run;              // what the core is doing
     bool core_finished = false;  // exited, trapped, or returned to the base firmware
     LaunchMethod method = LaunchMethod::ResetPc;
@@ -168,7 +171,8 @@ class FabricRunner {
         const std::function<void(const LaunchTarget&)>& setup = {});
 
     // The start of traffic: `hook` gets the device cycle at which run_workers released the
-    // workers (their start written, before any cycle ran), at every run_workers call. The first
+    // workers (their start written, before any cycle ran), at every run_workers call; every hook
+    // added does, in the order added (a fault plan's, a control schedule's). The first
     // one is also kept as traffic_start_cycle(); fault plans count from it (fault_plan.h).
     void on_workers_released(std::function<void(uint64_t device_cycle)> hook);
     std::optional<uint64_t> traffic_start_cycle() const { return traffic_start_; }
@@ -189,6 +193,29 @@ class FabricRunner {
     // the first poll that finds a stuck component. Error(BadInput) before bring_up.
     void monitor(uint64_t cycles);
 
+    // ---- control (protocol/fabric.h RouterControl: pause, drain, resume) ----
+    // Write `control` into the control word of the routers `which` (indices into plan().routers;
+    // empty: every router) and return at once (a timed action in the model, a reaction to an
+    // event while workers run). Error(BadInput) before bring_up, start or attach, or for an index
+    // out of range.
+    void write_control(protocol::fabric::RouterControl control, std::span<const size_t> which = {});
+    // write_control, then advance until each of those routers reports it reached (its
+    // RouterControlReport::state) and, for Pause, until every router's counters stand still
+    // between two polls (completions still on the wire land), within `timeout_cycles`. Returns
+    // every router's snapshot. Error(Fabric) naming the routers that did not reach it.
+    std::vector<RouterSnapshot> control(protocol::fabric::RouterControl control,
+                                        uint64_t timeout_cycles,
+                                        std::span<const size_t> which = {});
+
+    // A reaction to a dead link, at every poll that collects events (whether or not there is a
+    // sink): a router reporting link_down or peer_silent gets Drain, and so does the router at
+    // the other end of its link, once each (write_control: not waited for). They cut the link
+    // and report what was on it (protocol/fabric.h RouterControl), so traffic over it ends in
+    // bounded time with every packet accounted for (traffic_account.h resolve_unacked).
+    void drain_on_link_down(bool on) { drain_on_link_down_ = on; }
+    // The routers drained by that reaction so far (indices into plan().routers, in order).
+    const std::vector<size_t>& drained_for_link_down() const { return drained_; }
+
     // ---- events (router_events.h) ----
     // `sink` gets every router's new event records at every poll of the runner's waits
     // (bring_up, run_workers, monitor, terminate) and once more when each ends, so the routers'
@@ -204,9 +231,14 @@ class FabricRunner {
     // (Graceful; nothing is written then, so the caller can still terminate Immediate), a
     // router core is still running at the deadline, or a router did not end Terminated
     // (Graceful: also with undrained packets); Immediate only fails for cores still running or
-    // trapped. Error(BadInput) for KeepRunning or before bring_up.
+    // trapped. Graceful with a link a drain cut: the rest of the fabric quiesces (the cut routers
+    // left out), then the word written is Immediate. Error(BadInput) for KeepRunning or before
+    // bring_up.
     std::vector<RouterSnapshot> terminate(protocol::fabric::Termination mode,
                                           uint64_t timeout_cycles);
+    // The word the last terminate wrote (Immediate for a Graceful one with a cut link);
+    // KeepRunning before any.
+    protocol::fabric::Termination termination_written() const { return written_; }
 
   private:
     void refuse_restart(const char* what) const;
@@ -240,7 +272,12 @@ class FabricRunner {
     std::optional<HealthMonitor> monitor_;  // from bring_up on
     RouterEventReader events_{plan_};
     std::function<void(std::span<const RouterEventRecord>)> event_sink_;
-    std::function<void(uint64_t)> released_hook_;
+    std::vector<std::function<void(uint64_t)>> released_hooks_;
+    bool drain_on_link_down_ = false;
+    protocol::fabric::Termination written_ = protocol::fabric::Termination::KeepRunning;
+    std::vector<size_t> drained_;
+    // drain_on_link_down's share of a poll.
+    void react_to_link_down(std::span<const RouterEventRecord> fresh);
     std::optional<uint64_t> traffic_start_;
 };
 

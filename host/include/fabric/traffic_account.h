@@ -13,7 +13,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -30,15 +32,51 @@ struct PacketDrop {
     uint32_t reason = 0;       // protocol::fabric::BadPacket
     uint32_t rx_channel = 0;   // the receiver channel it arrived on
     uint32_t seq = 0;          // its header's seq (protocol::traffic_seq)
+    // A drop on the sending side of a link a drain cut (Unsent, Unacked): the packet reached this
+    // router's chip (delivered there, if that is a destination) and not this chip, the peer's:
+    // it counts for the flows whose drop chips include this one.
+    std::optional<ChipId> short_of;
+};
+
+// A packet sent on a link that a drain cut, never completed by the peer (an Unacked event).
+struct UnackedPacket {
+    ChipId chip = 0;              // the router that sent it
+    uint32_t eth_channel = 0;     // ... on this chip
+    ChipId peer_chip = 0;         // the chip at the other end of the link
+    uint32_t sender_channel = 0;  // its sender channel
+    uint32_t position = 0;        // its position on the link (0, 1, ... on that channel)
+    uint32_t seq = 0;
 };
 
 struct DropLog {
     std::vector<PacketDrop> drops;
-    uint64_t unrecorded = 0;  // event records the routers could not write (log full)
+    uint64_t unrecorded = 0;             // event records the routers could not write (log full)
+    std::vector<UnackedPacket> unacked;  // not resolved yet (resolve_unacked)
 
-    // The BadPacket events and lost-record entries of `records` (routers of `plan`).
+    // The BadPacket and Unacked events and lost-record entries of `records` (routers of `plan`).
     void add(std::span<const RouterEventRecord> records, const FabricPlan& plan);
+    // Decide every unacked packet with `peer_taken`: how many packets the router at the other end
+    // of its link took from its sender channel (that router's RouterControlReport::taken), or
+    // nullopt when nobody can say. Below that count the peer took it (it was delivered there, or
+    // went on and is accounted for further on); from it on it was not: a drop, BadPacket Unacked,
+    // by the sender. An undecided one stays in `unacked` (the account counts it lost).
+    void resolve_unacked(
+        const std::function<std::optional<uint32_t>(const UnackedPacket&)>& peer_taken);
 };
+
+// resolve_unacked's peer_taken from every router's snapshot (FabricRunner::status(), in plan
+// order, after the drain): the count of the router at the other end of the link, once that
+// router cut the link too (it takes nothing more from it); nullopt otherwise.
+struct RouterSnapshot;
+std::function<std::optional<uint32_t>(const UnackedPacket&)> taken_by_peers(
+    const FabricPlan& plan, std::vector<RouterSnapshot> routers);
+
+// After traffic with FabricRunner::drain_on_link_down: wait (within `timeout_cycles`) until the
+// routers it drained have reached Drain (everything on their cut links reported; the runner's
+// event sink, which must feed `drops`, gets the last records), then resolve_unacked with their
+// counts. Nothing when it drained none. Error(Fabric) from FabricRunner::control.
+class FabricRunner;
+void resolve_link_down_drains(FabricRunner& runner, DropLog& drops, uint64_t timeout_cycles);
 
 // What a flow's worker and sink said.
 struct FlowTally {

@@ -41,7 +41,8 @@ TrafficFailure traffic_failure(std::span<const MeshWorkerOutcome> outcomes);
 // After a graceful termination, the routers' counters over all of them: every packet sent was
 // received by the peer, `expect_deliveries` were delivered locally, none was rejected. Appends a
 // line per router that rejected packets ("chip C eth E rejected N packets"), then "routers sent S
-// packets but received R" and "routers delivered D packets, expected N" where they disagree.
+// packets but received R" (links a drain cut left out) and "routers delivered D packets, expected
+// N" where they disagree.
 void check_router_counters(std::span<const RouterSnapshot> snaps, uint64_t expect_deliveries,
                            std::vector<std::string>& problems);
 

@@ -1,0 +1,67 @@
+// The router's control decisions (protocol/fabric.h RouterControl: pause, drain, resume), pure
+// functions of what the router read at a poll, so the host unit tests run them: which control
+// word counts, how stalls are timed and acted on under it, when a drain cuts the link, whether
+// the main loop serves its channels, and where a cut link's oldest unfinished packet is.
+#pragma once
+
+#include <stdint.h>
+
+#include "protocol/fabric.h"
+
+namespace fabric::router {
+
+namespace pf = protocol::fabric;
+
+// The control word as the router acts on it: a value that is not a RouterControl is Run.
+constexpr uint32_t control_word(uint32_t raw) {
+    return raw > static_cast<uint32_t>(pf::RouterControl::Drain) ? 0 : raw;
+}
+
+// Stall timeouts under control word `ctl`: as configured (Run); none while paused (a paused
+// fabric is not stalled); while draining every packet that waits kRouterDrainHoldUs (or the
+// configured time, if shorter) for a port is dropped, as Drained.
+struct StallRule {
+    uint32_t us = 0;  // 0: stalls are not looked for
+    bool drop = false;
+    pf::BadPacket why = pf::BadPacket::Timeout;
+};
+constexpr StallRule stall_rule(const pf::RouterConfig& c, uint32_t ctl) {
+    StallRule s{c.stall_timeout_us, c.stall_action == static_cast<uint32_t>(pf::StallAction::Drop),
+                pf::BadPacket::Timeout};
+    if (ctl == static_cast<uint32_t>(pf::RouterControl::Pause)) s.us = 0;
+    if (ctl == static_cast<uint32_t>(pf::RouterControl::Drain)) {
+        if (s.us == 0 || s.us > pf::kRouterDrainHoldUs) s.us = pf::kRouterDrainHoldUs;
+        s.drop = true;
+        s.why = pf::BadPacket::Drained;
+    }
+    return s;
+}
+
+// A drain cuts a link that is down or whose peer is silent (link_watch.h), once.
+constexpr bool cuts_link(uint32_t ctl, bool cut, bool link_dead) {
+    return ctl == static_cast<uint32_t>(pf::RouterControl::Drain) && !cut && link_dead;
+}
+
+// The main loop takes and sends nothing while paused or once the link is cut.
+constexpr bool loop_idle(uint32_t ctl, bool cut) {
+    return ctl == static_cast<uint32_t>(pf::RouterControl::Pause) || cut;
+}
+
+// The state the router reports for control word `ctl` (its State event's code).
+constexpr pf::RouterStatus control_event(uint32_t ctl) {
+    return ctl == static_cast<uint32_t>(pf::RouterControl::Pause) ? pf::RouterStatus::Paused
+           : ctl == static_cast<uint32_t>(pf::RouterControl::Drain)
+               ? pf::RouterStatus::Drained
+               : pf::RouterStatus::ReadyForTraffic;
+}
+
+// A sender channel's slot `back` slots before the one at `next`, in its ring [base, end) of
+// `slot_bytes` slots (a cut link's oldest unfinished packet: `sent - completed` before `next`).
+constexpr uint32_t slot_before(uint32_t base, uint32_t end, uint32_t next, uint32_t back,
+                               uint32_t slot_bytes) {
+    const uint32_t off = next - base;
+    const uint32_t bytes = back * slot_bytes;
+    return base + (off >= bytes ? off - bytes : off + (end - base) - bytes);
+}
+
+}  // namespace fabric::router
