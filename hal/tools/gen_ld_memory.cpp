@@ -1,5 +1,7 @@
 // Writes the MEMORY block of the firmware linker script for one arch from hal/arch_map.h, so the
-// firmware is placed by the same numbers the host loader checks and the model decodes.
+// firmware is placed by the same numbers the host loader checks and the model decodes: APP (the
+// application window), ROUTER (the fabric router images' window; on Wormhole the same bytes as
+// APP) and LDM (the stack).
 //   gen_ld_memory <wormhole_b0|blackhole> <out.ld>
 #include <cstdio>
 #include <cstring>
@@ -29,11 +31,13 @@ int main(int argc, char** argv) {
     std::fprintf(out,
                  "/* Generated from hal/arch_map.h for %s. Do not edit. */\n"
                  "MEMORY\n{\n"
-                 "  APP (rwx) : ORIGIN = 0x%08X, LENGTH = 0x%X\n"
-                 "  LDM (rw)  : ORIGIN = 0x%08X, LENGTH = 0x%X\n"
+                 "  APP (rwx)    : ORIGIN = 0x%08X, LENGTH = 0x%X\n"
+                 "  ROUTER (rwx) : ORIGIN = 0x%08X, LENGTH = 0x%X\n"
+                 "  LDM (rw)     : ORIGIN = 0x%08X, LENGTH = 0x%X\n"
                  "}\n"
                  "__launch_app_flag = 0x%08X;\n",
-                 map->name, map->app_fw_base, map->app_fw_size, ldm_user,
+                 map->name, map->app_fw_base, map->app_fw_size, map->router_fw.base,
+                 map->router_fw.size, ldm_user,
                  map->local_data_ram_size - map->local_data_ram_reserved, map->launch_app_flag);
     return std::fclose(out) == 0 ? 0 : 1;
 }

@@ -192,12 +192,13 @@ int sim_run(const SimRunArgs& a) {
     for (auto& l : loads) {
         l.image = fabric::ElfImage::load_file(l.path);
         l.image->check_placement(placement);  // before creating the model: fail fast
-        if (const uint32_t base = hal::arch_map(*arch).app_fw_base; l.image->entry() != base) {
-            log_line(
-                fmt::format("warning: {}: entry {} is not the {} firmware base {}; was it built "
-                            "for another arch?",
-                            l.path, fabric::hex32(l.image->entry()), fabric::arch_name(*arch),
-                            fabric::hex32(base)));
+        const hal::ArchMap& am = hal::arch_map(*arch);
+        if (l.image->entry() != am.app_fw_base && l.image->entry() != am.router_fw.base) {
+            log_line(fmt::format(
+                "warning: {}: entry {} is neither the {} firmware base {} nor its router base {}; "
+                "was it built for another arch?",
+                l.path, fabric::hex32(l.image->entry()), fabric::arch_name(*arch),
+                fabric::hex32(am.app_fw_base), fabric::hex32(am.router_fw.base)));
         }
     }
 

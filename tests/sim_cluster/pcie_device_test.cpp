@@ -665,6 +665,26 @@ TEST_CASE("PcieDevice (sim): a trapping kernel is reported as trapped with its c
     CHECK(res.status.trap_pc == 0x9040);
 }
 
+TEST_CASE("PcieDevice (sim): a Blackhole image in the router window starts at its reset PC",
+          "[pcie][sim][launch]") {
+    const auto arch = hal::Arch::Blackhole;
+    const auto soc = soc_of(arch);
+    const uint32_t base = hal::kBlackhole.router_fw.base;
+    const auto img = fabric::ElfImage::parse(
+        ft::program_elf(ft::console_exit_program("router window\n", 11), base), "router.elf");
+    fabric::PcieDeviceOptions o;
+    o.discover_links = false;
+    auto r = rig(arch, o);
+    const CoreLocation core{0, soc.eth_core(1)};
+    const auto res = fabric::launch(*r.dev, core, img,
+                                    fabric::erisc_placement(hal::kBlackhole, soc.eth_l1_size()));
+    CHECK(res.method == fabric::LaunchMethod::ResetPc);
+    REQUIRE(res.outcome == fabric::LaunchOutcome::Exited);
+    CHECK(res.status.exit_status == 11);
+    CHECK(r.sim->console(core) == "router window\n");
+    CHECK(r.sim->read32(core, hc::kErisc0ResetPcReg) == 0x15740);
+}
+
 TEST_CASE("PcieDevice (sim): n300 with base firmware: discovery, launch flag, remote chip refused",
           "[pcie][sim][launch]") {
     const auto fw = firmware(hal::Arch::WormholeB0, "erisc_base.elf");
@@ -717,10 +737,13 @@ TEST_CASE("PcieDevice (sim): the Blackhole base-firmware mailbox times out when 
     auto r = rig(hal::Arch::Blackhole);
     const auto soc = soc_of(hal::Arch::Blackhole);
     const CoreLocation e{0, soc.eth_core(0)};
-    CHECK_THAT(ft::expect_error(ErrorCategory::Timeout, [&] { r.dev->bh_release_core(e, 0x9040); }),
-               Contains("RELEASE_CORE"));
+    // arg0: where ERISC0 is to start, here the router window (hal ArchMap::router_fw).
+    const uint32_t router_base = hal::kBlackhole.router_fw.base;
+    CHECK_THAT(
+        ft::expect_error(ErrorCategory::Timeout, [&] { r.dev->bh_release_core(e, router_base); }),
+        Contains("RELEASE_CORE"));
     CHECK(r.sim->read32(e, 0x7D000) == 0xCA110002);  // the request was posted
-    CHECK(r.sim->read32(e, 0x7D004) == 0x9040);
+    CHECK(r.sim->read32(e, 0x7D004) == 0x15740);
     auto w = rig(hal::Arch::WormholeB0);
     ft::expect_error(ErrorCategory::Unsupported, [&] {
         w.dev->bh_release_core({0, {9, 0}}, 0x9040);

@@ -88,6 +88,7 @@ void check_layout(const hal::ArchMap& a, const pf::RouterConfig& c, const pf::Ro
     CHECK(l.end <= pf::router_l1_top(a));
     CHECK(l.end <= eth_l1_size);
     CHECK(pf::router_l1_base(a) >= a.app_fw_base + a.app_fw_size);
+    CHECK(pf::router_l1_base(a) >= a.router_fw.end());
     CHECK(pf::router_l1_top(a) <= a.eth_l1_usable_top);
 }
 
@@ -333,15 +334,17 @@ TEST_CASE("fabric plan: Blackhole line and ring with the largest payload", "[fab
     o.payload_bytes = pf::max_payload_bytes(hal::kBlackhole);
     const FabricPlan line = plan_fabric(bh, bh_soc(), o);
     check_common(line, o, bh_soc());
+    // The router block runs from 0x22000 (above the 48 KiB router window) to 0x6FC00: 20 slots of
+    // the largest payload.
     CHECK(line.router(0, FabricDir::East).config.receiver_slots[0] == 8);  // {8, 16} does not fit
     CHECK(line.router(0, FabricDir::East).config.sender_slots[0] == 8);    // ch0 doubled does
-    CHECK(line.router(0, FabricDir::East).config.sender_slots[1] == 7);    // and 3 more for ch1
+    CHECK(line.router(0, FabricDir::East).config.sender_slots[1] == 4);    // and none more for ch1
     CHECK(line.router(0, FabricDir::East).core.core == CoreCoord{1, 1});
     CHECK(line.router(1, FabricDir::West).core.core == CoreCoord{16, 1});
     o.topology = pf::Topology::Ring;
     const FabricPlan ring = plan_fabric(bh, bh_soc(), o);
     check_common(ring, o, bh_soc());
-    CHECK(ring.router(0, FabricDir::East).config.sender_slots[1] == 5);  // {2, 4} and 3 more
+    CHECK(ring.router(0, FabricDir::East).config.sender_slots[1] == 4);  // {2, 4} and 2 more
     CHECK(ring.router(0, FabricDir::East).config.receiver_slots[0] == 4);
     CHECK(ring.router(2, FabricDir::East).config.dateline == 1);
     CHECK(ring.router(0, FabricDir::West).config.dateline == 1);
@@ -499,6 +502,24 @@ TEST_CASE("fabric protocol: route encoding", "[fabric_plan][protocol]") {
     CHECK_FALSE(pf::route_multicast_ok(16, 2));
     CHECK_FALSE(pf::route_multicast_ok(0, 2));
     CHECK_FALSE(pf::route_multicast_ok(1, 0));
+}
+
+TEST_CASE("fabric protocol: the router block sits above the router image window",
+          "[fabric_plan][protocol]") {
+    // Wormhole: ROUTING_FW_RESERVED_BASE, right above the application window the router uses.
+    CHECK(pf::router_l1_base(hal::kWormholeB0) == 0x11000);
+    CHECK(pf::router_l1_top(hal::kWormholeB0) == 0x3FBE0);
+    // Blackhole: the first 4 KiB boundary above the 48 KiB router window [0x15740, 0x21740).
+    CHECK(pf::router_l1_base(hal::kBlackhole) == 0x22000);
+    CHECK(pf::router_l1_top(hal::kBlackhole) == 0x6FC00);
+    CHECK(pf::router_layout(hal::kBlackhole, pf::RouterConfig{}).config == 0x22000);
+    CHECK(pf::endpoint_status_addr(hal::kBlackhole) == 0x22000 + sizeof(pf::RouterConfig));
+    CHECK(pf::router_block_placed(hal::kWormholeB0));
+    CHECK(pf::router_block_placed(hal::kBlackhole));
+    // A router window reaching into the test mailbox leaves no block: refused.
+    hal::ArchMap bh = hal::kBlackhole;
+    bh.router_fw = {.base = 0x60000, .size = 0xFC00};
+    CHECK_FALSE(pf::router_block_placed(bh));
 }
 
 TEST_CASE("fabric protocol: router layout on both arches", "[fabric_plan][protocol]") {

@@ -691,3 +691,29 @@ TEST_CASE("fabric runner: a 2D plan gets its mesh config and exit table, and mes
     CHECK(dev.read32(r.core, r.layout.exit_table + 4) != 0);
     runner.terminate(pf::Termination::Graceful, 100'000);
 }
+
+TEST_CASE("fabric runner: Blackhole router images go in the router window, below the block",
+          "[fabric_runner][placement]") {
+    const auto bh = fabric::ClusterDescriptor::load_file(kDir + "/bh_2x2_cluster.yaml");
+    const auto soc = fabric::SocDescriptor::load_file(kDir + "/blackhole_140_arch.yaml");
+    fabric::FabricOptions o;
+    o.chips = {0, 1};
+    const fabric::FabricPlan plan = fabric::plan_fabric(bh, soc, o);
+    const fabric::RouterPlacement& r = plan.routers.front();
+    CHECK(r.layout.config == 0x22000);
+    const fabric::PlacementRules rules =
+        fabric::router_placement(r, hal::kBlackhole, soc.eth_l1_size());
+    auto image = [](uint32_t at, uint32_t bytes) {
+        t::TestElf e;
+        e.entry = at;
+        e.segments.push_back({.paddr = at, .data = std::vector<uint8_t>(bytes, 0x13)});
+        return fabric::ElfImage::parse(e.build(), "fabric_router_2d.elf");
+    };
+    // The whole 48 KiB window [0x15740, 0x21740) loads; a segment running on into the router's
+    // block at 0x22000 is refused.
+    image(0x15740, 0xC000).check_placement(rules);
+    CHECK_THAT(expect_error(ErrorCategory::BadElf,
+                            [&] { image(0x15740, 0xC000 + 0x8C0 + 16).check_placement(rules); }),
+               Contains("fabric_router_2d.elf: segment 0 [0x00015740, 0x00022010) overlaps the "
+                        "reserved region 'router L1 block' [0x00022000, "));
+}

@@ -116,6 +116,21 @@ TEST_CASE("SimDevice: status values above 12 bits survive", "[simdevice]") {
     CHECK(r.status.exit_status == 0xABCDE);
 }
 
+TEST_CASE("SimDevice: a Blackhole eth core starts in the router window at its reset PC",
+          "[simdevice][launch]") {
+    SimDevice dev(bh(), hal::Arch::Blackhole);
+    const CoreLocation core{0, {1, 1}};
+    const uint32_t base = hal::kBlackhole.router_fw.base;
+    const auto img = program(t::console_exit_program("router window\n", 9), base);
+    CHECK(img.entry() == 0x15740);
+    CHECK(dev.launch_method(core) == fabric::LaunchMethod::ResetPc);
+    const auto r = fabric::launch(dev, core, img, fabric::erisc_placement(hal::kBlackhole, 524288));
+    CHECK(r.outcome == fabric::LaunchOutcome::Exited);
+    CHECK(r.status.exit_status == 9);
+    CHECK(dev.console(core) == "router window\n");
+    CHECK(dev.read32(core, hal::common::kErisc0ResetPcReg) == 0x15740);
+}
+
 TEST_CASE("SimDevice: trap reports cause and pc", "[simdevice]") {
     SimDevice dev(wh(), hal::Arch::WormholeB0);
     const CoreLocation core{0, {1, 6}};

@@ -58,6 +58,52 @@ TEST_CASE("arch map per-arch details", "[arch_map]") {
     CHECK(kWormholeB0.launch_app_flag == 0x9004);
 }
 
+TEST_CASE("arch map router windows: WH the application window, BH unreserved L1", "[arch_map]") {
+    using hal::kBlackhole;
+    using hal::kWormholeB0;
+    // Wormhole: FIRMWARE_BASE up to ROUTING_FW_RESERVED_BASE, the application window itself.
+    CHECK(kWormholeB0.router_fw.base == 0x9040);
+    CHECK(kWormholeB0.router_fw.end() == 0x11000);
+    CHECK(kWormholeB0.router_fw.base == kWormholeB0.app_fw_base);
+    CHECK(kWormholeB0.router_fw.size == kWormholeB0.app_fw_size);
+    // Blackhole: 48 KiB from ERISC_L1_UNRESERVED_BASE = align64(MAP_END 0xF330 + 25 KiB), above
+    // the AERISC firmware (0x3330, 24 KiB) and the subordinate's firmware (0x9330, 24 KiB).
+    CHECK(kBlackhole.l1_unreserved_base == 0x15740);
+    CHECK(kBlackhole.l1_unreserved_base == (0xF330 + 25 * 1024 + 63) / 64 * 64);
+    CHECK(kBlackhole.router_fw.base == 0x15740);
+    CHECK(kBlackhole.router_fw.size == 0xC000);
+    CHECK(kBlackhole.router_fw.end() == 0x21740);
+    CHECK(kBlackhole.app_fw_base == 0x3330);
+    CHECK(kBlackhole.app_fw_base + kBlackhole.app_fw_size == 0x9330);
+    CHECK(hal::router_window_ok(kWormholeB0));
+    CHECK(hal::router_window_ok(kBlackhole));
+}
+
+TEST_CASE("arch map router window check refuses misplaced windows", "[arch_map]") {
+    auto with_window = [](hal::L1Window w) {
+        hal::ArchMap a = hal::kBlackhole;
+        a.router_fw = w;
+        return a;
+    };
+    // Over the subordinate ERISC's firmware (below the unreserved base), over the application
+    // window, into the syseng area, misaligned, empty.
+    CHECK_FALSE(hal::router_window_ok(with_window({.base = 0x9330, .size = 0x10000})));
+    CHECK_FALSE(hal::router_window_ok(with_window({.base = 0x3330, .size = 0x10000})));
+    CHECK_FALSE(hal::router_window_ok(with_window({.base = 0x68000, .size = 0x10000})));
+    CHECK_FALSE(hal::router_window_ok(with_window({.base = 0x15748, .size = 0x10000})));
+    CHECK_FALSE(hal::router_window_ok(with_window({.base = 0x15740, .size = 0})));
+    // The application window itself, or the top of usable L1, are accepted.
+    CHECK(hal::router_window_ok(with_window({.base = 0x3330, .size = 24 * 1024})));
+    CHECK(hal::router_window_ok(with_window({.base = 0x60000, .size = 0x10000})));
+    // A link status word inside the window (WH's lies low in L1): refused.
+    hal::ArchMap wh = hal::kWormholeB0;
+    wh.link_status.addr = 0x9100;
+    CHECK_FALSE(hal::router_window_ok(wh));
+    hal::ArchMap flag_inside = hal::kBlackhole;
+    flag_inside.launch_app_flag = 0x15800;
+    CHECK_FALSE(hal::router_window_ok(flag_inside));
+}
+
 TEST_CASE("common NoC encodings", "[arch_map][encoding]") {
     namespace noc = hal::noc;
     CHECK(noc::kCtrlCmdWrite == 2);

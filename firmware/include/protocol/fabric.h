@@ -44,6 +44,7 @@
 #include <stdint.h>
 
 #include "hal/arch_map.h"
+#include "protocol/test_mailbox.h"
 
 namespace protocol::fabric {
 
@@ -626,14 +627,38 @@ static_assert(sizeof(WorkerConnectionInfo) == 96);
 
 // ---- router L1 layout -----------------------------------------------------------------------
 
-// First L1 byte of the router's block: above the application firmware window on both arches.
+constexpr uint32_t align_up(uint32_t v, uint32_t a) {
+    return (v + a - 1) / a * a;
+}
+
+// The router's block starts on a 4 KiB boundary, as its fixed bases before did (0x11000, 0x16000):
+// easy to find in an L1 dump, and well above the 64-B alignment its slots need.
+inline constexpr uint32_t kRouterL1BlockAlign = 4096;
+
+// First L1 byte of the router's block: the first 4 KiB boundary above the window the router image
+// is linked into (hal ArchMap::router_fw): WH 0x11000 (ROUTING_FW_RESERVED_BASE, right above the
+// application window), BH 0x22000 (above the 48 KiB router window at 0x15740).
 constexpr uint32_t router_l1_base(const hal::ArchMap& a) {
-    return a.arch == hal::Arch::Blackhole ? 0x16000 : 0x11000;
+    return align_up(a.router_fw.end(), kRouterL1BlockAlign);
 }
 // First byte above it (the test mailbox sits there; routers keep clear of it).
 constexpr uint32_t router_l1_top(const hal::ArchMap& a) {
-    return a.arch == hal::Arch::Blackhole ? 0x70000 - 0x400 : 0x3FFE0 - 0x400;
+    return a.arch == hal::Arch::Blackhole ? kTestMailboxBlackhole : kTestMailboxWormholeB0;
 }
+
+// The router block lies above every image window (application and router) and below the test
+// mailbox, the syseng area and the link status word when that sits up there.
+constexpr bool router_block_placed(const hal::ArchMap& a) {
+    const uint32_t base = router_l1_base(a);
+    const uint32_t top = router_l1_top(a);
+    const bool above_images = base >= a.router_fw.end() && base >= a.app_fw_base + a.app_fw_size;
+    const bool below_syseng = top + sizeof(TestMailbox) <= a.eth_l1_usable_top;
+    const bool clear_of_link_status =
+        a.link_status.addr + 4 <= base || a.link_status.addr >= top + sizeof(TestMailbox);
+    return base < top && above_images && below_syseng && clear_of_link_status;
+}
+static_assert(router_block_placed(hal::kWormholeB0));
+static_assert(router_block_placed(hal::kBlackhole));
 
 struct RouterLayout {
     uint32_t config;         // RouterConfig (host writes)
@@ -659,10 +684,6 @@ struct RouterLayout {
     uint32_t end;         // first byte after the last slot
     bool fits;            // end <= router_l1_top
 };
-
-constexpr uint32_t align_up(uint32_t v, uint32_t a) {
-    return (v + a - 1) / a * a;
-}
 
 constexpr RouterLayout router_layout(const hal::ArchMap& a, const RouterConfig& c) {
     RouterLayout l{};

@@ -355,6 +355,16 @@ struct EthLinkStatus {
     uint32_t down;  // the link is down (or the port is not connected)
 };
 
+// A window of the Ethernet core's L1 that an image is linked into: [base, base + size).
+struct L1Window {
+    uint32_t base;
+    uint32_t size;
+    constexpr uint32_t end() const { return base + size; }
+    constexpr bool overlaps(uint32_t begin, uint32_t stop) const {
+        return begin < end() && base < stop;
+    }
+};
+
 // What differs between arches, for the Ethernet core tile.
 struct ArchMap {
     Arch arch;
@@ -367,8 +377,15 @@ struct ArchMap {
     uint32_t app_fw_base;              // where application firmware is linked (FIRMWARE_BASE)
     uint32_t app_fw_size;              // application firmware region size
     uint32_t launch_app_flag;          // base FW jumps to app_fw_base when this L1 word is set
-    uint32_t noc_cmd_buf_stride;       // NOC command-buffer spacing
-    uint32_t noc_word_bytes;           // NOC flit width (bytes per cycle per link)
+    // First L1 byte above every firmware image the chip's own software places low in L1 (base
+    // firmware, both ERISCs' firmware slots): where the reference loads kernels.
+    uint32_t l1_unreserved_base;
+    // Where the fabric router images (firmware/router) are linked: the application window where it
+    // is large enough, else a window of its own at l1_unreserved_base. The router's L1 block
+    // (protocol/fabric.h router_l1_base) starts above it.
+    L1Window router_fw;
+    uint32_t noc_cmd_buf_stride;  // NOC command-buffer spacing
+    uint32_t noc_word_bytes;      // NOC flit width (bytes per cycle per link)
     uint32_t noc_max_burst_bytes;
     uint32_t eth_tx_queues;
     uint32_t eth_streams;  // overlay streams on an ERISC tile
@@ -389,6 +406,8 @@ inline constexpr ArchMap kWormholeB0{
     .app_fw_base = 0x9040,             // FIRMWARE_BASE
     .app_fw_size = 0x11000 - 0x9040,   // up to ROUTING_FW_RESERVED_BASE
     .launch_app_flag = 0x9004,         // LAUNCH_ERISC_APP_FLAG
+    .l1_unreserved_base = 0x11000,     // ERISC_L1_UNRESERVED_BASE without routing firmware
+    .router_fw = {.base = 0x9040, .size = 0x11000 - 0x9040},  // the application window
     .noc_cmd_buf_stride = 0x400,
     .noc_word_bytes = 32,
     .noc_max_burst_bytes = 8192,
@@ -441,6 +460,14 @@ inline constexpr ArchMap kBlackhole{
     .app_fw_base = 0x3330,             // AERISC firmware base
     .app_fw_size = 24 * 1024,
     .launch_app_flag = 0x3320,  // void launch flag slot just below the firmware base
+    // ERISC_L1_UNRESERVED_BASE = align64(MAP_END 0xF330 + 25 KiB): above the AERISC firmware
+    // (0x3330, 24 KiB) and the subordinate ERISC's firmware (0x9330, 24 KiB) and what follows it.
+    .l1_unreserved_base = 0x15740,
+    // The 24 KiB application window has no room left for the router: 48 KiB of its own where the
+    // reference loads kernels (the fabric router among them), clear of the subordinate's firmware.
+    // 48 KiB is half as much again as Wormhole's 32 KiB window, which bounds the router's common
+    // source anyway; every KiB more would come out of the router's slots above it.
+    .router_fw = {.base = 0x15740, .size = 48 * 1024},
     .noc_cmd_buf_stride = 0x800,
     .noc_word_bytes = 64,
     .noc_max_burst_bytes = 16384,
@@ -490,6 +517,24 @@ static_assert(kWormholeB0.app_fw_base + kWormholeB0.app_fw_size <= kWormholeB0.e
 static_assert(kBlackhole.app_fw_base + kBlackhole.app_fw_size <= kBlackhole.eth_l1_usable_top);
 static_assert(simctrl::kBase + simctrl::kSize <= common::kLocalDataRamBase);
 
+// The router window: the application window itself, or a window of its own clear of it and of
+// every firmware slot below l1_unreserved_base; either way below the syseng area (and so clear
+// of the link status word when that lies there), 16-B aligned like every L1 transfer.
+constexpr bool router_window_ok(const ArchMap& a) {
+    const L1Window app{a.app_fw_base, a.app_fw_size};
+    const bool is_app_window = a.router_fw.base == app.base && a.router_fw.size == app.size;
+    const bool own_window = a.router_fw.base >= a.l1_unreserved_base &&
+                            !app.overlaps(a.router_fw.base, a.router_fw.end());
+    const bool below_syseng = a.router_fw.end() <= a.eth_l1_usable_top;
+    const bool clear_of_link_status =
+        !a.router_fw.overlaps(a.link_status.addr, a.link_status.addr + 4);
+    const bool clear_of_launch_flag =
+        !a.router_fw.overlaps(a.launch_app_flag, a.launch_app_flag + 4);
+    return (is_app_window || own_window) && below_syseng && clear_of_link_status &&
+           clear_of_launch_flag && a.router_fw.base % noc::kL1Alignment == 0 &&
+           a.router_fw.size > 0;
+}
+
 // Consistency of the per-arch layouts with the common blocks they sit in.
 constexpr bool layout_ok(const ArchMap& a) {
     const bool cmd_buf_fits = a.noc.cmd_ctrl + 4 <= a.noc_cmd_buf_stride &&
@@ -508,7 +553,8 @@ constexpr bool layout_ok(const ArchMap& a) {
         a.link_status.addr % 4 == 0 && a.link_status.addr + 4 <= a.eth_l1_size &&
         (a.link_status.addr + 4 <= a.app_fw_base || a.link_status.addr >= a.eth_l1_usable_top) &&
         a.link_status.up != a.link_status.down;
-    return cmd_buf_fits && coords_fit && streams_fit && eth_ok && link_status_clear;
+    return cmd_buf_fits && coords_fit && streams_fit && eth_ok && link_status_clear &&
+           router_window_ok(a);
 }
 static_assert(layout_ok(kWormholeB0));
 static_assert(layout_ok(kBlackhole));
