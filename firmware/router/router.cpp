@@ -82,10 +82,9 @@ constexpr bool kSmallImage = true;  // also leaves out optional refinements (com
 #define ROUTER_HOT [[gnu::flatten]]
 constexpr bool kSmallImage = false;
 #endif
-// Control (pause, drain, resume: control_step, ~1.7 KiB) is in the Wormhole images only: neither
-// Blackhole image has the room left in its 24 KiB window (README.md "Control"). The control word
-// is ignored there.
-constexpr bool kControl = kA.arch == hal::Arch::WormholeB0;
+// Control (pause, drain, resume: control_step, ~2 KiB) is in every image: the Blackhole routers
+// have a 48 KiB window of their own (hal ArchMap::router_fw).
+constexpr bool kControl = true;
 
 // Per-channel slot state lives in fixed arrays: a config with more slots is refused.
 constexpr uint32_t kMaxSlots = pf::kMaxRouterSlots;
