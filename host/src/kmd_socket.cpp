@@ -101,14 +101,6 @@ class In {
     size_t at_ = 0;
 };
 
-std::vector<uint8_t> frame(std::vector<uint8_t> body) {
-    const auto n = static_cast<uint32_t>(body.size());
-    std::vector<uint8_t> out(4 + body.size());
-    std::memcpy(out.data(), &n, 4);
-    std::memcpy(out.data() + 4, body.data(), body.size());
-    return out;
-}
-
 // Write all of `bytes`, waiting at most `timeout_ms` for the peer to take them.
 bool send_all(int fd, std::span<const uint8_t> bytes, int timeout_ms) {
     size_t done = 0;
@@ -123,6 +115,14 @@ bool send_all(int fd, std::span<const uint8_t> bytes, int timeout_ms) {
         if (::poll(&p, 1, timeout_ms) <= 0) return false;
     }
     return true;
+}
+
+// One message: its length, then its body.
+bool send_message(int fd, const std::vector<uint8_t>& body, int timeout_ms) {
+    const auto n = static_cast<uint32_t>(body.size());
+    uint8_t len[sizeof(n)];
+    std::memcpy(len, &n, sizeof(n));
+    return send_all(fd, len, timeout_ms) && send_all(fd, body, timeout_ms);
 }
 
 // Read exactly `n` bytes, waiting at most `timeout_ms` for each part.
@@ -416,7 +416,7 @@ bool KmdServer::handle(Client& c) {
     }
     auto& r = reply.bytes();
     r.insert(r.end(), results.bytes().begin(), results.bytes().end());
-    if (!send_all(c.fd, frame(std::move(r)), 5'000) || !keep) {
+    if (!send_message(c.fd, r, 5'000) || !keep) {
         ::close(c.fd);
         c.fd = -1;
         return false;
@@ -445,7 +445,7 @@ class RemoteKmdPort::Connection {
 
     // Send one request, return the reply's results; a failed request throws its Error here.
     std::vector<uint8_t> call(Out& request) {
-        if (!send_all(fd_, frame(std::move(request.bytes())), kKmdReplyTimeoutMs)) lost("send");
+        if (!send_message(fd_, request.bytes(), kKmdReplyTimeoutMs)) lost("send");
         uint32_t len = 0;
         if (!recv_all(fd_, reinterpret_cast<uint8_t*>(&len), 4, kKmdReplyTimeoutMs)) lost("reply");
         if (len == 0 || len > kMaxKmdMessage) lost("reply length");
