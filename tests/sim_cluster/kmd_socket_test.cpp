@@ -29,7 +29,12 @@ using fabric::KmdServerControl;
 namespace {
 
 const std::string kSocDir = FABRIC_SOC_DESCRIPTOR_DIR;
-const std::string kTmp = FABRIC_TEST_TMP_DIR;
+
+// A socket path of its own under /tmp: a Unix socket's path must fit 107 bytes, which a deep
+// build directory may not.
+std::string socket_path(const std::string& name) {
+    return "/tmp/fabric_kmd_" + name + "_" + std::to_string(::getpid()) + ".sock";
+}
 
 fabric::SocDescriptor wh_soc() {
     return fabric::SocDescriptor::load_file(kSocDir + "/wormhole_b0_80_arch.yaml");
@@ -63,7 +68,7 @@ struct Served {
         fabric::KmdServerOptions o;
         o.paused = paused;
         o.quantum_cycles = 1'000;
-        server = std::make_unique<fabric::KmdServer>(port, kTmp + "/" + name + ".sock", o);
+        server = std::make_unique<fabric::KmdServer>(port, socket_path(name), o);
         thread = std::thread([this] { server->serve([this] { return keep.load(); }); });
     }
     ~Served() { stop(); }
@@ -209,7 +214,7 @@ TEST_CASE("sim server: bad requests get their error and the server goes on servi
 
 TEST_CASE("sim server: no server at the path is a device error that says what to do",
           "[kmd_socket]") {
-    const std::string path = kTmp + "/nobody.sock";
+    const std::string path = socket_path("nobody");
     ::unlink(path.c_str());
     CHECK(
         fabric::test::expect_error(ErrorCategory::Device, [&] { fabric::RemoteKmdPort p(path); }) ==

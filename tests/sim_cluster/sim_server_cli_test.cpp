@@ -32,7 +32,8 @@ t::Run fabricctl(const std::vector<std::string>& args) {
 
 // A `fabricctl sim serve` of the 2x2 Blackhole cluster, up once its socket exists.
 struct Server {
-    std::string socket = t::unique_path(kTmp, "sim") + ".sock";
+    // Under /tmp: a Unix socket's path must fit 107 bytes, which a deep build directory may not.
+    std::string socket = t::unique_path("/tmp", "fabric_sim") + ".sock";
     t::Spawned process;
     bool collected = false;
 
@@ -167,7 +168,7 @@ TEST_CASE("fabricctl sim serve: a killed client leaves it serving, SIGTERM stops
 }
 
 TEST_CASE("fabricctl sim status: no server, no socket", "[sim_server][cli]") {
-    const std::string path = kTmp + "/nobody_cli.sock";
+    const std::string path = t::unique_path("/tmp", "fabric_nobody") + ".sock";
     std::filesystem::remove(path);
     auto r = fabricctl({"sim", "status", "--socket", path});
     CHECK(r.code == 106);
