@@ -258,6 +258,12 @@ void MeshSession::attach() {
     read_live();
 }
 
+void MeshSession::bring_up_and_watch() {
+    constexpr uint64_t kWatchCycles = 10 * fabric::kFabricPollCycles;
+    bring_up();
+    runner_->monitor(std::min(kWatchCycles, cycles_left()));
+}
+
 void MeshSession::read_live() {
     live_ = runner_->status();
 }

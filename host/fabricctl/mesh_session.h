@@ -123,6 +123,9 @@ class MeshSession {
     void attach();
     // Read every router now (the routers `status` shows, and `up` leaves running on silicon).
     void read_live();
+    // A fabric of this command's own (the model): bring it up and let its routers turn their
+    // main loops a few poll intervals under the health monitor, so what is read has moved.
+    void bring_up_and_watch();
     // Terminate (fabric/traffic_verdict.h: gracefully only while there is no problem), then
     // every router must say Terminated and its core be done.
     void terminate();

@@ -11,9 +11,6 @@ namespace fabricctl {
 
 namespace {
 
-// How long a fresh fabric runs before it is drawn (as `mesh status`): a few poll intervals.
-constexpr uint64_t kShowWatchCycles = 10 * fabric::kFabricPollCycles;
-
 class MeshShow final : public MeshFabricCommand {
   public:
     MeshShow(CLI::App& app, bool& as_json)
@@ -27,10 +24,7 @@ class MeshShow final : public MeshFabricCommand {
     int run() const override {
         MeshSession s(args_, "show", as_json_);
         return run_without_traffic(s, [&] {
-            if (!s.pcie()) {
-                s.bring_up();
-                s.runner().monitor(std::min(kShowWatchCycles, s.cycles_left()));
-            }
+            if (!s.pcie()) s.bring_up_and_watch();
             write_page(s, output_);
             if (!s.pcie()) s.terminate();
             return output_.empty() ? finish_stdout(kOk) : static_cast<int>(kOk);

@@ -11,9 +11,6 @@ namespace fabricctl {
 
 namespace {
 
-// How long `mesh status` lets a fresh fabric run before it reads it: a few poll intervals.
-constexpr uint64_t kStatusWatchCycles = 10 * fabric::kFabricPollCycles;
-
 class MeshStatus final : public MeshFabricCommand {
   public:
     MeshStatus(CLI::App& app, bool& as_json)
@@ -29,10 +26,7 @@ class MeshStatus final : public MeshFabricCommand {
                 s.read_live();
                 return report(s);
             }
-            s.bring_up();
-            // Let the routers turn their main loops under the health monitor first, so the
-            // heartbeats shown have moved.
-            s.runner().monitor(std::min(kStatusWatchCycles, s.cycles_left()));
+            s.bring_up_and_watch();
             s.read_live();
             s.terminate();
             return report(s);

@@ -20,9 +20,6 @@ namespace fabricctl {
 namespace {
 
 using fabric::ErrorCategory;
-
-// How long a fresh fabric runs before it is read (as `mesh status`): a few poll intervals.
-constexpr uint64_t kTelemetryWatchCycles = 10 * fabric::kFabricPollCycles;
 constexpr size_t kMaxRequestBytes = 8192;
 constexpr int kRequestTimeoutMs = 1000;
 
@@ -107,10 +104,7 @@ class MeshTelemetry final : public MeshFabricCommand {
         }
         return run_without_traffic(s, [&] {
             if (listen_) return serve(s, *listen_);
-            if (!s.pcie()) {
-                s.bring_up();
-                s.runner().monitor(std::min(kTelemetryWatchCycles, s.cycles_left()));
-            }
+            if (!s.pcie()) s.bring_up_and_watch();
             fmt::print("{}", fabric::prometheus_text(fabric::read_telemetry(s.runner())));
             if (!s.pcie()) s.terminate();
             return finish_stdout(kOk);

@@ -17,24 +17,13 @@ namespace t = fabric::test;
 using nlohmann::json;
 using t::expect_failure;
 using t::fabricctl;
+using t::have_fabric_firmware;
 
 namespace {
 
 const std::string kSoc = FABRIC_SOC_DESCRIPTOR_DIR;
-const std::string kFw = FABRIC_FIRMWARE_DIR;
 const std::string kN300 = kSoc + "/n300_cluster.yaml";
 const std::string kT3k = kSoc + "/t3k_cluster.yaml";
-
-bool have_fabric_firmware() {
-    bool all = true;
-    for (const char* name : {"fabric_router", "fabric_router_2d", "fabric_traffic"}) {
-        const std::string p = kFw + "/wormhole_b0/" + name + ".elf";
-        INFO(p << " must be built (the firmware sub-build runs before the tests)");
-        CHECK(std::filesystem::exists(p));
-        all = all && std::filesystem::exists(p);
-    }
-    return all;
-}
 
 json parsed(const t::Run& r) {
     INFO("stdout: " << r.out);

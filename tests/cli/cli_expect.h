@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -47,6 +48,18 @@ inline void expect_failure(const Run& r, int code, bool json = false) {
     CHECK_THAT(r.err, Catch::Matchers::StartsWith("fabricctl: "));
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
     CHECK((!r.err.empty() && r.err.back() == '\n'));
+}
+
+// The Wormhole fabric images the fabric CLI tests run (the firmware sub-build makes them first).
+inline bool have_fabric_firmware() {
+    bool all = true;
+    for (const char* name : {"fabric_router", "fabric_router_2d", "fabric_traffic"}) {
+        const std::string p = std::string(FABRIC_FIRMWARE_DIR) + "/wormhole_b0/" + name + ".elf";
+        INFO(p << " must be built (the firmware sub-build runs before the tests)");
+        CHECK(std::filesystem::exists(p));
+        all = all && std::filesystem::exists(p);
+    }
+    return all;
 }
 
 }  // namespace fabric::test

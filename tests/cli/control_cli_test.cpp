@@ -13,24 +13,13 @@
 using Catch::Matchers::Contains;
 namespace t = fabric::test;
 using t::fabricctl;
+using t::have_fabric_firmware;
 
 namespace {
 
 const std::string kSoc = FABRIC_SOC_DESCRIPTOR_DIR;
-const std::string kFw = FABRIC_FIRMWARE_DIR;
 const std::string kN300 = kSoc + "/n300_cluster.yaml";
 const std::string kN300Mesh = kSoc + "/n300_mesh_graph.yaml";
-
-bool have_fabric_firmware() {
-    bool all = true;
-    for (const char* name : {"fabric_router", "fabric_router_2d", "fabric_traffic"}) {
-        const std::string p = kFw + "/wormhole_b0/" + name + ".elf";
-        INFO(p << " must be built (the firmware sub-build runs before the tests)");
-        CHECK(std::filesystem::exists(p));
-        all = all && std::filesystem::exists(p);
-    }
-    return all;
-}
 
 // `mesh VERB` on the n300 mesh with `extra`.
 std::vector<std::string> n300_mesh(const std::string& verb, std::vector<std::string> extra) {

@@ -18,25 +18,14 @@ using Catch::Matchers::StartsWith;
 namespace t = fabric::test;
 using t::expect_failure;
 using t::fabricctl;
+using t::have_fabric_firmware;
 
 namespace {
 
 const std::string kTmp = FABRIC_TEST_TMP_DIR;
 const std::string kSoc = FABRIC_SOC_DESCRIPTOR_DIR;
-const std::string kFw = FABRIC_FIRMWARE_DIR;
 const std::string kN300 = kSoc + "/n300_cluster.yaml";
 const std::string kT3k = kSoc + "/t3k_cluster.yaml";
-
-bool have_fabric_firmware() {
-    bool all = true;
-    for (const char* name : {"fabric_router", "fabric_router_2d", "fabric_traffic"}) {
-        const std::string p = kFw + "/wormhole_b0/" + name + ".elf";
-        INFO(p << " must be built (the firmware sub-build runs before the tests)");
-        CHECK(std::filesystem::exists(p));
-        all = all && std::filesystem::exists(p);
-    }
-    return all;
-}
 
 // `fabric run` on the n300 line with `extra`.
 std::vector<std::string> n300_run(std::vector<std::string> extra) {
