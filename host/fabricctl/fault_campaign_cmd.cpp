@@ -87,9 +87,6 @@ class FaultCampaign final : public CliCommand {
         cmd_->add_flag("--allow-link-down", options_.allow_link_down,
                        "Also draw link-down for good (packets on a dead link are lost until the "
                        "dead-link drain exists)");
-        cmd_->add_flag("--allow-drop-with-flap", options_.allow_drop_with_flap,
-                       "Also keep frame drops on a link that flaps (an open bug can leave a "
-                       "router draining past the budget: docs/RELIABILITY.md)");
         cmd_->add_option("--jobs,-j", jobs_, "Iterations run at once")->capture_default_str();
         cmd_->add_option("--wall-limit-s", wall_limit_s_,
                          "Wall-clock seconds an iteration may take before it is killed as a hang")

@@ -250,23 +250,6 @@ void keep_flaps_passable(std::vector<FaultSpec>& faults, const std::vector<Campa
     }
 }
 
-// Frame drops on a link that also flaps, left out unless asked for (CampaignOptions::
-// allow_drop_with_flap: the open drain bug). Removed after the draws, so the rest is unchanged.
-void drop_drops_on_flapping_links(std::vector<FaultSpec>& faults,
-                                  const std::vector<CampaignPort>& ports) {
-    const auto on_flapping_link = [&](const FaultSpec& f) {
-        return f.kind == FaultKind::LinkDrop &&
-               std::any_of(faults.begin(), faults.end(), [&](const FaultSpec& flap) {
-                   return flap.kind == FaultKind::LinkFlap && same_link(flap, f, ports);
-               });
-    };
-    std::vector<FaultSpec> kept;
-    for (const FaultSpec& f : faults) {
-        if (!on_flapping_link(f)) kept.push_back(f);
-    }
-    faults = std::move(kept);
-}
-
 // The routers' packet timeout, drawn for an iteration with a long stall or a link down.
 void draw_packet_timeout(Iteration& it, Draw& d) {
     const bool needs = std::any_of(it.faults.begin(), it.faults.end(), [](const FaultSpec& f) {
@@ -335,7 +318,6 @@ Iteration draw_iteration(const CampaignOptions& o, const CampaignPorts& ports, u
     for (size_t i = 0; i < count; ++i)
         it.faults.push_back(draw_fault(kinds, usable, info.traffic_window, d));
     keep_flaps_passable(it.faults, usable);
-    if (!o.allow_drop_with_flap) drop_drops_on_flapping_links(it.faults, usable);
     draw_packet_timeout(it, d);
     it.run_seed = d.between(1, 1'000'000);
     it.max_cycles = info.max_cycles;

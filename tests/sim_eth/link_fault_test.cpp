@@ -209,6 +209,33 @@ TEST_CASE("a dropped remote register write is resent", "[link][fault][gbn]") {
     CHECK(p.link.stats(Dir::AtoB).frames_retransmitted == 1);
 }
 
+TEST_CASE("a dropped last frame is resent on a link whose up windows are shorter than the timeout",
+          "[link][fault][gbn]") {
+    const LinkConfig cfg = LinkConfig::for_arch(hal::kWormholeB0);
+    Pair p(hal::kWormholeB0, cfg);
+    const Timing tm{cfg};
+    const uint64_t window = cfg.retransmit_timeout_cycles / 2;  // up, down, up, down, ...
+    p.link.drop_frame(Dir::AtoB, 0);
+    program_reg_write(p.txq_a, 0, 0xFFB54088, 0x40);
+    for (uint64_t c = 0; c < 10 * window; c += window) {
+        p.link.run(window);
+        p.link.set_up(!p.link.up());
+    }
+    p.link.set_up(true);
+    run_until_idle(p.link);
+    // The timer counts up time only: half the timeout in the first up window, the other half in
+    // the second, which ends at 3 windows, just as it would fire; it fires as the third opens.
+    const uint64_t resend = 4 * window * tm.cycle_units();
+    const uint64_t land = tm.visible_cycle(
+        resend + tm.wire_units(sim::eth::kRegWritePayloadBytes + cfg.frame_overhead_bytes) +
+        tm.latency_units());
+    const std::vector<CoreMemory::RegWrite> expect{{0xFFB54088, 0x40}};
+    CHECK(p.mem_b.reg_log() == expect);
+    CHECK(p.link.completions(Dir::AtoB).at(0).cycle == land);
+    CHECK(p.link.stats(Dir::AtoB).timeouts == 1);
+    CHECK(p.link.stats(Dir::AtoB).frames_retransmitted == 1);
+}
+
 TEST_CASE("the Go-Back-N window bounds unacknowledged frames", "[link][gbn]") {
     LinkConfig cfg = LinkConfig::for_arch(hal::kWormholeB0);
     cfg.window_frames = 4;
@@ -239,10 +266,12 @@ struct Outcome {
     std::vector<CoreMemory::RegWrite> regs_b;
     std::vector<sim::eth::TxqError> errors;
     uint64_t resend_regs = 0;
+    bool settled_flapping = true;  // with a flap period: idle before the link stopped flapping
 };
 
-// Both directions, both queues, data and register writes, with frames dropped at `ppm` per million.
-Outcome lossy_run(uint64_t seed, uint32_t ppm) {
+// Both directions, both queues, data and register writes, with frames dropped at `ppm` per million
+// and, with a flap period, the link going down and up every flap_period cycles until it is idle.
+Outcome lossy_run(uint64_t seed, uint32_t ppm, uint64_t flap_period = 0) {
     Pair p;
     p.link.set_drop_rate(Dir::AtoB, ppm, seed);
     p.link.set_drop_rate(Dir::BtoA, ppm, seed ^ 0x5555);
@@ -280,8 +309,17 @@ Outcome lossy_run(uint64_t seed, uint32_t ppm) {
         if (!pending && regs_sent == 20) {
             break;
         }
+        if (flap_period != 0 && p.link.cycle() % flap_period == 0) p.link.set_up(!p.link.up());
         p.link.step();
     }
+    // A flapping link keeps flapping until everything has landed and been acknowledged.
+    bool settled_flapping = flap_period == 0;
+    for (uint64_t n = 0; !settled_flapping && n < 1'000'000; ++n) {
+        if (p.link.cycle() % flap_period == 0) p.link.set_up(!p.link.up());
+        p.link.step();
+        settled_flapping = p.link.idle();
+    }
+    p.link.set_up(true);
     run_until_idle(p.link);
     // Every byte landed where it should, exactly once per frame, in order within each command.
     for (uint32_t side = 0; side < 2; ++side) {
@@ -315,7 +353,8 @@ Outcome lossy_run(uint64_t seed, uint32_t ppm) {
               p.mem_b.log(),
               p.mem_b.reg_log(),
               p.txq_a.errors(),
-              0};
+              0,
+              settled_flapping};
     for (uint32_t q = 0; q < 2; ++q) {
         o.resend_regs += rd(p.txq_a, q, he::kTxqResendCnt);
     }
@@ -337,6 +376,15 @@ TEST_CASE("random drops: nothing lost or duplicated and counters consistent",
         CHECK(st->commands_completed == 12 + (st == &o.ab ? 20u : 0u));
     }
     CHECK(o.resend_regs == o.ab.frames_retransmitted);
+    CHECK(o.errors.empty());
+}
+
+TEST_CASE("random drops on a flapping link: nothing lost or duplicated", "[link][fault][gbn]") {
+    const uint64_t seed = GENERATE(1u, 2u, 3u, 4u, 5u, 6u);
+    const uint64_t period = GENERATE(691u, 1152u, 1625u);
+    const Outcome o = lossy_run(seed, 44'673, period);  // the campaign's failing rate and periods
+    CHECK(o.settled_flapping);
+    CHECK(o.ab.frames_dropped + o.ba.frames_dropped > 0);
     CHECK(o.errors.empty());
 }
 

@@ -69,11 +69,6 @@ struct CampaignOptions {
     // link-down for good is drawn only with this switch: without the dead-link drain (issue 18
     // item 5/6) packets on a link that stays down are neither delivered nor dropped.
     bool allow_link_down = false;
-    // Frame drops on a link that also flaps are drawn only with this switch: that pair can leave
-    // a router draining past its run's budget after its peer terminated (an open bug,
-    // docs/RELIABILITY.md "Fault campaigns"). Without it such a drop is left out of the iteration
-    // after the draws, so every other iteration is drawn as before.
-    bool allow_drop_with_flap = false;
     std::string descriptor_dir;  // where the cluster and mesh graph files are
 };
 

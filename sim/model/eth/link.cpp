@@ -90,6 +90,8 @@ void Link::set_up(bool up) {
     up_ = up;
     if (up_) {
         resume();
+    } else {
+        down_since_ = cycle_ * ticks_per_cycle_;
     }
     if (state_hook_) {
         state_hook_(up_);
@@ -105,9 +107,12 @@ void Link::resume() {
         for (const Ctrl& c : held) {
             launch_ctrl(d, c, now);
         }
+        // A timer counts up time only: what it had run before the link went down carries on
+        // (restarting it would never let a timeout longer than an up window fire).
         for (TxQueues::Queue& q : dir.tx->queues_) {
             if (q.timer_armed) {
-                q.timer_start = now;
+                const Tick ran = q.timer_start < down_since_ ? down_since_ - q.timer_start : 0;
+                q.timer_start = now - ran;
             }
         }
     }

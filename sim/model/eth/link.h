@@ -110,7 +110,7 @@ class Link {
     // ---- faults -------------------------------------------------------------------------------
     // Link down: no new frame starts in either direction (frames already on the wire still land);
     // acknowledgements wait; retransmit timers are frozen. Up: everything resumes from this
-    // cycle, timers restart. Nothing is lost.
+    // cycle, each timer from the time it had run when the link went down. Nothing is lost.
     void set_up(bool up);
     bool up() const { return up_; }
     // Called after set_up changed the state (not for a call that changes nothing), e.g. so the
@@ -195,7 +195,7 @@ class Link {
     void send_ctrl(uint32_t d, Ctrl c);
     void launch_ctrl(uint32_t d, Ctrl c, Tick at);
     void go_back(TxQueues::Queue& q, Tick at);
-    // Coming up: release the acknowledgements held while down and restart the retransmit timers.
+    // Coming up: release the acknowledgements held while down and let the retransmit timers run on.
     void resume();
     bool draw_drop(Direction& dir);
 
@@ -206,6 +206,7 @@ class Link {
     uint64_t cycle_ = 0;
     Tick t_cur_ = 0;
     bool up_ = true;
+    Tick down_since_ = 0;  // when the link last went down (timers are frozen from then)
     std::function<void(bool)> state_hook_;
 };
 
