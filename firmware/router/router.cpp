@@ -433,6 +433,7 @@ class Router {
         return c == pf::kWorkerChannel ? port_.connected() : credit_to_[c].present;
     }
     void link_step(uint32_t now);
+    bool link_down();
     void keep_alive_if_due(uint32_t now);
     void record_link(pf::RouterEventKind kind, uint32_t code);
     void stall_step(uint32_t now);
@@ -1331,20 +1332,30 @@ Status Router::prepare_credit(uint32_t c, const fabric::NocWord& to) {
     } else if (change == LinkChange::PeerHeard) {
         record_link(pf::RouterEventKind::PeerHeard, peer_watch_.silent_for());
     }
-    // The Ethernet link status word (the base firmware's; the model keeps it current).
-    const uint32_t word = ld(kA.link_status.addr);
-    if (link_status_.poll(word) != LinkChange::None) {
-        record_link(link_status_.up() ? pf::RouterEventKind::LinkUp : pf::RouterEventKind::LinkDown,
-                    word);
-    }
+    (void)link_down();
     // A keep-alive only when we sent the peer nothing else since the last one: on a link that
-    // carries our traffic it would only delay the data (a frame and a TXQ0 command).
+    // carries our traffic it would only delay the data (a frame and a TXQ0 command). None on a
+    // link we cut: the peer must find it dead too (and cut it), not wait for our completions.
+    if constexpr (kControl) {
+        if (ctl_.get().cut != 0) return;
+    }
     if (told != told_) {
         told_ = told;
         keep_alive_at_ = now;
     } else {
         keep_alive_if_due(now);
     }
+}
+
+// The Ethernet link status word (the base firmware's; the model keeps it current): whether the
+// link is down now, a change recorded as an event.
+bool Router::link_down() {
+    const uint32_t word = ld(kA.link_status.addr);
+    if (link_status_.poll(word) != LinkChange::None) {
+        record_link(link_status_.up() ? pf::RouterEventKind::LinkUp : pf::RouterEventKind::LinkDown,
+                    word);
+    }
+    return !link_status_.up();
 }
 
 // +1 on the peer's PeerAlive stream when kKeepAliveCycles have passed since the last, if TXQ0
@@ -1778,15 +1789,16 @@ int Router::main_loop() {
         if (!draining) continue;
 
         // Graceful: once quiet for a while, tell the peer; stop when it has said so too and we
-        // are still drained. A drain that does not finish in time still ends Terminated, with
-        // what was left in `undrained`.
+        // are still drained, or when the link is down. A drain that does not finish in time still
+        // ends Terminated, with what was left in `undrained`.
         const uint64_t now = hal::wall_clock();
         if (!drained()) {
             quiet_since = 0;
         } else {
             if (quiet_since == 0) quiet_since = now;
-            if (!told_peer &&
-                now - quiet_since >= hal::us_to_cycles(kA, hal::timeouts::kFabricDrainQuietUs) &&
+            const bool quiet =
+                now - quiet_since >= hal::us_to_cycles(kA, hal::timeouts::kFabricDrainQuietUs);
+            if (!told_peer && quiet &&
                 Eth::try_write_remote_reg(kTxq, Streams::update_reg_addr(kPeerDrained), kIncOne) ==
                     Status::Ok) {
                 told_peer = true;
@@ -1796,6 +1808,9 @@ int Router::main_loop() {
                 (void)Eth::wait_idle(kTxq, progress_deadline());
                 return finish(0);
             }
+            // A dead link brings no word from the peer (and its TX queue, stuck, may not even
+            // take ours): drained and quiet is all we can know.
+            if (quiet && link_down()) return finish(0);
         }
         if (drain_deadline.passed_at(now)) {
             sb_store(SB_OFF(stuck_at), static_cast<uint32_t>(RouterWait::Drain));

@@ -74,6 +74,7 @@ class FabricRun final : public FabricCommand {
         TrafficResults results = run_traffic(s, traffic);
         fabric::resolve_link_down_drains(s.runner(), s.drops(), s.cycles_left());
         s.terminate();
+        fabric::resolve_unacked_after_termination(s.runner(), s.drops(), s.final_snapshots());
         armed.log_effects();
         const bool clean = s.problems.empty();
         results.account = account(s, traffic, results);

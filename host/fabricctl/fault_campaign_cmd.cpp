@@ -83,10 +83,8 @@ class FaultCampaign final : public CliCommand {
                          "(default: all, weighted)");
         cmd_->add_option("--faults", kinds_,
                          "Comma-separated fault kinds to draw (default: link-flap, link-drop, "
-                         "link-delay, router-stall)");
-        cmd_->add_flag("--allow-link-down", options_.allow_link_down,
-                       "Also draw link-down for good (packets on a dead link are lost until the "
-                       "dead-link drain exists)");
+                         "link-delay, router-stall, link-down; a link-down iteration runs with "
+                         "--on-link-down drain)");
         cmd_->add_option("--jobs,-j", jobs_, "Iterations run at once")->capture_default_str();
         cmd_->add_option("--wall-limit-s", wall_limit_s_,
                          "Wall-clock seconds an iteration may take before it is killed as a hang")
@@ -170,14 +168,6 @@ class FaultCampaign final : public CliCommand {
             o.kinds = parse_list<fabric::FaultKind>(
                 "--faults", kinds_, parse_kind,
                 "link-down, link-flap, link-drop, link-delay, router-stall");
-        }
-        const bool link_down =
-            std::find(o.kinds.begin(), o.kinds.end(), fabric::FaultKind::LinkDown) != o.kinds.end();
-        if (link_down && !o.allow_link_down) {
-            fabric::fail(ErrorCategory::BadInput,
-                         "--faults {}: link-down is drawn only with --allow-link-down (packets "
-                         "on a link that stays down are lost until the dead-link drain exists)",
-                         kinds_);
         }
         if (o.descriptor_dir.empty()) {
             o.descriptor_dir = std::filesystem::path(find_default_descriptor(hal::Arch::WormholeB0))

@@ -4,7 +4,7 @@
 // that dropped it.
 //
 //   fabricctl fault campaign [--iterations N] [--first I] [--seed S] [--topology LIST]
-//                            [--faults LIST] [--allow-link-down] [--jobs J]
+//                            [--faults LIST] [--jobs J]
 //                            [--wall-limit-s SECONDS] [--descriptors DIR] [--reports]
 //                            [--progress-every N] [--json]
 //

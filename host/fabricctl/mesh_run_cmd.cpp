@@ -141,6 +141,7 @@ class MeshRun final : public MeshFabricCommand {
                 write_page(s, page_);
             }
             s.terminate();
+            fabric::resolve_unacked_after_termination(s.runner(), s.drops(), s.final_snapshots());
             armed.log_effects();
             check_traffic(s, traffic);  // what landed, also after a failure
             return report(s, traffic, kernel.path, armed);

@@ -137,10 +137,8 @@ CampaignTopology draw_topology(const CampaignOptions& o, Draw& d) {
 
 std::vector<FaultKind> drawn_kinds(const CampaignOptions& o) {
     if (!o.kinds.empty()) return o.kinds;
-    std::vector<FaultKind> kinds{FaultKind::LinkFlap, FaultKind::LinkDrop, FaultKind::LinkDelay,
-                                 FaultKind::RouterStall};
-    if (o.allow_link_down) kinds.push_back(FaultKind::LinkDown);
-    return kinds;
+    return {FaultKind::LinkFlap, FaultKind::LinkDrop, FaultKind::LinkDelay, FaultKind::RouterStall,
+            FaultKind::LinkDown};
 }
 
 // The chips of a fabric run: n300's two, a piece of t3k's ring of 3..8 chips, or the ring.
@@ -234,8 +232,8 @@ bool same_link(const FaultSpec& a, const FaultSpec& b, const std::vector<Campaig
 }
 
 // A flapping link whose added delay is longer than half its up window never carries a frame
-// and its acknowledgement within one: it is a link down for good, which only
-// --allow-link-down draws. Such a delay is cut to half the flap's period.
+// and its acknowledgement within one: it is a link down for good, which the link-down fault
+// draws as such (its runs drain it). Such a delay is cut to half the flap's period.
 void keep_flaps_passable(std::vector<FaultSpec>& faults, const std::vector<CampaignPort>& ports) {
     for (const FaultSpec& flap : faults) {
         if (flap.kind != FaultKind::LinkFlap) continue;
@@ -342,6 +340,10 @@ std::vector<std::string> Iteration::args(const std::string& dir) const {
     a.insert(a.end(), {"--send-type", send_type, "--packets", std::to_string(packets), "--bytes",
                        std::to_string(bytes)});
     for (const FaultSpec& f : faults) a.insert(a.end(), {"--fault", f.text});
+    // A link down for good: the host drains its ends, so the run ends with every packet named.
+    const auto dies = [](const FaultSpec& f) { return f.kind == FaultKind::LinkDown; };
+    if (std::any_of(faults.begin(), faults.end(), dies))
+        a.insert(a.end(), {"--on-link-down", "drain"});
     if (packet_timeout_us != 0) {
         a.insert(a.end(), {"--packet-timeout-us", std::to_string(packet_timeout_us),
                            "--on-packet-timeout", on_packet_timeout});

@@ -122,9 +122,13 @@ std::function<std::optional<uint32_t>(const UnackedPacket&)> taken_by_peers(
         if (sender == routers.end()) return std::nullopt;
         const pf::RouterConfig& c = plan.routers[sender - routers.begin()].config;
         for (const RouterSnapshot& s : routers) {
-            // Only a peer that cut the link too has stopped taking from it: its count is final.
+            // Only a peer that cut the link too, or ended, has stopped taking from it: its count
+            // is final.
+            const bool ended =
+                s.core_finished &&
+                s.block.status == static_cast<uint32_t>(pf::RouterStatus::Terminated);
             if (s.chip == c.peer_chip_id && s.eth_channel == c.peer_eth_channel &&
-                s.control.cut != 0 && u.sender_channel < pf::kMaxSenderChannels) {
+                (s.control.cut != 0 || ended) && u.sender_channel < pf::kMaxSenderChannels) {
                 return s.control.taken[u.sender_channel];
             }
         }
@@ -138,6 +142,12 @@ void resolve_link_down_drains(FabricRunner& runner, DropLog& drops, uint64_t tim
     std::vector<RouterSnapshot> routers =
         runner.control(pf::RouterControl::Drain, timeout_cycles, drained);
     drops.resolve_unacked(taken_by_peers(runner.plan(), std::move(routers)));
+}
+
+void resolve_unacked_after_termination(const FabricRunner& runner, DropLog& drops,
+                                       std::vector<RouterSnapshot> final_snapshots) {
+    if (drops.unacked.empty()) return;
+    drops.resolve_unacked(taken_by_peers(runner.plan(), std::move(final_snapshots)));
 }
 
 bool TrafficAccount::accounted() const {

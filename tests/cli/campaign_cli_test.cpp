@@ -66,9 +66,6 @@ TEST_CASE("fabricctl fault campaign: bad options are refused with their message"
         {campaign({"--faults", "link-cut"}), 101,
          "--faults link-cut: unknown name 'link-cut' (link-down, link-flap, link-drop, "
          "link-delay, router-stall)"},
-        {campaign({"--faults", "link-flap,link-down"}), 101,
-         "--faults link-flap,link-down: link-down is drawn only with --allow-link-down (packets "
-         "on a link that stays down are lost until the dead-link drain exists)"},
         {{"fault", "campaign", "--descriptors", "/no_such_dir"},
          101,
          "/no_such_dir/n300_cluster.yaml: cannot open cluster descriptor: No such file or "

@@ -40,19 +40,50 @@ TEST_CASE(
     INFO("stdout: " << r.out);
     INFO("stderr: " << r.err);
     CHECK(r.code == 108);
-    // Each side delivered its first 16 packets (those in flight when it died were taken by the
-    // peer: decided by its count) and dropped the rest, each named.
+    // Chip 0's first 22 packets were delivered, chip 1's first 13 (those in flight when the link
+    // died were decided by the peer's count: chip 1's 13 and 14 had not arrived); the rest were
+    // dropped, each named.
     CHECK_THAT(r.out,
-               Contains("worker chip 0 core 1-1 (east) -> chip 1      400        16     384      "
-                        "0          0  drained at chip 0 eth 8: 384 packets (16, 17, 18, 19, 20, "
-                        "21, 22, 23 and 376 more)") &&
-                   Contains("worker chip 1 core 2-1 (west) -> chip 0      400        16     384  "
-                            "    0          0  drained at chip 1 eth 0: 384 packets (16, 17, 18, "
-                            "19, 20, 21, 22, 23 and 376 more)") &&
-                   Contains("account: 2 flows, 800 sent, 32 delivered, 768 dropped, 0 lost"));
-    CHECK_THAT(r.err, Contains("fabricctl: fabric run failed: 768 packets dropped by routers in 2 "
+               Contains("worker chip 0 core 1-1 (east) -> chip 1      400        22     378      "
+                        "0          0  drained at chip 0 eth 8: 378 packets (22, 23, 24, 25, 26, "
+                        "27, 28, 29 and 370 more)") &&
+                   Contains("worker chip 1 core 2-1 (west) -> chip 0      400        13     387  "
+                            "    0          0  drained at chip 1 eth 0: 385 packets (15, 16, 17, "
+                            "18, 19, 20, 21, 22 and 377 more); unacked at chip 1 eth 0: 2 packets "
+                            "(13, 14)") &&
+                   Contains("account: 2 flows, 800 sent, 35 delivered, 765 dropped, 0 lost"));
+    CHECK_THAT(r.err, Contains("fabricctl: fabric run failed: 765 packets dropped by routers in 2 "
                                "flows (all accounted for)"));
     // Without the reaction the same fault ends only at the workers' timeout (faults_cli_test).
+}
+
+TEST_CASE(
+    "fabricctl fabric run --on-link-down drain: a ring link dies after the traffic, during "
+    "termination; its unacked packets decided by the peer's final count",
+    "[cli][control][sim]") {
+    if (!have_fabric_firmware()) return;
+    // The wrap link 4 -> 0 dies as the fabric drains: the host drains its ends from terminate,
+    // after the traffic's own resolution ran. Chip 4 had sent six packets on ch1 that were never
+    // acknowledged; chip 0 had taken five of them (chip 7's packet 0 never arrived).
+    const auto r = fabricctl({"fabric",         "run",
+                              "--cluster",      kSoc + "/t3k_cluster.yaml",
+                              "--topology",     "ring",
+                              "--chips",        "0,1,2,3,7,6,5,4",
+                              "--pattern",      "all-to-all",
+                              "--send-type",    "inline-write",
+                              "--packets",      "4",
+                              "--bytes",        "256",
+                              "--fault",        "link-down:0:8@9761",
+                              "--on-link-down", "drain"});
+    INFO("stdout: " << r.out);
+    INFO("stderr: " << r.err);
+    CHECK(r.code == 108);
+    CHECK_THAT(r.out,
+               Contains("worker chip 7 core 1-1 (east) -> chip 0        4         0       4 "
+                        "     0          0  drained at chip 4 eth 0: 3 packets (1, 2, 3); "
+                        "unacked at chip 4 eth 0: 1 packet (0)") &&
+                   Contains("account: 56 flows, 224 sent, 184 delivered, 40 dropped, 0 lost"));
+    CHECK_THAT(r.err, Contains("40 packets dropped by routers in 10 flows (all accounted for)"));
 }
 
 TEST_CASE(

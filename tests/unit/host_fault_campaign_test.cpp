@@ -126,7 +126,6 @@ TEST_CASE("fault campaign: faults hit only routers between the iteration's chips
             CHECK(on_chips(port->chip));
             CHECK(on_chips(port->peer));
             CHECK(f.at < fabric::campaign_topology_info(it.topology).traffic_window);
-            CHECK(f.kind != FaultKind::LinkDown);  // behind --allow-link-down
         }
         // A flapping link carries frames: its added delay is at most half the flap's period.
         for (const fabric::FaultSpec& flap : it.faults) {
@@ -146,14 +145,14 @@ TEST_CASE("fault campaign: faults hit only routers between the iteration's chips
     }
     CHECK(seen.size() == fabric::kCampaignTopologies);
     CHECK(kinds == std::set<FaultKind>{FaultKind::LinkFlap, FaultKind::LinkDrop,
-                                       FaultKind::LinkDelay, FaultKind::RouterStall});
+                                       FaultKind::LinkDelay, FaultKind::RouterStall,
+                                       FaultKind::LinkDown});
 }
 
 TEST_CASE("fault campaign: the options narrow the draw", "[fault_campaign]") {
     CampaignOptions o = options(5);
     o.topologies = {CampaignTopology::T3kLine};
     o.kinds = {FaultKind::LinkDown};
-    o.allow_link_down = true;
     for (uint64_t i = 0; i < 40; ++i) {
         const Iteration it = fabric::draw_iteration(o, all_ports(), i);
         CHECK(it.topology == CampaignTopology::T3kLine);

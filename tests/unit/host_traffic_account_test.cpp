@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "descriptors.h"
+#include "fabric/fabric_plan.h"
+#include "fabric/fabric_runner.h"
 #include "fabric/traffic_account.h"
 #include "protocol/test_kernels.h"
 
@@ -288,4 +290,57 @@ TEST_CASE("traffic account: the peer's count wraps with the free-running counter
     log.resolve_unacked([](const fabric::UnackedPacket&) { return std::optional<uint32_t>(1); });
     REQUIRE(log.drops.size() == 1);
     CHECK(log.drops[0].seq == traffic_seq(0, 2));
+}
+
+TEST_CASE(
+    "traffic account: unacked packets decided by a peer that cut the link or terminated, not by "
+    "one still running",
+    "[account][control]") {
+    // n300 line: chip 0 eth 8 <-> chip 1 eth 0. Chip 0 sent packets at positions 5 and 6 of
+    // channel 1 and never heard back; chip 1 took 6 packets from that channel (positions 0..5).
+    fabric::FabricOptions o;
+    o.topology = pf::Topology::Line;
+    o.chips = {0, 1};
+    const fabric::FabricPlan plan =
+        fabric::plan_fabric(fabric::test::cluster("n300_cluster.yaml"), fabric::test::wh_soc(), o);
+    REQUIRE(plan.routers.size() == 2);
+    std::vector<fabric::RouterSnapshot> routers(2);
+    for (size_t i = 0; i < 2; ++i) {
+        routers[i].chip = plan.routers[i].chip;
+        routers[i].eth_channel = plan.routers[i].eth_channel;
+    }
+    const size_t peer = plan.routers[0].chip == 1 ? 0 : 1;
+    const size_t sender = 1 - peer;
+    routers[peer].control.taken[1] = 6;
+    const fabric::UnackedPacket u5{
+        routers[sender].chip, routers[sender].eth_channel, routers[peer].chip, 1, 5,
+        traffic_seq(0, 5)};
+    fabric::UnackedPacket u6 = u5;
+    u6.position = 6;
+    u6.seq = traffic_seq(0, 6);
+    const auto decide = [&](const std::vector<fabric::RouterSnapshot>& now) {
+        DropLog log;
+        log.unacked = {u5, u6};
+        log.resolve_unacked(fabric::taken_by_peers(plan, now));
+        return log;
+    };
+    // Still running: its count may grow, nothing is decided.
+    routers[peer].block.status = static_cast<uint32_t>(pf::RouterStatus::ReadyForTraffic);
+    CHECK(decide(routers).unacked.size() == 2);
+    // Terminated (its core finished): final. Position 5 was taken, 6 dropped.
+    routers[peer].block.status = static_cast<uint32_t>(pf::RouterStatus::Terminated);
+    routers[peer].core_finished = true;
+    const DropLog ended = decide(routers);
+    CHECK(ended.unacked.empty());
+    REQUIRE(ended.drops.size() == 1);
+    CHECK(ended.drops[0].seq == traffic_seq(0, 6));
+    CHECK(ended.drops[0].reason == reason(pf::BadPacket::Unacked));
+    // Running but with the link cut: final too.
+    routers[peer].block.status = static_cast<uint32_t>(pf::RouterStatus::ReadyForTraffic);
+    routers[peer].core_finished = false;
+    routers[peer].control.cut = 1;
+    const DropLog cut = decide(routers);
+    CHECK(cut.unacked.empty());
+    REQUIRE(cut.drops.size() == 1);
+    CHECK(cut.drops[0].seq == traffic_seq(0, 6));
 }

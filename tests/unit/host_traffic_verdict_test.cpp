@@ -154,6 +154,25 @@ TEST_CASE("traffic verdict: router counters that balance, and those that do not"
     CHECK(problems.empty());
     fabric::check_router_counters(Snaps{router(0, 8, 4, 4, 0)}, 8, problems);
     CHECK(problems == std::vector<std::string>{"routers delivered 0 packets, expected 8"});
+
+    // A link a drain cut at one end only (the other ended first): both ends are left out. Chip 1
+    // eth 2 sent 8 that chip 2 eth 4 received; chip 1 eth 2 also counts 4 it dropped as sent.
+    problems.clear();
+    Snaps cut{router(0, 8, 6, 0, 0), router(1, 0, 0, 6, 6), router(1, 2, 12, 0, 0),
+              router(2, 4, 0, 8, 8)};
+    cut[0].block.peer_chip = 1;
+    cut[1].block.peer_chip = 0;
+    cut[1].block.peer_channel = 8;
+    cut[2].block.peer_chip = 2;
+    cut[2].block.peer_channel = 4;
+    cut[2].control.cut = 1;
+    cut[3].block.peer_chip = 1;
+    cut[3].block.peer_channel = 2;
+    fabric::check_router_counters(cut, 14, problems);
+    CHECK(problems.empty());
+    cut[2].control.cut = 0;  // not cut: 18 sent, 14 received
+    fabric::check_router_counters(cut, 14, problems);
+    CHECK(problems == std::vector<std::string>{"routers sent 18 packets but received 14"});
 }
 
 TEST_CASE("traffic verdict: terminate gracefully, or immediately after a problem",

@@ -65,11 +65,8 @@ struct CampaignOptions {
     uint64_t first = 0;  // the first iteration's index (shards of one campaign)
     uint64_t iterations = 100;
     std::vector<CampaignTopology> topologies;  // empty: all, by their weights
-    std::vector<FaultKind> kinds;              // empty: all but link-down
-    // link-down for good is drawn only with this switch: without the dead-link drain (issue 18
-    // item 5/6) packets on a link that stays down are neither delivered nor dropped.
-    bool allow_link_down = false;
-    std::string descriptor_dir;  // where the cluster and mesh graph files are
+    std::vector<FaultKind> kinds;              // empty: all
+    std::string descriptor_dir;                // where the cluster and mesh graph files are
 };
 
 // One port a fault can hit: a router's chip and Ethernet channel.

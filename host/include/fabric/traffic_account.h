@@ -66,7 +66,7 @@ struct DropLog {
 
 // resolve_unacked's peer_taken from every router's snapshot (FabricRunner::status(), in plan
 // order, after the drain): the count of the router at the other end of the link, once that
-// router cut the link too (it takes nothing more from it); nullopt otherwise.
+// router cut the link too or terminated (it takes nothing more from it); nullopt otherwise.
 struct RouterSnapshot;
 std::function<std::optional<uint32_t>(const UnackedPacket&)> taken_by_peers(
     const FabricPlan& plan, std::vector<RouterSnapshot> routers);
@@ -77,6 +77,11 @@ std::function<std::optional<uint32_t>(const UnackedPacket&)> taken_by_peers(
 // counts. Nothing when it drained none. Error(Fabric) from FabricRunner::control.
 class FabricRunner;
 void resolve_link_down_drains(FabricRunner& runner, DropLog& drops, uint64_t timeout_cycles);
+
+// After termination: the unacked packets still undecided (a link that died after the traffic, cut
+// by the drain that FabricRunner::terminate started) decided with the routers' final counts.
+void resolve_unacked_after_termination(const FabricRunner& runner, DropLog& drops,
+                                       std::vector<RouterSnapshot> final_snapshots);
 
 // What a flow's worker and sink said.
 struct FlowTally {
