@@ -1,0 +1,261 @@
+// Sockets over the fabric, worker side (layout and protocol: protocol/socket.h): a sender and a
+// receiver endpoint, each over a FabricConnection to a router on its own chip (the sender's
+// carries pages and its close, the receiver's carries acknowledgements and its close).
+// Header-only, for worker kernels.
+//
+//   fabric::SocketSender tx(conn, args.socket);         // conn open, socket words zeroed
+//   while (...) s = tx.send_page(src_l1, bytes, bound); // waits (bounded) for room in the ring
+//   s = tx.wait_acked(bound);  or  s = tx.close(bound);
+//
+//   fabric::SocketReceiver rx(conn, noc, args.socket);
+//   while (rx.wait_page(want, bound) == SocketStatus::Ok) {
+//       ... rx.page_l1(), rx.page_bytes() ...;  s = rx.release_page(bound);
+//   }
+//
+// Every wait is bounded by the Bound's timeout and escapes on its termination word, and every
+// wait also watches the peer's close word: a close ends it with PeerClosed (once the counts say
+// nothing more is coming), never with a timeout.
+#pragma once
+
+#include <stdint.h>
+
+#include "fabric/worker_adapter.h"
+#include "hal/clock.h"
+#include "hal/mmio.h"
+#include "hal/status.h"
+#include "hal/wait.h"
+#include "protocol/socket.h"
+
+namespace fabric {
+
+namespace socket_detail {
+
+using protocol::SocketStatus;
+
+inline uint32_t ld(uint32_t a) {
+    return hal::mmio::load_shared(hal::mmio::l1_ptr<const uint32_t>(a));
+}
+
+inline pf::Route route_of(const protocol::SocketPeer& p) {
+    return pf::Route{p.route, p.route_ext, p.flags_word, p.dst_node};
+}
+
+inline pf::NocTarget target(const protocol::SocketPeer& p, uint32_t addr) {
+    return pf::NocTarget{addr, static_cast<uint8_t>(p.x), static_cast<uint8_t>(p.y), 0};
+}
+
+// A wait's end as a socket status: a timeout names the wait (`timeout`).
+inline SocketStatus waited(hal::Status s, SocketStatus timeout) {
+    switch (s) {
+        case hal::Status::Ok:
+            return SocketStatus::Ok;
+        case hal::Status::Timeout:
+            return timeout;
+        case hal::Status::Terminated:
+            return SocketStatus::Terminated;
+        default:
+            return SocketStatus::FabricError;
+    }
+}
+
+inline bool config_ok(const protocol::SocketConfig& c) {
+    return c.ring_pages != 0 && c.page_bytes != 0 && c.page_bytes % 16 == 0 &&
+           c.ring_addr % 16 == 0 && c.words_addr % 16 == 0 &&
+           uint64_t{c.ring_pages} * c.page_bytes <= protocol::kSocketMaxBytes;
+}
+
+// What an endpoint shares: its connection, config, the peer's close word and the last adapter
+// status.
+class Endpoint {
+  public:
+    Endpoint(FabricConnection& conn, const protocol::SocketConfig& c) : conn_(conn), c_(c) {}
+
+    // The hal::Status of the last adapter call or wait (Ok when none failed).
+    hal::Status last_hal_status() const { return last_hal_; }
+    // The peer's close word: kSocketClosed | its byte count once it closed, else 0.
+    uint32_t peer_close() const { return ld(c_.words_addr + protocol::kSocketCloseOffset); }
+    bool peer_closed() const { return (peer_close() & protocol::kSocketClosed) != 0; }
+    uint32_t peer_count() const { return peer_close() & ~protocol::kSocketClosed; }
+    bool closed() const { return closed_; }
+
+  protected:
+    uint32_t counter() const { return ld(c_.words_addr + protocol::kSocketCounterOffset); }
+    hal::Deadline deadline(const FabricConnection::Bound& b) const {
+        return hal::Deadline::after_us(hal::kArch, b.timeout_us);
+    }
+    // An adapter call's status kept, as a socket status.
+    SocketStatus fabric(hal::Status s) {
+        last_hal_ = s;
+        if (s == hal::Status::Ok) return SocketStatus::Ok;
+        return s == hal::Status::Terminated ? SocketStatus::Terminated : SocketStatus::FabricError;
+    }
+    SocketStatus wait(hal::Status s, SocketStatus timeout) {
+        last_hal_ = s;
+        return waited(s, timeout);
+    }
+    // Our close: kSocketClosed | `count` into the peer's close word, through the fabric.
+    SocketStatus send_close(uint32_t count, const FabricConnection::Bound& b) {
+        if (closed_) return SocketStatus::BadConfig;
+        closed_ = true;
+        return fabric(conn_.inline_write(route_of(c_.peer),
+                                         target(c_.peer, c_.words_addr + protocol::kSocketCloseOffset),
+                                         protocol::kSocketClosed | count, deadline(b), b.term));
+    }
+
+    FabricConnection& conn_;
+    const protocol::SocketConfig c_;
+    hal::Status last_hal_ = hal::Status::Ok;
+    bool closed_ = false;
+};
+
+}  // namespace socket_detail
+
+class SocketSender : public socket_detail::Endpoint {
+  public:
+    using SocketStatus = protocol::SocketStatus;
+    SocketSender(FabricConnection& conn, const protocol::SocketConfig& c)
+        : Endpoint(conn, c), ring_bytes_(c.ring_pages * c.page_bytes) {}
+
+    uint32_t bytes_sent() const { return sent_; }
+    // The receiver's acknowledgements so far (its atomic increments of our counter word).
+    uint32_t bytes_acked() const { return counter(); }
+    uint32_t pages_sent() const { return pages_; }
+
+    // One page of `bytes` (1..page_bytes, a multiple of 16; less than page_bytes only for the
+    // stream's last page) from `src_l1` into the next ring slot, once the ring has room for it.
+    // Each packet (page_bytes above the router's payload go as several) is a fused write with an
+    // increment of the receiver's byte counter by its payload, after the payload (flush).
+    // PeerClosed: the receiver closed while we waited, nothing was written.
+    [[nodiscard]] SocketStatus send_page(uint32_t src_l1, uint32_t bytes,
+                                         const FabricConnection::Bound& b) {
+        if (!socket_detail::config_ok(c_) || bytes == 0 || bytes > c_.page_bytes ||
+            bytes % 16 != 0 || src_l1 % 16 != 0 || closed_ ||
+            uint64_t{sent_} + bytes > protocol::kSocketMaxBytes) {
+            return SocketStatus::BadConfig;
+        }
+        const SocketStatus room = wait_for_room(b);
+        if (room != SocketStatus::Ok) return room;
+        const pf::Route route = socket_detail::route_of(c_.peer);
+        const pf::NocTarget counter =
+            socket_detail::target(c_.peer, c_.words_addr + protocol::kSocketCounterOffset);
+        const uint32_t payload = conn_.payload_bytes();
+        for (uint32_t off = 0; off < bytes; off += payload) {
+            const uint32_t chunk = bytes - off < payload ? bytes - off : payload;
+            const SocketStatus s = fabric(conn_.fused_write_atomic_inc(
+                route, socket_detail::target(c_.peer, slot_ + off), counter, chunk, true,
+                src_l1 + off, chunk, deadline(b), b.term, pages_));
+            if (s != SocketStatus::Ok) return s;
+        }
+        sent_ += bytes;
+        ++pages_;
+        slot_ = slot_ + c_.page_bytes == c_.ring_addr + ring_bytes_ ? c_.ring_addr
+                                                                     : slot_ + c_.page_bytes;
+        return SocketStatus::Ok;
+    }
+
+    // Wait until every byte sent is acknowledged. PeerClosed: the receiver closed first; it is
+    // returned once what the receiver consumed is acknowledged.
+    [[nodiscard]] SocketStatus wait_acked(const FabricConnection::Bound& b) {
+        const hal::Status s = hal::wait_until(
+            [this] { return bytes_acked() == sent_ || (peer_closed() && peer_acked()); },
+            deadline(b), b.term);
+        const SocketStatus st = wait(s, SocketStatus::AcksTimeout);
+        if (st != SocketStatus::Ok) return st;
+        return bytes_acked() == sent_ ? SocketStatus::Ok : SocketStatus::PeerClosed;
+    }
+
+    // Close in the middle of a stream: tell the receiver how many bytes we sent (it consumes
+    // them all), then wait until they are acknowledged.
+    [[nodiscard]] SocketStatus close(const FabricConnection::Bound& b) {
+        const SocketStatus s = send_close(sent_, b);
+        if (s != SocketStatus::Ok) return s;
+        return wait_acked(b);
+    }
+
+  private:
+    // What the receiver consumed before its close is acknowledged (its acks may land after the
+    // close word).
+    bool peer_acked() const { return bytes_acked() == peer_count(); }
+
+    SocketStatus wait_for_room(const FabricConnection::Bound& b) {
+        const auto room = [this] { return sent_ - bytes_acked() + c_.page_bytes <= ring_bytes_; };
+        if (room() && !peer_closed()) return SocketStatus::Ok;
+        const hal::Status s = hal::wait_until(
+            [&] { return peer_closed() || room(); }, deadline(b), b.term);
+        const SocketStatus st = wait(s, SocketStatus::RoomTimeout);
+        if (st != SocketStatus::Ok) return st;
+        return peer_closed() ? SocketStatus::PeerClosed : SocketStatus::Ok;
+    }
+
+    const uint32_t ring_bytes_;
+    uint32_t sent_ = 0;
+    uint32_t pages_ = 0;
+    uint32_t slot_ = c_.ring_addr;  // the next page's slot in the receiver's ring
+};
+
+class SocketReceiver : public socket_detail::Endpoint {
+  public:
+    using SocketStatus = protocol::SocketStatus;
+    SocketReceiver(FabricConnection& conn, const protocol::SocketConfig& c)
+        : Endpoint(conn, c), ring_end_(c.ring_addr + c.ring_pages * c.page_bytes) {}
+
+    // The sender's increments so far.
+    uint32_t bytes_received() const { return counter(); }
+    uint32_t bytes_consumed() const { return consumed_; }
+    uint32_t pages_consumed() const { return pages_; }
+    // The page wait_page found: its slot in the ring and its bytes.
+    uint32_t page_l1() const { return slot_; }
+    uint32_t page_bytes() const { return page_; }
+
+    // Wait until the next page holds `want` bytes (1..page_bytes: a whole page, or what is left
+    // of a stream whose length the caller knows). PeerClosed: the sender closed and everything it
+    // sent is consumed; a closed sender's last page may be shorter than `want`.
+    [[nodiscard]] SocketStatus wait_page(uint32_t want, const FabricConnection::Bound& b) {
+        if (!socket_detail::config_ok(c_) || want == 0 || want > c_.page_bytes || closed_) {
+            return SocketStatus::BadConfig;
+        }
+        const auto arrived = [&] { return bytes_received() - consumed_ >= want; };
+        const auto sender_done = [&] {
+            return peer_closed() && bytes_received() == peer_count();
+        };
+        const hal::Status s = hal::wait_until([&] { return arrived() || sender_done(); },
+                                              deadline(b), b.term);
+        const SocketStatus st = wait(s, SocketStatus::DataTimeout);
+        if (st != SocketStatus::Ok) return st;
+        const uint32_t there = bytes_received() - consumed_;
+        if (there == 0) return SocketStatus::PeerClosed;
+        page_ = there < want ? there : want;
+        return SocketStatus::Ok;
+    }
+
+    // The page wait_page found is consumed: acknowledge its bytes to the sender (an atomic
+    // increment through the fabric) and move to the next slot.
+    [[nodiscard]] SocketStatus release_page(const FabricConnection::Bound& b) {
+        if (page_ == 0) return SocketStatus::BadConfig;
+        const SocketStatus s = fabric(conn_.atomic_inc(
+            socket_detail::route_of(c_.peer),
+            socket_detail::target(c_.peer, c_.words_addr + protocol::kSocketCounterOffset), page_,
+            false, deadline(b), b.term, pages_));
+        if (s != SocketStatus::Ok) return s;
+        consumed_ += page_;
+        ++pages_;
+        page_ = 0;
+        slot_ = slot_ + c_.page_bytes == ring_end_ ? c_.ring_addr : slot_ + c_.page_bytes;
+        return SocketStatus::Ok;
+    }
+
+    // Close in the middle of a stream: tell the sender how many bytes we consumed (it stops and
+    // waits for their acknowledgements).
+    [[nodiscard]] SocketStatus close(const FabricConnection::Bound& b) {
+        return send_close(consumed_, b);
+    }
+
+  private:
+    const uint32_t ring_end_;
+    uint32_t consumed_ = 0;
+    uint32_t pages_ = 0;
+    uint32_t page_ = 0;             // bytes of the page wait_page found (0: none)
+    uint32_t slot_ = c_.ring_addr;  // the next page's slot
+};
+
+}  // namespace fabric
