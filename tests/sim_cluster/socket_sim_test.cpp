@@ -112,7 +112,7 @@ fabric::MeshPlan mesh(const std::string& graph, const std::string& cluster) {
 
 }  // namespace
 
-TEST_CASE("socket (sim): 1D, a slow receiver 3 hops away, 16 rings streamed, every byte",
+TEST_CASE("socket (sim): 1D line: 16 rings to a slow receiver 3 hops away: every byte",
           "[socket][sim]") {
     REQUIRE_FIRMWARE("fabric_router");
     const auto plan = t3k_line();
@@ -137,7 +137,7 @@ TEST_CASE("socket (sim): 1D, a slow receiver 3 hops away, 16 rings streamed, eve
     terminate_clean(f);
 }
 
-TEST_CASE("socket (sim): 1D, the sender closes in the middle", "[socket][sim][close]") {
+TEST_CASE("socket (sim): 1D: the sender closes in the middle", "[socket][sim][close]") {
     REQUIRE_FIRMWARE("fabric_router");
     const auto plan = t3k_line();
     Fabric f(fabric::test::cluster("t3k_cluster.yaml"), plan, *router);
@@ -163,7 +163,7 @@ TEST_CASE("socket (sim): 1D, the sender closes in the middle", "[socket][sim][cl
     terminate_clean(f);
 }
 
-TEST_CASE("socket (sim): 2D, a t3k corner to the far corner and back, a slow receiver",
+TEST_CASE("socket (sim): 2D t3k mesh: a corner to the far corner: a slow receiver: every byte",
           "[socket][sim]") {
     REQUIRE_FIRMWARE("fabric_router_2d");
     const auto m = mesh("t3k_mesh_graph.yaml", "t3k_cluster.yaml");
@@ -185,7 +185,7 @@ TEST_CASE("socket (sim): 2D, a t3k corner to the far corner and back, a slow rec
     terminate_clean(f);
 }
 
-TEST_CASE("socket (sim): 2D, the receiver closes in the middle", "[socket][sim][close]") {
+TEST_CASE("socket (sim): 2D: the receiver closes in the middle", "[socket][sim][close]") {
     REQUIRE_FIRMWARE("fabric_router_2d");
     const auto m = mesh("t3k_mesh_graph.yaml", "t3k_cluster.yaml");
     Fabric f(fabric::test::cluster("t3k_cluster.yaml"), m.fabric, *router);
@@ -212,7 +212,7 @@ TEST_CASE("socket (sim): 2D, the receiver closes in the middle", "[socket][sim][
     terminate_clean(f);
 }
 
-TEST_CASE("socket (sim): between meshes, M0D0 to M3D8 of the spec's 4-mesh cluster",
+TEST_CASE("socket (sim): between meshes: M0D0 to M3D8 of the spec's 4-mesh cluster: every byte",
           "[socket][sim][intermesh]") {
     REQUIRE_FIRMWARE("fabric_router_2d");
     const auto m = mesh("spec_4mesh_3x3_mesh_graph.yaml", "spec_4mesh_3x3_cluster.yaml");

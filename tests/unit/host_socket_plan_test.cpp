@@ -51,6 +51,10 @@ fabric::MeshPlan t3k_mesh() {
                              fabric::test::cluster("t3k_cluster.yaml"), wh_soc(), o);
 }
 
+bool same_channel(const pf::WorkerChannel& a, const pf::WorkerChannel& b) {
+    return std::memcmp(&a, &b, sizeof(a)) == 0;
+}
+
 CoreLocation worker(fabric::ChipId chip, size_t index) {
     return {chip, wh_soc().cores(fabric::CoreType::Worker).at(index)};
 }
@@ -65,7 +69,7 @@ std::string refused(const SocketOptions& o, CoreLocation from = worker(0, 0),
 
 }  // namespace
 
-TEST_CASE("socket plan: 1D, both ends, routes both ways and the L1 layout", "[socket]") {
+TEST_CASE("socket plan: 1D: both ends: routes both ways and the L1 layout", "[socket]") {
     const auto plan = line();
     SocketOptions o;
     o.bytes = 40 * 1024;
@@ -81,10 +85,8 @@ TEST_CASE("socket plan: 1D, both ends, routes both ways and the L1 layout", "[so
     CHECK(s.sender.args.socket.peer.route == pf::route_unicast(3));
     CHECK(s.receiver.args.socket.peer.route == pf::route_unicast(3));
     CHECK(s.sender.args.socket.peer.flags_word == plan.ttl());
-    CHECK(std::memcmp(&s.sender.args.channel, &plan.worker_channel(0, fabric::FabricDir::East),
-                      sizeof(pf::WorkerChannel)) == 0);
-    CHECK(std::memcmp(&s.receiver.args.channel, &plan.worker_channel(3, fabric::FabricDir::West),
-                      sizeof(pf::WorkerChannel)) == 0);
+    CHECK(same_channel(s.sender.args.channel, plan.worker_channel(0, fabric::FabricDir::East)));
+    CHECK(same_channel(s.receiver.args.channel, plan.worker_channel(3, fabric::FabricDir::West)));
     CHECK(s.sender.args.socket.peer.x == worker(3, 1).core.x);
     CHECK(s.sender.args.socket.peer.y == worker(3, 1).core.y);
     CHECK(s.receiver.args.socket.peer.x == worker(0, 0).core.x);
@@ -112,7 +114,7 @@ TEST_CASE("socket plan: 1D, both ends, routes both ways and the L1 layout", "[so
     CHECK(x.pages == 20);
 }
 
-TEST_CASE("socket plan: a stream longer than the source wraps it, never at a ring's multiple",
+TEST_CASE("socket plan: a stream longer than the source wraps it (never at a multiple of the ring)",
           "[socket]") {
     const auto plan = line();
     SocketOptions o;
@@ -134,7 +136,7 @@ TEST_CASE("socket plan: a stream longer than the source wraps it, never at a rin
               .source_bytes() == 78 * 2048);
 }
 
-TEST_CASE("socket plan: 2D, a corner to the far corner of the t3k mesh", "[socket][mesh]") {
+TEST_CASE("socket plan: 2D: a corner to the far corner of the t3k mesh", "[socket][mesh]") {
     const auto m = t3k_mesh();
     const fabric::ChipId from = m.chip_of({0, 0});
     const fabric::ChipId to = m.chip_of({0, 7});
@@ -148,10 +150,8 @@ TEST_CASE("socket plan: 2D, a corner to the far corner of the t3k mesh", "[socke
     CHECK(s.sender.args.socket.peer.flags_word == there.route.flags_word);
     CHECK(s.sender.args.socket.peer.dst_node == there.route.dst_node);
     CHECK(s.receiver.args.socket.peer.route == back.route.hops);
-    CHECK(std::memcmp(&s.sender.args.channel, &m.worker_channel(*there.router),
-                      sizeof(pf::WorkerChannel)) == 0);
-    CHECK(std::memcmp(&s.receiver.args.channel, &m.worker_channel(*back.router),
-                      sizeof(pf::WorkerChannel)) == 0);
+    CHECK(same_channel(s.sender.args.channel, m.worker_channel(*there.router)));
+    CHECK(same_channel(s.receiver.args.channel, m.worker_channel(*back.router)));
     SocketOptions o;
     o.plane = 1;
     CHECK(fabric::test::expect_error(fabric::ErrorCategory::BadInput, [&] {
