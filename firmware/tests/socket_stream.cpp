@@ -50,7 +50,7 @@ int stuck(fwtest::Kernel& k, SocketStatus s, hal::Status hal_status, uint32_t co
 }
 
 int run_sender(fwtest::Kernel& k, const SocketStreamArgs& a, fabric::FabricConnection& conn) {
-    fabric::SocketSender tx(conn, a.socket);
+    fabric::SocketSender tx(conn, a.socket, protocol::socket_stream_l1(a.socket.words_addr));
     const Bound b{a.timeout_us, k.term()};
     const uint32_t t0 = fwtest::wall32();
     SocketStatus s = SocketStatus::Ok;
@@ -145,7 +145,11 @@ int run_receiver(fwtest::Kernel& k, const SocketStreamArgs& a, fabric::FabricCon
         }
     }
     const bool closing = s != SocketStatus::PeerClosed && rx.bytes_consumed() < a.total_bytes;
-    if (closing) s = rx.close(b);
+    if (closing) {
+        s = rx.close(b);
+    } else if (s != SocketStatus::PeerClosed) {
+        s = rx.acknowledge(b);  // the last pages (a closed sender's were, before its wait ended)
+    }
     record();
     if (s != SocketStatus::Ok && s != SocketStatus::PeerClosed) {
         return stuck(k, s, rx.last_hal_status(), protocol::kSocketStuckClose,

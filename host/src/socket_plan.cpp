@@ -19,6 +19,8 @@ using protocol::SocketEnd;
 namespace {
 
 constexpr std::array<std::string_view, 2> kSideNames{"sender", "receiver"};
+// An end's words, connection and stream header lie below its ring or source.
+static_assert(protocol::kSocketEndpointL1Bytes <= kSocketBufferOffset);
 
 // One direction of a socket: the router an end sends through and the route to the other end.
 struct SocketRoute {

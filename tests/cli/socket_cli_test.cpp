@@ -94,7 +94,9 @@ TEST_CASE("fabricctl socket run: a corner to the far corner of the t3k: every by
     CHECK(s["to"]["end"] == "closed it");
     CHECK(s["from"]["bytes_acked"] == 5 * 2048);
     CHECK(s["from"]["end"] == "closed by its peer");
-    // Held a ring (4 pages) ahead of the slow receiver: 4 pages past the close.
-    CHECK(s["from"]["bytes_sent"] == 9 * 2048);
+    // Held at most a ring (4 pages) ahead of what the slow receiver acknowledged.
+    CHECK(s["from"]["bytes_sent"] > 6 * 2048);
+    CHECK(s["from"]["bytes_sent"] <= 9 * 2048);
+    CHECK(s["from"]["bytes_sent"] == s["from"]["pages"].get<uint32_t>() * 2048);
     for (const auto& router : j["routers"]) CHECK(router["status"] == "terminated");
 }

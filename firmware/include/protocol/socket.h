@@ -36,10 +36,18 @@ inline constexpr uint32_t kSocketMaxBytes = kSocketClosed - 1;  // what a close 
 inline constexpr uint32_t kSocketCounterOffset = 0;  // receiver: bytes received; sender: acked
 inline constexpr uint32_t kSocketCloseOffset = 16;   // the peer's close word
 inline constexpr uint32_t kSocketWordsBytes = 32;
-// The socket_stream kernel's fabric connection (kFabricConnL1Bytes) follows its socket words.
+// The socket_stream kernel's fabric connection (kFabricConnL1Bytes) follows its socket words,
+// then the sender's stream header (kSocketStreamL1Bytes).
 constexpr uint32_t socket_conn_l1(uint32_t words_addr) {
     return words_addr + kSocketWordsBytes;
 }
+constexpr uint32_t socket_stream_l1(uint32_t words_addr) {
+    return socket_conn_l1(words_addr) + kFabricConnL1Bytes;
+}
+inline constexpr uint32_t kSocketStreamL1Bytes = sizeof(fabric::PacketHeader);
+inline constexpr uint32_t kSocketEndpointL1Bytes =
+    kSocketWordsBytes + kFabricConnL1Bytes + kSocketStreamL1Bytes;
+static_assert(socket_stream_l1(0) % 16 == 0 && kSocketEndpointL1Bytes == 288);
 
 // What a socket call ended with. Each timeout names the wait that ran out.
 enum class SocketStatus : uint32_t {
@@ -123,6 +131,7 @@ struct SocketStreamResults {
     uint32_t cycles;          // first page .. stream done (sender: all acknowledged)
 };
 static_assert(sizeof(SocketStreamResults) == 16 + 9 * 4);
+
 static_assert(sizeof(SocketStreamResults) <= sizeof(uint32_t) * kTestMaxResults);
 
 }  // namespace protocol

@@ -8,7 +8,8 @@
 //             acknowledgements and the receiver's close: each end sends through a router on its
 //             own chip (1D: the direction with fewer hops; 2D: MeshPlan::send on `plane`).
 //   L1        the same on both ends, from protocol::test_l1_base: the socket words (32 B), the
-//             fabric connection, then from base + kSocketBufferOffset to the test mailbox the
+//             fabric connection and the sender's stream header (protocol::socket_stream_l1),
+//             then from base + kSocketBufferOffset to the test mailbox the
 //             receiver's ring or the sender's source (a NoC source or ring must lie where the
 //             core's NoC reaches locally); the receiver's output (the whole stream) from
 //             mesh_sink_base up to the end of its L1.
