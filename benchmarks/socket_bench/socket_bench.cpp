@@ -1,7 +1,7 @@
 // socket_bench: sockets over the fabric in the model (Wormhole B0; fabric/socket_plan.h, the
 // socket_stream kernel): a sender on chip 0 streams to a receiver on chip 1 of the T3000, one hop,
 // over the 1D fabric (a line of the two chips, fabric_router.elf) and the 2D one (the t3k 2x4
-// mesh, fabric_router_2d.elf), for pages of 1, 2 and 4 KiB and rings of 2 to 16 pages, the
+// mesh, fabric_router_2d.elf), for pages of 1, 2 and 4 KiB and rings of 2 to 32 pages, the
 // receiver as fast as it goes (no consume delay). Prints figures; not a test.
 //
 //   socket_bench [--bytes N]    (default 512 KiB per stream)
@@ -23,8 +23,8 @@
 #include "fabric/mesh_graph.h"
 #include "fabric/mesh_plan.h"
 #include "fabric/sim_device.h"
-#include "fabric/socket_plan.h"
 #include "fabric/soc_descriptor.h"
+#include "fabric/socket_plan.h"
 
 namespace {
 
@@ -35,8 +35,8 @@ std::string path(const char* dir, const std::string& f) {
 }
 
 struct Setup {
-    fabric::SocDescriptor soc =
-        fabric::SocDescriptor::load_file(path(FABRIC_SOC_DESCRIPTOR_DIR, "wormhole_b0_80_arch.yaml"));
+    fabric::SocDescriptor soc = fabric::SocDescriptor::load_file(
+        path(FABRIC_SOC_DESCRIPTOR_DIR, "wormhole_b0_80_arch.yaml"));
     fabric::ClusterDescriptor cluster =
         fabric::ClusterDescriptor::load_file(path(FABRIC_SOC_DESCRIPTOR_DIR, "t3k_cluster.yaml"));
     fabric::ElfImage kernel =
@@ -55,7 +55,7 @@ void rows(const char* name, Setup& s, const fabric::FabricPlan& plan, const std:
     runner.bring_up(5'000'000);
     const auto& workers = s.soc.cores(fabric::CoreType::Worker);
     for (uint32_t page : {1024u, 2048u, 4096u}) {
-        for (uint32_t ring : {2u, 4u, 8u, 16u}) {
+        for (uint32_t ring : {2u, 4u, 8u, 16u, 32u}) {
             fabric::SocketOptions o;
             o.bytes = bytes;
             o.page_bytes = page;

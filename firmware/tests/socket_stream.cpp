@@ -31,8 +31,9 @@ constexpr uint32_t kCopyTrid = 6;
 
 bool args_ok(const SocketStreamArgs& a) {
     return a.total_bytes != 0 && a.total_bytes <= protocol::kSocketMaxBytes &&
-           a.total_bytes % 16 == 0 && a.data_addr % 16 == 0 && a.socket.words_addr % 16 == 0 && a.timeout_us != 0 && a.socket.page_bytes % 16 == 0 &&
-           a.socket.page_bytes != 0 && a.socket.ring_pages != 0;
+           a.total_bytes % 16 == 0 && a.data_addr % 16 == 0 && a.socket.words_addr % 16 == 0 &&
+           a.timeout_us != 0 && a.socket.page_bytes % 16 == 0 && a.socket.page_bytes != 0 &&
+           a.socket.ring_pages != 0;
 }
 
 uint32_t min32(uint32_t a, uint32_t b) {
@@ -82,12 +83,11 @@ int run_sender(fwtest::Kernel& k, const SocketStreamArgs& a, fabric::FabricConne
     if (s != SocketStatus::Ok && s != SocketStatus::PeerClosed) {
         return stuck(k, s, tx.last_hal_status(),
                      closing ? protocol::kSocketStuckClose : protocol::kSocketStuckDrain,
-                     closing ? SocketStreamStep::Close : SocketStreamStep::Drain,
-                     tx.pages_sent());
+                     closing ? SocketStreamStep::Close : SocketStreamStep::Drain, tx.pages_sent());
     }
     r.cycles = fwtest::wall32() - t0;
     r.socket_status = static_cast<uint32_t>(s);
-    r.end = static_cast<uint32_t>(closing                          ? SocketEnd::ClosedHere
+    r.end = static_cast<uint32_t>(closing                         ? SocketEnd::ClosedHere
                                   : s == SocketStatus::PeerClosed ? SocketEnd::ClosedByPeer
                                                                   : SocketEnd::Complete);
     return 0;
@@ -125,10 +125,10 @@ int run_receiver(fwtest::Kernel& k, const SocketStreamArgs& a, fabric::FabricCon
         s = rx.wait_page(min32(a.socket.page_bytes, a.total_bytes - rx.bytes_consumed()), b);
         if (s == SocketStatus::PeerClosed) break;
         if (rx.pages_consumed() == 0) t0 = fwtest::wall32();  // the first page is here
-        hal::Status h = s == SocketStatus::Ok
-                            ? copy_out(noc, rx.page_l1(), a.data_addr + rx.bytes_consumed(),
-                                       rx.page_bytes(), b)
-                            : rx.last_hal_status();
+        hal::Status h =
+            s == SocketStatus::Ok
+                ? copy_out(noc, rx.page_l1(), a.data_addr + rx.bytes_consumed(), rx.page_bytes(), b)
+                : rx.last_hal_status();
         if (h == hal::Status::Ok) h = consume_delay(k, a.consume_delay);
         if (s == SocketStatus::Ok && h == hal::Status::Ok) s = rx.release_page(b);
         if (s != SocketStatus::Ok || h != hal::Status::Ok) {
@@ -157,7 +157,7 @@ int run_receiver(fwtest::Kernel& k, const SocketStreamArgs& a, fabric::FabricCon
     }
     r.cycles = fwtest::wall32() - t0;
     r.socket_status = static_cast<uint32_t>(s);
-    r.end = static_cast<uint32_t>(closing                          ? SocketEnd::ClosedHere
+    r.end = static_cast<uint32_t>(closing                         ? SocketEnd::ClosedHere
                                   : s == SocketStatus::PeerClosed ? SocketEnd::ClosedByPeer
                                                                   : SocketEnd::Complete);
     return 0;

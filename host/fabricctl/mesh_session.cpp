@@ -226,8 +226,7 @@ void MeshSession::open_device(uint64_t expected_deliveries) {
         std::make_unique<fabric::FabricRunner>(*device_, plan_->fabric, std::move(*router_elf_));
     if (args_.stall_cycles) runner_->set_stall_cycles(args_.stall_cycles);
     events_ = log_events(*runner_, args_.events, drops_);
-    progress_ =
-        fabric_progress(command_, *device_, *runner_, expected_deliveries);
+    progress_ = fabric_progress(command_, *device_, *runner_, expected_deliveries);
 }
 
 int MeshSession::run_interruptible(const std::function<int()>& verb) {
@@ -376,9 +375,8 @@ int MeshSession::report(const RunReport& r) {
     } else if (!r.passed.empty()) {
         verdict = r.passed;
     } else if (brought_up_) {
-        verdict =
-            fmt::format("{}: {}: handshake {} cycles, ready {} cycles; {}", command_, what(),
-                        runner_->handshake_cycles(), runner_->ready_cycles(), ending());
+        verdict = fmt::format("{}: {}: handshake {} cycles, ready {} cycles; {}", command_, what(),
+                              runner_->handshake_cycles(), runner_->ready_cycles(), ending());
     } else {  // pcie status: read, not brought up here
         verdict = fmt::format("{}: {}: read from the running routers", command_, what());
     }

@@ -40,11 +40,13 @@ fabric::CoreLocation parse_end(const std::string& option, const std::string& tex
     }
     if (colon == std::string::npos) {
         const auto& workers = socs(chip).cores(fabric::CoreType::Worker);
-        if (workers.empty()) fabric::fail(ErrorCategory::BadInput, "{}: chip {} has no worker core", option, chip);
+        if (workers.empty())
+            fabric::fail(ErrorCategory::BadInput, "{}: chip {} has no worker core", option, chip);
         return {chip, workers.front()};
     }
     const auto core = fabric::parse_core_coord(text.substr(colon + 1));
-    if (!core) fabric::fail(ErrorCategory::BadInput, "{} {}: expected CHIP or CHIP:X-Y", option, text);
+    if (!core)
+        fabric::fail(ErrorCategory::BadInput, "{} {}: expected CHIP or CHIP:X-Y", option, text);
     return {chip, *core};
 }
 
@@ -79,7 +81,8 @@ class SocketRunCommand final : public MeshFabricCommand {
                             nullptr) {
         cmd_->add_option("--from", from_, "Sender: CHIP or CHIP:X-Y (a worker core)")->required();
         cmd_->add_option("--to", to_, "Receiver: CHIP or CHIP:X-Y (a worker core)")->required();
-        add_bytes_option(*cmd_, o_.bytes, "Bytes to stream (multiple of 16)")->capture_default_str();
+        add_bytes_option(*cmd_, o_.bytes, "Bytes to stream (multiple of 16)")
+            ->capture_default_str();
         cmd_->add_option("--page-bytes", o_.page_bytes, "Bytes per page (multiple of 16)")
             ->capture_default_str();
         cmd_->add_option("--ring-pages", o_.ring_pages, "Pages of the receiver's ring")
@@ -93,7 +96,8 @@ class SocketRunCommand final : public MeshFabricCommand {
         cmd_->add_option("--close-from", close_from_, "The side that closes: sender or receiver")
             ->check(CLI::IsMember({"sender", "receiver"}))
             ->capture_default_str();
-        cmd_->add_option("--plane", o_.plane, "Routing plane of both routes")->capture_default_str();
+        cmd_->add_option("--plane", o_.plane, "Routing plane of both routes")
+            ->capture_default_str();
         cmd_->add_option("--worker-elf", worker_elf_,
                          "Socket kernel (default: this build's socket_stream.elf)");
     }
@@ -140,7 +144,7 @@ class SocketRunCommand final : public MeshFabricCommand {
         const auto& rx = run.receiver.results;
         const double rate = bytes_per_cycle(rx.bytes_consumed, tx.cycles);
         const std::vector<fabric::MeshWorkerOutcome> outcomes{as_outcome(run.sender),
-                                                               as_outcome(run.receiver)};
+                                                              as_outcome(run.receiver)};
         RunReport r;
         r.passed = fmt::format(
             "socket run passed: {} B in {} pages of {} B from {} to {}, {} cycles, {:.3f} "
@@ -174,8 +178,7 @@ class SocketRunCommand final : public MeshFabricCommand {
             fmt::print("sender: sent {} B ({} pages), acknowledged {} B, {}, {} cycles\n",
                        tx.bytes_sent, tx.pages, tx.bytes_acked, end_name(tx.end), tx.cycles);
             fmt::print("receiver: consumed {} B ({} pages), received {} B, {}, {} cycles\n",
-                       rx.bytes_consumed, rx.pages, rx.bytes_received, end_name(rx.end),
-                       rx.cycles);
+                       rx.bytes_consumed, rx.pages, rx.bytes_received, end_name(rx.end), rx.cycles);
             fmt::print("rate: {:.3f} B/cycle ({} B in {} cycles)\n", rate, rx.bytes_consumed,
                        tx.cycles);
             if (s.problems.empty())

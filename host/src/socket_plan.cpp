@@ -43,9 +43,8 @@ void check_sizes(const SocketOptions& o) {
              o.bytes);
     }
     if (o.bytes > protocol::kSocketMaxBytes) {
-        fail(ErrorCategory::BadInput,
-             "socket: stream size {} B: a close word carries at most {} B", o.bytes,
-             protocol::kSocketMaxBytes);
+        fail(ErrorCategory::BadInput, "socket: stream size {} B: a close word carries at most {} B",
+             o.bytes, protocol::kSocketMaxBytes);
     }
     if (o.page_bytes == 0 || o.page_bytes % 16 != 0) {
         fail(ErrorCategory::BadInput, "socket: page size {} is not a positive multiple of 16",
@@ -138,8 +137,8 @@ SocketPlan plan_with(hal::Arch arch, const ChipSocs& socs, const ElfImage& kerne
         e.name = fmt::format("{} {}", socket_side_name(side), at.str());
         auto& a = e.args;
         a.channel = r.channel;
-        a.socket.peer = {r.route.hops, r.route.ext, r.route.flags_word, r.route.dst_node,
-                         peer.core.x, peer.core.y};
+        a.socket.peer = {r.route.hops,     r.route.ext, r.route.flags_word,
+                         r.route.dst_node, peer.core.x, peer.core.y};
         a.socket.ring_addr = buffer;
         a.socket.ring_pages = o.ring_pages;
         a.socket.page_bytes = o.page_bytes;
@@ -261,9 +260,9 @@ SocketRun run_socket(FabricRunner& runner, const SocketPlan& plan, const LaunchO
     const std::array<LaunchTarget, 2> targets{plan.sender.target, plan.receiver.target};
     const uint64_t start = dev.cycles();
     const auto res = runner.run_workers(targets, options, [&](const LaunchTarget& t) {
-        load_socket_end(dev, plan,
-                        t.core == plan.sender.target.core ? SocketSide::Sender
-                                                          : SocketSide::Receiver);
+        load_socket_end(
+            dev, plan,
+            t.core == plan.sender.target.core ? SocketSide::Sender : SocketSide::Receiver);
     });
     SocketRun run;
     run.cycles = dev.cycles() - start;
@@ -318,8 +317,8 @@ std::string_view end_name(uint32_t end) {
 void check_end(const SocketEndPlan& e, const SocketEndOutcome& o, std::vector<std::string>& out) {
     if (!o.passed()) {
         out.push_back(fmt::format(
-            "{}: {} with status 0x{:08x}, stuck_at 0x{:x}, socket status {}, hal status {}",
-            e.name, outcome_name(o.launch.outcome), o.status, o.stuck_at, o.results.socket_status,
+            "{}: {} with status 0x{:08x}, stuck_at 0x{:x}, socket status {}, hal status {}", e.name,
+            outcome_name(o.launch.outcome), o.status, o.stuck_at, o.results.socket_status,
             o.results.last_hal_status));
     }
 }

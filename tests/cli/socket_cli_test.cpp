@@ -12,9 +12,9 @@
 #include "run_process.h"
 
 using Catch::Matchers::Contains;
-using nlohmann::json;
 using fabric::test::expect_failure;
 using fabric::test::fabricctl;
+using nlohmann::json;
 
 namespace {
 
@@ -22,8 +22,9 @@ const std::string kSoc = FABRIC_SOC_DESCRIPTOR_DIR;
 const std::string kFw = FABRIC_FIRMWARE_DIR;
 
 std::vector<std::string> socket_run(std::vector<std::string> extra) {
-    std::vector<std::string> a{"socket", "run", "--mesh-graph", kSoc + "/t3k_mesh_graph.yaml",
-                               "--cluster", kSoc + "/t3k_cluster.yaml"};
+    std::vector<std::string> a{"socket",       "run",
+                               "--mesh-graph", kSoc + "/t3k_mesh_graph.yaml",
+                               "--cluster",    kSoc + "/t3k_cluster.yaml"};
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
 }
@@ -47,14 +48,16 @@ TEST_CASE("fabricctl socket run: bad input and usage", "[cli][socket]") {
                    100);
     auto r = fabricctl(socket_run({"--from", "0", "--to", "0"}));
     expect_failure(r, 101);
-    CHECK(r.err == "fabricctl: error: socket: sender and receiver are the same core (chip 0 core "
-                   "1-1)\n");
+    CHECK(r.err ==
+          "fabricctl: error: socket: sender and receiver are the same core (chip 0 core "
+          "1-1)\n");
     r = fabricctl(socket_run({"--from", "zero", "--to", "1"}));
     expect_failure(r, 101);
     CHECK(r.err == "fabricctl: error: --from zero: expected CHIP or CHIP:X-Y\n");
     r = fabricctl(socket_run({"--from", "0:0-0", "--to", "1"}));
     expect_failure(r, 101);
-    CHECK(r.err == "fabricctl: error: socket: the sender core 0-0 of chip 0 is not a worker core\n");
+    CHECK(r.err ==
+          "fabricctl: error: socket: the sender core 0-0 of chip 0 is not a worker core\n");
     r = fabricctl(socket_run({"--from", "0", "--to", "1", "--page-bytes", "100"}));
     expect_failure(r, 101);
     CHECK(r.err == "fabricctl: error: socket: page size 100 is not a positive multiple of 16\n");
@@ -64,9 +67,9 @@ TEST_CASE("fabricctl socket run: a corner to the far corner of the t3k: every by
           "[cli][socket][sim]") {
     if (!have_socket_firmware()) return;
     // Chip 0 plays M0D0 and chip 7 M0D7 on the t3k (mesh map); 32 KiB, 16 rings of 1 KiB pages.
-    auto r = fabricctl(socket_run({"--from", "0", "--to", "7:2-1", "--bytes", "32768",
-                                   "--page-bytes", "1024", "--ring-pages", "2",
-                                   "--consume-delay", "1000"}));
+    auto r =
+        fabricctl(socket_run({"--from", "0", "--to", "7:2-1", "--bytes", "32768", "--page-bytes",
+                              "1024", "--ring-pages", "2", "--consume-delay", "1000"}));
     INFO("stderr: " << r.err);
     REQUIRE(r.code == 0);
     CHECK_THAT(r.out, Contains("socket chip 0 core 1-1 -> chip 7 core 2-1: 4 hops there, 4 back, "

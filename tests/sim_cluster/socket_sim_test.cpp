@@ -36,12 +36,12 @@ std::optional<fabric::ElfImage> firmware(const std::string& name) {
     return fabric::ElfImage::load_file(path);
 }
 
-#define REQUIRE_FIRMWARE(router_name)                                                     \
-    const auto router = firmware(router_name);                                            \
-    const auto kernel = firmware("socket_stream");                                        \
-    if (!router || !kernel) {                                                             \
+#define REQUIRE_FIRMWARE(router_name)                                                        \
+    const auto router = firmware(router_name);                                               \
+    const auto kernel = firmware("socket_stream");                                           \
+    if (!router || !kernel) {                                                                \
         WARN("skipped: " router_name ".elf / socket_stream.elf not built (build firmware)"); \
-        return;                                                                           \
+        return;                                                                              \
     }
 
 using fabric::test::wh_soc;
@@ -75,8 +75,8 @@ fabric::SocketRun run_checked(Fabric& f, const fabric::SocketPlan& plan) {
     lo.max_cycles = 40'000'000;
     const fabric::SocketRun run = fabric::run_socket(f.runner, plan, lo);
     INFO("sender status 0x" << std::hex << run.sender.status << " stuck_at 0x"
-                            << run.sender.stuck_at << "; receiver status 0x"
-                            << run.receiver.status << " stuck_at 0x" << run.receiver.stuck_at);
+                            << run.sender.stuck_at << "; receiver status 0x" << run.receiver.status
+                            << " stuck_at 0x" << run.receiver.stuck_at);
     CHECK(fabric::socket_problems(plan, run).empty());
     for (const auto& p : fabric::socket_problems(plan, run)) UNSCOPED_INFO(p);
     const fabric::SocketExpect x = fabric::socket_expect(plan);

@@ -129,11 +129,13 @@ TEST_CASE("socket plan: a stream longer than the source wraps it (never at a mul
     CHECK(fabric::socket_stream_word(s, 77 * 512) == protocol::pattern_word(0x5000, 0));
     CHECK(fabric::socket_stream_word(s, 77 * 512 + 3) == protocol::pattern_word(0x5000, 3));
     o.ring_pages = 3;  // 78 is a multiple of 3 too
-    CHECK(fabric::plan_socket(plan, socs(), kernel(), worker(2, 0), worker(1, 0), o)
-              .source_bytes() == 77 * 2048);
+    CHECK(
+        fabric::plan_socket(plan, socs(), kernel(), worker(2, 0), worker(1, 0), o).source_bytes() ==
+        77 * 2048);
     o.ring_pages = 5;
-    CHECK(fabric::plan_socket(plan, socs(), kernel(), worker(2, 0), worker(1, 0), o)
-              .source_bytes() == 78 * 2048);
+    CHECK(
+        fabric::plan_socket(plan, socs(), kernel(), worker(2, 0), worker(1, 0), o).source_bytes() ==
+        78 * 2048);
 }
 
 TEST_CASE("socket plan: 2D: a corner to the far corner of the t3k mesh", "[socket][mesh]") {

@@ -97,9 +97,9 @@ class Endpoint {
     SocketStatus send_close(uint32_t count, const FabricConnection::Bound& b) {
         if (closed_) return SocketStatus::BadConfig;
         closed_ = true;
-        return fabric(conn_.inline_write(route_of(c_.peer),
-                                         target(c_.peer, c_.words_addr + protocol::kSocketCloseOffset),
-                                         protocol::kSocketClosed | count, deadline(b), b.term));
+        return fabric(conn_.inline_write(
+            route_of(c_.peer), target(c_.peer, c_.words_addr + protocol::kSocketCloseOffset),
+            protocol::kSocketClosed | count, deadline(b), b.term));
     }
 
     FabricConnection& conn_;
@@ -141,13 +141,13 @@ class SocketSender : public socket_detail::Endpoint {
         }
         const SocketStatus room = wait_for_room(b);
         if (room != SocketStatus::Ok) return room;
-        const SocketStatus s = streamable(bytes) ? stream_page(src_l1, bytes, b)
-                                                 : general_page(src_l1, bytes, b);
+        const SocketStatus s =
+            streamable(bytes) ? stream_page(src_l1, bytes, b) : general_page(src_l1, bytes, b);
         if (s != SocketStatus::Ok) return s;
         sent_ += bytes;
         ++pages_;
         slot_ = slot_ + c_.page_bytes == c_.ring_addr + ring_bytes_ ? c_.ring_addr
-                                                                     : slot_ + c_.page_bytes;
+                                                                    : slot_ + c_.page_bytes;
         return sent_ - announced_ >= announce_bytes_ ? announce(b) : SocketStatus::Ok;
     }
 
@@ -155,9 +155,9 @@ class SocketSender : public socket_detail::Endpoint {
     // before it waits for room; wait_acked and close do it first).
     [[nodiscard]] SocketStatus announce(const FabricConnection::Bound& b) {
         if (sent_ == announced_) return SocketStatus::Ok;
-        const SocketStatus s = fabric(conn_.atomic_inc(socket_detail::route_of(c_.peer),
-                                                       counter_target(), sent_ - announced_, true,
-                                                       deadline(b), b.term, pages_));
+        const SocketStatus s =
+            fabric(conn_.atomic_inc(socket_detail::route_of(c_.peer), counter_target(),
+                                    sent_ - announced_, true, deadline(b), b.term, pages_));
         if (s == SocketStatus::Ok) announced_ = sent_;
         return s;
     }
@@ -196,9 +196,9 @@ class SocketSender : public socket_detail::Endpoint {
     }
     SocketStatus stream_page(uint32_t src_l1, uint32_t bytes, const FabricConnection::Bound& b) {
         if (write_.l1 == 0) {
-            const SocketStatus s = fabric(conn_.prepare_unicast_write(
-                write_, stream_l1_, socket_detail::route_of(c_.peer),
-                socket_detail::target(c_.peer, slot_), bytes, b));
+            const SocketStatus s = fabric(
+                conn_.prepare_unicast_write(write_, stream_l1_, socket_detail::route_of(c_.peer),
+                                            socket_detail::target(c_.peer, slot_), bytes, b));
             if (s != SocketStatus::Ok) return s;
         }
         return fabric(conn_.send(write_, src_l1, slot_, pages_, b));
@@ -222,8 +222,8 @@ class SocketSender : public socket_detail::Endpoint {
         // The receiver acknowledges only what it was told of.
         const SocketStatus a = announce(b);
         if (a != SocketStatus::Ok) return a;
-        const hal::Status s = hal::wait_until(
-            [&] { return peer_closed() || room(); }, deadline(b), b.term);
+        const hal::Status s =
+            hal::wait_until([&] { return peer_closed() || room(); }, deadline(b), b.term);
         const SocketStatus st = wait(s, SocketStatus::RoomTimeout);
         if (st != SocketStatus::Ok) return st;
         return peer_closed() ? SocketStatus::PeerClosed : SocketStatus::Ok;
@@ -263,15 +263,13 @@ class SocketReceiver : public socket_detail::Endpoint {
             return SocketStatus::BadConfig;
         }
         const auto arrived = [&] { return bytes_received() - consumed_ >= want; };
-        const auto sender_done = [&] {
-            return peer_closed() && bytes_received() == peer_count();
-        };
+        const auto sender_done = [&] { return peer_closed() && bytes_received() == peer_count(); };
         if (!arrived()) {  // the sender may be waiting for room: give it what we consumed
             const SocketStatus a = acknowledge(b);
             if (a != SocketStatus::Ok) return a;
         }
-        const hal::Status s = hal::wait_until([&] { return arrived() || sender_done(); },
-                                              deadline(b), b.term);
+        const hal::Status s =
+            hal::wait_until([&] { return arrived() || sender_done(); }, deadline(b), b.term);
         const SocketStatus st = wait(s, SocketStatus::DataTimeout);
         if (st != SocketStatus::Ok) return st;
         const uint32_t there = bytes_received() - consumed_;

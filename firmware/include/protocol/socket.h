@@ -52,13 +52,13 @@ static_assert(socket_stream_l1(0) % 16 == 0 && kSocketEndpointL1Bytes == 288);
 // What a socket call ended with. Each timeout names the wait that ran out.
 enum class SocketStatus : uint32_t {
     Ok = 0,
-    PeerClosed = 1,         // the other side closed: nothing more will come (or be acknowledged)
-    RoomTimeout = 2,        // sender: the ring stayed full (no acknowledgement came)
-    DataTimeout = 3,        // receiver: no page came
-    AcksTimeout = 4,        // sender: the last pages were never acknowledged
-    Terminated = 5,         // a wait saw the termination word
-    FabricError = 6,        // an adapter call failed (SocketResults::last_hal_status says how)
-    BadConfig = 7,          // a config the endpoint cannot run with (page size, ring, addresses)
+    PeerClosed = 1,   // the other side closed: nothing more will come (or be acknowledged)
+    RoomTimeout = 2,  // sender: the ring stayed full (no acknowledgement came)
+    DataTimeout = 3,  // receiver: no page came
+    AcksTimeout = 4,  // sender: the last pages were never acknowledged
+    Terminated = 5,   // a wait saw the termination word
+    FabricError = 6,  // an adapter call failed (SocketResults::last_hal_status says how)
+    BadConfig = 7,    // a config the endpoint cannot run with (page size, ring, addresses)
 };
 
 // Where an endpoint's peer is: its core (NOC0, on the peer's chip) and the fabric route there.
