@@ -40,14 +40,14 @@ uint32_t min32(uint32_t a, uint32_t b) {
     return a < b ? a : b;
 }
 
-// The stream's results from a socket status: a clean end, or a stuck one naming the wait.
+// A stream that ended early: the socket status names the wait (or the bad call), the HAL status
+// says how the last adapter call or wait ended.
 int stuck(fwtest::Kernel& k, SocketStatus s, hal::Status hal_status, uint32_t code,
           SocketStreamStep step, uint32_t detail) {
     r.socket_status = static_cast<uint32_t>(s);
     r.last_hal_status = static_cast<uint32_t>(hal_status);
     k.publish(r);
-    return k.stuck(r, code, step, hal_status == hal::Status::Ok ? hal::Status::Timeout : hal_status,
-                   detail);
+    return k.stuck(r, code, step, hal_status, detail);
 }
 
 int run_sender(fwtest::Kernel& k, const SocketStreamArgs& a, fabric::FabricConnection& conn) {

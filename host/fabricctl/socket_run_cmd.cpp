@@ -50,19 +50,6 @@ fabric::CoreLocation parse_end(const std::string& option, const std::string& tex
     return {chip, *core};
 }
 
-std::string_view end_name(uint32_t end) {
-    switch (static_cast<protocol::SocketEnd>(end)) {
-        case protocol::SocketEnd::Complete:
-            return "complete";
-        case protocol::SocketEnd::ClosedHere:
-            return "closed it";
-        case protocol::SocketEnd::ClosedByPeer:
-            return "closed by its peer";
-        default:
-            return "unknown";
-    }
-}
-
 fabric::MeshWorkerOutcome as_outcome(const fabric::SocketEndOutcome& o) {
     fabric::MeshWorkerOutcome out;
     out.launch = o.launch;
@@ -176,9 +163,11 @@ class SocketRunCommand final : public MeshFabricCommand {
                        plan.options.bytes, plan.pages(), plan.options.page_bytes,
                        plan.options.ring_pages, plan.ring_bytes(), plan.options.consume_delay);
             fmt::print("sender: sent {} B ({} pages), acknowledged {} B, {}, {} cycles\n",
-                       tx.bytes_sent, tx.pages, tx.bytes_acked, end_name(tx.end), tx.cycles);
+                       tx.bytes_sent, tx.pages, tx.bytes_acked, fabric::socket_end_name(tx.end),
+                       tx.cycles);
             fmt::print("receiver: consumed {} B ({} pages), received {} B, {}, {} cycles\n",
-                       rx.bytes_consumed, rx.pages, rx.bytes_received, end_name(rx.end), rx.cycles);
+                       rx.bytes_consumed, rx.pages, rx.bytes_received,
+                       fabric::socket_end_name(rx.end), rx.cycles);
             fmt::print("rate: {:.3f} B/cycle ({} B in {} cycles)\n", rate, rx.bytes_consumed,
                        tx.cycles);
             if (s.problems.empty())
@@ -197,8 +186,8 @@ class SocketRunCommand final : public MeshFabricCommand {
                 {"outcome", fabric::outcome_name(o.launch.outcome)},
                 {"status", o.status},
                 {"stuck_at", o.stuck_at},
-                {"socket_status", r.socket_status},
-                {"end", end_name(r.end)},
+                {"socket_status", fabric::socket_status_name(r.socket_status)},
+                {"end", fabric::socket_end_name(r.end)},
                 {"pages", r.pages},
                 {"bytes_sent", r.bytes_sent},
                 {"bytes_acked", r.bytes_acked},

@@ -8,6 +8,7 @@
 #include <functional>
 
 #include "fabric/error.h"
+#include "hal/status.h"
 #include "protocol/test_kernels.h"
 #include "protocol/test_mailbox.h"
 
@@ -205,6 +206,25 @@ std::optional<SocketSide> parse_socket_side(std::string_view text) {
     return std::nullopt;
 }
 
+static_assert(static_cast<uint32_t>(protocol::SocketStatus::BadConfig) == 7 &&
+                  static_cast<uint32_t>(protocol::SocketEnd::ClosedByPeer) == 2,
+              "the names below follow the protocol's values");
+
+std::string socket_status_name(uint32_t status) {
+    static constexpr std::array<std::string_view, 8> kNames{
+        "ok",           "peer_closed", "room_timeout", "data_timeout",
+        "acks_timeout", "terminated",  "fabric_error", "bad_config"};
+    if (status < kNames.size()) return std::string(kNames[status]);
+    return fmt::format("unknown({})", status);
+}
+
+std::string socket_end_name(uint32_t end) {
+    static constexpr std::array<std::string_view, 3> kNames{"complete", "closed here",
+                                                            "closed by its peer"};
+    if (end < kNames.size()) return std::string(kNames[end]);
+    return fmt::format("unknown({})", end);
+}
+
 uint32_t SocketPlan::pages() const {
     return pages_of(options.bytes, options.page_bytes);
 }
@@ -301,25 +321,13 @@ SocketExpect socket_expect(const SocketPlan& plan) {
 
 namespace {
 
-std::string_view end_name(uint32_t end) {
-    switch (static_cast<SocketEnd>(end)) {
-        case SocketEnd::Complete:
-            return "complete";
-        case SocketEnd::ClosedHere:
-            return "closed here";
-        case SocketEnd::ClosedByPeer:
-            return "closed by its peer";
-        default:
-            return "unknown";
-    }
-}
-
 void check_end(const SocketEndPlan& e, const SocketEndOutcome& o, std::vector<std::string>& out) {
     if (!o.passed()) {
         out.push_back(fmt::format(
             "{}: {} with status 0x{:08x}, stuck_at 0x{:x}, socket status {}, hal status {}", e.name,
-            outcome_name(o.launch.outcome), o.status, o.stuck_at, o.results.socket_status,
-            o.results.last_hal_status));
+            outcome_name(o.launch.outcome), o.status, o.stuck_at,
+            socket_status_name(o.results.socket_status),
+            hal::to_string(static_cast<hal::Status>(o.results.last_hal_status))));
     }
 }
 
@@ -355,8 +363,8 @@ std::vector<std::string> socket_problems(const SocketPlan& plan, const SocketRun
     for (const auto& [e, got, want] :
          {std::tuple{&plan.sender, s.end, x.sender_end}, {&plan.receiver, r.end, x.receiver_end}}) {
         if (got != static_cast<uint32_t>(want)) {
-            out.push_back(fmt::format("{}: ended {}, expected {}", e->name, end_name(got),
-                                      end_name(static_cast<uint32_t>(want))));
+            out.push_back(fmt::format("{}: ended {}, expected {}", e->name, socket_end_name(got),
+                                      socket_end_name(static_cast<uint32_t>(want))));
         }
     }
     return out;

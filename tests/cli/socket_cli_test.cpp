@@ -94,9 +94,11 @@ TEST_CASE("fabricctl socket run: a corner to the far corner of the t3k: every by
     CHECK(s["close_from"] == "receiver");
     CHECK(s["to"]["bytes_consumed"] == 5 * 2048);
     CHECK(s["to"]["pages"] == 5);
-    CHECK(s["to"]["end"] == "closed it");
+    CHECK(s["to"]["end"] == "closed here");
+    CHECK(s["to"]["socket_status"] == "ok");
     CHECK(s["from"]["bytes_acked"] == 5 * 2048);
     CHECK(s["from"]["end"] == "closed by its peer");
+    CHECK(s["from"]["socket_status"] == "peer_closed");
     // Held at most a ring (4 pages) ahead of what the slow receiver acknowledged.
     CHECK(s["from"]["bytes_sent"] > 6 * 2048);
     CHECK(s["from"]["bytes_sent"] <= 9 * 2048);

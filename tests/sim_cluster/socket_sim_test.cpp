@@ -8,6 +8,8 @@
 //   - 2D: the t3k 2x4 mesh, a corner to the far corner (X then Y, and back)
 //   - between meshes: the spec's 4-mesh cluster, M0D0 to M3D8 (no direct link between the meshes)
 //   - a close in the middle from the sender (1D) and from the receiver (2D)
+//   - pages larger than a router slot (each page's write split into several packets)
+//   - Blackhole: a 2x2 mesh (the compact 2D image)
 // Skipped (with a warning) until the firmware sub-build made the ELFs.
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -30,8 +32,10 @@ namespace {
 
 const std::string kFwDir = FABRIC_FIRMWARE_DIR;
 
-std::optional<fabric::ElfImage> firmware(const std::string& name) {
-    const std::string path = kFwDir + "/wormhole_b0/" + name + ".elf";
+std::optional<fabric::ElfImage> firmware(const std::string& name,
+                                         hal::Arch arch = hal::Arch::WormholeB0) {
+    const std::string path =
+        kFwDir + "/" + std::string(fabric::arch_name(arch)) + "/" + name + ".elf";
     if (!std::filesystem::exists(path)) return std::nullopt;
     return fabric::ElfImage::load_file(path);
 }
@@ -44,6 +48,7 @@ std::optional<fabric::ElfImage> firmware(const std::string& name) {
         return;                                                                              \
     }
 
+using fabric::test::bh_soc;
 using fabric::test::wh_soc;
 
 // A cluster in the model and a runner over the fabric `plan` (1D or a MeshPlan's), not yet up.
@@ -51,20 +56,18 @@ struct Fabric {
     fabric::SimDevice dev;
     fabric::FabricRunner runner;
     Fabric(const fabric::ClusterDescriptor& cluster, const fabric::FabricPlan& plan,
-           const fabric::ElfImage& router)
-        : dev(wh_soc(), hal::Arch::WormholeB0, fabric::SimDeviceOptions{cluster, std::nullopt}),
+           const fabric::ElfImage& router, const fabric::SocDescriptor& soc = wh_soc())
+        : dev(soc, soc.arch(), fabric::SimDeviceOptions{cluster, std::nullopt}),
           runner(dev, plan, router) {}
 };
 
-const fabric::ChipSocs& socs() {
-    static const fabric::ChipSocs s = [](fabric::ChipId) -> const fabric::SocDescriptor& {
-        return wh_soc();
-    };
-    return s;
+fabric::ChipSocs socs(const fabric::SocDescriptor& soc = wh_soc()) {
+    return [&soc](fabric::ChipId) -> const fabric::SocDescriptor& { return soc; };
 }
 
-fabric::CoreLocation worker(fabric::ChipId chip, size_t index) {
-    return {chip, wh_soc().cores(fabric::CoreType::Worker).at(index)};
+fabric::CoreLocation worker(fabric::ChipId chip, size_t index,
+                            const fabric::SocDescriptor& soc = wh_soc()) {
+    return {chip, soc.cores(fabric::CoreType::Worker).at(index)};
 }
 
 // Run the socket; both ends must do exactly what socket_expect says and the receiver's output
@@ -102,12 +105,13 @@ fabric::FabricPlan t3k_line() {
     return fabric::plan_fabric(fabric::test::cluster("t3k_cluster.yaml"), wh_soc(), o);
 }
 
-fabric::MeshPlan mesh(const std::string& graph, const std::string& cluster) {
+fabric::MeshPlan mesh(const std::string& graph, const std::string& cluster,
+                      const fabric::SocDescriptor& soc = wh_soc()) {
     fabric::MeshFabricOptions o;
     o.topology = pf::Topology::Mesh;
     o.planes = {0};
-    return fabric::plan_mesh(fabric::test::mesh_graph(graph), fabric::test::cluster(cluster),
-                             wh_soc(), o);
+    return fabric::plan_mesh(fabric::test::mesh_graph(graph), fabric::test::cluster(cluster), soc,
+                             o);
 }
 
 }  // namespace
@@ -228,6 +232,54 @@ TEST_CASE("socket (sim): between meshes: M0D0 to M3D8 of the spec's 4-mesh clust
     o.consume_delay = 2'000;
     const auto s = fabric::plan_socket(m, socs(), *kernel, worker(m.chip_of({0, 0}), 0),
                                        worker(m.chip_of({3, 8}), 0), o);
+    const auto run = run_checked(f, s);
+    CHECK(run.receiver.results.bytes_consumed == o.bytes);
+    CHECK(run.sender.results.bytes_acked == o.bytes);
+    terminate_clean(f);
+}
+
+TEST_CASE("socket (sim): 1D: pages larger than a router slot are split and still checked",
+          "[socket][sim]") {
+    REQUIRE_FIRMWARE("fabric_router");
+    const auto plan = t3k_line();
+    Fabric f(fabric::test::cluster("t3k_cluster.yaml"), plan, *router);
+    f.runner.bring_up(5'000'000);
+    fabric::SocketOptions o;
+    o.page_bytes = 8192;  // the routers' slots carry 4352 B: two packets a page
+    o.ring_pages = 2;
+    o.bytes = 16 * o.ring_pages * o.page_bytes;
+    o.consume_delay = 1'000;
+    const auto s = fabric::plan_socket(plan, socs(), *kernel, worker(2, 0), worker(1, 3), o);
+    REQUIRE(plan.worker_channel(2, fabric::FabricDir::West).payload_bytes < o.page_bytes);
+    // 161760 B below the mailbox hold 19 pages: the source wraps, and not at a ring's multiple.
+    CHECK(s.source_bytes() == 19 * 8192);
+    const auto run = run_checked(f, s);
+    CHECK(run.receiver.results.bytes_consumed == o.bytes);
+    CHECK(run.receiver.results.pages == 32);
+    terminate_clean(f);
+}
+
+TEST_CASE("socket (sim): Blackhole 2x2 mesh: a slow receiver across the diagonal: every byte",
+          "[socket][sim][blackhole]") {
+    const auto router = firmware("fabric_router_2d", hal::Arch::Blackhole);
+    const auto kernel = firmware("socket_stream", hal::Arch::Blackhole);
+    if (!router || !kernel) {
+        WARN("skipped: the Blackhole firmware is not built");
+        return;
+    }
+    const auto m = mesh("bh_2x2_mesh_graph.yaml", "bh_2x2_cluster.yaml", bh_soc());
+    Fabric f(fabric::test::cluster("bh_2x2_cluster.yaml"), m.fabric, *router, bh_soc());
+    f.runner.bring_up(5'000'000);
+    fabric::SocketOptions o;
+    o.page_bytes = 4096;
+    o.ring_pages = 4;
+    o.bytes = 16 * o.ring_pages * o.page_bytes;
+    o.consume_delay = 2'000;
+    const auto s =
+        fabric::plan_socket(m, socs(bh_soc()), *kernel, worker(m.chip_of({0, 0}), 0, bh_soc()),
+                            worker(m.chip_of({0, 3}), 1, bh_soc()), o);
+    CHECK(s.arch == hal::Arch::Blackhole);
+    CHECK(s.sender.hops == 2);
     const auto run = run_checked(f, s);
     CHECK(run.receiver.results.bytes_consumed == o.bytes);
     CHECK(run.sender.results.bytes_acked == o.bytes);

@@ -10,8 +10,10 @@
 #include "fabric/fabric_plan.h"
 #include "fabric/mesh_plan.h"
 #include "fabric/socket_plan.h"
+#include "hal/status.h"
 #include "protocol/socket.h"
 #include "protocol/test_kernels.h"
+#include "protocol/test_mailbox.h"
 #include "test_elf.h"
 
 namespace pf = protocol::fabric;
@@ -225,4 +227,70 @@ TEST_CASE("socket plan: every bad input refused with its message", "[socket]") {
     o.close_after = 8;
     CHECK(refused(o) ==
           "socket: close after 8 pages: the stream has only 8 pages of 2048 B, so it ends first");
+}
+
+namespace {
+
+// What a socket_stream end reports when it did everything `x` says.
+fabric::SocketEndOutcome clean_end(protocol::SocketEnd end, uint32_t bytes, uint32_t pages) {
+    fabric::SocketEndOutcome o;
+    o.launch.outcome = fabric::LaunchOutcome::Exited;
+    o.status = static_cast<uint32_t>(protocol::TestStatus::Done);
+    o.results.end = static_cast<uint32_t>(end);
+    o.results.pages = pages;
+    o.results.bytes_sent = bytes;
+    o.results.bytes_acked = bytes;
+    o.results.bytes_received = bytes;
+    o.results.bytes_consumed = bytes;
+    return o;
+}
+
+}  // namespace
+
+TEST_CASE("socket plan: the problems of a run, one line each", "[socket]") {
+    const auto plan = line();
+    SocketOptions o;
+    o.bytes = 40 * 1024;
+    o.page_bytes = 2048;
+    o.ring_pages = 4;
+    const auto s = fabric::plan_socket(plan, socs(), kernel(), worker(0, 0), worker(3, 1), o);
+    fabric::SocketRun run;
+    run.sender = clean_end(protocol::SocketEnd::Complete, 40 * 1024, 20);
+    run.receiver = clean_end(protocol::SocketEnd::Complete, 40 * 1024, 20);
+    CHECK(fabric::socket_problems(s, run).empty());
+
+    auto bad = run;
+    bad.receiver.results.bytes_consumed = 1024;
+    bad.sender.results.end = static_cast<uint32_t>(protocol::SocketEnd::ClosedByPeer);
+    CHECK(fabric::socket_problems(s, bad) ==
+          std::vector<std::string>{
+              "receiver chip 3 core 2-1: bytes consumed 1024, expected 40960",
+              "sender chip 0 core 1-1: ended closed by its peer, expected complete"});
+
+    bad = run;
+    bad.receiver.status = protocol::test_status_failed(protocol::TestFail::Stuck);
+    bad.receiver.stuck_at = protocol::kSocketStuckStream;
+    bad.receiver.results.socket_status = static_cast<uint32_t>(protocol::SocketStatus::DataTimeout);
+    bad.receiver.results.last_hal_status = static_cast<uint32_t>(hal::Status::Timeout);
+    CHECK(fabric::socket_problems(s, bad) ==
+          std::vector<std::string>{
+              "receiver chip 3 core 2-1: exited with status 0xfa11ed06, stuck_at 0x902, socket "
+              "status data_timeout, hal status timeout"});
+
+    // The receiver closes after 5 pages: the sender may be a ring (4 pages) past them, no more.
+    o.close_after = 5;
+    o.close_from = SocketSide::Receiver;
+    const auto c = fabric::plan_socket(plan, socs(), kernel(), worker(0, 0), worker(3, 1), o);
+    fabric::SocketRun closed;
+    closed.sender = clean_end(protocol::SocketEnd::ClosedByPeer, 5 * 2048, 9);
+    closed.sender.results.bytes_sent = 9 * 2048;
+    closed.receiver = clean_end(protocol::SocketEnd::ClosedHere, 5 * 2048, 5);
+    CHECK(fabric::socket_problems(c, closed).empty());
+    closed.sender.results.bytes_sent = 10 * 2048;
+    CHECK(
+        fabric::socket_problems(c, closed) ==
+        std::vector<std::string>{"sender chip 0 core 1-1: sent 20480 B, expected 10240 to 18432"});
+    CHECK(fabric::socket_status_name(1) == "peer_closed");
+    CHECK(fabric::socket_status_name(9) == "unknown(9)");
+    CHECK(fabric::socket_end_name(1) == "closed here");
 }

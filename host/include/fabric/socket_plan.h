@@ -41,6 +41,11 @@ enum class SocketSide { Sender, Receiver };
 // "sender", "receiver"; parse: nullopt for anything else.
 std::string_view socket_side_name(SocketSide s);
 std::optional<SocketSide> parse_socket_side(std::string_view text);
+// protocol::SocketStatus as snake_case ("ok", "peer_closed", "room_timeout", "data_timeout",
+// "acks_timeout", "terminated", "fabric_error", "bad_config"); anything else "unknown(N)".
+std::string socket_status_name(uint32_t status);
+// protocol::SocketEnd: "complete", "closed here", "closed by its peer"; else "unknown(N)".
+std::string socket_end_name(uint32_t end);
 
 inline constexpr uint32_t kSocketBufferOffset = 0x400;  // from test_l1_base: ring or source
 
