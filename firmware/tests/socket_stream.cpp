@@ -50,6 +50,16 @@ int stuck(fwtest::Kernel& k, SocketStatus s, hal::Status hal_status, uint32_t co
     return k.stuck(r, code, step, hal_status, detail);
 }
 
+// A stream that ended cleanly: how, and its cycles since `t0`.
+int finish(uint32_t t0, bool closed_here, SocketStatus s) {
+    r.cycles = fwtest::wall32() - t0;
+    r.socket_status = static_cast<uint32_t>(s);
+    r.end = static_cast<uint32_t>(closed_here                     ? SocketEnd::ClosedHere
+                                  : s == SocketStatus::PeerClosed ? SocketEnd::ClosedByPeer
+                                                                  : SocketEnd::Complete);
+    return 0;
+}
+
 int run_sender(fwtest::Kernel& k, const SocketStreamArgs& a, fabric::FabricConnection& conn) {
     fabric::SocketSender tx(conn, a.socket, protocol::socket_stream_l1(a.socket.words_addr));
     const Bound b{a.timeout_us, k.term()};
@@ -85,12 +95,7 @@ int run_sender(fwtest::Kernel& k, const SocketStreamArgs& a, fabric::FabricConne
                      closing ? protocol::kSocketStuckClose : protocol::kSocketStuckDrain,
                      closing ? SocketStreamStep::Close : SocketStreamStep::Drain, tx.pages_sent());
     }
-    r.cycles = fwtest::wall32() - t0;
-    r.socket_status = static_cast<uint32_t>(s);
-    r.end = static_cast<uint32_t>(closing                         ? SocketEnd::ClosedHere
-                                  : s == SocketStatus::PeerClosed ? SocketEnd::ClosedByPeer
-                                                                  : SocketEnd::Complete);
-    return 0;
+    return finish(t0, closing, s);
 }
 
 // `cycles` of a slow consumer (bounded by its own length; the termination word ends it early).
@@ -100,6 +105,12 @@ hal::Status consume_delay(fwtest::Kernel& k, uint32_t cycles) {
     const hal::Status s = hal::wait_until([&] { return hal::wall_clock() >= until; },
                                           hal::Deadline::at_cycle(until), k.term());
     return s == hal::Status::Timeout ? hal::Status::Ok : s;
+}
+
+// The receiver's own steps (copy, delay) as a socket status.
+SocketStatus local_status(hal::Status h) {
+    if (h == hal::Status::Ok) return SocketStatus::Ok;
+    return h == hal::Status::Terminated ? SocketStatus::Terminated : SocketStatus::FabricError;
 }
 
 // A page from the ring to its place in the output: a NoC write to this core.
@@ -125,16 +136,16 @@ int run_receiver(fwtest::Kernel& k, const SocketStreamArgs& a, fabric::FabricCon
         s = rx.wait_page(min32(a.socket.page_bytes, a.total_bytes - rx.bytes_consumed()), b);
         if (s == SocketStatus::PeerClosed) break;
         if (rx.pages_consumed() == 0) t0 = fwtest::wall32();  // the first page is here
-        hal::Status h =
-            s == SocketStatus::Ok
-                ? copy_out(noc, rx.page_l1(), a.data_addr + rx.bytes_consumed(), rx.page_bytes(), b)
-                : rx.last_hal_status();
-        if (h == hal::Status::Ok) h = consume_delay(k, a.consume_delay);
-        if (s == SocketStatus::Ok && h == hal::Status::Ok) s = rx.release_page(b);
-        if (s != SocketStatus::Ok || h != hal::Status::Ok) {
+        hal::Status h = hal::Status::Ok;
+        if (s == SocketStatus::Ok) {
+            h = copy_out(noc, rx.page_l1(), a.data_addr + rx.bytes_consumed(), rx.page_bytes(), b);
+            if (h == hal::Status::Ok) h = consume_delay(k, a.consume_delay);
+            s = local_status(h);
+        }
+        if (s == SocketStatus::Ok) s = rx.release_page(b);
+        if (s != SocketStatus::Ok) {
             record();
-            return stuck(k, s == SocketStatus::Ok ? SocketStatus::FabricError : s,
-                         h != hal::Status::Ok ? h : rx.last_hal_status(),
+            return stuck(k, s, h != hal::Status::Ok ? h : rx.last_hal_status(),
                          protocol::kSocketStuckStream, SocketStreamStep::Stream,
                          rx.pages_consumed());
         }
@@ -155,12 +166,7 @@ int run_receiver(fwtest::Kernel& k, const SocketStreamArgs& a, fabric::FabricCon
         return stuck(k, s, rx.last_hal_status(), protocol::kSocketStuckClose,
                      SocketStreamStep::Close, rx.pages_consumed());
     }
-    r.cycles = fwtest::wall32() - t0;
-    r.socket_status = static_cast<uint32_t>(s);
-    r.end = static_cast<uint32_t>(closing                         ? SocketEnd::ClosedHere
-                                  : s == SocketStatus::PeerClosed ? SocketEnd::ClosedByPeer
-                                                                  : SocketEnd::Complete);
-    return 0;
+    return finish(t0, closing, s);
 }
 
 }  // namespace

@@ -1,16 +1,22 @@
 // Sockets over the fabric, worker side (layout and protocol: protocol/socket.h): a sender and a
 // receiver endpoint, each over a FabricConnection to a router on its own chip (the sender's
-// carries pages and its close, the receiver's carries acknowledgements and its close).
-// Header-only, for worker kernels.
+// carries pages, counter increments and its close; the receiver's its acknowledgements and
+// close). Header-only, for worker kernels.
 //
-//   fabric::SocketSender tx(conn, args.socket);         // conn open, socket words zeroed
-//   while (...) s = tx.send_page(src_l1, bytes, bound); // waits (bounded) for room in the ring
+//   fabric::SocketSender tx(conn, args.socket, stream_l1);  // conn open, socket words zeroed
+//   while (...) s = tx.send_page(src_l1, bytes, bound);      // waits (bounded) for ring room
 //   s = tx.wait_acked(bound);  or  s = tx.close(bound);
 //
-//   fabric::SocketReceiver rx(conn, noc, args.socket);
+//   fabric::SocketReceiver rx(conn, args.socket);
 //   while (rx.wait_page(want, bound) == SocketStatus::Ok) {
 //       ... rx.page_l1(), rx.page_bytes() ...;  s = rx.release_page(bound);
 //   }
+//   s = rx.acknowledge(bound);  or  s = rx.close(bound);
+//
+// Counters move in batches: the sender raises the receiver's byte counter once per half ring of
+// pages and before it waits for room; the receiver acknowledges once per half ring and before it
+// waits for data (each increment is a packet the routers take on their general path, several
+// times a page's cost). Neither side waits for something the other has not been told.
 //
 // Every wait is bounded by the Bound's timeout and escapes on its termination word, and every
 // wait also watches the peer's close word: a close ends it with PeerClosed (once the counts say
@@ -80,6 +86,17 @@ class Endpoint {
 
   protected:
     uint32_t counter() const { return ld(c_.words_addr + protocol::kSocketCounterOffset); }
+    // The peer's counter word (the receiver's bytes received, the sender's acknowledged).
+    pf::NocTarget peer_counter() const {
+        return target(c_.peer, c_.words_addr + protocol::kSocketCounterOffset);
+    }
+    // The ring slot after `slot` (a cursor: no division).
+    uint32_t next_slot(uint32_t slot) const {
+        const uint32_t next = slot + c_.page_bytes;
+        return next == c_.ring_addr + c_.ring_pages * c_.page_bytes ? c_.ring_addr : next;
+    }
+    // How far a counter may lag behind: half the ring, at least a page.
+    uint32_t half_ring() const { return (c_.ring_pages + 1) / 2 * c_.page_bytes; }
     hal::Deadline deadline(const FabricConnection::Bound& b) const {
         return hal::Deadline::after_us(hal::kArch, b.timeout_us);
     }
@@ -118,7 +135,7 @@ class SocketSender : public socket_detail::Endpoint {
     SocketSender(FabricConnection& conn, const protocol::SocketConfig& c, uint32_t stream_l1 = 0)
         : Endpoint(conn, c),
           ring_bytes_(c.ring_pages * c.page_bytes),
-          announce_bytes_((c.ring_pages + 1) / 2 * c.page_bytes),
+          announce_bytes_(half_ring()),
           stream_l1_(stream_l1) {}
 
     uint32_t bytes_sent() const { return sent_; }
@@ -127,9 +144,9 @@ class SocketSender : public socket_detail::Endpoint {
     uint32_t pages_sent() const { return pages_; }
 
     // One page of `bytes` (1..page_bytes, a multiple of 16; less than page_bytes only for the
-    // stream's last page) from `src_l1` into the next ring slot, once the ring has room for it:
-    // the write (page_bytes above the router's payload go as several packets), then the
-    // receiver's byte counter += bytes, flushed behind the write. The source may be read by the
+    // stream's last page) from `src_l1` into the next ring slot, once the ring has room for it
+    // (page_bytes above the router's payload go as several packets); every half ring of pages,
+    // the receiver's byte counter is raised by them (announce). The source may be read by the
     // NoC until the next page is sent (or wait_acked returns).
     // PeerClosed: the receiver closed while we waited, nothing was written.
     [[nodiscard]] SocketStatus send_page(uint32_t src_l1, uint32_t bytes,
@@ -146,8 +163,7 @@ class SocketSender : public socket_detail::Endpoint {
         if (s != SocketStatus::Ok) return s;
         sent_ += bytes;
         ++pages_;
-        slot_ = slot_ + c_.page_bytes == c_.ring_addr + ring_bytes_ ? c_.ring_addr
-                                                                    : slot_ + c_.page_bytes;
+        slot_ = next_slot(slot_);
         return sent_ - announced_ >= announce_bytes_ ? announce(b) : SocketStatus::Ok;
     }
 
@@ -156,7 +172,7 @@ class SocketSender : public socket_detail::Endpoint {
     [[nodiscard]] SocketStatus announce(const FabricConnection::Bound& b) {
         if (sent_ == announced_) return SocketStatus::Ok;
         const SocketStatus s =
-            fabric(conn_.atomic_inc(socket_detail::route_of(c_.peer), counter_target(),
+            fabric(conn_.atomic_inc(socket_detail::route_of(c_.peer), peer_counter(),
                                     sent_ - announced_, true, deadline(b), b.term, pages_));
         if (s == SocketStatus::Ok) announced_ = sent_;
         return s;
@@ -165,7 +181,9 @@ class SocketSender : public socket_detail::Endpoint {
     // Wait until every byte sent is acknowledged. PeerClosed: the receiver closed first; it is
     // returned once what the receiver consumed is acknowledged.
     [[nodiscard]] SocketStatus wait_acked(const FabricConnection::Bound& b) {
-        const SocketStatus a = announce(b);
+        SocketStatus a = announce(b);
+        // The last page's source may still be read by the NoC (a stream send returns before).
+        if (a == SocketStatus::Ok) a = fabric(conn_.wait_sent(deadline(b), b.term));
         if (a != SocketStatus::Ok) return a;
         const hal::Status s = hal::wait_until(
             [this] { return bytes_acked() == sent_ || (peer_closed() && peer_acked()); },
@@ -208,10 +226,6 @@ class SocketSender : public socket_detail::Endpoint {
                                           socket_detail::target(c_.peer, slot_), src_l1, bytes,
                                           deadline(b), b.term, pages_));
     }
-    pf::NocTarget counter_target() const {
-        return socket_detail::target(c_.peer, c_.words_addr + protocol::kSocketCounterOffset);
-    }
-
     // What the receiver consumed before its close is acknowledged (its acks may land after the
     // close word).
     bool peer_acked() const { return bytes_acked() == peer_count(); }
@@ -243,9 +257,7 @@ class SocketReceiver : public socket_detail::Endpoint {
   public:
     using SocketStatus = protocol::SocketStatus;
     SocketReceiver(FabricConnection& conn, const protocol::SocketConfig& c)
-        : Endpoint(conn, c),
-          ring_end_(c.ring_addr + c.ring_pages * c.page_bytes),
-          ack_bytes_((c.ring_pages + 1) / 2 * c.page_bytes) {}
+        : Endpoint(conn, c), ack_bytes_(half_ring()) {}
 
     // The sender's increments so far.
     uint32_t bytes_received() const { return counter(); }
@@ -287,17 +299,16 @@ class SocketReceiver : public socket_detail::Endpoint {
         consumed_ += page_;
         ++pages_;
         page_ = 0;
-        slot_ = slot_ + c_.page_bytes == ring_end_ ? c_.ring_addr : slot_ + c_.page_bytes;
+        slot_ = next_slot(slot_);
         return consumed_ - acked_ >= ack_bytes_ ? acknowledge(b) : SocketStatus::Ok;
     }
 
     // Acknowledge every byte consumed so far (at the end of a stream; close does it first).
     [[nodiscard]] SocketStatus acknowledge(const FabricConnection::Bound& b) {
         if (consumed_ == acked_) return SocketStatus::Ok;
-        const SocketStatus s = fabric(conn_.atomic_inc(
-            socket_detail::route_of(c_.peer),
-            socket_detail::target(c_.peer, c_.words_addr + protocol::kSocketCounterOffset),
-            consumed_ - acked_, false, deadline(b), b.term, pages_));
+        const SocketStatus s =
+            fabric(conn_.atomic_inc(socket_detail::route_of(c_.peer), peer_counter(),
+                                    consumed_ - acked_, false, deadline(b), b.term, pages_));
         if (s == SocketStatus::Ok) acked_ = consumed_;
         return s;
     }
@@ -310,7 +321,6 @@ class SocketReceiver : public socket_detail::Endpoint {
     }
 
   private:
-    const uint32_t ring_end_;
     const uint32_t ack_bytes_;  // half the ring (at least a page)
     uint32_t consumed_ = 0;
     uint32_t acked_ = 0;  // the bytes acknowledged to the sender

@@ -57,7 +57,7 @@ enum class SocketStatus : uint32_t {
     DataTimeout = 3,  // receiver: no page came
     AcksTimeout = 4,  // sender: the last pages were never acknowledged
     Terminated = 5,   // a wait saw the termination word
-    FabricError = 6,  // an adapter call failed (SocketResults::last_hal_status says how)
+    FabricError = 6,  // an adapter or NoC call failed (last_hal_status says how)
     BadConfig = 7,    // a config the endpoint cannot run with (page size, ring, addresses)
 };
 
