@@ -3,12 +3,14 @@
 // (firmware/tests/socket_stream.cpp) and the host plan (host/include/fabric/socket_plan.h).
 //
 //   receiver L1   ring        ring_pages x page_bytes the sender writes pages into (fabric writes)
-//                 words +0    bytes received: the sender's fused write + increment adds each
-//                             packet's payload bytes once the payload has landed (flushed)
+//                 words +0    bytes received: the sender's atomic increments add the bytes of
+//                             the pages it wrote since the last one, flushed (issued by the
+//                             destination router once those writes have landed)
 //                 words +16   close word: the sender's close (an inline write through the fabric)
-//   sender L1     words +0    bytes acknowledged: the receiver adds the bytes of each page it has
-//                             consumed (an atomic increment back over the reverse route)
+//   sender L1     words +0    bytes acknowledged: the receiver adds the bytes it consumed since
+//                             the last one (an atomic increment back over the reverse route)
 //                 words +16   close word: the receiver's close
+// Both raise a counter every half ring, and before they wait for the other (fabric/socket.h).
 //
 // Flow control: the sender writes a page only when sent - acked + page_bytes <= ring bytes, so it
 // never overwrites a page the receiver has not consumed. Pages are written in order into ring
