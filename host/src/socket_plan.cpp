@@ -98,6 +98,66 @@ uint32_t source_pages(const SocketOptions& o, uint32_t room) {
     return fit % o.ring_pages == 0 && fit > 1 ? fit - 1 : fit;
 }
 
+// Where both ends keep their words, ring or source, and the receiver its output (the top of
+// socket_plan.h); Error(BadInput) when the ring or the output does not fit.
+struct SocketL1 {
+    uint32_t words = 0;   // socket words, connection, stream header
+    uint32_t buffer = 0;  // the receiver's ring, the sender's source
+    uint32_t room = 0;    // bytes from buffer to the mailbox
+    uint32_t output = 0;  // the receiver's output
+};
+SocketL1 socket_l1(hal::Arch arch, const SocketOptions& o, const CoreLocation& to,
+                   uint32_t to_l1_size) {
+    SocketL1 l1;
+    l1.words = protocol::test_l1_base(arch);
+    l1.buffer = l1.words + kSocketBufferOffset;
+    l1.room = protocol::test_mailbox_addr(arch) - l1.buffer;
+    l1.output = mesh_sink_base(arch);
+    if (uint64_t{o.ring_pages} * o.page_bytes > l1.room) {
+        fail(ErrorCategory::BadInput,
+             "socket: the ring of {} pages of {} B does not fit the receiver's {} B below its "
+             "mailbox",
+             o.ring_pages, o.page_bytes, l1.room);
+    }
+    if (uint64_t{l1.output} + o.bytes > to_l1_size) {
+        fail(ErrorCategory::BadInput,
+             "socket: the receiver's output of {} B from 0x{:x} passes the end of its L1 ({} B, "
+             "{})",
+             o.bytes, l1.output, to_l1_size, to.str());
+    }
+    return l1;
+}
+
+// One end's kernel and arguments: on `at`, sending through `r` to `peer`.
+SocketEndPlan end_plan(const SocketPlan& p, SocketSide side, const CoreLocation& at,
+                       const CoreLocation& peer, const SocketRoute& r, const SocketL1& l1,
+                       const SocDescriptor& soc, const ElfImage& kernel) {
+    const SocketOptions& o = p.options;
+    SocketEndPlan e;
+    e.target = {at, &kernel, erisc_placement(hal::arch_map(p.arch), soc.worker_l1_size())};
+    e.hops = r.hops;
+    e.name = fmt::format("{} {}", socket_side_name(side), at.str());
+    auto& a = e.args;
+    a.channel = r.channel;
+    a.socket.peer = {r.route.hops,     r.route.ext, r.route.flags_word,
+                     r.route.dst_node, peer.core.x, peer.core.y};
+    a.socket.ring_addr = l1.buffer;
+    a.socket.ring_pages = o.ring_pages;
+    a.socket.page_bytes = o.page_bytes;
+    a.socket.words_addr = l1.words;
+    a.total_bytes = o.bytes;
+    a.timeout_us = o.timeout_us;
+    a.close_after_pages = o.close_from == side ? o.close_after : 0;
+    if (side == SocketSide::Sender) {
+        a.data_addr = l1.buffer;
+        a.source_bytes = source_pages(o, l1.room) * o.page_bytes;
+    } else {
+        a.data_addr = l1.output;
+        a.consume_delay = o.consume_delay;
+    }
+    return e;
+}
+
 SocketPlan plan_with(hal::Arch arch, const ChipSocs& socs, const ElfImage& kernel,
                      const CoreLocation& from, const CoreLocation& to, const SocketOptions& o,
                      const RouteFinder& route) {
@@ -109,64 +169,24 @@ SocketPlan plan_with(hal::Arch arch, const ChipSocs& socs, const ElfImage& kerne
     p.arch = arch;
     p.options = o;
     check_close(o, p.pages());
-    const uint32_t base = protocol::test_l1_base(arch);
-    const uint32_t buffer = base + kSocketBufferOffset;
-    const uint32_t room = protocol::test_mailbox_addr(arch) - buffer;
-    if (uint64_t{o.ring_pages} * o.page_bytes > room) {
-        fail(ErrorCategory::BadInput,
-             "socket: the ring of {} pages of {} B does not fit the receiver's {} B below its "
-             "mailbox",
-             o.ring_pages, o.page_bytes, room);
-    }
-    const uint32_t output = mesh_sink_base(arch);
-    const uint32_t l1 = socs(to.chip).worker_l1_size();
-    if (uint64_t{output} + o.bytes > l1) {
-        fail(ErrorCategory::BadInput,
-             "socket: the receiver's output of {} B from 0x{:x} passes the end of its L1 ({} B, "
-             "{})",
-             o.bytes, output, l1, to.str());
-    }
-    const uint32_t source = source_pages(o, room) * o.page_bytes;
-    const SocketRoute there = route(from.chip, to.chip);
-    const SocketRoute back = route(to.chip, from.chip);
-    const auto end = [&](const CoreLocation& at, const CoreLocation& peer, const SocketRoute& r,
-                         SocketSide side) {
-        SocketEndPlan e;
-        const SocDescriptor& soc = socs(at.chip);
-        e.target = {at, &kernel, erisc_placement(hal::arch_map(arch), soc.worker_l1_size())};
-        e.hops = r.hops;
-        e.name = fmt::format("{} {}", socket_side_name(side), at.str());
-        auto& a = e.args;
-        a.channel = r.channel;
-        a.socket.peer = {r.route.hops,     r.route.ext, r.route.flags_word,
-                         r.route.dst_node, peer.core.x, peer.core.y};
-        a.socket.ring_addr = buffer;
-        a.socket.ring_pages = o.ring_pages;
-        a.socket.page_bytes = o.page_bytes;
-        a.socket.words_addr = base;
-        a.total_bytes = o.bytes;
-        a.timeout_us = o.timeout_us;
-        const bool closes = o.close_from == side;
-        a.close_after_pages = closes ? o.close_after : 0;
-        if (side == SocketSide::Sender) {
-            a.data_addr = buffer;
-            a.source_bytes = source;
-        } else {
-            a.data_addr = output;
-            a.consume_delay = o.consume_delay;
-        }
-        return e;
-    };
-    p.sender = end(from, to, there, SocketSide::Sender);
-    p.receiver = end(to, from, back, SocketSide::Receiver);
+    const SocketL1 l1 = socket_l1(arch, o, to, socs(to.chip).worker_l1_size());
+    p.sender = end_plan(p, SocketSide::Sender, from, to, route(from.chip, to.chip), l1,
+                        socs(from.chip), kernel);
+    p.receiver = end_plan(p, SocketSide::Receiver, to, from, route(to.chip, from.chip), l1,
+                          socs(to.chip), kernel);
     return p;
 }
 
+// Error(BadInput) unless `chip` is one of the fabric's.
+void check_in_fabric(const std::vector<ChipId>& chips, ChipId chip) {
+    if (std::find(chips.begin(), chips.end(), chip) == chips.end())
+        fail(ErrorCategory::BadInput, "socket: chip {} is not in the fabric", chip);
+}
+
+// The direction with fewer hops (a line has one).
 SocketRoute route_1d(const FabricPlan& plan, ChipId from, ChipId to) {
-    for (ChipId c : {from, to}) {
-        if (std::find(plan.chips.begin(), plan.chips.end(), c) == plan.chips.end())
-            fail(ErrorCategory::BadInput, "socket: chip {} is not in the fabric", c);
-    }
+    check_in_fabric(plan.chips, from);
+    check_in_fabric(plan.chips, to);
     std::optional<SocketRoute> best;
     for (FabricDir dir : {FabricDir::East, FabricDir::West}) {
         uint32_t hops = 0;
@@ -184,11 +204,8 @@ SocketRoute route_1d(const FabricPlan& plan, ChipId from, ChipId to) {
 }
 
 SocketRoute route_2d(const MeshPlan& plan, ChipId from, ChipId to, uint32_t plane) {
-    for (ChipId c : {from, to}) {
-        if (std::find(plan.fabric.chips.begin(), plan.fabric.chips.end(), c) ==
-            plan.fabric.chips.end())
-            fail(ErrorCategory::BadInput, "socket: chip {} is not in the fabric", c);
-    }
+    check_in_fabric(plan.fabric.chips, from);
+    check_in_fabric(plan.fabric.chips, to);
     const MeshSend s = plan.send(plan.node_of(from), plan.node_of(to), plane);
     return SocketRoute{plan.worker_channel(*s.router), s.route, s.hops};
 }
