@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -162,20 +163,35 @@ class SocketRunCommand final : public MeshFabricCommand {
             fmt::print("stream: {} B in {} pages of {} B, ring {} pages ({} B), consume delay {}\n",
                        plan.options.bytes, plan.pages(), plan.options.page_bytes,
                        plan.options.ring_pages, plan.ring_bytes(), plan.options.consume_delay);
-            fmt::print("sender: sent {} B ({} pages), acknowledged {} B, {}, {} cycles\n",
-                       tx.bytes_sent, tx.pages, tx.bytes_acked, fabric::socket_end_name(tx.end),
-                       tx.cycles);
-            fmt::print("receiver: consumed {} B ({} pages), received {} B, {}, {} cycles\n",
-                       rx.bytes_consumed, rx.pages, rx.bytes_received,
-                       fabric::socket_end_name(rx.end), rx.cycles);
-            fmt::print("rate: {:.3f} B/cycle ({} B in {} cycles)\n", rate, rx.bytes_consumed,
-                       tx.cycles);
+            print_end(run.sender, fmt::format("sender: sent {} B ({} pages), acknowledged {} B",
+                                              tx.bytes_sent, tx.pages, tx.bytes_acked));
+            print_end(run.receiver, fmt::format("receiver: consumed {} B ({} pages), received {} B",
+                                                rx.bytes_consumed, rx.pages, rx.bytes_received));
+            if (run.sender.passed() && run.receiver.passed()) {
+                fmt::print("rate: {:.3f} B/cycle ({} B in {} cycles)\n", rate, rx.bytes_consumed,
+                           tx.cycles);
+            }
             if (s.problems.empty())
                 fmt::print("every byte checked: {} B of output equal the stream\n",
                            rx.bytes_consumed);
             s.print_terminated("");
         };
         return s.report(r);
+    }
+
+    // An end's line: what it did and how it ended, or, for an end that did not finish, how far
+    // it got (the pages it published: it does every 16) and where it is.
+    static void print_end(const fabric::SocketEndOutcome& o, const std::string& what) {
+        const auto& r = o.results;
+        if (o.passed()) {
+            fmt::print("{}, {}, {} cycles\n", what, fabric::socket_end_name(r.end), r.cycles);
+            return;
+        }
+        fmt::print(
+            "{}: {} after {} pages or more (status 0x{:08x}, stuck_at 0x{:x}, socket status "
+            "{})\n",
+            what.substr(0, what.find(':')), fabric::outcome_name(o.launch.outcome), r.pages,
+            o.status, o.stuck_at, fabric::socket_status_name(r.socket_status));
     }
 
     static json end_json(const fabric::SocketEndPlan& e, const fabric::SocketEndOutcome& o) {

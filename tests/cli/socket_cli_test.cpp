@@ -105,3 +105,21 @@ TEST_CASE("fabricctl socket run: a corner to the far corner of the t3k: every by
     CHECK(s["from"]["bytes_sent"] == s["from"]["pages"].get<uint32_t>() * 2048);
     for (const auto& router : j["routers"]) CHECK(router["status"] == "terminated");
 }
+
+TEST_CASE("fabricctl socket run: ends still running at the budget are 105 and named",
+          "[cli][socket][sim]") {
+    if (!have_socket_firmware()) return;
+    // A receiver 5000 cycles a page cannot take 128 pages in 400,000 cycles: it gets through about
+    // 74 after the bring-up, the sender a ring (4 pages) more, and each publishes its count every
+    // 16 pages, so both last said 64.
+    const auto r = fabricctl(socket_run({"--from", "0", "--to", "7", "--bytes", "262144",
+                                         "--consume-delay", "5000", "--max-cycles", "400000"}));
+    INFO("stderr: " << r.err);
+    CHECK(r.code == 105);
+    CHECK_THAT(r.out, Contains("sender: timeout after 64 pages or more (status 0x52554e21, "
+                               "stuck_at 0x0, socket status ok)\n"));
+    CHECK_THAT(r.err, Contains("fabricctl: socket run failed: sender chip 0 core 1-1: timeout with "
+                               "status 0x52554e21, stuck_at 0x0, socket status ok, hal status ok; "
+                               "receiver chip 7 core 1-1: timeout with status 0x52554e21"));
+    CHECK_THAT(r.out, !Contains("every byte checked"));
+}
