@@ -206,8 +206,11 @@ SocketRoute route_1d(const FabricPlan& plan, ChipId from, ChipId to) {
 SocketRoute route_2d(const MeshPlan& plan, ChipId from, ChipId to, uint32_t plane) {
     check_in_fabric(plan.fabric.chips, from);
     check_in_fabric(plan.fabric.chips, to);
-    const MeshSend s = plan.send(plan.node_of(from), plan.node_of(to), plane);
-    return SocketRoute{plan.worker_channel(*s.router), s.route, s.hops};
+    const MeshNode src = plan.node_of(from), dst = plan.node_of(to);
+    const MeshSend s = plan.send(src, dst, plane);
+    // Every link on the way (MeshSend::hops stops at the first entry node between meshes).
+    const auto hops = static_cast<uint32_t>(plan.links(src, dst, plane).size());
+    return SocketRoute{plan.worker_channel(*s.router), s.route, hops};
 }
 
 }  // namespace

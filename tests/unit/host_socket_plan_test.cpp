@@ -163,6 +163,24 @@ TEST_CASE("socket plan: 2D: a corner to the far corner of the t3k mesh", "[socke
           }).find("plane 1") != std::string::npos);
 }
 
+TEST_CASE("socket plan: between meshes: the hops are every link on the way", "[socket][mesh]") {
+    fabric::MeshFabricOptions mo;
+    mo.topology = pf::Topology::Mesh;
+    mo.planes = {0};
+    const auto m =
+        fabric::plan_mesh(fabric::test::mesh_graph("spec_4mesh_3x3_mesh_graph.yaml"),
+                          fabric::test::cluster("spec_4mesh_3x3_cluster.yaml"), wh_soc(), mo);
+    const auto s = fabric::plan_socket(m, socs(), kernel(), worker(m.chip_of({0, 0}), 0),
+                                       worker(m.chip_of({3, 8}), 0));
+    // M0D0 -> M0D1 -> M0D2 -> M0D5 -> mesh 1 -> ... -> M3D8 (fabricctl mesh routes).
+    CHECK(s.sender.hops == m.links({0, 0}, {3, 8}, 0).size());
+    CHECK(s.sender.hops == 10);
+    CHECK(s.receiver.hops == m.links({3, 8}, {0, 0}, 0).size());
+    // The route itself goes as MeshPlan::send has it (to the first entry node, then the tables).
+    CHECK(s.sender.args.socket.peer.route == m.send({0, 0}, {3, 8}, 0).route.hops);
+    CHECK(s.sender.args.socket.peer.dst_node == m.send({0, 0}, {3, 8}, 0).route.dst_node);
+}
+
 TEST_CASE("socket plan: what each end must report after a close from either side", "[socket]") {
     const auto plan = line();
     SocketOptions o;

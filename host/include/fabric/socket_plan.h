@@ -65,7 +65,7 @@ struct SocketOptions {
 struct SocketEndPlan {
     LaunchTarget target;
     protocol::SocketStreamArgs args{};
-    uint32_t hops = 0;  // to the other end's chip
+    uint32_t hops = 0;  // links crossed to the other end's chip (between meshes too)
     std::string name;   // "sender chip 0 core 1-1", for messages
 };
 
