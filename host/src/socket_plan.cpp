@@ -309,10 +309,7 @@ SocketRun run_socket(FabricRunner& runner, const SocketPlan& plan, const LaunchO
     const auto outcome = [&](const SocketEndPlan& e, const LaunchResult& launch) {
         SocketEndOutcome out;
         out.launch = launch;
-        protocol::TestMailbox mb{};
-        std::vector<uint8_t> raw(sizeof(mb));
-        dev.read(e.target.core, protocol::test_mailbox_addr(plan.arch), raw);
-        std::memcpy(&mb, raw.data(), sizeof(mb));
+        const protocol::TestMailbox mb = read_test_mailbox(dev, plan.arch, e.target.core);
         out.status = mb.status;
         out.stuck_at = mb.stuck_at;
         std::memcpy(&out.results, mb.results, sizeof(out.results));
