@@ -18,6 +18,7 @@ namespace fabricctl {
 
 namespace {
 
+namespace pf = protocol::fabric;
 using fabric::ErrorCategory;
 using fabric::SocketSide;
 using nlohmann::json;
@@ -92,7 +93,9 @@ class SocketRunCommand final : public MeshFabricCommand {
 
     int run() const override {
         MeshSession s(args_, "run", as_json_, "socket");
-        s.plan_fabric(s.fabric_options());
+        fabric::MeshFabricOptions mo = s.fabric_options();
+        mo.payload_bytes = s.payload_bytes(pf::kDefaultPayloadBytes);  // a larger page is split
+        s.plan_fabric(mo);
         s.load_router_image();
         const TrafficKernel kernel = load_worker_kernel(worker_elf_, s.soc(), "socket_stream");
         const fabric::HarvestedSocs socs(s.soc(), s.cluster());

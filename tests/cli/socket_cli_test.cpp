@@ -106,6 +106,18 @@ TEST_CASE("fabricctl socket run: a corner to the far corner of the t3k: every by
     for (const auto& router : j["routers"]) CHECK(router["status"] == "terminated");
 }
 
+TEST_CASE("fabricctl socket run: --payload below the page size splits every page",
+          "[cli][socket][sim]") {
+    if (!have_socket_firmware()) return;
+    const auto r = fabricctl(socket_run({"--from", "0", "--to", "5", "--payload", "1024",
+                                         "--page-bytes", "4096", "--bytes", "131072"}));
+    INFO("stderr: " << r.err);
+    REQUIRE(r.code == 0);
+    CHECK_THAT(r.out, Contains("payload 1024 B"));
+    CHECK_THAT(r.out, Contains("receiver: consumed 131072 B (32 pages), received 131072 B"));
+    CHECK_THAT(r.out, Contains("every byte checked: 131072 B of output equal the stream\n"));
+}
+
 TEST_CASE("fabricctl socket run: ends still running at the budget are 105 and named",
           "[cli][socket][sim]") {
     if (!have_socket_firmware()) return;
