@@ -131,11 +131,11 @@ void MeshFabricArgs::add_options(CLI::App& c, bool& as_json) {
 
 MeshFabricCommand::MeshFabricCommand(CLI::App& app, bool& as_json, const std::string& name,
                                      const std::string& description)
-    : MeshFabricCommand(mesh_group(app), as_json, name, description, nullptr) {}
+    : MeshFabricCommand(InGroup{mesh_group(app)}, as_json, name, description) {}
 
-MeshFabricCommand::MeshFabricCommand(CLI::App& group, bool& as_json, const std::string& name,
-                                     const std::string& description, std::nullptr_t)
-    : as_json_(as_json), cmd_(group.add_subcommand(name, description)) {
+MeshFabricCommand::MeshFabricCommand(InGroup in, bool& as_json, const std::string& name,
+                                     const std::string& description)
+    : as_json_(as_json), cmd_(in.group.add_subcommand(name, description)) {
     args_.add_options(*cmd_, as_json);
 }
 

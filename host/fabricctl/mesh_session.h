@@ -61,9 +61,12 @@ class MeshFabricCommand : public CliCommand {
   public:
     MeshFabricCommand(CLI::App& app, bool& as_json, const std::string& name,
                       const std::string& description);
-    // The same under another command group (e.g. `socket run`), given as `group`.
-    MeshFabricCommand(CLI::App& group, bool& as_json, const std::string& name,
-                      const std::string& description, std::nullptr_t);
+    // The same under another command group (e.g. `socket run`).
+    struct InGroup {
+        CLI::App& group;
+    };
+    MeshFabricCommand(InGroup in, bool& as_json, const std::string& name,
+                      const std::string& description);
     bool parsed() const override { return cmd_->parsed(); }
 
   protected:

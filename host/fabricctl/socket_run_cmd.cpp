@@ -63,11 +63,10 @@ fabric::MeshWorkerOutcome as_outcome(const fabric::SocketEndOutcome& o) {
 class SocketRunCommand final : public MeshFabricCommand {
   public:
     SocketRunCommand(CLI::App& app, bool& as_json)
-        : MeshFabricCommand(socket_group(app), as_json, "run",
+        : MeshFabricCommand(InGroup{socket_group(app)}, as_json, "run",
                             "Bring the fabric up, stream bytes through a socket from one worker "
                             "core to another (flow controlled by acknowledgements), check every "
-                            "byte, terminate",
-                            nullptr) {
+                            "byte, terminate") {
         cmd_->add_option("--from", from_, "Sender: CHIP or CHIP:X-Y (a worker core)")->required();
         cmd_->add_option("--to", to_, "Receiver: CHIP or CHIP:X-Y (a worker core)")->required();
         add_bytes_option(*cmd_, o_.bytes, "Bytes to stream (multiple of 16)")
