@@ -63,9 +63,14 @@ fabric::ElfImage load_router_image(const std::string& path, const fabric::Fabric
 }
 
 TrafficKernel load_traffic_kernel(const std::string& given, const fabric::SocDescriptor& soc) {
+    return load_worker_kernel(given, soc, "fabric_traffic");
+}
+
+TrafficKernel load_worker_kernel(const std::string& given, const fabric::SocDescriptor& soc,
+                                 const std::string& name) {
     auto rules = fabric::erisc_placement(hal::arch_map(soc.arch()), soc.worker_l1_size());
     rules.target = fmt::format("{} worker core", fabric::arch_name(soc.arch()));
-    const std::string path = firmware_path(given, soc.arch(), "fabric_traffic", "--worker-elf");
+    const std::string path = firmware_path(given, soc.arch(), name, "--worker-elf");
     TrafficKernel kernel{path, fabric::ElfImage::load_file(path)};
     kernel.image.check_placement(rules);
     return kernel;

@@ -61,6 +61,9 @@ struct TrafficKernel {
     fabric::ElfImage image;
 };
 TrafficKernel load_traffic_kernel(const std::string& given, const fabric::SocDescriptor& soc);
+// Any worker kernel the same way: `given` (--worker-elf) or this build's `name`.elf.
+TrafficKernel load_worker_kernel(const std::string& given, const fabric::SocDescriptor& soc,
+                                 const std::string& name);
 
 // The progress line of a fabric command when stderr is a terminal (progress_on_terminal), fed
 // by `device`'s slices and the packets the routers delivered of `expected_deliveries`; nullptr

@@ -34,6 +34,7 @@
 #include "sim_cmd.h"
 #include "sim_serve_cmd.h"
 #include "soc_cmd.h"
+#include "socket_run_cmd.h"
 
 namespace {
 
@@ -79,6 +80,7 @@ CliCommands add_all_commands(CLI::App& app, bool& as_json) {
              add_flash_command,           // flash
              add_mesh_map_command,        // mesh map
              add_cluster_check_command,   // cluster check
+             add_socket_run_command,      // socket run
              add_fault_campaign_command,  // fault campaign
          }) {
         all.push_back(add(app, as_json));

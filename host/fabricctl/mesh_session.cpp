@@ -131,15 +131,21 @@ void MeshFabricArgs::add_options(CLI::App& c, bool& as_json) {
 
 MeshFabricCommand::MeshFabricCommand(CLI::App& app, bool& as_json, const std::string& name,
                                      const std::string& description)
-    : as_json_(as_json), cmd_(mesh_group(app).add_subcommand(name, description)) {
+    : MeshFabricCommand(InGroup{mesh_group(app)}, as_json, name, description) {}
+
+MeshFabricCommand::MeshFabricCommand(InGroup in, bool& as_json, const std::string& name,
+                                     const std::string& description)
+    : as_json_(as_json), cmd_(in.group.add_subcommand(name, description)) {
     args_.add_options(*cmd_, as_json);
 }
 
 // ---- the steps ----------------------------------------------------------------------------------
 
-MeshSession::MeshSession(const MeshFabricArgs& args, std::string verb, bool as_json)
+MeshSession::MeshSession(const MeshFabricArgs& args, std::string verb, bool as_json,
+                         std::string group)
     : args_(args),
       verb_(std::move(verb)),
+      command_(group + " " + verb_),
       as_json_(as_json),
       cluster_(fabric::ClusterDescriptor::load_file(args.cluster)),
       graph_(args.mapping.graph_for(cluster_)),
@@ -220,8 +226,7 @@ void MeshSession::open_device(uint64_t expected_deliveries) {
         std::make_unique<fabric::FabricRunner>(*device_, plan_->fabric, std::move(*router_elf_));
     if (args_.stall_cycles) runner_->set_stall_cycles(args_.stall_cycles);
     events_ = log_events(*runner_, args_.events, drops_);
-    progress_ =
-        fabric_progress(fmt::format("mesh {}", verb_), *device_, *runner_, expected_deliveries);
+    progress_ = fabric_progress(command_, *device_, *runner_, expected_deliveries);
 }
 
 int MeshSession::run_interruptible(const std::function<int()>& verb) {
@@ -342,7 +347,7 @@ int MeshSession::report_no_links() const {
     const auto& g = plan_->tables.graph();
     const size_t chips = plan_->fabric.chips.size();
     const std::string verdict = fmt::format(
-        "mesh {}: {} mesh{}, {} chip{}, no links between devices: no router to run", verb_,
+        "{}: {} mesh{}, {} chip{}, no links between devices: no router to run", command_,
         g.mesh_count(), g.mesh_count() == 1 ? "" : "es", chips, chips == 1 ? "" : "s");
     if (as_json_) {
         print_json(json{{"ok", true},
@@ -366,15 +371,14 @@ int MeshSession::report(const RunReport& r) {
     const int code = verdict_exit_code(problems, r.outcomes);
     std::string verdict;
     if (!ok) {
-        verdict = failed_verdict(fmt::format("mesh {}", verb_), problems);
+        verdict = failed_verdict(command_, problems);
     } else if (!r.passed.empty()) {
         verdict = r.passed;
     } else if (brought_up_) {
-        verdict =
-            fmt::format("mesh {}: {}: handshake {} cycles, ready {} cycles; {}", verb_, what(),
-                        runner_->handshake_cycles(), runner_->ready_cycles(), ending());
+        verdict = fmt::format("{}: {}: handshake {} cycles, ready {} cycles; {}", command_, what(),
+                              runner_->handshake_cycles(), runner_->ready_cycles(), ending());
     } else {  // pcie status: read, not brought up here
-        verdict = fmt::format("mesh {}: {}: read from the running routers", verb_, what());
+        verdict = fmt::format("{}: {}: read from the running routers", command_, what());
     }
     if (as_json_) {
         print_json(report_json(r, verdict, code));

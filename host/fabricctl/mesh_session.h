@@ -61,6 +61,12 @@ class MeshFabricCommand : public CliCommand {
   public:
     MeshFabricCommand(CLI::App& app, bool& as_json, const std::string& name,
                       const std::string& description);
+    // The same under another command group (e.g. `socket run`).
+    struct InGroup {
+        CLI::App& group;
+    };
+    MeshFabricCommand(InGroup in, bool& as_json, const std::string& name,
+                      const std::string& description);
     bool parsed() const override { return cmd_->parsed(); }
 
   protected:
@@ -73,8 +79,10 @@ class MeshFabricCommand : public CliCommand {
 class MeshSession {
   public:
     // Loads the cluster and the mesh graph the mapping options ask for. `verb` names the command
-    // ("up", "status", "down", "run") in its verdict, its JSON and its progress line.
-    MeshSession(const MeshFabricArgs& args, std::string verb, bool as_json);
+    // ("up", "status", "down", "run") in its verdict, its JSON and its progress line, as
+    // "<group> <verb>" ("mesh run", "socket run").
+    MeshSession(const MeshFabricArgs& args, std::string verb, bool as_json,
+                std::string group = "mesh");
     ~MeshSession();
 
     hal::Arch arch() const { return graph_.chip_spec().arch; }
@@ -164,6 +172,7 @@ class MeshSession {
 
     const MeshFabricArgs& args_;
     std::string verb_;
+    std::string command_;  // "<group> <verb>"
     bool as_json_;
     fabric::ClusterDescriptor cluster_;
     fabric::MeshGraph graph_;

@@ -370,14 +370,19 @@ void zero_mesh_sinks(Device& device, const MeshTraffic& t) {
     }
 }
 
-MeshWorkerOutcome read_worker_outcome(Device& device, hal::Arch arch, const CoreLocation& core,
-                                      const LaunchResult& launch) {
-    MeshWorkerOutcome o;
-    o.launch = launch;
+protocol::TestMailbox read_test_mailbox(Device& device, hal::Arch arch, const CoreLocation& core) {
     protocol::TestMailbox mb{};
     std::vector<uint8_t> raw(sizeof(mb));
     device.read(core, protocol::test_mailbox_addr(arch), raw);
     std::memcpy(&mb, raw.data(), sizeof(mb));
+    return mb;
+}
+
+MeshWorkerOutcome read_worker_outcome(Device& device, hal::Arch arch, const CoreLocation& core,
+                                      const LaunchResult& launch) {
+    MeshWorkerOutcome o;
+    o.launch = launch;
+    const protocol::TestMailbox mb = read_test_mailbox(device, arch, core);
     o.status = mb.status;
     o.stuck_at = mb.stuck_at;
     std::memcpy(&o.results, mb.results, sizeof(o.results));

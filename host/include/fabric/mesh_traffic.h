@@ -44,6 +44,7 @@
 #include "fabric/soc_descriptor.h"
 #include "fabric/traffic_account.h"
 #include "protocol/test_kernels.h"
+#include "protocol/test_mailbox.h"
 
 namespace fabric {
 
@@ -187,6 +188,8 @@ struct MeshWorkerOutcome {
     bool passed(const MeshTrafficWorker& w) const;
 };
 
+// The test mailbox of a kernel on `core` (protocol/test_mailbox.h), as it is now.
+protocol::TestMailbox read_test_mailbox(Device& device, hal::Arch arch, const CoreLocation& core);
 // A fabric_traffic kernel's outcome from its mailbox on `core`, after the launch that gave
 // `launch`.
 MeshWorkerOutcome read_worker_outcome(Device& device, hal::Arch arch, const CoreLocation& core,
