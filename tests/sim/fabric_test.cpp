@@ -458,14 +458,14 @@ TEST_CASE("fabric: Blackhole all-to-all on a 4-chip line", "[sim][fabric][blackh
 // saturated long before the end; about 3 minutes of wall time (twice that load ran at every CI
 // before, with the same result).
 TEST_CASE("fabric: ring all-to-all on 8 chips at full load", "[sim][fabric][t3k][ring]") {
-    ring_all_to_all(1667);
+    ring_all_to_all(700);
 }
 
 TEST_CASE("fabric: connection stress, open/send/close with one and three workers",
           "[sim][fabric][conn]") {
     const uint32_t workers = GENERATE(1u, 3u);
-    const uint32_t total = 20'000;
-    const uint32_t iterations = total / workers + (workers == 3 ? 1 : 0);  // 3 * 6667 >= 20000
+    const uint32_t total = 8'000;
+    const uint32_t iterations = total / workers + (workers == 3 ? 1 : 0);  // 3 * 2667 >= 8000
     INFO(workers << " workers, " << iterations << " each");
     FabricSim f("n300_cluster.yaml", line_options({0, 1}));
     f.start();
