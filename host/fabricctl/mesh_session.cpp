@@ -90,7 +90,7 @@ const char* topology_name(const fabric::MeshPlan& plan) {
 
 }  // namespace
 
-void MeshFabricArgs::add_options(CLI::App& c, bool& as_json) {
+void MeshFabricArgs::add_options(CLI::App& c, bool& as_json, const std::string& socket_option) {
     mapping.add_options(c,
                         "Mesh graph descriptor (MGD 2.0 .textproto or YAML; default: the "
                         "largest mesh the cluster holds)");
@@ -101,7 +101,7 @@ void MeshFabricArgs::add_options(CLI::App& c, bool& as_json) {
         ->check(CLI::IsMember({"sim", "pcie"}))
         ->capture_default_str();
     c.add_option("--dir", dir, "Device node directory (--target pcie)")->capture_default_str();
-    c.add_option("--socket", socket,
+    c.add_option(socket_option, socket,
                  "--target sim: attach to the model a `fabricctl sim serve` keeps on this Unix "
                  "socket (default: $FABRIC_SIM_SOCKET; none: a model of its own)");
     c.add_option("--soc", soc, "SoC descriptor (default: the arch's)");
@@ -136,7 +136,9 @@ MeshFabricCommand::MeshFabricCommand(CLI::App& app, bool& as_json, const std::st
 MeshFabricCommand::MeshFabricCommand(InGroup in, bool& as_json, const std::string& name,
                                      const std::string& description)
     : as_json_(as_json), cmd_(in.group.add_subcommand(name, description)) {
-    args_.add_options(*cmd_, as_json);
+    // Under `mesh`, the server's socket is --socket; elsewhere (`socket run`) the word may mean
+    // something else, so it is --sim-socket there.
+    args_.add_options(*cmd_, as_json, in.group.get_name() == "mesh" ? "--socket" : "--sim-socket");
 }
 
 // ---- the steps ----------------------------------------------------------------------------------

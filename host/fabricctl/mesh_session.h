@@ -52,8 +52,9 @@ struct MeshFabricArgs {
     std::string events;  // --events FILE
     PacketTimeoutArgs packet_timeout;
 
-    // Adds these options, --json (which sets `as_json`) and -q to `cmd`.
-    void add_options(CLI::App& cmd, bool& as_json);
+    // Adds these options, --json (which sets `as_json`) and -q to `cmd`; the sim server's socket
+    // as `socket_option`.
+    void add_options(CLI::App& cmd, bool& as_json, const std::string& socket_option = "--socket");
 };
 
 // `mesh <name>` with the options of MeshFabricArgs; each verb adds its own and implements run().

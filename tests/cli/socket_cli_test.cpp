@@ -44,6 +44,14 @@ bool have_socket_firmware() {
 
 TEST_CASE("fabricctl socket run: bad input and usage", "[cli][socket]") {
     expect_failure(fabricctl(socket_run({"--to", "1"})), 100);  // --from is required
+    // A sim server's socket is --sim-socket here (--socket would read as the socket being run).
+    expect_failure(fabricctl(socket_run({"--from", "0", "--to", "1", "--socket", "/tmp/s"})), 100);
+    auto no_server = fabricctl(
+        socket_run({"--from", "0", "--to", "1", "--sim-socket", "/tmp/no_such_fabric_sim.sock"}));
+    expect_failure(no_server, 106);
+    CHECK(no_server.err ==
+          "fabricctl: error: no sim server answers at /tmp/no_such_fabric_sim.sock: No such file "
+          "or directory (start one with `fabricctl sim serve`)\n");
     expect_failure(fabricctl(socket_run({"--from", "0", "--to", "1", "--close-from", "both"})),
                    100);
     auto r = fabricctl(socket_run({"--from", "0", "--to", "0"}));
