@@ -55,10 +55,15 @@ using fabric::test::wh_soc;
 struct Fabric {
     fabric::SimDevice dev;
     fabric::FabricRunner runner;
-    Fabric(const fabric::ClusterDescriptor& cluster, const fabric::FabricPlan& plan,
-           const fabric::ElfImage& router, const fabric::SocDescriptor& soc = wh_soc())
-        : dev(soc, soc.arch(), fabric::SimDeviceOptions{cluster, std::nullopt}),
-          runner(dev, plan, router) {}
+    // The model of `cluster_file` with `plan`'s routers brought up within `bring_up_cycles`.
+    Fabric(const std::string& cluster_file, const fabric::FabricPlan& plan,
+           const fabric::ElfImage& router, uint64_t bring_up_cycles,
+           const fabric::SocDescriptor& soc = wh_soc())
+        : dev(soc, soc.arch(),
+              fabric::SimDeviceOptions{fabric::test::cluster(cluster_file), std::nullopt}),
+          runner(dev, plan, router) {
+        runner.bring_up(bring_up_cycles);
+    }
 };
 
 fabric::ChipSocs socs(const fabric::SocDescriptor& soc = wh_soc()) {
@@ -120,8 +125,7 @@ TEST_CASE("socket (sim): 1D line: 16 rings to a slow receiver 3 hops away: every
           "[socket][sim]") {
     REQUIRE_FIRMWARE("fabric_router");
     const auto plan = t3k_line();
-    Fabric f(fabric::test::cluster("t3k_cluster.yaml"), plan, *router);
-    f.runner.bring_up(5'000'000);
+    Fabric f("t3k_cluster.yaml", plan, *router, 5'000'000);
     fabric::SocketOptions o;
     o.page_bytes = 2048;
     o.ring_pages = 2;
@@ -144,8 +148,7 @@ TEST_CASE("socket (sim): 1D line: 16 rings to a slow receiver 3 hops away: every
 TEST_CASE("socket (sim): 1D: the sender closes in the middle", "[socket][sim][close]") {
     REQUIRE_FIRMWARE("fabric_router");
     const auto plan = t3k_line();
-    Fabric f(fabric::test::cluster("t3k_cluster.yaml"), plan, *router);
-    f.runner.bring_up(5'000'000);
+    Fabric f("t3k_cluster.yaml", plan, *router, 5'000'000);
     fabric::SocketOptions o;
     o.page_bytes = 1024;
     o.ring_pages = 4;
@@ -171,8 +174,7 @@ TEST_CASE("socket (sim): 2D t3k mesh: a corner to the far corner: a slow receive
           "[socket][sim]") {
     REQUIRE_FIRMWARE("fabric_router_2d");
     const auto m = mesh("t3k_mesh_graph.yaml", "t3k_cluster.yaml");
-    Fabric f(fabric::test::cluster("t3k_cluster.yaml"), m.fabric, *router);
-    f.runner.bring_up(5'000'000);
+    Fabric f("t3k_cluster.yaml", m.fabric, *router, 5'000'000);
     fabric::SocketOptions o;
     o.page_bytes = 2048;
     o.ring_pages = 3;
@@ -192,8 +194,7 @@ TEST_CASE("socket (sim): 2D t3k mesh: a corner to the far corner: a slow receive
 TEST_CASE("socket (sim): 2D: the receiver closes in the middle", "[socket][sim][close]") {
     REQUIRE_FIRMWARE("fabric_router_2d");
     const auto m = mesh("t3k_mesh_graph.yaml", "t3k_cluster.yaml");
-    Fabric f(fabric::test::cluster("t3k_cluster.yaml"), m.fabric, *router);
-    f.runner.bring_up(5'000'000);
+    Fabric f("t3k_cluster.yaml", m.fabric, *router, 5'000'000);
     fabric::SocketOptions o;
     o.page_bytes = 2048;
     o.ring_pages = 4;
@@ -223,8 +224,7 @@ TEST_CASE("socket (sim): between meshes: M0D5 to M3D2 of the spec's 4-mesh clust
           "[socket][sim][intermesh]") {
     REQUIRE_FIRMWARE("fabric_router_2d");
     const auto m = mesh("spec_4mesh_3x3_mesh_graph.yaml", "spec_4mesh_3x3_cluster.yaml");
-    Fabric f(fabric::test::cluster("spec_4mesh_3x3_cluster.yaml"), m.fabric, *router);
-    f.runner.bring_up(10'000'000);
+    Fabric f("spec_4mesh_3x3_cluster.yaml", m.fabric, *router, 10'000'000);
     fabric::SocketOptions o;
     o.page_bytes = 1024;
     o.ring_pages = 2;
@@ -245,8 +245,7 @@ TEST_CASE("socket (sim): 1D: pages larger than a router slot are split and still
           "[socket][sim]") {
     REQUIRE_FIRMWARE("fabric_router");
     const auto plan = t3k_line();
-    Fabric f(fabric::test::cluster("t3k_cluster.yaml"), plan, *router);
-    f.runner.bring_up(5'000'000);
+    Fabric f("t3k_cluster.yaml", plan, *router, 5'000'000);
     fabric::SocketOptions o;
     o.page_bytes = 8192;  // the routers' slots carry 4352 B: two packets a page
     o.ring_pages = 2;
@@ -271,8 +270,7 @@ TEST_CASE("socket (sim): Blackhole 2x2 mesh: a slow receiver across the diagonal
         return;
     }
     const auto m = mesh("bh_2x2_mesh_graph.yaml", "bh_2x2_cluster.yaml", bh_soc());
-    Fabric f(fabric::test::cluster("bh_2x2_cluster.yaml"), m.fabric, *router, bh_soc());
-    f.runner.bring_up(5'000'000);
+    Fabric f("bh_2x2_cluster.yaml", m.fabric, *router, 5'000'000, bh_soc());
     fabric::SocketOptions o;
     o.page_bytes = 4096;
     o.ring_pages = 4;
