@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   cmake ninja-build g++ make           # host build
+  ccache                                # a rebuild in a fresh clone reuses earlier compiles
   verilator                             # the SoC model (RTL -> C++)
   gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf picolibc-riscv64-unknown-elf  # firmware
   libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libfmt-dev   # descriptors, fabricctl, --json, formatting

@@ -101,15 +101,15 @@ constexpr uint32_t kCreditTrid = pf::kNumReceiverChannels * kTridsPerRx;
 // every time (a fixed-word stream: one register write per forward).
 constexpr uint32_t kPushedTrid = kCreditTrid + 1;
 static_assert(kPushedTrid <= hal::noc::kMaxTransactionId);
-// Counters are copied to the status block every this many busy iterations (and when the router
-// goes idle, and at exit).
-constexpr uint32_t kPublishEvery = 256;
+// Counters are copied to the status block every this many iterations (and when the router goes
+// idle, and at exit).
+constexpr uint32_t kPublishEvery = pf::kRouterPublishEvery;
 // ... and once this many iterations in a row were idle after any activity.
 constexpr uint32_t kPublishIdle = 8;
 // The heartbeat, the termination word and the ch0 connection block are L1 words (7-cycle loads,
 // 5-cycle stores): looked at every this many iterations, not on every pass (an idle pass is a
 // handful of register reads, so this is still every few hundred cycles).
-constexpr uint32_t kPollEvery = 16;
+constexpr uint32_t kPollEvery = pf::kRouterPollEvery;
 // A busy router looks at its link's health every this many polls (an idle one at every poll).
 constexpr uint32_t kLinkPollBusy = 8;
 constexpr uint32_t kKeepAliveCycles =
@@ -442,6 +442,8 @@ class Router {
     void set_stall(uint32_t ctl);
     bool link_dead() const { return !link_status_.up() || peer_watch_.silent(); }
     void cut_step();  // kControl only
+    uint32_t held();
+    void store_held(uint32_t n);
     void report_store(uint32_t offset, uint32_t v) {
         hal::mmio::store_shared(hal::mmio::l1_ptr<uint32_t>(kControlReport + offset), v);
     }
@@ -533,6 +535,7 @@ class Router {
         bool stall_drop = false;                   // StallAction::Drop (or draining)
         BadPacket stall_why = BadPacket::Timeout;  // what a stalled packet is dropped as
         uint32_t acked[kSenders] = {};
+        uint32_t held = 0;  // RouterControlReport::held as last stored
     };
     [[no_unique_address]] Only<kControl, Control> ctl_;
 };
@@ -562,6 +565,12 @@ void Router::publish() {
     for (const Port& q : ports_) forwarded += q.pushed;
     sb_store(SB_OFF(forwarded), forwarded);
     sb_store(SB_OFF(main_loop_iterations), iterations_);
+    if constexpr (kControl) store_held(held());
+}
+
+void Router::store_held(uint32_t n) {
+    ctl_.get().held = n;
+    report_store(offsetof(pf::RouterControlReport, held), n);
 }
 
 // Stop with an error or end state. The exit code is the low byte of the status (0 = Terminated).
@@ -1502,6 +1511,20 @@ void Router::cut_step() {
             activity_ = true;
         }
     }
+    store_held(held());
+}
+
+// RouterControlReport::held: what this router has not finished. On a cut link the packets it
+// still has to decide (pushed, sent and not reported Unacked, taken and not completed; what landed
+// from the peer is the peer's to report, as Unacked); otherwise everything undrained.
+uint32_t Router::held() {
+    if (ctl_.get().cut == 0) return undrained();
+    uint32_t n = 0;
+    for (uint32_t c = 0; c < kSenders; ++c) {
+        if (tx_[c].slots != 0) n += Streams::read(pushed_id(c)) + (tx_[c].sent - tx_[c].completed);
+    }
+    for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) n += rx_[r].taken - rx_[r].done;
+    return n;
 }
 
 // Nothing pushed and unsent, everything sent completed, nothing landed and untaken, every taken
@@ -1555,7 +1578,8 @@ int Router::terminate_immediate() {
             if (completion_walk(r) != Status::Ok) break;
         }
     }
-    for (uint32_t c = 0; c < kSenders; ++c) {
+    // (Not on a cut link: its unfinished packets were reported Unacked and completed there.)
+    for (uint32_t c = 0; c < kSenders && ctl_.get().cut == 0; ++c) {
         if (tx_[c].slots == 0) continue;
         if (const uint32_t n = Streams::read(completed_id(c)); n != 0)
             (void)sender_completions(c, n);
@@ -1777,18 +1801,19 @@ int Router::main_loop() {
         s = credit_dirty_ != 0 ? credit_step() : Status::Ok;
         if (s == Status::Ok && worker_channel && poll) s = connection_step();
         if (s != Status::Ok) return stop_hal(s, RouterWait::NocCmdBuf);
-        // Counters: every kPublishEvery iterations under load, and once kPublishIdle iterations
-        // in a row were idle after any activity, so a quiescent fabric's status blocks are exact
+        // Counters: every kPublishEvery iterations, busy or not (`held` changes without traffic
+        // too: packets pushed or landed that wait for room), and once kPublishIdle iterations in
+        // a row were idle after any activity, so a quiescent fabric's status blocks are exact
         // (the host's graceful termination waits for them to balance). Not on the first idle
         // pass: under load a sender sees idle passes between packets, and a publish is ~17 L1
         // stores.
         if (activity_) {
             activity_ = false;
             idle_passes = 0;
-            if ((iterations_ % kPublishEvery) == 0) publish();
         } else if (idle_passes < kPublishIdle && ++idle_passes == kPublishIdle) {
             publish();
         }
+        if ((iterations_ % kPublishEvery) == 0) publish();
         if (!draining) continue;
 
         // Graceful: once quiet for a while, tell the peer; stop when it has said so too and we

@@ -237,6 +237,10 @@ bool same_counters(const pf::RouterStatusBlock& a, const pf::RouterStatusBlock& 
            a.bad_packets == b.bad_packets;
 }
 
+bool same_counters(const RouterSnapshot& a, const RouterSnapshot& b) {
+    return same_counters(a.block, b.block) && a.control.held == b.control.held;
+}
+
 // A router whose link a drain cut (protocol/fabric.h RouterControl): what it dropped unsent
 // counts as sent, what it sent and the peer never took is never received, so quiescence is judged
 // without it (the host drains both ends of a dead link: its peer is cut too).
@@ -717,9 +721,10 @@ std::vector<RouterSnapshot> FabricRunner::terminate(pf::Termination mode, uint64
         // Quiescence: every router running and ready, every channel settled, everything sent
         // taken by the peers, and the counters unchanged since the previous poll.
         std::vector<RouterSnapshot> prev;
-        // Each router's heartbeat when its counters last changed: a frozen router's counters
-        // stand still too, while it may hold packets its neighbours already counted as
-        // forwarded, so only a router whose main loop has run since vouches for them.
+        // Each router's heartbeat when any router's counters last changed: a frozen router's
+        // counters stand still too, while it may hold packets pushed after it last published, so
+        // only a router whose main loop has published since the fabric's last change vouches for
+        // its own (protocol/fabric.h kRouterPublishEvery).
         std::vector<uint32_t> beat_at_change;
         const auto quiet = [&](const std::vector<RouterSnapshot>& all) {
             bool ok = true;
@@ -730,20 +735,22 @@ std::vector<RouterSnapshot> FabricRunner::terminate(pf::Termination mode, uint64
                     ok = false;
                     break;
                 }
+                if (s.control.held != 0) ok = false;
                 if (link_cut(s)) continue;
                 if (!channels_settled(s)) ok = false;
                 sent += s.sent();
                 received += s.received();
             }
             ok = ok && sent == received && prev.size() == all.size();
+            bool changed = prev.size() != all.size();
+            for (size_t i = 0; i < all.size() && !changed; ++i)
+                changed = !same_counters(all[i], prev[i]);
             beat_at_change.resize(all.size());
             for (size_t i = 0; i < all.size(); ++i) {
-                if (i >= prev.size() || !same_counters(all[i].block, prev[i].block)) {
-                    beat_at_change[i] = all[i].block.heartbeat;
+                if (changed) beat_at_change[i] = all[i].block.heartbeat;
+                if (all[i].block.heartbeat - beat_at_change[i] <
+                    pf::kRouterPublishEvery + pf::kRouterPollEvery)
                     ok = false;
-                } else if (all[i].block.heartbeat == beat_at_change[i]) {
-                    ok = false;
-                }
             }
             prev = all;
             return ok;
@@ -783,8 +790,10 @@ std::vector<RouterSnapshot> FabricRunner::terminate(pf::Termination mode, uint64
     }
 
     // A fabric with a cut link ends immediately once the rest is quiet: the cut routers could
-    // never agree with their peers that they drained.
-    if (std::any_of(last.begin(), last.end(), link_cut)) mode = pf::Termination::Immediate;
+    // never agree with their peers that they drained. It must still end with nothing left in the
+    // routers whose links work.
+    const bool cut_ends_immediately = std::any_of(last.begin(), last.end(), link_cut);
+    if (cut_ends_immediately) mode = pf::Termination::Immediate;
     written_ = mode;
     for (size_t i = 0; i < plan_.routers.size(); ++i) {
         const RouterPlacement& r = plan_.routers[i];
@@ -809,6 +818,7 @@ std::vector<RouterSnapshot> FabricRunner::terminate(pf::Termination mode, uint64
     }
     const auto bad_end = [&](const RouterSnapshot& s) {
         if (s.run.state == CoreRunState::Trapped) return true;
+        if (cut_ends_immediately) return !link_cut(s) && s.block.undrained != 0;
         if (mode == pf::Termination::Immediate) return false;
         return s.block.status != static_cast<uint32_t>(pf::RouterStatus::Terminated) ||
                s.block.undrained != 0;

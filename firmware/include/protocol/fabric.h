@@ -580,16 +580,29 @@ struct RouterControlReport {
     uint32_t state;  // the RouterControl the router has reached (the word's, once reached)
     uint32_t cut;    // 1: the link was cut (Drain on a dead link)
     uint32_t taken[kMaxSenderChannels];  // packets taken from the peer's sender channel c
-    uint32_t reserved[5];
+    // Packets not finished here, published with the counters: pushed and not sent, sent and not
+    // completed, landed and not taken, taken and not completed. On a cut link, those it has still
+    // to decide (what landed from the peer is the peer's to report, as Unacked). A graceful
+    // termination waits for 0 on every router, so nothing is left to drop unnamed.
+    uint32_t held;
+    uint32_t reserved[4];
 };
 static_assert(sizeof(RouterControlReport) == 64);
+static_assert(offsetof(RouterControlReport, held) == 44);
+
+// The router's main loop stores its iteration count as the heartbeat every kRouterPollEvery
+// iterations, and publishes its counters (the status block and RouterControlReport::held) every
+// kRouterPublishEvery: a heartbeat kRouterPublishEvery + kRouterPollEvery above one the host read
+// means counters published after that read.
+inline constexpr uint32_t kRouterPollEvery = 16;
+inline constexpr uint32_t kRouterPublishEvery = 256;
 
 struct RouterStatusBlock {
     uint32_t status;     // RouterStatus
     uint32_t stage;      // the last start-up / run stage reached (a RouterStatus)
     uint32_t stuck_at;   // RouterWait, when status is Timeout/Fault
     uint32_t detail;     // ConfigCheck, HandshakeField, hal::Status or the last BadPacket
-    uint32_t heartbeat;  // incremented by the main loop
+    uint32_t heartbeat;  // the main loop's iteration count (kRouterPollEvery above)
     uint32_t peer_chip;  // learned in the handshake
     uint32_t peer_channel;
     uint32_t bad_packets;               // headers rejected (dropped with their credits returned)

@@ -12,10 +12,11 @@
 //               advance until every router is ReadyForTraffic.
 //   start:      bring_up's first step alone (load, configure, start), nothing waited for.
 //   run_workers: launch worker kernels and wait for them only (the routers keep running).
-//   terminate:  Graceful: wait for global quiescence first (every router has sent == completed on
-//               every channel, all routers together received what they sent, and the counters
-//               are unchanged over two polls), then write the termination word; Immediate: write
-//               it at once. Then advance until every router core has exited.
+//   terminate:  Graceful: wait for global quiescence first (every router holds nothing
+//               unfinished (RouterControlReport::held) and has sent == completed on every channel,
+//               all routers together received what they sent, and the counters are unchanged over
+//               two polls), then write the termination word; Immediate: write it at once. Then
+//               advance until every router core has exited.
 //
 // Every wait is bounded by a cycle budget. A failure is Error(Fabric) whose one-line message
 // names every router that failed or lagged: chip, eth channel, core, direction, status, stage,
@@ -232,7 +233,9 @@ class FabricRunner {
     // router core is still running at the deadline, or a router did not end Terminated
     // (Graceful: also with undrained packets); Immediate only fails for cores still running or
     // trapped. Graceful with a link a drain cut: the rest of the fabric quiesces (the cut routers
-    // left out), then the word written is Immediate. Error(BadInput) for KeepRunning or before
+    // left out of the balance, but each must have decided every packet it held), then the word
+    // written is Immediate, and a router whose
+    // link works must still end with nothing undrained. Error(BadInput) for KeepRunning or before
     // bring_up.
     std::vector<RouterSnapshot> terminate(protocol::fabric::Termination mode,
                                           uint64_t timeout_cycles);
