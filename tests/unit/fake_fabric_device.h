@@ -149,7 +149,9 @@ class FakeFabricDevice : public fabric::Device {
             b.status = static_cast<uint32_t>(st);
             b.stage = static_cast<uint32_t>(st);
         };
-        ++b.heartbeat;
+        // A router's heartbeat is its iteration count: a step is a poll interval, in which a
+        // running router passes a counter publish (protocol/fabric.h kRouterPublishEvery).
+        b.heartbeat += pf::kRouterPublishEvery;
         if (script == Script::Trap && age >= 300) {
             k.trapped = true;
             return;

@@ -420,7 +420,7 @@ TEST_CASE("fabric runner: a router that fails while workers run ends the wait", 
               "fabric: no progress while workers ran (1500 cycles in, stall window 1000000 "
               "cycles): 1 of 4 components stuck: router east chip 1 eth 2 (chip 1 core 8-0): "
               "error; status fault, stage ready_for_traffic, stuck at noc_cmd_buf, detail "
-              "hal:bad-arg, heartbeat 9 unchanged for 0 cycles, core exited with status 3");
+              "hal:bad-arg, heartbeat 2304 unchanged for 0 cycles, core exited with status 3");
         REQUIRE(e.reports().size() == 1);
         CHECK(e.reports()[0].reason == fabric::StuckReason::Error);
     }
@@ -491,7 +491,7 @@ TEST_CASE("fabric runner: a router whose heartbeat stops is named", "[fabric_run
     const CoreLocation hung{1, {8, 0}};
     rig.dev.hung.insert(hung);
     const uint32_t beat = rig.dev.block(hung, rig.plan.routers[1].layout).heartbeat;
-    CHECK(beat == 16);  // one per 100-cycle step since its release
+    CHECK(beat == 16 * 256);  // 256 iterations per 100-cycle step since its release
     try {
         runner.monitor(100'000);
         FAIL("no error");
@@ -500,7 +500,7 @@ TEST_CASE("fabric runner: a router whose heartbeat stops is named", "[fabric_run
               "fabric: no progress after 5000 of 100000 cycles of monitoring (stall window 5000 "
               "cycles): 1 of 4 components stuck: router east chip 1 eth 2 (chip 1 core 8-0): "
               "stalled; status ready_for_traffic, stage ready_for_traffic, stuck at none, detail "
-              "0x00000000, heartbeat 16 unchanged for 5000 cycles, core running at pc "
+              "0x00000000, heartbeat 4096 unchanged for 5000 cycles, core running at pc "
               "0x00009100");
         REQUIRE(e.reports().size() == 1);
         const auto& r = e.reports()[0];
@@ -511,7 +511,7 @@ TEST_CASE("fabric runner: a router whose heartbeat stops is named", "[fabric_run
         CHECK(r.status_name == "ready_for_traffic");
         CHECK(r.stage_name == "ready_for_traffic");
         CHECK(r.stuck_at_name == "none");
-        CHECK(r.head.heartbeat == 16);
+        CHECK(r.head.heartbeat == 16 * 256);
         CHECK(r.unchanged_cycles == 5'000);
         CHECK(r.at_cycle == rig.dev.now);
         CHECK(r.run.state == CoreRunState::Running);
@@ -551,11 +551,12 @@ TEST_CASE("fabric runner: a router that hangs while workers run ends the wait",
         (void)runner.run_workers(w, lo);
         FAIL("no error");
     } catch (const fabric::HealthError& e) {
-        CHECK(std::string(e.what()) ==
-              "fabric: no progress while workers ran (3000 cycles in, stall window 3000 cycles): "
-              "1 of 4 components stuck: router west chip 2 eth 4 (chip 2 core 7-0): stalled; "
-              "status ready_for_traffic, stage ready_for_traffic, stuck at none, detail "
-              "0x00000000, heartbeat 6 unchanged for 3000 cycles, core running at pc 0x00009100");
+        CHECK(
+            std::string(e.what()) ==
+            "fabric: no progress while workers ran (3000 cycles in, stall window 3000 cycles): "
+            "1 of 4 components stuck: router west chip 2 eth 4 (chip 2 core 7-0): stalled; "
+            "status ready_for_traffic, stage ready_for_traffic, stuck at none, detail "
+            "0x00000000, heartbeat 1536 unchanged for 3000 cycles, core running at pc 0x00009100");
     }
     CHECK(rig.dev.now == 3'600);
 }
