@@ -49,8 +49,9 @@
 namespace protocol::fabric {
 
 // 3: the router's event log (RouterLayout::events). 4: TTL. 5: the control word
-// (router_control) and the router's control report (RouterControlReport).
-inline constexpr uint32_t kProtocolVersion = 5;
+// (router_control) and the router's control report (RouterControlReport). 6: the line API
+// (RouterConfig::line_reach, WorkerConnectionInfo::line).
+inline constexpr uint32_t kProtocolVersion = 6;
 
 // ---- packet header ----------------------------------------------------------------------------
 
