@@ -34,7 +34,7 @@ fabric::MeshWorkerOutcome as_outcome(const fabric::CclRankOutcome& o) {
 
 // Packets the routers deliver: every rank sends ranks - 1 chunks, each its writes (split at the
 // slot payload) and one atomic increment (the progress line's count).
-uint64_t deliveries(const fabric::AllGatherPlan& plan, uint32_t payload_bytes) {
+uint64_t deliveries(const fabric::CclPlan& plan, uint32_t payload_bytes) {
     const uint64_t ranks = plan.ranks.size();
     const uint64_t writes = (plan.options.chunk_bytes + payload_bytes - 1) / payload_bytes;
     return ranks * (ranks - 1) * (writes + 1);
@@ -47,34 +47,38 @@ class CclRunCommand final : public FabricCommand {
                         "Bring a 1D ring up, run a collective with one rank on every chip, check "
                         "every rank's output against the host's computation, print the algorithm "
                         "and bus bandwidth, terminate") {
-        cmd_->add_option("--op", op_, "The collective: all-gather")
-            ->check(CLI::IsMember({"all-gather"}))
+        cmd_->add_option("--op", op_,
+                         "The collective: all-gather (each rank's N bytes to every rank) or "
+                         "reduce-scatter (int32 sums: rank r gets the sum of every rank's N bytes "
+                         "number r)")
+            ->check(CLI::IsMember({"all-gather", "reduce-scatter"}))
             ->capture_default_str();
-        add_bytes_option(*cmd_, o_.chunk_bytes, "Bytes each rank contributes (multiple of 16)")
+        add_bytes_option(*cmd_, o_.chunk_bytes,
+                         "N: bytes of a rank's share of the output (multiple of 16)")
             ->capture_default_str();
         cmd_->add_option("--worker-elf", worker_elf_,
-                         "Collective kernel (default: this build's ccl_all_gather.elf)");
+                         "Collective kernel (default: this build's ccl_ring.elf)");
     }
 
     int run() const override {
         FabricSession s(args_, "run", as_json_, "ccl");
         s.plan_fabric(s.fabric_options());
         s.load_router_image();
-        const TrafficKernel kernel = load_worker_kernel(worker_elf_, s.soc(), "ccl_all_gather");
+        const TrafficKernel kernel = load_worker_kernel(worker_elf_, s.soc(), "ccl_ring");
         s.choose_base_firmware();
-        fabric::AllGatherOptions o = o_;
+        fabric::CclOptions o = o_;
+        o.op = *fabric::parse_ccl_op(op_);
         o.timeout_us = fabric::traffic_timeout_us(s.budget(), s.arch());
         const fabric::HarvestedSocs socs(s.soc(), s.cluster());  // no worker on a harvested row
-        const fabric::AllGatherPlan plan =
-            fabric::plan_all_gather(s.plan(), std::cref(socs), kernel.image, o);
+        const fabric::CclPlan plan = fabric::plan_ccl(s.plan(), std::cref(socs), kernel.image, o);
         s.open_model(deliveries(plan, s.plan().routers.front().config.payload_bytes));
         s.bring_up();
         s.show_stage("ccl");
         fabric::LaunchOptions lo;
         lo.max_cycles = s.cycles_left();
         lo.poll_cycles = 1'000;
-        const fabric::AllGatherRun run = fabric::run_all_gather(s.runner(), plan, lo);
-        for (auto& p : fabric::all_gather_problems(s.device(), plan, run)) {
+        const fabric::CclRun run = fabric::run_ccl(s.runner(), plan, lo);
+        for (auto& p : fabric::ccl_problems(s.device(), plan, run)) {
             s.problems.push_back(std::move(p));
         }
         s.terminate();
@@ -82,11 +86,11 @@ class CclRunCommand final : public FabricCommand {
     }
 
   private:
-    int report(FabricSession& s, const fabric::AllGatherPlan& plan, const fabric::AllGatherRun& run,
+    int report(FabricSession& s, const fabric::CclPlan& plan, const fabric::CclRun& run,
                const std::string& kernel_path) const {
         std::vector<fabric::MeshWorkerOutcome> outcomes;
         for (const auto& r : run.ranks) outcomes.push_back(as_outcome(r));
-        const double bus = fabric::all_gather_bus_bandwidth(plan, run);
+        const double bus = fabric::ccl_bus_bandwidth(plan, run);
         const uint32_t ranks = static_cast<uint32_t>(plan.ranks.size());
         std::vector<fabric::ChipId> chips;
         for (const auto& r : plan.ranks) chips.push_back(r.target.core.chip);
@@ -131,8 +135,8 @@ class CclRunCommand final : public FabricCommand {
                            plan.ranks[i].target.core.str(), o.results.sent, o.results.received,
                            o.results.cycles, fabric::outcome_name(o.launch.outcome));
             }
-            fmt::print("size: {} B a rank, {} B of output on every rank\n",
-                       plan.options.chunk_bytes, plan.output_bytes());
+            fmt::print("size: {} B a rank, {} B of input and {} B of output on every rank\n",
+                       plan.options.chunk_bytes, plan.input_bytes(), plan.output_bytes());
             fmt::print(
                 "bus bandwidth: {:.3f} B/cycle (({} - 1) x {} B over {} cycles, the "
                 "slowest rank's)\n",
@@ -147,7 +151,7 @@ class CclRunCommand final : public FabricCommand {
 
     std::string op_ = "all-gather";
     std::string worker_elf_;
-    fabric::AllGatherOptions o_;
+    fabric::CclOptions o_;
 };
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 #include "fabric/error.h"
@@ -26,48 +27,50 @@ static_assert(protocol::kFabricConnL1Bytes <= kCounterOffset &&
 struct RankL1 {
     uint32_t conn = 0, counter = 0, input = 0, output = 0;
 };
-RankL1 rank_l1(hal::Arch arch, uint32_t chunk_bytes) {
+RankL1 rank_l1(hal::Arch arch, uint32_t input_bytes) {
     RankL1 l;
     l.conn = protocol::test_l1_base(arch);
     l.counter = l.conn + kCounterOffset;
     l.input = l.conn + kInputOffset;
-    l.output = l.input + chunk_bytes;
+    l.output = l.input + input_bytes;
     return l;
 }
 
-void check_options(hal::Arch arch, const AllGatherOptions& o, size_t ranks) {
+void check_options(hal::Arch arch, const CclOptions& o, size_t ranks) {
+    const std::string_view op = ccl_op_name(o.op);
     if (ranks > protocol::kCclMaxRanks) {
         fail(ErrorCategory::BadInput,
-             "all-gather: a ring of {} ranks: a line route reaches at most {} chips", ranks,
+             "{}: a ring of {} ranks: a line route reaches at most {} chips", op, ranks,
              protocol::kCclMaxRanks);
     }
     if (o.chunk_bytes == 0 || o.chunk_bytes % 16 != 0) {
         fail(ErrorCategory::BadInput,
-             "all-gather: chunk size {} is not a positive multiple of 16 (--bytes)", o.chunk_bytes);
+             "{}: chunk size {} is not a positive multiple of 16 (--bytes)", op, o.chunk_bytes);
     }
-    const RankL1 l = rank_l1(arch, o.chunk_bytes);
+    const RankL1 l = rank_l1(arch, 0);
     const uint32_t room = protocol::test_mailbox_addr(arch) - l.input;
-    if ((ranks + 1) * uint64_t{o.chunk_bytes} > room) {
+    const uint64_t input_chunks = o.op == protocol::CclOp::ReduceScatter ? ranks : 1;
+    if ((input_chunks + ranks) * uint64_t{o.chunk_bytes} > room) {
         fail(ErrorCategory::BadInput,
-             "all-gather: the input and the output of {} ranks ({} x {} B) do not fit the {} B "
-             "below a rank's mailbox",
-             ranks, ranks + 1, o.chunk_bytes, room);
+             "{}: the input and the output of {} ranks ({} x {} B) do not fit the {} B below a "
+             "rank's mailbox",
+             op, ranks, input_chunks + ranks, o.chunk_bytes, room);
     }
-    if (o.timeout_us == 0) fail(ErrorCategory::BadInput, "all-gather: the timeout is 0 us");
+    if (o.timeout_us == 0) fail(ErrorCategory::BadInput, "{}: the timeout is 0 us", op);
 }
 
 // The plan of a ring whose routers are `ring` (in order; each one's line leads to the next).
-AllGatherPlan plan_ring(hal::Arch arch, const std::vector<const RouterPlacement*>& ring,
-                        const ChipSocs& socs, const ElfImage& kernel, const AllGatherOptions& o) {
+CclPlan plan_ring(hal::Arch arch, const std::vector<const RouterPlacement*>& ring,
+                  const ChipSocs& socs, const ElfImage& kernel, const CclOptions& o) {
     check_options(arch, o, ring.size());
-    AllGatherPlan p;
+    CclPlan p;
     p.arch = arch;
     p.options = o;
-    const RankL1 l = rank_l1(arch, o.chunk_bytes);
+    const uint32_t n = static_cast<uint32_t>(ring.size());
+    const RankL1 l = rank_l1(arch, protocol::ccl_input_bytes(o.op, n, o.chunk_bytes));
     const auto worker_of = [&](ChipId chip) {
         return CoreLocation{chip, socs(chip).cores(CoreType::Worker).at(0)};
     };
-    const uint32_t n = static_cast<uint32_t>(ring.size());
     for (uint32_t r = 0; r < n; ++r) {
         const RouterPlacement& via = *ring[r];
         const SocDescriptor& soc = socs(via.chip);
@@ -80,6 +83,7 @@ AllGatherPlan plan_ring(hal::Arch arch, const std::vector<const RouterPlacement*
         a.channel =
             pf::worker_channel(hal::arch_map(arch), via.config, via.core.core.x, via.core.core.y);
         a.conn_l1 = l.conn;
+        a.op = static_cast<uint32_t>(o.op);
         a.rank = r;
         a.ranks = n;
         a.chunk_bytes = o.chunk_bytes;
@@ -101,7 +105,7 @@ void check_ring(const std::vector<const RouterPlacement*>& ring,
         const ChipId next = ring[(r + 1) % ring.size()]->chip;
         if (lines[r].empty() || lines[r].front() != next) {
             fail(ErrorCategory::Internal,
-                 "all-gather: router {} of rank {} does not lead to chip {}, the next rank's",
+                 "ccl: router {} of rank {} does not lead to chip {}, the next rank's",
                  ring[r]->core.str(), r, next);
         }
     }
@@ -123,23 +127,36 @@ std::vector<uint8_t> bytes_of(const T& v) {
     return out;
 }
 
-std::vector<uint8_t> pattern_bytes(uint32_t seed, uint32_t bytes) {
-    std::vector<uint8_t> out(bytes);
-    for (uint32_t w = 0; w < bytes / 4; ++w) {
-        const uint32_t v = protocol::pattern_word(seed, w);
-        std::memcpy(out.data() + 4 * w, &v, 4);
-    }
+std::vector<uint8_t> words_to_bytes(const std::vector<uint32_t>& words) {
+    std::vector<uint8_t> out(4 * words.size());
+    std::memcpy(out.data(), words.data(), out.size());
     return out;
 }
 
+constexpr std::array<std::string_view, 2> kOpNames{"all-gather", "reduce-scatter"};
+
 }  // namespace
 
-AllGatherPlan plan_all_gather(const FabricPlan& plan, const ChipSocs& socs, const ElfImage& kernel,
-                              const AllGatherOptions& options) {
+std::string_view ccl_op_name(protocol::CclOp op) {
+    const auto i = static_cast<size_t>(op);
+    return i < kOpNames.size() ? kOpNames[i] : "unknown";
+}
+
+std::optional<protocol::CclOp> parse_ccl_op(std::string_view text) {
+    for (size_t i = 0; i < kOpNames.size(); ++i) {
+        if (kOpNames[i] == text) return static_cast<protocol::CclOp>(i);
+    }
+    return std::nullopt;
+}
+
+CclPlan plan_ccl(const FabricPlan& plan, const ChipSocs& socs, const ElfImage& kernel,
+                 const CclOptions& options) {
     if (plan.topology != pf::Topology::Ring) {
         fail(ErrorCategory::BadInput,
-             "all-gather: the 1D fabric is a {}: a ring all-gather needs a ring (--topology ring)",
-             plan.topology == pf::Topology::Line ? "line" : "2D fabric (plan it as a mesh)");
+             "{}: the 1D fabric is a {}: a ring {} needs a ring (--topology ring)",
+             ccl_op_name(options.op),
+             plan.topology == pf::Topology::Line ? "line" : "2D fabric (plan it as a mesh)",
+             ccl_op_name(options.op));
     }
     std::vector<const RouterPlacement*> ring;
     std::vector<std::vector<ChipId>> lines;
@@ -152,9 +169,8 @@ AllGatherPlan plan_all_gather(const FabricPlan& plan, const ChipSocs& socs, cons
     return plan_ring(plan.arch, ring, socs, kernel, options);
 }
 
-AllGatherPlan plan_all_gather(const MeshPlan& plan, MeshNode node, MeshDir dir, uint32_t plane,
-                              const ChipSocs& socs, const ElfImage& kernel,
-                              const AllGatherOptions& options) {
+CclPlan plan_ccl(const MeshPlan& plan, MeshNode node, MeshDir dir, uint32_t plane,
+                 const ChipSocs& socs, const ElfImage& kernel, const CclOptions& options) {
     const RouterPlacement& first = plan.router(node, dir, plane);
     const std::vector<ChipId> line = plan.line_chips(first);
     const std::string port = first.mesh->port().str();
@@ -164,61 +180,74 @@ AllGatherPlan plan_all_gather(const MeshPlan& plan, MeshNode node, MeshDir dir, 
         const RouterPlacement* r = find_router(plan, plan.node_of(chip), dir, plane);
         if (r == nullptr) {
             fail(ErrorCategory::BadInput,
-                 "all-gather: the line of {} is not a ring: it ends at chip {} (a dimension "
-                 "that does not wrap)",
-                 port, chip);
+                 "{}: the line of {} is not a ring: it ends at chip {} (a dimension that does "
+                 "not wrap)",
+                 ccl_op_name(options.op), port, chip);
         }
         ring.push_back(r);
         lines.push_back(plan.line_chips(*r));
     }
     if (line.empty() || lines.back().empty() || lines.back().front() != first.chip) {
         fail(ErrorCategory::BadInput,
-             "all-gather: the line of {} is not a ring (a dimension that does not wrap, or an "
-             "inter-mesh port)",
-             port);
+             "{}: the line of {} is not a ring (a dimension that does not wrap, or an inter-mesh "
+             "port)",
+             ccl_op_name(options.op), port);
     }
     check_options(plan.fabric.arch, options, ring.size());
     check_ring(ring, lines);
     return plan_ring(plan.fabric.arch, ring, socs, kernel, options);
 }
 
-std::vector<uint32_t> all_gather_expected(const AllGatherPlan& plan) {
+std::vector<uint32_t> ccl_input(const CclPlan& plan, uint32_t rank) {
+    std::vector<uint32_t> out(plan.input_bytes() / 4);
+    for (uint32_t w = 0; w < out.size(); ++w) {
+        out[w] = protocol::pattern_word(plan.options.seed + rank, w);
+    }
+    return out;
+}
+
+std::vector<uint32_t> ccl_expected(const CclPlan& plan, uint32_t rank) {
+    const uint32_t n = static_cast<uint32_t>(plan.ranks.size());
     const uint32_t words = plan.options.chunk_bytes / 4;
-    std::vector<uint32_t> out;
-    out.reserve(plan.ranks.size() * words);
-    for (uint32_t r = 0; r < plan.ranks.size(); ++r) {
-        for (uint32_t w = 0; w < words; ++w) {
-            out.push_back(protocol::pattern_word(plan.options.seed + r, w));
+    std::vector<uint32_t> out(plan.output_bytes() / 4, 0);
+    for (uint32_t c = 0; c < n; ++c) {
+        uint32_t* slot = out.data() + c * words;
+        if (plan.options.op == protocol::CclOp::AllGather) {
+            const std::vector<uint32_t> in = ccl_input(plan, c);
+            std::copy(in.begin(), in.end(), slot);
+            continue;
+        }
+        // Reduce-scatter: chunk c's chain starts at rank c + 1, which sends its input unreduced
+        // (its slot c stays 0); rank `rank` holds the sum over the ranks from c + 1 to itself.
+        if (rank == (c + 1) % n) continue;
+        for (uint32_t q = (c + 1) % n;; q = (q + 1) % n) {
+            const std::vector<uint32_t> in = ccl_input(plan, q);
+            for (uint32_t w = 0; w < words; ++w) slot[w] += in[c * words + w];
+            if (q == rank) break;
         }
     }
     return out;
 }
 
-void load_rank(Device& device, const AllGatherPlan& plan, const CclRank& rank) {
+void load_rank(Device& device, const CclPlan& plan, const CclRank& rank) {
     protocol::TestMailbox m{};
     m.magic = protocol::kTestMailboxMagic;
     m.num_args = sizeof(rank.args) / 4;
     std::memcpy(m.args, &rank.args, sizeof(rank.args));
     const CoreLocation& at = rank.target.core;
     device.write(at, protocol::test_mailbox_addr(plan.arch), bytes_of(m));
-    device.write(at, rank.args.input_addr,
-                 pattern_bytes(plan.options.seed + rank.args.rank, plan.options.chunk_bytes));
+    device.write(at, rank.args.input_addr, words_to_bytes(ccl_input(plan, rank.args.rank)));
     device.write(at, rank.args.counter_addr, std::vector<uint8_t>(16, 0));
     device.write(at, rank.args.output_addr, std::vector<uint8_t>(plan.output_bytes(), 0));
 }
 
-void load_all_gather(Device& device, const AllGatherPlan& plan) {
-    for (const CclRank& rank : plan.ranks) load_rank(device, plan, rank);
-}
-
-uint32_t AllGatherRun::slowest_cycles() const {
+uint32_t CclRun::slowest_cycles() const {
     uint32_t most = 0;
     for (const CclRankOutcome& r : ranks) most = std::max(most, r.results.cycles);
     return most;
 }
 
-AllGatherRun run_all_gather(FabricRunner& runner, const AllGatherPlan& plan,
-                            const LaunchOptions& options) {
+CclRun run_ccl(FabricRunner& runner, const CclPlan& plan, const LaunchOptions& options) {
     Device& dev = runner.device();
     std::vector<LaunchTarget> targets;
     for (const CclRank& r : plan.ranks) targets.push_back(r.target);
@@ -229,7 +258,7 @@ AllGatherRun run_all_gather(FabricRunner& runner, const AllGatherPlan& plan,
             if (r.target.core == t.core) load_rank(dev, plan, r);
         }
     });
-    AllGatherRun run;
+    CclRun run;
     run.cycles = dev.cycles() - start;
     for (size_t i = 0; i < plan.ranks.size(); ++i) {
         CclRankOutcome out;
@@ -243,10 +272,8 @@ AllGatherRun run_all_gather(FabricRunner& runner, const AllGatherPlan& plan,
     return run;
 }
 
-std::vector<std::string> all_gather_problems(Device& device, const AllGatherPlan& plan,
-                                             const AllGatherRun& run) {
+std::vector<std::string> ccl_problems(Device& device, const CclPlan& plan, const CclRun& run) {
     std::vector<std::string> out;
-    const std::vector<uint32_t> want = all_gather_expected(plan);
     const uint32_t steps = static_cast<uint32_t>(plan.ranks.size()) - 1;
     for (size_t i = 0; i < plan.ranks.size(); ++i) {
         const CclRank& rank = plan.ranks[i];
@@ -262,6 +289,7 @@ std::vector<std::string> all_gather_problems(Device& device, const AllGatherPlan
             out.push_back(fmt::format("{}: sent {} and received {} chunks, not {}", who,
                                       got.results.sent, got.results.received, steps));
         }
+        const std::vector<uint32_t> want = ccl_expected(plan, static_cast<uint32_t>(i));
         std::vector<uint8_t> raw(plan.output_bytes());
         device.read(rank.target.core, rank.args.output_addr, raw);
         uint32_t bad = 0, first = 0;
@@ -279,7 +307,7 @@ std::vector<std::string> all_gather_problems(Device& device, const AllGatherPlan
     return out;
 }
 
-double all_gather_bus_bandwidth(const AllGatherPlan& plan, const AllGatherRun& run) {
+double ccl_bus_bandwidth(const CclPlan& plan, const CclRun& run) {
     const uint32_t cycles = run.slowest_cycles();
     if (cycles == 0 || plan.ranks.empty()) return 0;
     return static_cast<double>(plan.ranks.size() - 1) * plan.options.chunk_bytes / cycles;

@@ -1,7 +1,7 @@
-// `fabricctl ccl run` as a process: a ring all-gather on the t3k's 8 chips (the 1D router and the
-// ccl_all_gather kernel of this build; a failed check while they are not built, never a skip):
-// the text report and the JSON counts exact, and every bad input with its exit code and one-line
-// message.
+// `fabricctl ccl run` as a process: a ring all-gather and a ring reduce-scatter on the t3k's 8
+// chips (the 1D router and the ccl_ring kernel of this build; a failed check while they are not
+// built, never a skip): the text report and the JSON counts exact, and every bad input with its
+// exit code and one-line message.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -22,10 +22,10 @@ namespace {
 const std::string kSoc = FABRIC_SOC_DESCRIPTOR_DIR;
 const std::string kFw = FABRIC_FIRMWARE_DIR;
 
-// The t3k's 8 chips as a ring (0-3 along the top, 7-4 back along the bottom).
-std::vector<std::string> ccl_run(std::vector<std::string> extra) {
+// `op` on the t3k's 8 chips as a ring (0-3 along the top, 7-4 back along the bottom).
+std::vector<std::string> ccl_run(const std::string& op, std::vector<std::string> extra) {
     std::vector<std::string> a{
-        "ccl",        "run",  "--cluster", kSoc + "/t3k_cluster.yaml", "--op", "all-gather",
+        "ccl",        "run",  "--cluster", kSoc + "/t3k_cluster.yaml", "--op", op,
         "--topology", "ring", "--chips",   "0,1,2,3,7,6,5,4"};
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
@@ -33,7 +33,7 @@ std::vector<std::string> ccl_run(std::vector<std::string> extra) {
 
 bool have_ccl_firmware() {
     bool all = true;
-    for (const char* name : {"fabric_router", "ccl_all_gather"}) {
+    for (const char* name : {"fabric_router", "ccl_ring"}) {
         const std::string p = kFw + "/wormhole_b0/" + name + ".elf";
         INFO(p << " must be built (the firmware sub-build runs before the tests)");
         CHECK(std::filesystem::exists(p));
@@ -46,13 +46,13 @@ bool have_ccl_firmware() {
 
 TEST_CASE("fabricctl ccl run: bad input and usage", "[cli][ccl]") {
     expect_failure(fabricctl({"ccl", "run", "--op", "all-gather"}), 100);  // --cluster required
-    expect_failure(fabricctl(ccl_run({"--op", "all-reduce"})), 100);       // not built yet
-    auto r = fabricctl(ccl_run({"--bytes", "1000"}));
+    expect_failure(fabricctl(ccl_run("all-reduce", {})), 100);             // not built yet
+    auto r = fabricctl(ccl_run("all-gather", {"--bytes", "1000"}));
     expect_failure(r, 101);
     CHECK(r.err ==
           "fabricctl: error: all-gather: chunk size 1000 is not a positive multiple of 16 "
           "(--bytes)\n");
-    r = fabricctl(ccl_run({"--bytes", "20000"}));
+    r = fabricctl(ccl_run("all-gather", {"--bytes", "20000"}));
     expect_failure(r, 101);
     CHECK(r.err ==
           "fabricctl: error: all-gather: the input and the output of 8 ranks (9 x 20000 B) do "
@@ -67,19 +67,20 @@ TEST_CASE("fabricctl ccl run: bad input and usage", "[cli][ccl]") {
 TEST_CASE("fabricctl ccl run: all-gather on the t3k's 8-chip ring, text and JSON",
           "[cli][ccl][sim]") {
     if (!have_ccl_firmware()) return;
-    auto r = fabricctl(ccl_run({"--bytes", "8192"}));
+    auto r = fabricctl(ccl_run("all-gather", {"--bytes", "8192"}));
     INFO("stderr: " << r.err);
     REQUIRE(r.code == 0);
     CHECK_THAT(r.out, Contains("all-gather: ring, 8 ranks (chips 0,1,2,3,7,6,5,4), each sends one "
                                "chunk a step one hop along its East router's line\n"));
     CHECK_THAT(r.out, Contains("rank 0 chip 0 core 1-1: sent 7, received 7, "));
     CHECK_THAT(r.out, Contains("rank 7 chip 4 core 1-1: sent 7, received 7, "));
-    CHECK_THAT(r.out, Contains("size: 8192 B a rank, 65536 B of output on every rank\n"));
+    CHECK_THAT(r.out, Contains("size: 8192 B a rank, 8192 B of input and 65536 B of output on "
+                               "every rank\n"));
     CHECK_THAT(r.out, Contains("every word checked: every rank's output equals the host's\n"));
     CHECK_THAT(r.err, Contains("fabricctl: ccl run passed: all-gather on a ring of 8 ranks, 8192 B "
                                "a rank, every rank's 65536 B of output checked; "));
 
-    r = fabricctl(ccl_run({"--bytes", "4096", "--json", "-q"}));
+    r = fabricctl(ccl_run("all-gather", {"--bytes", "4096", "--json", "-q"}));
     INFO("stderr: " << r.err);
     REQUIRE(r.code == 0);
     CHECK(r.err.empty());
@@ -115,4 +116,28 @@ TEST_CASE("fabricctl ccl run: all-gather on the t3k's 8-chip ring, text and JSON
         delivered += rt["delivered"].get<uint64_t>();
     }
     CHECK(delivered == 8 * 7 * 2);
+}
+
+TEST_CASE("fabricctl ccl run: reduce-scatter on the t3k's 8-chip ring, JSON", "[cli][ccl][sim]") {
+    if (!have_ccl_firmware()) return;
+    auto r = fabricctl(ccl_run("reduce-scatter", {"--bytes", "4096", "--json", "-q"}));
+    INFO("stderr: " << r.err);
+    REQUIRE(r.code == 0);
+    const auto j = json::parse(r.out);
+    CHECK(j["ok"] == true);
+    const json& c = j["ccl"];
+    CHECK(c["op"] == "reduce-scatter");
+    CHECK(c["chunk_bytes"] == 4096);
+    CHECK(c["output_bytes"] == 8 * 4096);
+    CHECK(c["every_word_checked"] == true);
+    REQUIRE(c["ranks"].size() == 8);
+    for (const json& rank : c["ranks"]) {
+        CHECK(rank["sent"] == 7);
+        CHECK(rank["received"] == 7);
+    }
+    r = fabricctl(ccl_run("reduce-scatter", {"--bytes", "10112"}));
+    expect_failure(r, 101);
+    CHECK(r.err ==
+          "fabricctl: error: reduce-scatter: the input and the output of 8 ranks (16 x 10112 B) "
+          "do not fit the 161760 B below a rank's mailbox\n");
 }

@@ -1,10 +1,10 @@
 // Collectives as worker kernels in the model (fabric/ccl_plan.h, protocol/ccl.h): a ring
-// all-gather, one ccl_all_gather kernel per chip sending along its router's line with the line
-// API, so the same ELF runs on
+// all-gather and a ring reduce-scatter (int32 sums added by the worker cores), one ccl_ring
+// kernel per chip sending along its router's line with the line API, so the same ELF runs on
 //   - the t3k's 8 chips as a 1D ring (chunks split over several router slots),
 //   - a row and a column of a 4x4 torus in 2D (round the wrap links).
-// Every rank's whole output is compared word for word with the host's computation, every rank's
-// counts are exact, and the routers end clean.
+// Every rank's whole output (results and partial sums) is compared word for word with the host's
+// computation, every rank's counts are exact, and the routers end clean.
 // Skipped (with a warning) until the firmware sub-build made the ELFs.
 #include <catch2/catch.hpp>
 #include <string>
@@ -23,12 +23,12 @@ using fabric::test::wh_soc;
 
 namespace {
 
-#define REQUIRE_FIRMWARE(router_name)                                                         \
-    const auto router = fabric::test::firmware_elf(router_name);                              \
-    const auto kernel = fabric::test::firmware_elf("ccl_all_gather");                         \
-    if (!router || !kernel) {                                                                 \
-        WARN("skipped: " router_name ".elf / ccl_all_gather.elf not built (build firmware)"); \
-        return;                                                                               \
+#define REQUIRE_FIRMWARE(router_name)                                                   \
+    const auto router = fabric::test::firmware_elf(router_name);                        \
+    const auto kernel = fabric::test::firmware_elf("ccl_ring");                         \
+    if (!router || !kernel) {                                                           \
+        WARN("skipped: " router_name ".elf / ccl_ring.elf not built (build firmware)"); \
+        return;                                                                         \
     }
 
 const fabric::ChipSocs& socs() {
@@ -38,14 +38,14 @@ const fabric::ChipSocs& socs() {
     return s;
 }
 
-// Run the all-gather; every rank must be Done with every chunk sent and received and its output
+// Run the collective; every rank must be Done with every chunk sent and received and its output
 // equal to the host's. Returns the run.
-fabric::AllGatherRun run_checked(fabric::test::SimFabric& f, const fabric::AllGatherPlan& plan) {
+fabric::CclRun run_checked(fabric::test::SimFabric& f, const fabric::CclPlan& plan) {
     fabric::LaunchOptions lo;
     lo.poll_cycles = 2'000;
     lo.max_cycles = 20'000'000;
-    const auto run = fabric::run_all_gather(f.runner, plan, lo);
-    const auto problems = fabric::all_gather_problems(f.dev, plan, run);
+    const auto run = fabric::run_ccl(f.runner, plan, lo);
+    const auto problems = fabric::ccl_problems(f.dev, plan, run);
     for (const std::string& p : problems) UNSCOPED_INFO(p);
     CHECK(problems.empty());
     for (const auto& rank : run.ranks) {
@@ -54,8 +54,8 @@ fabric::AllGatherRun run_checked(fabric::test::SimFabric& f, const fabric::AllGa
         CHECK(rank.results.received == plan.ranks.size() - 1);
         CHECK(rank.results.cycles != 0);
     }
-    INFO("bus bandwidth " << fabric::all_gather_bus_bandwidth(plan, run) << " B/cycle");
-    CHECK(fabric::all_gather_bus_bandwidth(plan, run) > 0);
+    INFO("bus bandwidth " << fabric::ccl_bus_bandwidth(plan, run) << " B/cycle");
+    CHECK(fabric::ccl_bus_bandwidth(plan, run) > 0);
     return run;
 }
 
@@ -79,15 +79,31 @@ TEST_CASE("ccl (sim): ring all-gather on the t3k's 8 chips (1D), chunks over 3 s
     o.chips = {0, 1, 2, 3, 7, 6, 5, 4};
     const auto plan = fabric::plan_fabric(fabric::test::cluster("t3k_cluster.yaml"), wh_soc(), o);
     fabric::test::SimFabric f("t3k_cluster.yaml", plan, *router, 5'000'000);
-    fabric::AllGatherOptions ag;
+    fabric::CclOptions ag;
     ag.chunk_bytes = 10240;  // 4352 + 4352 + 1536: three packets a chunk
-    const auto ccl = fabric::plan_all_gather(plan, socs(), *kernel, ag);
+    const auto ccl = fabric::plan_ccl(plan, socs(), *kernel, ag);
     run_checked(f, ccl);
     terminate_clean(f);
 }
 
-TEST_CASE("ccl (sim): the same all-gather kernel along a 4x4 torus row and column (2D)",
+TEST_CASE("ccl (sim): ring reduce-scatter on the t3k's 8 chips (1D), int32 sums by the workers",
           "[ccl][sim]") {
+    REQUIRE_FIRMWARE("fabric_router");
+    fabric::FabricOptions o;
+    o.topology = pf::Topology::Ring;
+    o.chips = {0, 1, 2, 3, 7, 6, 5, 4};
+    const auto plan = fabric::plan_fabric(fabric::test::cluster("t3k_cluster.yaml"), wh_soc(), o);
+    fabric::test::SimFabric f("t3k_cluster.yaml", plan, *router, 5'000'000);
+    fabric::CclOptions rs;
+    rs.op = protocol::CclOp::ReduceScatter;
+    rs.chunk_bytes = 8192;  // two packets a chunk; 8 chunks of input a rank
+    run_checked(f, fabric::plan_ccl(plan, socs(), *kernel, rs));
+    terminate_clean(f);
+}
+
+TEST_CASE(
+    "ccl (sim): the same kernel along a 4x4 torus row (all-gather) and column (reduce-scatter)",
+    "[ccl][sim]") {
     REQUIRE_FIRMWARE("fabric_router_2d");
     fabric::MeshFabricOptions o;
     o.topology = pf::Topology::Torus;
@@ -96,12 +112,13 @@ TEST_CASE("ccl (sim): the same all-gather kernel along a 4x4 torus row and colum
         fabric::plan_mesh(fabric::test::mesh_graph("mesh_4x4_mesh_graph.yaml"),
                           fabric::test::cluster("torus_4x4_cluster.yaml"), wh_soc(), o);
     fabric::test::SimFabric f("torus_4x4_cluster.yaml", plan.fabric, *router, 5'000'000);
-    fabric::AllGatherOptions ag;
+    fabric::CclOptions ag;
     ag.chunk_bytes = 4096;
-    const auto row = fabric::plan_all_gather(plan, {0, 6}, MeshDir::E, 0, socs(), *kernel, ag);
+    const auto row = fabric::plan_ccl(plan, {0, 6}, MeshDir::E, 0, socs(), *kernel, ag);
     run_checked(f, row);
     ag.seed = 0xB220;
-    const auto column = fabric::plan_all_gather(plan, {0, 1}, MeshDir::N, 0, socs(), *kernel, ag);
+    ag.op = protocol::CclOp::ReduceScatter;  // and a reduce-scatter up a column
+    const auto column = fabric::plan_ccl(plan, {0, 1}, MeshDir::N, 0, socs(), *kernel, ag);
     run_checked(f, column);
     terminate_clean(f);
 }
