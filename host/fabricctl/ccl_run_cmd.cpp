@@ -32,12 +32,12 @@ fabric::MeshWorkerOutcome as_outcome(const fabric::CclRankOutcome& o) {
     return out;
 }
 
-// Packets the routers deliver: every rank sends ranks - 1 chunks, each its writes (split at the
-// slot payload) and one atomic increment (the progress line's count).
+// Packets the routers deliver: every rank sends ranks - 1 chunks a phase, each its writes (split at
+// the slot payload) and one atomic increment (the progress line's count).
 uint64_t deliveries(const fabric::CclPlan& plan, uint32_t payload_bytes) {
     const uint64_t ranks = plan.ranks.size();
     const uint64_t writes = (plan.options.chunk_bytes + payload_bytes - 1) / payload_bytes;
-    return ranks * (ranks - 1) * (writes + 1);
+    return plan.phases() * ranks * (ranks - 1) * (writes + 1);
 }
 
 class CclRunCommand final : public FabricCommand {
@@ -48,10 +48,10 @@ class CclRunCommand final : public FabricCommand {
                         "every rank's output against the host's computation, print the algorithm "
                         "and bus bandwidth, terminate") {
         cmd_->add_option("--op", op_,
-                         "The collective: all-gather (each rank's N bytes to every rank) or "
+                         "The collective: all-gather (each rank's N bytes to every rank), "
                          "reduce-scatter (int32 sums: rank r gets the sum of every rank's N bytes "
-                         "number r)")
-            ->check(CLI::IsMember({"all-gather", "reduce-scatter"}))
+                         "number r) or all-reduce (every rank gets every sum)")
+            ->check(CLI::IsMember({"all-gather", "reduce-scatter", "all-reduce"}))
             ->capture_default_str();
         add_bytes_option(*cmd_, o_.chunk_bytes,
                          "N: bytes of a rank's share of the output (multiple of 16)")
@@ -117,6 +117,7 @@ class CclRunCommand final : public FabricCommand {
             j["worker_firmware"] = kernel_path;
             j["ccl"] = {{"op", op_},
                         {"algorithm", "ring"},
+                        {"phases", plan.phases()},
                         {"ranks", rank_list},
                         {"chunk_bytes", plan.options.chunk_bytes},
                         {"output_bytes", plan.output_bytes()},
@@ -138,9 +139,9 @@ class CclRunCommand final : public FabricCommand {
             fmt::print("size: {} B a rank, {} B of input and {} B of output on every rank\n",
                        plan.options.chunk_bytes, plan.input_bytes(), plan.output_bytes());
             fmt::print(
-                "bus bandwidth: {:.3f} B/cycle (({} - 1) x {} B over {} cycles, the "
+                "bus bandwidth: {:.3f} B/cycle ({} x ({} - 1) x {} B over {} cycles, the "
                 "slowest rank's)\n",
-                bus, ranks, plan.options.chunk_bytes, run.slowest_cycles());
+                bus, plan.phases(), ranks, plan.options.chunk_bytes, run.slowest_cycles());
             if (s.problems.empty()) {
                 fmt::print("every word checked: every rank's output equals the host's\n");
             }

@@ -16,13 +16,14 @@ namespace pf = protocol::fabric;
 
 namespace {
 
-// From the connection's base (test_l1_base): the counter's 16-B line above the connection's
-// words, then the input and right behind it the output. Everything a rank sends from lies where
-// its NoC reaches locally (below the mailbox): a chunk is forwarded from its output slot.
+// From the connection's base (test_l1_base): the counters' 16-B lines (an all-reduce uses two)
+// above the connection's words, then the input and right behind it the output. Everything a rank
+// sends from lies where its NoC reaches locally (below the mailbox): a chunk is forwarded from its
+// output slot.
 constexpr uint32_t kCounterOffset = 0x300;
 constexpr uint32_t kInputOffset = 0x400;
 static_assert(protocol::kFabricConnL1Bytes <= kCounterOffset &&
-              kCounterOffset + 16 <= kInputOffset);
+              protocol::ccl_gather_counter(kCounterOffset) + 16 <= kInputOffset);
 
 struct RankL1 {
     uint32_t conn = 0, counter = 0, input = 0, output = 0;
@@ -49,12 +50,13 @@ void check_options(hal::Arch arch, const CclOptions& o, size_t ranks) {
     }
     const RankL1 l = rank_l1(arch, 0);
     const uint32_t room = protocol::test_mailbox_addr(arch) - l.input;
-    const uint64_t input_chunks = o.op == protocol::CclOp::ReduceScatter ? ranks : 1;
-    if ((input_chunks + ranks) * uint64_t{o.chunk_bytes} > room) {
+    const uint64_t input_chunks = o.op == protocol::CclOp::AllGather ? 1 : ranks;
+    const uint64_t output_chunks = (o.op == protocol::CclOp::AllReduce ? 2 : 1) * ranks;
+    if ((input_chunks + output_chunks) * o.chunk_bytes > room) {
         fail(ErrorCategory::BadInput,
              "{}: the input and the output of {} ranks ({} x {} B) do not fit the {} B below a "
              "rank's mailbox",
-             op, ranks, input_chunks + ranks, o.chunk_bytes, room);
+             op, ranks, input_chunks + output_chunks, o.chunk_bytes, room);
     }
     if (o.timeout_us == 0) fail(ErrorCategory::BadInput, "{}: the timeout is 0 us", op);
 }
@@ -133,7 +135,7 @@ std::vector<uint8_t> words_to_bytes(const std::vector<uint32_t>& words) {
     return out;
 }
 
-constexpr std::array<std::string_view, 2> kOpNames{"all-gather", "reduce-scatter"};
+constexpr std::array<std::string_view, 3> kOpNames{"all-gather", "reduce-scatter", "all-reduce"};
 
 }  // namespace
 
@@ -206,6 +208,20 @@ std::vector<uint32_t> ccl_input(const CclPlan& plan, uint32_t rank) {
     return out;
 }
 
+namespace {
+
+// Chunk c's words summed over `count` ranks from `first` on round the ring, into `slot`.
+void add_chunk(const CclPlan& plan, uint32_t c, uint32_t first, uint32_t count, uint32_t* slot) {
+    const uint32_t n = static_cast<uint32_t>(plan.ranks.size());
+    const uint32_t words = plan.options.chunk_bytes / 4;
+    for (uint32_t j = 0; j < count; ++j) {
+        const std::vector<uint32_t> in = ccl_input(plan, (first + j) % n);
+        for (uint32_t w = 0; w < words; ++w) slot[w] += in[c * words + w];
+    }
+}
+
+}  // namespace
+
 std::vector<uint32_t> ccl_expected(const CclPlan& plan, uint32_t rank) {
     const uint32_t n = static_cast<uint32_t>(plan.ranks.size());
     const uint32_t words = plan.options.chunk_bytes / 4;
@@ -217,14 +233,12 @@ std::vector<uint32_t> ccl_expected(const CclPlan& plan, uint32_t rank) {
             std::copy(in.begin(), in.end(), slot);
             continue;
         }
-        // Reduce-scatter: chunk c's chain starts at rank c + 1, which sends its input unreduced
-        // (its slot c stays 0); rank `rank` holds the sum over the ranks from c + 1 to itself.
-        if (rank == (c + 1) % n) continue;
-        for (uint32_t q = (c + 1) % n;; q = (q + 1) % n) {
-            const std::vector<uint32_t> in = ccl_input(plan, q);
-            for (uint32_t w = 0; w < words; ++w) slot[w] += in[c * words + w];
-            if (q == rank) break;
-        }
+        // Reducing: chunk c's chain starts at rank c + 1, which sends its input as it is (its
+        // slot c stays 0); rank `rank` holds the sum over the ranks from c + 1 round to itself.
+        if (rank != (c + 1) % n) add_chunk(plan, c, c + 1, (rank + n - c - 1) % n + 1, slot);
+        // An all-reduce's second half: every chunk's whole sum.
+        if (plan.options.op == protocol::CclOp::AllReduce)
+            add_chunk(plan, c, 0, n, slot + n * words);
     }
     return out;
 }
@@ -237,7 +251,7 @@ void load_rank(Device& device, const CclPlan& plan, const CclRank& rank) {
     const CoreLocation& at = rank.target.core;
     device.write(at, protocol::test_mailbox_addr(plan.arch), bytes_of(m));
     device.write(at, rank.args.input_addr, words_to_bytes(ccl_input(plan, rank.args.rank)));
-    device.write(at, rank.args.counter_addr, std::vector<uint8_t>(16, 0));
+    device.write(at, rank.args.counter_addr, std::vector<uint8_t>(32, 0));  // an all-reduce: two
     device.write(at, rank.args.output_addr, std::vector<uint8_t>(plan.output_bytes(), 0));
 }
 
@@ -274,7 +288,7 @@ CclRun run_ccl(FabricRunner& runner, const CclPlan& plan, const LaunchOptions& o
 
 std::vector<std::string> ccl_problems(Device& device, const CclPlan& plan, const CclRun& run) {
     std::vector<std::string> out;
-    const uint32_t steps = static_cast<uint32_t>(plan.ranks.size()) - 1;
+    const uint32_t steps = plan.phases() * (static_cast<uint32_t>(plan.ranks.size()) - 1);
     for (size_t i = 0; i < plan.ranks.size(); ++i) {
         const CclRank& rank = plan.ranks[i];
         const CclRankOutcome& got = run.ranks.at(i);
@@ -310,7 +324,8 @@ std::vector<std::string> ccl_problems(Device& device, const CclPlan& plan, const
 double ccl_bus_bandwidth(const CclPlan& plan, const CclRun& run) {
     const uint32_t cycles = run.slowest_cycles();
     if (cycles == 0 || plan.ranks.empty()) return 0;
-    return static_cast<double>(plan.ranks.size() - 1) * plan.options.chunk_bytes / cycles;
+    return static_cast<double>(plan.phases()) * static_cast<double>(plan.ranks.size() - 1) *
+           plan.options.chunk_bytes / cycles;
 }
 
 }  // namespace fabric

@@ -46,7 +46,7 @@ bool have_ccl_firmware() {
 
 TEST_CASE("fabricctl ccl run: bad input and usage", "[cli][ccl]") {
     expect_failure(fabricctl({"ccl", "run", "--op", "all-gather"}), 100);  // --cluster required
-    expect_failure(fabricctl(ccl_run("all-reduce", {})), 100);             // not built yet
+    expect_failure(fabricctl(ccl_run("broadcast", {})), 100);              // not an op
     auto r = fabricctl(ccl_run("all-gather", {"--bytes", "1000"}));
     expect_failure(r, 101);
     CHECK(r.err ==
@@ -118,7 +118,8 @@ TEST_CASE("fabricctl ccl run: all-gather on the t3k's 8-chip ring, text and JSON
     CHECK(delivered == 8 * 7 * 2);
 }
 
-TEST_CASE("fabricctl ccl run: reduce-scatter on the t3k's 8-chip ring, JSON", "[cli][ccl][sim]") {
+TEST_CASE("fabricctl ccl run: reduce-scatter and all-reduce on the t3k's 8-chip ring, JSON",
+          "[cli][ccl][sim]") {
     if (!have_ccl_firmware()) return;
     auto r = fabricctl(ccl_run("reduce-scatter", {"--bytes", "4096", "--json", "-q"}));
     INFO("stderr: " << r.err);
@@ -134,6 +135,17 @@ TEST_CASE("fabricctl ccl run: reduce-scatter on the t3k's 8-chip ring, JSON", "[
     for (const json& rank : c["ranks"]) {
         CHECK(rank["sent"] == 7);
         CHECK(rank["received"] == 7);
+    }
+    r = fabricctl(ccl_run("all-reduce", {"--bytes", "2048", "--json", "-q"}));
+    INFO("stderr: " << r.err);
+    REQUIRE(r.code == 0);
+    const auto ar = json::parse(r.out);
+    CHECK(ar["ccl"]["op"] == "all-reduce");
+    CHECK(ar["ccl"]["output_bytes"] == 2 * 8 * 2048);
+    CHECK(ar["ccl"]["every_word_checked"] == true);
+    for (const json& rank : ar["ccl"]["ranks"]) {
+        CHECK(rank["sent"] == 14);  // two passes round the ring
+        CHECK(rank["received"] == 14);
     }
     r = fabricctl(ccl_run("reduce-scatter", {"--bytes", "10112"}));
     expect_failure(r, 101);

@@ -1,5 +1,5 @@
 // Collectives as worker kernels in the model (fabric/ccl_plan.h, protocol/ccl.h): a ring
-// all-gather and a ring reduce-scatter (int32 sums added by the worker cores), one ccl_ring
+// all-gather, reduce-scatter and all-reduce (int32 sums added by the worker cores), one ccl_ring
 // kernel per chip sending along its router's line with the line API, so the same ELF runs on
 //   - the t3k's 8 chips as a 1D ring (chunks split over several router slots),
 //   - a row and a column of a 4x4 torus in 2D (round the wrap links).
@@ -50,8 +50,8 @@ fabric::CclRun run_checked(fabric::test::SimFabric& f, const fabric::CclPlan& pl
     CHECK(problems.empty());
     for (const auto& rank : run.ranks) {
         CHECK(rank.launch.outcome == fabric::LaunchOutcome::Exited);
-        CHECK(rank.results.sent == plan.ranks.size() - 1);
-        CHECK(rank.results.received == plan.ranks.size() - 1);
+        CHECK(rank.results.sent == plan.phases() * (plan.ranks.size() - 1));
+        CHECK(rank.results.received == plan.phases() * (plan.ranks.size() - 1));
         CHECK(rank.results.cycles != 0);
     }
     INFO("bus bandwidth " << fabric::ccl_bus_bandwidth(plan, run) << " B/cycle");
@@ -86,7 +86,7 @@ TEST_CASE("ccl (sim): ring all-gather on the t3k's 8 chips (1D), chunks over 3 s
     terminate_clean(f);
 }
 
-TEST_CASE("ccl (sim): ring reduce-scatter on the t3k's 8 chips (1D), int32 sums by the workers",
+TEST_CASE("ccl (sim): ring reduce-scatter and all-reduce on the t3k's 8 chips (1D), int32 sums",
           "[ccl][sim]") {
     REQUIRE_FIRMWARE("fabric_router");
     fabric::FabricOptions o;
@@ -97,6 +97,11 @@ TEST_CASE("ccl (sim): ring reduce-scatter on the t3k's 8 chips (1D), int32 sums 
     fabric::CclOptions rs;
     rs.op = protocol::CclOp::ReduceScatter;
     rs.chunk_bytes = 8192;  // two packets a chunk; 8 chunks of input a rank
+    run_checked(f, fabric::plan_ccl(plan, socs(), *kernel, rs));
+    // An all-reduce on the same fabric: the reduce-scatter, then an all-gather of the sums.
+    rs.op = protocol::CclOp::AllReduce;
+    rs.chunk_bytes = 4096;
+    rs.seed = 0xC330;
     run_checked(f, fabric::plan_ccl(plan, socs(), *kernel, rs));
     terminate_clean(f);
 }

@@ -178,7 +178,12 @@ TEST_CASE("ccl plan: every refusal is named", "[ccl][plan]") {
           "reduce-scatter: the input and the output of 8 ranks (16 x 10112 B) do not fit the "
           "161760 B below a rank's mailbox");
     CHECK(fabric::parse_ccl_op("reduce-scatter") == protocol::CclOp::ReduceScatter);
-    CHECK(fabric::parse_ccl_op("all-reduce") == std::nullopt);
+    CHECK(fabric::parse_ccl_op("all-reduce") == protocol::CclOp::AllReduce);
+    CHECK(fabric::parse_ccl_op("broadcast") == std::nullopt);
+    // An all-reduce's output is twice the slots: 8 + 16 x 6752 B do not fit.
+    CHECK(refused(ring, {.op = protocol::CclOp::AllReduce, .chunk_bytes = 6752}) ==
+          "all-reduce: the input and the output of 8 ranks (24 x 6752 B) do not fit the 161760 B "
+          "below a rank's mailbox");
     CHECK(fabric::ccl_op_name(protocol::CclOp::AllGather) == "all-gather");
     const auto mesh = plan_2d("t3k_mesh_graph.yaml", "t3k_cluster.yaml", pf::Topology::Mesh);
     CHECK(expect_error(ErrorCategory::BadInput,
@@ -187,4 +192,38 @@ TEST_CASE("ccl plan: every refusal is named", "[ccl][plan]") {
                        }) ==
           "all-gather: the line of M0D0 E plane 0 is not a ring: it ends at chip 3 (a "
           "dimension that does not wrap)");
+}
+
+TEST_CASE("ccl plan: all-reduce on a 4-rank torus row: both halves of every rank's output",
+          "[ccl][plan]") {
+    const auto torus =
+        plan_2d("mesh_4x4_mesh_graph.yaml", "torus_4x4_cluster.yaml", pf::Topology::Torus);
+    CclOptions o;
+    o.op = protocol::CclOp::AllReduce;
+    o.chunk_bytes = 32;  // 8 int32 elements a chunk
+    o.seed = 0x700;
+    const auto p = fabric::plan_ccl(torus, {0, 6}, MeshDir::E, 0, socs(), kernel(), o);
+    REQUIRE(p.ranks.size() == 4);
+    CHECK(p.phases() == 2);
+    CHECK(p.input_bytes() == 4 * 32);
+    CHECK(p.output_bytes() == 2 * 4 * 32);
+    CHECK(p.ranks[1].args.output_addr == 0x18400 + 4 * 32);
+    const auto in = [](uint32_t rank, uint32_t chunk, uint32_t w) {
+        return protocol::pattern_word(0x700 + rank, 8 * chunk + w);
+    };
+    // Rank 1: first half as a reduce-scatter leaves it (slot 0 never written: rank 1 starts
+    // chunk 0's chain; slot 1 the whole sum; slot 3 ranks 0 and 1; slot 2 ranks 3, 0, 1); the
+    // second half every chunk's whole sum.
+    const auto want = fabric::ccl_expected(p, 1);
+    REQUIRE(want.size() == 64);
+    for (uint32_t w = 0; w < 8; ++w) {
+        INFO("element " << w);
+        CHECK(want[0 * 8 + w] == 0);
+        CHECK(want[1 * 8 + w] == in(0, 1, w) + in(1, 1, w) + in(2, 1, w) + in(3, 1, w));
+        CHECK(want[2 * 8 + w] == in(3, 2, w) + in(0, 2, w) + in(1, 2, w));
+        CHECK(want[3 * 8 + w] == in(0, 3, w) + in(1, 3, w));
+        for (uint32_t c = 0; c < 4; ++c) {
+            CHECK(want[32 + c * 8 + w] == in(0, c, w) + in(1, c, w) + in(2, c, w) + in(3, c, w));
+        }
+    }
 }

@@ -24,6 +24,10 @@
 //                output slot `rank`: the result
 //   (so output slot c of rank r, c != r, ends with the sum of input chunk c over the ranks from
 //   c + 1 round to r, and slot c of rank c + 1 is never written)
+// AllReduce (input: `ranks` chunks): the reduce-scatter into the output's first half, then an
+//   all-gather of each rank's result over the second half (its own counter, the next 16-B line):
+//   every rank's second half ends with the sum over all ranks of every input chunk. Two halves,
+//   so that no slot is written twice (a slow rank may still be sending a partial sum).
 #pragma once
 
 #include <stddef.h>
@@ -37,11 +41,22 @@ namespace protocol {
 inline constexpr uint32_t kCclMaxRanks = 16;  // what a line route reaches (kMaxLineHops)
 static_assert(kCclMaxRanks == fabric::kMaxLineHops);
 
-enum class CclOp : uint32_t { AllGather = 0, ReduceScatter = 1 };
+enum class CclOp : uint32_t { AllGather = 0, ReduceScatter = 1, AllReduce = 2 };
 
-// Bytes of a rank's input: one chunk (all-gather) or one per rank (reduce-scatter).
+// Bytes of a rank's input: one chunk (all-gather) or one per rank (the reducing ops).
 constexpr uint32_t ccl_input_bytes(CclOp op, uint32_t ranks, uint32_t chunk_bytes) {
-    return op == CclOp::ReduceScatter ? ranks * chunk_bytes : chunk_bytes;
+    return op == CclOp::AllGather ? chunk_bytes : ranks * chunk_bytes;
+}
+// Bytes of a rank's output: a slot per rank, twice for an all-reduce (its two phases).
+constexpr uint32_t ccl_output_bytes(CclOp op, uint32_t ranks, uint32_t chunk_bytes) {
+    return (op == CclOp::AllReduce ? 2 : 1) * ranks * chunk_bytes;
+}
+// The all-reduce's all-gather phase: its output half and its counter.
+constexpr uint32_t ccl_gather_output(uint32_t output_addr, uint32_t ranks, uint32_t chunk_bytes) {
+    return output_addr + ranks * chunk_bytes;
+}
+constexpr uint32_t ccl_gather_counter(uint32_t counter_addr) {
+    return counter_addr + 16;
 }
 
 struct CclRingArgs {
@@ -51,8 +66,9 @@ struct CclRingArgs {
     uint32_t rank, ranks;           // 0..ranks-1; 2..kCclMaxRanks
     uint32_t chunk_bytes;           // a positive multiple of 16
     uint32_t input_addr;            // ccl_input_bytes (host-written)
-    uint32_t output_addr;           // ranks * chunk_bytes; the same on every rank (host zeroes)
-    uint32_t counter_addr;          // chunks arrived (the previous rank's increments; host zeroes)
+    uint32_t output_addr;           // ccl_output_bytes; the same on every rank (host zeroes)
+    uint32_t counter_addr;          // chunks arrived (the previous rank's increments; host zeroes
+                                    // it, and the all-reduce's second one 16 B above)
     uint32_t next_x, next_y;        // the next rank's worker core (NOC0)
     uint32_t timeout_us;            // open, each wait, close
 };
@@ -71,8 +87,8 @@ enum CclRingStuck : uint32_t {
 
 struct CclRingResults {
     TestFailure failure;
-    uint32_t sent;      // chunks sent (ranks - 1 when done)
-    uint32_t received;  // the counter at the end (ranks - 1 when done)
+    uint32_t sent;      // chunks sent (ranks - 1 a phase when done)
+    uint32_t received;  // chunks arrived, the counters at the end (ranks - 1 a phase when done)
     uint32_t cycles;    // the first send .. the last chunk arrived (and, reducing, added)
 };
 static_assert(sizeof(CclRingResults) == 16 + 3 * 4);

@@ -1,7 +1,7 @@
 // Collectives as worker kernels on a fabric that is up (seeds/000 §1; protocol/ccl.h, kernel
-// firmware/tests/ccl_ring.cpp): plan a ring all-gather or reduce-scatter, run it through
-// FabricRunner::run_workers, check every rank's whole output against the host's computation, word
-// for word. Over any Device; no output.
+// firmware/tests/ccl_ring.cpp): plan a ring all-gather, reduce-scatter or all-reduce, run it
+// through FabricRunner::run_workers, check every rank's whole output against the host's
+// computation, word for word. Over any Device; no output.
 //
 //   ring     the ranks in ring order, one worker core per chip (the first worker core of its
 //            harvested descriptor), each connected to the router whose line (the line API,
@@ -14,12 +14,13 @@
 //            below the mailbox (a rank sends from its output: NoC sources lie where the core's
 //            NoC reaches locally)
 //   input    rank r's: word w is pattern_word(seed + r, w) (one chunk for an all-gather, one per
-//            rank for a reduce-scatter, of int32 elements)
+//            rank for the reducing ops, of int32 elements)
 //   expect   ccl_expected: every output word of every rank (protocol/ccl.h says what each slot
 //            ends with), computed here from the inputs
-//   figures  bus bandwidth as NCCL counts it for both: (ranks - 1) x chunk_bytes over the slowest
-//            rank's cycles (first send .. its result complete); a ring moves that much over each
-//            of its links, so it is at most one link's rate
+//   figures  bus bandwidth as NCCL counts it: phases x (ranks - 1) x chunk_bytes over the slowest
+//            rank's cycles (first send .. its result complete), an all-reduce two phases, the
+//            others one; a ring moves that much over each of its links, so it is at most one
+//            link's rate
 #pragma once
 
 #include <cstdint>
@@ -39,7 +40,7 @@
 
 namespace fabric {
 
-// "all-gather", "reduce-scatter"; parse: nullopt for anything else.
+// "all-gather", "reduce-scatter", "all-reduce"; parse: nullopt for anything else.
 std::string_view ccl_op_name(protocol::CclOp op);
 std::optional<protocol::CclOp> parse_ccl_op(std::string_view text);
 
@@ -66,8 +67,11 @@ struct CclPlan {
                                          options.chunk_bytes);
     }
     uint32_t output_bytes() const {
-        return static_cast<uint32_t>(ranks.size()) * options.chunk_bytes;
+        return protocol::ccl_output_bytes(options.op, static_cast<uint32_t>(ranks.size()),
+                                          options.chunk_bytes);
     }
+    // Passes round the ring (an all-reduce makes two), each ranks - 1 chunks sent by every rank.
+    uint32_t phases() const { return options.op == protocol::CclOp::AllReduce ? 2 : 1; }
 };
 
 // The plans (the top of the file). Pure. Error(BadInput) naming the option or node for: a 1D plan
