@@ -62,7 +62,15 @@ void add_input(const CclRingArgs& a, const Phase& p, uint32_t chunk) {
     uint32_t* acc = hal::mmio::l1_ptr<uint32_t>(slot(a, p, chunk));
     const uint32_t* in = hal::mmio::l1_ptr<const uint32_t>(in_chunk(a, chunk));
     hal::mmio::compiler_barrier();  // the fabric wrote the slot: no value from before the wait
-    for (uint32_t i = 0; i < a.chunk_bytes / 4; ++i) acc[i] += in[i];
+    // Four elements a pass: a quarter of the loop branches and index updates per element.
+    for (uint32_t i = 0; i < a.chunk_bytes / 4; i += 4) {
+        const uint32_t a0 = acc[i], a1 = acc[i + 1], a2 = acc[i + 2], a3 = acc[i + 3];
+        const uint32_t b0 = in[i], b1 = in[i + 1], b2 = in[i + 2], b3 = in[i + 3];
+        acc[i] = a0 + b0;
+        acc[i + 1] = a1 + b1;
+        acc[i + 2] = a2 + b2;
+        acc[i + 3] = a3 + b3;
+    }
     hal::mmio::compiler_barrier();  // every sum stored before the NoC reads the slot
 }
 
