@@ -4,6 +4,7 @@
 //   - a 1D line (t3k chips 0-3) and a 1D ring (the t3k's 8 chips),
 //   - the t3k 2x4 mesh in 2D (along a row E and W, along a column N),
 //   - a 4x4 torus in 2D (round the wrap links of a row and of a column),
+//   - a Blackhole 2x2 mesh in 2D (its compact router image publishes the line too),
 // each with unicasts at several hop counts, multicasts, and refused sends (0 hops, past the line's
 // end: their status, nothing sent). The host knows where each send should land from the plan's
 // lines (line_chips), computed apart from the firmware's routes: on every chip of the fabric
@@ -67,18 +68,18 @@ struct Sink {
     fabric::CoreLocation core;
     uint32_t counter, data;
 };
-Sink sink_of(ChipId chip, size_t w) {
-    const uint32_t base = fabric::mesh_sink_base(hal::Arch::WormholeB0) +
+Sink sink_of(const fabric::SocDescriptor& soc, ChipId chip, size_t w) {
+    const uint32_t base = fabric::mesh_sink_base(soc.arch()) +
                           static_cast<uint32_t>(w) * (256 + protocol::kLineSendMax * kSendBytes);
-    return {{chip, wh_soc().cores(fabric::CoreType::Worker).at(1)}, base, base + 256};
+    return {{chip, soc.cores(fabric::CoreType::Worker).at(1)}, base, base + 256};
 }
 
-LineSendArgs args_of(const LineWorker& lw, size_t w) {
-    const Sink s = sink_of(lw.router->chip, w);
-    const uint32_t base = protocol::test_l1_base(hal::Arch::WormholeB0);
+LineSendArgs args_of(const fabric::SocDescriptor& soc, const LineWorker& lw, size_t w) {
+    const Sink s = sink_of(soc, lw.router->chip, w);
+    const uint32_t base = protocol::test_l1_base(soc.arch());
     LineSendArgs a{};
-    a.channel = pf::worker_channel(hal::kWormholeB0, lw.router->config, lw.router->core.core.x,
-                                   lw.router->core.core.y);
+    a.channel = pf::worker_channel(hal::arch_map(soc.arch()), lw.router->config,
+                                   lw.router->core.core.x, lw.router->core.core.y);
     a.conn_l1 = base;
     a.src_addr = base + 0x400;
     a.dst_addr = s.data;
@@ -113,8 +114,9 @@ std::vector<uint32_t> read_words(fabric::Device& dev, const fabric::CoreLocation
 }
 
 // What worker w's sink on `chip` must hold: its counter, then each send's pattern or zeros.
-std::vector<uint32_t> expected_sink(const LineWorker& lw, size_t w, ChipId chip, uint32_t& count) {
-    const LineSendArgs a = args_of(lw, w);
+std::vector<uint32_t> expected_sink(const fabric::SocDescriptor& soc, const LineWorker& lw,
+                                    size_t w, ChipId chip, uint32_t& count) {
+    const LineSendArgs a = args_of(soc, lw, w);
     std::vector<uint32_t> words(protocol::kLineSendMax * kSendBytes / 4, 0);
     count = 0;
     for (size_t i = 0; i < lw.sends.size(); ++i) {
@@ -132,20 +134,21 @@ std::vector<uint32_t> expected_sink(const LineWorker& lw, size_t w, ChipId chip,
 // Zero every sink, run the workers to their end, terminate gracefully (every packet delivered),
 // then check each worker's report and every sink on every chip.
 void run_and_check(fabric::test::SimFabric& f, const fabric::ElfImage& kernel,
-                   const std::vector<ChipId>& chips, const std::vector<LineWorker>& workers) {
+                   const std::vector<ChipId>& chips, const std::vector<LineWorker>& workers,
+                   const fabric::SocDescriptor& soc = wh_soc()) {
     for (size_t w = 0; w < workers.size(); ++w) {
         for (ChipId c : chips) {
-            const Sink s = sink_of(c, w);
+            const Sink s = sink_of(soc, c, w);
             f.dev.write(s.core, s.counter,
                         std::vector<uint8_t>(256 + protocol::kLineSendMax * kSendBytes, 0));
         }
     }
     std::vector<fabric::LaunchTarget> targets;
     for (const LineWorker& lw : workers) {
-        const fabric::CoreLocation at{lw.router->chip,
-                                      wh_soc().cores(fabric::CoreType::Worker).at(0)};
+        const fabric::CoreLocation at{lw.router->chip, soc.cores(fabric::CoreType::Worker).at(0)};
         targets.push_back(
-            {at, &kernel, fabric::erisc_placement(hal::kWormholeB0, wh_soc().worker_l1_size())});
+            {at, &kernel,
+             fabric::erisc_placement(hal::arch_map(soc.arch()), soc.worker_l1_size())});
     }
     fabric::LaunchOptions lo;
     lo.poll_cycles = 2'000;
@@ -155,12 +158,12 @@ void run_and_check(fabric::test::SimFabric& f, const fabric::ElfImage& kernel,
             if (!(targets[w].core == t.core)) continue;
             protocol::TestMailbox m{};
             m.magic = protocol::kTestMailboxMagic;
-            const LineSendArgs a = args_of(workers[w], w);
+            const LineSendArgs a = args_of(soc, workers[w], w);
             m.num_args = sizeof(a) / 4;
             std::memcpy(m.args, &a, sizeof(a));
             std::vector<uint8_t> bytes(sizeof(m));
             std::memcpy(bytes.data(), &m, sizeof(m));
-            f.dev.write(t.core, protocol::test_mailbox_addr(hal::Arch::WormholeB0), bytes);
+            f.dev.write(t.core, protocol::test_mailbox_addr(soc.arch()), bytes);
         }
     });
     for (const auto& s : f.runner.terminate(pf::Termination::Graceful, 5'000'000)) {
@@ -171,7 +174,7 @@ void run_and_check(fabric::test::SimFabric& f, const fabric::ElfImage& kernel,
     for (size_t w = 0; w < workers.size(); ++w) {
         const LineWorker& lw = workers[w];
         INFO("worker " << w << " on chip " << lw.router->chip << " via " << lw.router->core.str());
-        const auto mb = fabric::read_test_mailbox(f.dev, hal::Arch::WormholeB0, targets[w].core);
+        const auto mb = fabric::read_test_mailbox(f.dev, soc.arch(), targets[w].core);
         LineSendResults r{};
         std::memcpy(&r, mb.results, sizeof(r));
         CHECK(res.at(w).outcome == fabric::LaunchOutcome::Exited);
@@ -190,9 +193,9 @@ void run_and_check(fabric::test::SimFabric& f, const fabric::ElfImage& kernel,
         CHECK(r.sent == lw.sends.size() - refused);
         for (ChipId c : chips) {
             INFO("sink on chip " << c);
-            const Sink s = sink_of(c, w);
+            const Sink s = sink_of(soc, c, w);
             uint32_t count = 0;
-            const auto want_words = expected_sink(lw, w, c, count);
+            const auto want_words = expected_sink(soc, lw, w, c, count);
             CHECK(f.dev.read32(s.core, s.counter) == count);
             CHECK(read_words(f.dev, s.core, s.data, kSendBytes * protocol::kLineSendMax) ==
                   want_words);
@@ -221,12 +224,13 @@ LineWorker worker_2d(const fabric::MeshPlan& plan, uint32_t device, MeshDir dir,
     return {&r, plan.line_chips(r), published, std::move(sends), std::move(statuses)};
 }
 
-fabric::MeshPlan plan_2d(const std::string& graph, const std::string& cluster, pf::Topology t) {
+fabric::MeshPlan plan_2d(const std::string& graph, const std::string& cluster, pf::Topology t,
+                         const fabric::SocDescriptor& soc = wh_soc()) {
     fabric::MeshFabricOptions o;
     o.topology = t;
     o.planes = {0};
-    return fabric::plan_mesh(fabric::test::mesh_graph(graph), fabric::test::cluster(cluster),
-                             wh_soc(), o);
+    return fabric::plan_mesh(fabric::test::mesh_graph(graph), fabric::test::cluster(cluster), soc,
+                             o);
 }
 
 fabric::FabricPlan plan_1d(pf::Topology t, std::vector<ChipId> chips) {
@@ -308,4 +312,26 @@ TEST_CASE("line send (sim): a 4x4 torus in 2D, round the wrap links", "[line][si
     CHECK(workers[0].line == std::vector<ChipId>{7, 4, 5});
     CHECK(workers[1].line == std::vector<ChipId>{13, 9, 5});
     run_and_check(f, *kernel, plan.fabric.chips, workers);
+}
+
+TEST_CASE("line send (sim): Blackhole 2x2 mesh in 2D (the compact 2D router image)",
+          "[line][sim][blackhole]") {
+    const auto router = fabric::test::firmware_elf("fabric_router_2d", hal::Arch::Blackhole);
+    const auto kernel = fabric::test::firmware_elf("line_send", hal::Arch::Blackhole);
+    if (!router || !kernel) {
+        WARN("skipped: the Blackhole firmware is not built");
+        return;
+    }
+    const auto& soc = fabric::test::bh_soc();
+    const auto plan =
+        plan_2d("bh_2x2_mesh_graph.yaml", "bh_2x2_cluster.yaml", pf::Topology::Mesh, soc);
+    fabric::test::SimFabric f("bh_2x2_cluster.yaml", plan.fabric, *router, 5'000'000, soc);
+    const std::vector<LineWorker> workers{
+        worker_2d(plan, 0, MeshDir::E, 1, 2, 2, {line_send_unicast(1), line_send_unicast(2)},
+                  {kOk, kOutOfRange}),
+        worker_2d(plan, 3, MeshDir::N, 1, 2, 2, {line_send_multicast(1, 1)}, {kOk}),
+    };
+    CHECK(workers[0].line == std::vector<ChipId>{plan.chip_of({0, 1})});
+    CHECK(workers[1].line == std::vector<ChipId>{plan.chip_of({0, 1})});
+    run_and_check(f, *kernel, plan.fabric.chips, workers, soc);
 }
