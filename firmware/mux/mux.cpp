@@ -208,7 +208,8 @@ uint32_t Mux::check_config() const {
 
 // Streams and connection blocks, then the router: ReadyForTraffic (its status word read over
 // the NoC, bounded by ready_timeout_us), its ch0 opened (Busy while another client holds it:
-// retried until the same deadline). Returns an exit code, or -1 to go on.
+// retried until the same deadline), its line published to our clients. Returns an exit code, or -1
+// to go on.
 int Mux::start() {
     channels_ = c_.full_channels + c_.header_channels;
     for (uint32_t c = 0; c < channels_; ++c) {
@@ -255,6 +256,8 @@ int Mux::start() {
             s == Status::Timeout || s == Status::Busy ? RouterStatus::Timeout : RouterStatus::Fault,
             RouterWait::RouterOpen, static_cast<uint32_t>(s));
     }
+    // Our clients send along the router's line: it is theirs too.
+    for (uint32_t c = 0; c < channels_; ++c) ch_[c].port.publish_line(router_.line_info());
     set_stage(RouterStatus::ReadyForTraffic);
     return -1;
 }

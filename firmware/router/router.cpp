@@ -1649,6 +1649,7 @@ int Router::init_channels() {
     (void)Streams::reset(kPeerDrained, 0);
     (void)Streams::reset(kPeerAlive, 0);
     port_.reset(g_layout.connection, kScratchCreditLine, kScratchTeardownLine);
+    port_.publish_line(pf::line_info(g_config, g_mesh));
     for (uint32_t off = 0; off < 64; off += 4) st(g_layout.handshake_in + off, 0);
     Status s = Eth::set_accept_ahead(kTxq);
     if (s == Status::Ok) s = noc_.init();

@@ -89,14 +89,20 @@ void FabricArgs::add_options(CLI::App& c, bool& as_json) {
 
 FabricCommand::FabricCommand(CLI::App& app, bool& as_json, const std::string& name,
                              const std::string& description)
-    : as_json_(as_json), cmd_(fabric_group(app).add_subcommand(name, description)) {
+    : FabricCommand(InGroup{fabric_group(app)}, as_json, name, description) {}
+
+FabricCommand::FabricCommand(InGroup in, bool& as_json, const std::string& name,
+                             const std::string& description)
+    : as_json_(as_json), cmd_(in.group.add_subcommand(name, description)) {
     args_.add_options(*cmd_, as_json);
 }
 
-FabricSession::FabricSession(const FabricArgs& args, std::string command, bool as_json)
+FabricSession::FabricSession(const FabricArgs& args, std::string command, bool as_json,
+                             std::string group)
     : args_(args),
       command_(std::move(command)),
       as_json_(as_json),
+      group_(std::move(group)),
       cluster_(fabric::ClusterDescriptor::load_file(args.cluster)),
       soc_path_(args.soc.empty() ? find_default_descriptor(cluster_.arch()) : args.soc),
       soc_(fabric::SocDescriptor::load_file(soc_path_)),
@@ -158,7 +164,7 @@ void FabricSession::open_model(uint64_t expected_deliveries) {
     soc_.reset();
     runner_ = std::make_unique<fabric::FabricRunner>(*device_, *plan_, std::move(*router_elf_));
     events_ = log_events(*runner_, args_.events, drops_);
-    progress_ = fabric_progress(fmt::format("fabric {}", command_), *device_, *runner_,
+    progress_ = fabric_progress(fmt::format("{} {}", group_, command_), *device_, *runner_,
                                 expected_deliveries);
     if (args_.stall_cycles) runner_->set_stall_cycles(args_.stall_cycles);
     if (!stall_) return;
@@ -204,7 +210,7 @@ int FabricSession::report(const RunReport& r) {
     const bool ok = problems.empty();
     const int code = verdict_exit_code(problems, r.outcomes);
     const std::string verdict =
-        ok ? r.passed : failed_verdict(fmt::format("fabric {}", command_), problems);
+        ok ? r.passed : failed_verdict(fmt::format("{} {}", group_, command_), problems);
     if (as_json_) {
         print_json(report_json(r, verdict, code));
     } else {

@@ -54,6 +54,12 @@ class FabricCommand : public CliCommand {
   public:
     FabricCommand(CLI::App& app, bool& as_json, const std::string& name,
                   const std::string& description);
+    // The same under another command group (e.g. `ccl run`).
+    struct InGroup {
+        CLI::App& group;
+    };
+    FabricCommand(InGroup in, bool& as_json, const std::string& name,
+                  const std::string& description);
     bool parsed() const override { return cmd_->parsed(); }
 
   protected:
@@ -74,8 +80,10 @@ struct StallFault {
 class FabricSession {
   public:
     // Loads the cluster and the SoC descriptor (Error(BadInput) if they disagree on the arch) and
-    // checks --stall-router. `command` is "up" or "run".
-    FabricSession(const FabricArgs& args, std::string command, bool as_json);
+    // checks --stall-router. `command` is "up" or "run", of the command group `group` (the
+    // verdict's and the progress line's "fabric run", "ccl run").
+    FabricSession(const FabricArgs& args, std::string command, bool as_json,
+                  std::string group = "fabric");
     ~FabricSession();
 
     hal::Arch arch() const { return cluster_.arch(); }
@@ -131,6 +139,7 @@ class FabricSession {
     const FabricArgs& args_;
     std::string command_;
     bool as_json_;
+    std::string group_;
     fabric::ClusterDescriptor cluster_;
     std::string soc_path_;
     std::optional<fabric::SocDescriptor> soc_;  // moved into the model by open_model

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <system_error>
 
+#include "ccl_run_cmd.h"
 #include "cli_common.h"
 #include "cluster_check_cmd.h"
 #include "devices_cmd.h"
@@ -81,6 +82,7 @@ CliCommands add_all_commands(CLI::App& app, bool& as_json) {
              add_mesh_map_command,        // mesh map
              add_cluster_check_command,   // cluster check
              add_socket_run_command,      // socket run
+             add_ccl_run_command,         // ccl run
              add_fault_campaign_command,  // fault campaign
          }) {
         all.push_back(add(app, as_json));

@@ -204,6 +204,9 @@ FabricPlan plan_fabric(const ClusterDescriptor& cluster, const SocDescriptor& so
                  p.core.str(), hex32(p.layout.end));
         }
     }
+    for (RouterPlacement& p : plan.routers) {
+        p.config.line_reach = static_cast<uint32_t>(plan.line_chips(p).size());
+    }
     return plan;
 }
 
@@ -229,6 +232,21 @@ const RouterPlacement& FabricPlan::router(ChipId chip, FabricDir dir) const {
     }
     fail(ErrorCategory::BadInput, "fabric plan: chip {} has no {} router (it ends the line {})",
          chip, dir_name(dir), chip_list(chips));
+}
+
+std::vector<ChipId> FabricPlan::line_chips(const RouterPlacement& r) const {
+    check_1d(*this, "line_chips");
+    const size_t n = chips.size();
+    const bool ring = topology == pf::Topology::Ring;
+    const size_t ahead = ring                       ? n - 1
+                         : r.dir == FabricDir::East ? n - 1 - r.index_in_line
+                                                    : r.index_in_line;
+    std::vector<ChipId> out;
+    for (size_t k = 1; k <= std::min<size_t>(ahead, pf::kMaxLineHops); ++k) {
+        const size_t at = r.dir == FabricDir::East ? r.index_in_line + k : r.index_in_line + n - k;
+        out.push_back(chips[at % n]);
+    }
+    return out;
 }
 
 uint32_t FabricPlan::ttl() const {

@@ -281,6 +281,9 @@ MeshPlan plan_mesh(const TopologyMap& map, const SocDescriptor& soc, const MeshF
                  p.core.str(), hex32(p.layout.end));
         }
     }
+    for (RouterPlacement& p : fp.routers) {
+        p.config.line_reach = static_cast<uint32_t>(plan.line_chips(p).size());
+    }
     return plan;
 }
 
@@ -300,6 +303,30 @@ MeshNode MeshPlan::node_of(ChipId c) const {
     if (const auto n = map->node_of(c)) return *n;
     fail(ErrorCategory::BadInput, "mesh plan: chip {} plays no device of {}", c,
          tables.graph().source());
+}
+
+std::vector<ChipId> MeshPlan::line_chips(const RouterPlacement& r) const {
+    if (!r.mesh) {
+        fail(ErrorCategory::BadInput, "mesh plan: line_chips of router {}: not a mesh router",
+             r.core.str());
+    }
+    const MeshRouterPlacement& mp = *r.mesh;
+    std::vector<ChipId> out;
+    if (mp.inter_mesh) return out;
+    const MeshSpec& m = tables.graph().mesh(mp.node.mesh);
+    const bool x = mp.dir == MeshDir::E || mp.dir == MeshDir::W;
+    const bool forward = mp.dir == MeshDir::E || mp.dir == MeshDir::S;
+    const uint32_t size = x ? m.cols : m.rows;
+    const uint32_t row = m.row_of(mp.node.device), col = m.col_of(mp.node.device);
+    const uint32_t from = x ? col : row;
+    // Positions along the row (x) or column, one step at a time, until the edge of a dimension
+    // that does not wrap or back at r's chip.
+    for (uint32_t k = 1; k < size && out.size() < pf::kMaxLineHops; ++k) {
+        if (!m.wraps(mp.dir) && (forward ? from + k >= size : k > from)) break;
+        const uint32_t at = forward ? (from + k) % size : (from + size - k) % size;
+        out.push_back(chip_of({mp.node.mesh, x ? row * m.cols + at : at * m.cols + col}));
+    }
+    return out;
 }
 
 const RouterPlacement& MeshPlan::router(MeshNode node, MeshDir dir, uint32_t plane) const {

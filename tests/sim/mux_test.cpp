@@ -190,6 +190,19 @@ bool all_exited(Rig& rig, const std::vector<Core>& cores) {
     return true;
 }
 
+// The line API through a mux: chip 0's east router published its line (one chip ahead on the
+// two-chip line) and the mux passed it on, word for word, to every channel's connection block.
+void check_line_passed_on(MuxSim& m, Core mux, const std::vector<Client>& clients) {
+    const pf::LineInfoWords line{pf::LineInfo{.reach = 1, .dir = pf::kLine1D}};
+    const std::vector<uint32_t> want(line.w, line.w + 3);
+    const auto& router = m.fabric().router(0, FabricDir::East);
+    const uint32_t at = offsetof(pf::WorkerConnectionInfo, line);
+    CHECK(m.rig().read_words(Core::at(router.core), router.layout.connection + at, 3) == want);
+    for (const Client& c : clients) {
+        CHECK(m.rig().read_words(mux, c.args.channel.connection + at, 3) == want);
+    }
+}
+
 // One mux on chip 0's east router with `full` full-size and `header` header-only channels, one
 // client each, `count` packets per client; graceful termination by client 0.
 // `on_eth`: the mux on an idle Ethernet core of chip 0 instead of a Tensix core.
@@ -230,6 +243,7 @@ void deliver_case(const std::string& cluster, uint32_t full, uint32_t header, ui
         return s;
     };
     m.fabric().run_workers(kernels, 20'000'000, story);
+    check_line_passed_on(m, mux, clients);
     const pf::MuxStatusBlock b = m.status(mux);
     CHECK(m.rig().exit_code(mux) == 0);
     CHECK(b.status == static_cast<uint32_t>(RouterStatus::Terminated));

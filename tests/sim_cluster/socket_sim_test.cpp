@@ -12,8 +12,6 @@
 //   - Blackhole: a 2x2 mesh (the compact 2D image)
 // Skipped (with a warning) until the firmware sub-build made the ELFs.
 #include <catch2/catch.hpp>
-#include <filesystem>
-#include <optional>
 
 #include "cluster.h"
 #include "descriptors.h"
@@ -23,6 +21,7 @@
 #include "fabric/sim_device.h"
 #include "fabric/socket_plan.h"
 #include "protocol/socket.h"
+#include "sim_fabric.h"
 
 namespace pf = protocol::fabric;
 using fabric::SocketSide;
@@ -30,19 +29,9 @@ using protocol::SocketEnd;
 
 namespace {
 
-const std::string kFwDir = FABRIC_FIRMWARE_DIR;
-
-std::optional<fabric::ElfImage> firmware(const std::string& name,
-                                         hal::Arch arch = hal::Arch::WormholeB0) {
-    const std::string path =
-        kFwDir + "/" + std::string(fabric::arch_name(arch)) + "/" + name + ".elf";
-    if (!std::filesystem::exists(path)) return std::nullopt;
-    return fabric::ElfImage::load_file(path);
-}
-
 #define REQUIRE_FIRMWARE(router_name)                                                        \
-    const auto router = firmware(router_name);                                               \
-    const auto kernel = firmware("socket_stream");                                           \
+    const auto router = fabric::test::firmware_elf(router_name);                             \
+    const auto kernel = fabric::test::firmware_elf("socket_stream");                         \
     if (!router || !kernel) {                                                                \
         WARN("skipped: " router_name ".elf / socket_stream.elf not built (build firmware)"); \
         return;                                                                              \
@@ -51,20 +40,7 @@ std::optional<fabric::ElfImage> firmware(const std::string& name,
 using fabric::test::bh_soc;
 using fabric::test::wh_soc;
 
-// A cluster in the model and a runner over the fabric `plan` (1D or a MeshPlan's), not yet up.
-struct Fabric {
-    fabric::SimDevice dev;
-    fabric::FabricRunner runner;
-    // The model of `cluster_file` with `plan`'s routers brought up within `bring_up_cycles`.
-    Fabric(const std::string& cluster_file, const fabric::FabricPlan& plan,
-           const fabric::ElfImage& router, uint64_t bring_up_cycles,
-           const fabric::SocDescriptor& soc = wh_soc())
-        : dev(soc, soc.arch(),
-              fabric::SimDeviceOptions{fabric::test::cluster(cluster_file), std::nullopt}),
-          runner(dev, plan, router) {
-        runner.bring_up(bring_up_cycles);
-    }
-};
+using Fabric = fabric::test::SimFabric;
 
 fabric::ChipSocs socs(const fabric::SocDescriptor& soc = wh_soc()) {
     return [&soc](fabric::ChipId) -> const fabric::SocDescriptor& { return soc; };
@@ -263,8 +239,8 @@ TEST_CASE("socket (sim): 1D: pages larger than a router slot are split and still
 
 TEST_CASE("socket (sim): Blackhole 2x2 mesh: a slow receiver across the diagonal: every byte",
           "[socket][sim][blackhole]") {
-    const auto router = firmware("fabric_router_2d", hal::Arch::Blackhole);
-    const auto kernel = firmware("socket_stream", hal::Arch::Blackhole);
+    const auto router = fabric::test::firmware_elf("fabric_router_2d", hal::Arch::Blackhole);
+    const auto kernel = fabric::test::firmware_elf("socket_stream", hal::Arch::Blackhole);
     if (!router || !kernel) {
         WARN("skipped: the Blackhole firmware is not built");
         return;

@@ -134,7 +134,7 @@ void check_common(const FabricPlan& p, const FabricOptions& o, const SocDescript
         }
         CHECK(c.sender_slots[2] == (ring ? c.sender_slots[1] : 0));
         CHECK(c.receiver_slots[1] == (ring ? c.receiver_slots[0] : 0));
-        CHECK(c.reserved == 0);
+        CHECK(c.line_reach == p.line_chips(r).size());
         CHECK(c.stall_timeout_us == o.stall_timeout_us);
         CHECK(c.stall_action == static_cast<uint32_t>(o.stall_action));
         // The peer router exists and points back.

@@ -21,6 +21,15 @@
 // Multicast: every send takes a route; pass pf::route_multicast(start, range) to deliver on
 // `range` consecutive chips starting `start` hops away (each chip writes the same NocTarget).
 //
+// The line API, one kernel for every topology (seeds/000 §4): the route comes from the endpoint
+// the connection opened, which publishes its line (protocol/fabric.h LineInfo), so the same
+// kernel sends along a 1D line or ring and, on a 2D fabric, along the row or column of the mesh
+// its router's link points into (round the wrap link where that dimension is a ring):
+//   const hal::Result<pf::Route> r = conn.line_unicast(hops);  // or line_multicast(start, range)
+//   if (!r.ok()) return r.status;  // BadArg: 0 hops; OutOfRange: past the line's end;
+//                                  // Unsupported: no line here (or not open)
+//   HAL_TRY(conn.unicast_write(r.value, {dst_addr, x, y}, src_l1, bytes, deadline, term));
+//
 // Pushing a packet (one ch0 slot): NoC-write the payload to slot + 64, the header to the slot,
 // then an inline write of +1 to the router's pushed stream, all on the same NoC and VC so the
 // increment lands after the data. A slot may be used while pushed - freed < num_slots; the router
@@ -90,6 +99,8 @@ class FabricConnection {
         : noc_(noc), ch_(ch), l1_(l1) {}
 
     bool is_open() const { return open_; }
+    // The endpoint's line, as open() read it (reach 0 until then).
+    const pf::LineInfo& line_info() const { return line_; }
     uint32_t pushed() const { return pushed_; }
     uint32_t payload_bytes() const { return ch_.payload_bytes; }
 
@@ -126,6 +137,7 @@ class FabricConnection {
         if (ld(line(kState)) != static_cast<uint32_t>(pf::ConnectionState::Closed)) {
             return hal::Status::Busy;
         }
+        read_line_info();
         pushed_ = ld(line(kPushed));
         limit_ = pushed_;  // full until open_: a stream send's slow path says BadArg
         const uint32_t freed = ld(line(kFreed));
@@ -203,6 +215,16 @@ class FabricConnection {
 
     [[nodiscard]] hal::Status wait_for_free_slot(hal::Deadline d, const uint32_t* term) const {
         return hal::wait_until([this] { return free_slots() != 0; }, d, term);
+    }
+
+    // ---- the line API: a route along the endpoint's line, for any send below ----
+    // To the chip `hops` away along the line.
+    [[nodiscard]] hal::Result<pf::Route> line_unicast(uint32_t hops) const {
+        return line_result(pf::line_unicast(line_, hops));
+    }
+    // To `range` consecutive chips, the first `start` hops away (each writes the same target).
+    [[nodiscard]] hal::Result<pf::Route> line_multicast(uint32_t start, uint32_t range) const {
+        return line_result(pf::line_multicast(line_, start, range));
     }
 
     // ---- sends (route: 1D pf::route_unicast(hops) or pf::route_multicast(start, range); 2D a
@@ -551,6 +573,28 @@ class FabricConnection {
         hal::mmio::store_shared(hal::mmio::l1_ptr<uint32_t>(a), v);
     }
 
+    // The endpoint's line, from the state's line in staging (open() read the whole 16 B).
+    void read_line_info() {
+        pf::LineInfoWords u{};
+        const uint32_t at = line(kState) + offsetof(pf::WorkerConnectionInfo, line);
+        for (uint32_t i = 0; i < sizeof(u.w) / 4; ++i) u.w[i] = ld(at + 4 * i);
+        line_ = u.info;
+    }
+    static hal::Result<pf::Route> line_result(const pf::LineRoute& r) {
+        switch (r.check) {
+            case pf::LineCheck::Ok:
+                return hal::make_result(r.route);
+            case pf::LineCheck::NoHops:
+                return hal::make_error<pf::Route>(hal::Status::BadArg);
+            case pf::LineCheck::BeyondReach:
+                return hal::make_error<pf::Route>(hal::Status::OutOfRange);
+            case pf::LineCheck::NoLine:
+                return hal::make_error<pf::Route>(hal::Status::Unsupported);
+            default:
+                return hal::make_error<pf::Route>(hal::Status::BadArg);
+        }
+    }
+
     hal::NocAddr router(uint32_t addr) const {
         return hal::NocAddr{ch_.router_x, ch_.router_y, addr};
     }
@@ -763,6 +807,7 @@ class FabricConnection {
     uint32_t staged_[sizeof(pf::PacketHeader) / 4] = {};  // what the L1 staging header holds
     uint32_t staged_cmd_words_ = 0;                       // command words possibly non-zero there
     bool raw_staged_ = false;  // a push_raw header is staged (magic/reserved may differ)
+    pf::LineInfo line_{};      // the endpoint's line (open() reads it)
     bool open_ = false;
 };
 

@@ -5,10 +5,10 @@
 //                word): an inline NoC write where the arch allows it; on Blackhole, where inline
 //                writes to L1 are unsafe, a 4-B write from a staging line of our L1 (Busy while
 //                an earlier staged write may still be read from it).
-//   WorkerPort   one connection block: accepts an Open, tells the connected client its freed
-//                count, answers a CloseRequested (last credit, `freed` recorded for the next
-//                opener, state Closed, teardown word 1). Nothing here waits: a step that cannot
-//                write now returns and is retried on a later pass.
+//   WorkerPort   one connection block: publishes the endpoint's line, accepts an Open, tells
+//                the connected client its freed count, answers a CloseRequested (last credit,
+//                `freed` recorded for the next opener, state Closed, teardown word 1). Nothing here
+//                waits: a step that cannot write now returns and is retried on a later pass.
 #pragma once
 
 #include <stddef.h>
@@ -85,6 +85,14 @@ class WorkerPort {
         teardown_line_ = teardown_line;
         connected_ = false;
         for (uint32_t off = 0; off < sizeof(pf::WorkerConnectionInfo); off += 4) st(info_ + off, 0);
+    }
+
+    // The endpoint's line (protocol/fabric.h LineInfo), for every client that opens: written
+    // once after reset(), before the endpoint lets clients in.
+    void publish_line(const pf::LineInfo& line) {
+        const pf::LineInfoWords u{line};
+        const uint32_t at = field(offsetof(pf::WorkerConnectionInfo, line));
+        for (uint32_t i = 0; i < sizeof(u.w) / 4; ++i) st(at + 4 * i, u.w[i]);
     }
 
     bool connected() const { return connected_; }

@@ -49,8 +49,9 @@
 namespace protocol::fabric {
 
 // 3: the router's event log (RouterLayout::events). 4: TTL. 5: the control word
-// (router_control) and the router's control report (RouterControlReport).
-inline constexpr uint32_t kProtocolVersion = 5;
+// (router_control) and the router's control report (RouterControlReport). 6: the line API
+// (RouterConfig::line_reach, WorkerConnectionInfo::line).
+inline constexpr uint32_t kProtocolVersion = 6;
 
 // ---- packet header ----------------------------------------------------------------------------
 
@@ -260,7 +261,11 @@ struct RouterConfig {
     // channel for a port with no room, while nothing of that channel moved, is stalled; 0: never.
     uint32_t stall_timeout_us;
     uint32_t stall_action;  // StallAction
-    uint32_t reserved;
+    // The line API's bound (LineInfo::reach, published to workers): the chips this router's line
+    // reaches past its own chip. 1D line: the chips ahead in its direction; ring: ring_size - 1;
+    // 2D: the chips of the mesh row or column ahead in its direction, ring size - 1 where that
+    // dimension wraps, 0 on an inter-mesh link. At most kMaxLineHops; 0: no line sends here.
+    uint32_t line_reach;
 };
 // What a router does with a stalled packet: drop it (reported as bad_packet:timeout, its
 // completion returned) and every later one for the same port while that port stays full, or
@@ -616,6 +621,34 @@ struct RouterStatusBlock {
 };
 static_assert(sizeof(RouterStatusBlock) == 128);
 
+// ---- the line a worker's endpoint sends along ----------------------------------------------
+//
+// The line API (seeds/000 §4): a kernel sends "to the chip `hops` hops away along my router's
+// line" and "to `range` chips from `start` hops away", and runs unchanged on a 1D fabric and on a
+// 2D one. The endpoint it connects to (a router, or a mux passing on its router's) publishes its
+// line in the connection block (WorkerConnectionInfo::line, line_info() below); line_unicast and
+// line_multicast ("2D mesh routing") turn a line send into that fabric's Route: 1D the hop
+// actions, 2D every hop in the router's direction, along its row or column of the mesh (over the
+// wrap link where that dimension is a ring).
+inline constexpr uint32_t kMaxLineHops = kMaxHops1D;  // == kMaxHops2D: both headers hold it
+inline constexpr uint8_t kLine1D = 0xFF;              // LineInfo::dir of a 1D fabric's endpoint
+struct LineInfo {
+    uint8_t reach = 0;    // +0: hops a line send may reach (RouterConfig::line_reach); 0: none
+    uint8_t dir = 0;      // +1: 2D: the MeshDirection the router's link leaves in; 1D: kLine1D
+    uint16_t mesh = 0;    // +2: 2D: this chip's mesh
+    uint16_t device = 0;  // +4: 2D: this chip's device (row-major)
+    uint16_t rows = 0;    // +6: 2D: the mesh's shape
+    uint16_t cols = 0;    // +8
+    uint16_t reserved = 0;
+};
+static_assert(sizeof(LineInfo) == 12 && offsetof(LineInfo, mesh) == 2 &&
+              offsetof(LineInfo, cols) == 8);
+// Its words, as the endpoint stores them and a worker loads them (L1 is read by the word).
+union LineInfoWords {
+    LineInfo info;
+    uint32_t w[sizeof(LineInfo) / 4];
+};
+
 // ---- worker connection (ch0) -----------------------------------------------------------------
 
 enum class ConnectionState : uint32_t { Closed = 0, Open = 1, CloseRequested = 2 };
@@ -623,8 +656,8 @@ enum class ConnectionState : uint32_t { Closed = 0, Open = 1, CloseRequested = 2
 // In router L1 (RouterLayout::connection): the one worker connected to ch0. Each field sits in
 // its own 16-B line so a worker can read or write it with one aligned NoC transfer.
 struct WorkerConnectionInfo {
-    uint32_t state;
-    uint32_t pad0[3];  // ConnectionState (worker writes Open/CloseRequested)
+    uint32_t state;  // ConnectionState (worker writes Open/CloseRequested)
+    LineInfo line;   // the endpoint's line (written at its start; a worker reads it on open)
     uint32_t worker_xy;
     uint32_t pad1[3];  // (y << 16) | x of the connected worker
     uint32_t credit_addr;
@@ -637,6 +670,9 @@ struct WorkerConnectionInfo {
     uint32_t pad5[3];  // router's freed count (next opener)
 };
 static_assert(sizeof(WorkerConnectionInfo) == 96);
+static_assert(offsetof(WorkerConnectionInfo, line) == 4 &&
+                  offsetof(WorkerConnectionInfo, worker_xy) == 16,
+              "the line shares the state's 16-B line: a worker's open reads both at once");
 
 // ---- router L1 layout -----------------------------------------------------------------------
 
@@ -822,6 +858,7 @@ static_assert(opposite_dir(0) == 2 && opposite_dir(1) == 3 && perpendicular(0, 1
               !perpendicular(1, 3));
 
 inline constexpr uint32_t kMaxHops2D = 16;
+static_assert(kMaxLineHops == kMaxHops2D);
 
 // What a header carries to find its way: the 1D route (one word) converts implicitly.
 struct Route {
@@ -966,6 +1003,79 @@ constexpr Route mesh_route_line_multicast(uint32_t dir, uint32_t chips) {
 }
 static_assert(mesh_route_line_multicast(0, 2).hops == 0x45);
 
+// ---- line sends (the line API; LineInfo above) ----
+enum class LineCheck : uint32_t {
+    Ok = 0,
+    NoLine = 1,       // the endpoint published no line (reach 0, or a shape that is not one)
+    NoHops = 2,       // 0 hops, or a multicast of 0 chips
+    BeyondReach = 3,  // past the line's last chip (a ring: round to this chip or further)
+};
+struct LineRoute {
+    LineCheck check = LineCheck::NoLine;
+    Route route{};  // valid when check is Ok
+};
+
+constexpr bool line_ok(const LineInfo& l) {
+    if (l.reach == 0 || l.reach > kMaxLineHops) return false;
+    return l.dir == kLine1D ||
+           (l.dir < kMeshDirections && l.rows != 0 && l.cols != 0 && l.device < l.rows * l.cols);
+}
+// 2D: the device `hops` along the line (modulo the dimension: a ring wraps, and on a line that
+// does not, reach keeps every send inside the mesh).
+constexpr uint32_t line_device(const LineInfo& l, uint32_t hops) {
+    uint32_t row = l.device / l.cols, col = l.device % l.cols;
+    switch (static_cast<MeshDirection>(l.dir)) {
+        case MeshDirection::N:
+            row = (row + l.rows - hops % l.rows) % l.rows;
+            break;
+        case MeshDirection::S:
+            row = (row + hops) % l.rows;
+            break;
+        case MeshDirection::E:
+            col = (col + hops) % l.cols;
+            break;
+        case MeshDirection::W:
+            col = (col + l.cols - hops % l.cols) % l.cols;
+            break;
+        default:
+            break;
+    }
+    return row * l.cols + col;
+}
+// To `range` consecutive chips along the line, the first `start` hops away, writing on each.
+// 2D: a hop command per chip in the line's direction, the write bit (the arrival router's own)
+// from chip `start` on, dst_node the last chip.
+constexpr LineRoute line_multicast(const LineInfo& l, uint32_t start, uint32_t range) {
+    if (!line_ok(l)) return {LineCheck::NoLine, {}};
+    if (start == 0 || range == 0) return {LineCheck::NoHops, {}};
+    if (range > l.reach || start > l.reach - range + 1) return {LineCheck::BeyondReach, {}};
+    if (l.dir == kLine1D) return {LineCheck::Ok, Route(route_multicast(start, range))};
+    const uint32_t last = start + range - 1;
+    Route r{};
+    for (uint32_t i = 0; i < last; ++i) {
+        uint32_t cmd = i + 1 >= start ? dir_bit(opposite_dir(l.dir)) : 0;
+        if (i + 1 < last) cmd |= dir_bit(l.dir);
+        set_hop(r, i, cmd);
+    }
+    r.dst_node = mesh_node_word(l.mesh, line_device(l, last));
+    return {LineCheck::Ok, r};
+}
+// To the chip `hops` away along the line (a multicast of one chip).
+constexpr LineRoute line_unicast(const LineInfo& l, uint32_t hops) {
+    return line_multicast(l, hops, 1);
+}
+static_assert(route_multicast(3, 1) == route_unicast(3));
+static_assert([] {  // 2D unicast along a row is the dimension-ordered route to that chip
+    const LineInfo east{.reach = 3, .dir = 1, .mesh = 0, .device = 4, .rows = 2, .cols = 4};
+    const LineRoute u = line_unicast(east, 3);
+    return u.check == LineCheck::Ok && u.route.hops == mesh_route_xy(1, 0, 1, 3).route.hops &&
+           u.route.dst_node == mesh_node_word(0, 7);
+}());
+static_assert([] {  // 2D multicast from the first chip on is the branch route of that line
+    const LineInfo north{.reach = 1, .dir = 0, .mesh = 0, .device = 4, .rows = 2, .cols = 4};
+    return line_multicast(north, 1, 1).route.hops == mesh_route_line_multicast(0, 1).hops;
+}());
+
 // 2D router configuration beside RouterConfig (RouterLayout::mesh_config), host-written.
 inline constexpr uint32_t kMeshConfigMagic = 0x3E5D2D01;
 inline constexpr uint32_t kMeshNeighborPresent = 1u << 16;  // neighbor word: present | y << 8 | x
@@ -986,6 +1096,23 @@ struct MeshRouterConfig {
     uint32_t reserved[3];
 };
 static_assert(sizeof(MeshRouterConfig) == 64);
+
+// What an endpoint publishes as its line (WorkerConnectionInfo::line), from its router's
+// configuration (`m` is read on a 2D fabric only). A reach past kMaxLineHops publishes none.
+constexpr LineInfo line_info(const RouterConfig& c, const MeshRouterConfig& m) {
+    LineInfo l{};
+    l.reach = c.line_reach <= kMaxLineHops ? static_cast<uint8_t>(c.line_reach) : 0;
+    if (!is_2d(c.topology)) {
+        l.dir = kLine1D;
+        return l;
+    }
+    l.dir = static_cast<uint8_t>(m.dir);
+    l.mesh = static_cast<uint16_t>(m.mesh_id);
+    l.device = static_cast<uint16_t>(m.device_id);
+    l.rows = static_cast<uint16_t>(m.mesh_rows);
+    l.cols = static_cast<uint16_t>(m.mesh_cols);
+    return l;
+}
 static_assert(router_layout(hal::kWormholeB0, RouterConfig{}).exit_table -
                   router_layout(hal::kWormholeB0, RouterConfig{}).mesh_config ==
               sizeof(MeshRouterConfig));

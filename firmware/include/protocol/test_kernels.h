@@ -848,4 +848,54 @@ struct MuxWorkerResults {
 };
 static_assert(sizeof(MuxWorkerResults) <= sizeof(uint32_t) * kTestMaxResults);
 
+// ---- line_send: the line API on any fabric --------------------------------------------------
+// One worker sends by hop count only (FabricConnection::line_unicast / line_multicast), through
+// the router (or mux) `channel` names, so the same kernel runs on a 1D and a 2D fabric. Send i
+// (sends[i], line_send_op): a unicast to the chip `start` hops away, or a multicast to `range`
+// chips from `start` hops on; each chip it reaches gets bytes of pattern(seed + i) at
+// dst_addr + i * bytes of core (dst_x, dst_y), then +1 on that core's counter word (an atomic
+// increment along the same route, flushed behind the write). A send the line API refuses is
+// recorded (its status) and skipped; the kernel goes on with the next.
+inline constexpr uint32_t kLineSendMax = 6;
+inline constexpr uint32_t kLineSendMulticast = 1u << 16;
+constexpr uint32_t line_send_unicast(uint32_t hops) {
+    return hops & 0xFF;
+}
+constexpr uint32_t line_send_multicast(uint32_t start, uint32_t range) {
+    return (start & 0xFF) | (range & 0xFF) << 8 | kLineSendMulticast;
+}
+struct LineSendArgs {
+    fabric::WorkerChannel channel;  // the endpoint this worker connects to
+    uint32_t conn_l1;               // kFabricConnL1Bytes, 16-B aligned
+    uint32_t src_addr;              // num_sends * bytes of source (the kernel fills it)
+    uint32_t dst_addr;              // on every chip reached: send i at dst_addr + i * bytes
+    uint32_t dst_x, dst_y;          // the destination core on every chip (NOC0)
+    uint32_t counter_addr;          // there: +1 per send that reached the chip
+    uint32_t bytes;                 // per send: a positive multiple of 16
+    uint32_t seed;
+    uint32_t timeout_us;  // open, each send, close
+    uint32_t num_sends;   // 1..kLineSendMax
+    uint32_t sends[kLineSendMax];
+};
+static_assert(sizeof(LineSendArgs) == sizeof(uint32_t) * kTestMaxArgs);
+
+enum class LineSendStep : uint32_t { Args = 1, Init, Open, Send, Close };
+
+enum LineSendStuck : uint32_t {
+    kLineSendStuckOpen = 0xA01,
+    kLineSendStuckSend = 0xA02,  // detail: the send's index
+    kLineSendStuckClose = 0xA03,
+};
+
+struct LineSendResults {
+    TestFailure failure;
+    uint32_t line[3];   // the endpoint's LineInfo words, as the connection read them
+    uint32_t sent;      // sends that went out
+    uint32_t refused;   // sends the line API refused
+    uint32_t statuses;  // send i's hal::Status (0 ok) in bits 4i..4i+3
+};
+static_assert(sizeof(LineSendResults) == 16 + 6 * 4);
+static_assert(sizeof(fabric::LineInfo) == sizeof(LineSendResults::line));
+static_assert(kLineSendMax * 4 <= 32);
+
 }  // namespace protocol

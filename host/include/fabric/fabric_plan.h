@@ -100,6 +100,11 @@ struct FabricPlan {
     uint32_t hops(ChipId from, ChipId to, FabricDir dir) const;
     // What a worker on `chip` needs to connect to the ch0 of the router facing `dir`.
     protocol::fabric::WorkerChannel worker_channel(ChipId chip, FabricDir dir) const;
+    // The chips a worker connected to router `r` reaches along its line (the line API:
+    // protocol/fabric.h LineInfo), in hop order (hop k: element k - 1): a line's chips ahead in
+    // r's direction, a ring's others from r's neighbour round; at most kMaxLineHops.
+    // RouterConfig::line_reach is their count. 1D only (MeshPlan::line_chips for 2D).
+    std::vector<ChipId> line_chips(const RouterPlacement& r) const;
     // The time to live every route of the plan carries (PacketHeader::ttl): a legitimate route
     // visits a chip at most once, so it is at most chips - 1 hops, and a packet needs one more
     // to be taken at its last chip. Capped at protocol::fabric::kMaxTtl.

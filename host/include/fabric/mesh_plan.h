@@ -21,7 +21,7 @@
 //                  on a torus or a graph of several meshes (a torus must be the only mesh);
 //                  torus: the wrap links of a dimension that wraps are datelines (E in the last
 //                  column, W in column 0, S in the last row, N in row 0), ring_size = cols (E/W)
-//                  or rows (N/S); no downstream.
+//                  or rows (N/S); no downstream; line_reach = line_chips().size().
 //   MeshRouterConfig  neighbor[d] = kMeshNeighborPresent | y << 8 | x of the router facing d (0:
 //                  none, and its own direction); inter_mesh; exit_dirs (bit d: the router facing
 //                  d is inter-mesh); exit_count = the mesh count (<= kMeshExitEntries).
@@ -117,6 +117,12 @@ struct MeshPlan {
     // Error(BadInput) for src == dst, unknown nodes, a plane not brought up, no route.
     MeshSend send(MeshNode src, MeshNode dst, uint32_t plane) const;
     protocol::fabric::WorkerChannel worker_channel(const RouterPlacement& r) const;
+    // The chips a worker connected to router `r` reaches along its line (the line API:
+    // protocol/fabric.h LineInfo), in hop order: r's row or column of the mesh in r's direction
+    // up to its edge, or round the wrap link back to r's chip where that dimension is a ring;
+    // none from an inter-mesh router; at most kMaxLineHops. RouterConfig::line_reach is their
+    // count.
+    std::vector<ChipId> line_chips(const RouterPlacement& r) const;
 
     // Every link a packet from src to dst crosses on `plane`, in order, as the routers route it
     // (entry routers included). Errors as send().
