@@ -3,13 +3,14 @@
 // fabric_traffic workers from fabric/mesh_traffic.h. Prints figures; not a test.
 //
 //   mesh_bench [bringup|alltoall|all] [--quick] [--workers] [--firmware DIR] [--slots S,R]
-//              [--phases K] [--bytes P]
+//              [--phases K] [--bytes P] [--threads N]
 //
 //   --workers   every worker's flows, packets and cycles (open .. last send) in every run
 //   --firmware  the ELFs of another build (DIR/wormhole_b0/*.elf), e.g. to compare two firmwares
 //   --slots     router slots per sender / receiver channel instead of the plan's choice
 //   --phases    each all-to-all row as the mean of K start phases (min and max printed too)
 //   --bytes     only the all-to-all rows of P-byte packets
+//   --threads   threads stepping the model (SimDeviceOptions::threads; the same cycles as one)
 //
 //   bringup   the 8x4 galaxy (galaxy_8x4_mesh_graph.yaml on galaxy_8x4_cluster.yaml), plane 0 and
 //             all four planes: wall-clock seconds to set up (plan, model) and of bring_up, device
@@ -80,6 +81,15 @@ struct Bench {
 uint32_t g_slots[2] = {0, 0};
 
 // A mesh graph on a cluster in the model and its runner, the fabric not yet brought up.
+uint32_t g_threads = 1;  // --threads N
+
+fabric::SimDeviceOptions device_options(const fabric::ClusterDescriptor& cluster) {
+    fabric::SimDeviceOptions o;
+    o.cluster = cluster;
+    o.threads = g_threads;
+    return o;
+}
+
 struct Mesh {
     Bench& b;
     fabric::ClusterDescriptor cluster;
@@ -102,7 +112,7 @@ struct Mesh {
               fabric::ClusterDescriptor::load_file(path(FABRIC_SOC_DESCRIPTOR_DIR, cluster_file))),
           graph(fabric::MeshGraph::load_file(path(FABRIC_SOC_DESCRIPTOR_DIR, graph_file))),
           plan(fabric::plan_mesh(graph, cluster, bench.soc, options(std::move(planes)))),
-          dev(bench.soc, hal::Arch::WormholeB0, fabric::SimDeviceOptions{cluster, std::nullopt}),
+          dev(bench.soc, hal::Arch::WormholeB0, device_options(cluster)),
           runner(dev, plan.fabric, bench.router, poll_cycles) {}
     ~Mesh() { b.sim_cycles += dev.cycles(); }
 };
@@ -303,6 +313,7 @@ void alltoall(Bench& b, bool quick) {
         quick ? std::vector<Size>{{1024, 8, 16, 4}, {4096, 4, 8, 2}}
               : std::vector<Size>{{16, 32, 64, 4}, {1024, 16, 48, 4}, {4096, 8, 24, 2}};
     for (const Case& c : cases) {
+        const auto t0 = Clock::now();
         Mesh m(b, c.graph, c.cluster, {0});
         m.runner.bring_up(20'000'000);
         const auto& spec = m.graph.meshes()[0];
@@ -382,6 +393,9 @@ void alltoall(Bench& b, bool quick) {
                          "{}: routers delivered {} packets, workers sent {}", c.name, delivered,
                          sent);
         }
+        const double secs = seconds_since(t0);
+        std::printf("%s: %.2f M simulated cycles in %.1f s (setup included): %.0f cycles/s\n",
+                    c.name, double(m.dev.cycles()) / 1e6, secs, double(m.dev.cycles()) / secs);
     }
 }
 
@@ -400,6 +414,9 @@ int main(int argc, char** argv) {
         } else if (a == "--slots" && i + 1 < argc &&
                    std::sscanf(argv[i + 1], "%u,%u", &g_slots[0], &g_slots[1]) == 2) {
             ++i;
+        } else if (a == "--threads" && i + 1 < argc &&
+                   std::sscanf(argv[i + 1], "%u", &g_threads) == 1 && g_threads > 0) {
+            ++i;
         } else if (a == "--workers") {
             g_workers = true;
         } else if (a == "--phases" && i + 1 < argc &&
@@ -415,15 +432,16 @@ int main(int argc, char** argv) {
     if (what != "all" && what != "bringup" && what != "alltoall") {
         std::fprintf(stderr,
                      "usage: mesh_bench [bringup|alltoall|all] [--quick] [--workers] [--firmware "
-                     "DIR] [--slots S,R] [--phases K] [--bytes P]\n");
+                     "DIR] [--slots S,R] [--phases K] [--bytes P] [--threads N]\n");
         return 2;
     }
     try {
         Bench b(firmware_dir);
         const auto t0 = Clock::now();
         std::printf(
-            "mesh_bench: Wormhole B0 model, fabric_router_2d, router payload %u B, default slots\n",
-            pf::kDefaultPayloadBytes);
+            "mesh_bench: Wormhole B0 model, fabric_router_2d, router payload %u B, default slots, "
+            "%u thread%s\n",
+            pf::kDefaultPayloadBytes, g_threads, g_threads == 1 ? "" : "s");
         if (what == "all" || what == "bringup") bringup(b, quick);
         if (what == "all" || what == "alltoall") alltoall(b, quick);
         std::printf("\n(%.1f M simulated cycles in %.1f s)\n", double(b.sim_cycles) / 1e6,
