@@ -530,6 +530,7 @@ uint64_t Cluster::advance(uint64_t cycles, bool only_while_busy) {
         if (run_window(window_end, only_while_busy)) break;
     }
     sync_links();
+    if (workers_) exchange_links();  // the host may look at either side before the next run
     return cycle_ - start;
 }
 

@@ -7,9 +7,11 @@
 //   - the same with faults applied mid-run at fixed cycles (extra delay, a dropped frame, a link
 //     down and up again): the fault hooks act at the cycle the host names, whatever the threads
 //   - inter-mesh all-to-all across the spec's 4-mesh cluster (12 chips)
+//   - fabricctl --threads / FABRIC_SIM_THREADS: the same report as one thread; bad values refused
 // Skipped (with a warning) until the firmware sub-build made the ELFs.
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -25,6 +27,7 @@
 #include "fabric/mesh_plan.h"
 #include "fabric/mesh_traffic.h"
 #include "fabric/sim_device.h"
+#include "run_process.h"
 
 namespace pf = protocol::fabric;
 
@@ -32,6 +35,8 @@ namespace {
 
 const std::string kSocDir = FABRIC_SOC_DESCRIPTOR_DIR;
 const std::string kFwDir = FABRIC_FIRMWARE_DIR;
+const std::string kFabricctl = FABRICCTL;
+const std::string kTmp = FABRIC_TEST_TMP_DIR;
 
 std::optional<fabric::ElfImage> firmware(const std::string& name) {
     const std::string path = kFwDir + "/wormhole_b0/" + name + ".elf";
@@ -244,4 +249,51 @@ TEST_CASE("parallel sim: an inter-mesh all-to-all on the spec's 4-mesh cluster, 
     const Outcome parallel =
         run_all_to_all("spec_4mesh_3x3_mesh_graph.yaml", "spec_4mesh_3x3_cluster.yaml", 2, 2);
     check_same(serial, parallel);
+}
+
+namespace {
+
+// `fabricctl mesh run` of a little all-to-all on the t3k, with `extra` options, and with
+// FABRIC_SIM_THREADS set to `env` (unset when empty).
+fabric::test::Run mesh_run(const std::vector<std::string>& extra, const std::string& env = "") {
+    std::vector<std::string> args{"mesh",         "run",
+                                  "--cluster",    kSocDir + "/t3k_cluster.yaml",
+                                  "--mesh-graph", kSocDir + "/t3k_mesh_graph.yaml",
+                                  "--packets",    "4",
+                                  "--bytes",      "256",
+                                  "--json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    if (env.empty()) {
+        ::unsetenv("FABRIC_SIM_THREADS");
+    } else {
+        ::setenv("FABRIC_SIM_THREADS", env.c_str(), 1);
+    }
+    auto r = fabric::test::run_process(kFabricctl, args, kTmp);
+    ::unsetenv("FABRIC_SIM_THREADS");
+    return r;
+}
+
+}  // namespace
+
+TEST_CASE("parallel sim: fabricctl --threads and FABRIC_SIM_THREADS report the same run",
+          "[parallel][cli]") {
+    REQUIRE_FIRMWARE();
+    const auto serial = mesh_run({});
+    REQUIRE(serial.code == 0);
+    const auto two = mesh_run({"--threads", "2"});
+    REQUIRE(two.code == 0);
+    CHECK(two.out == serial.out);
+    const auto three = mesh_run({}, "3");
+    REQUIRE(three.code == 0);
+    CHECK(three.out == serial.out);
+}
+
+TEST_CASE("parallel sim: fabricctl refuses a bad thread count", "[parallel][cli]") {
+    const auto zero = mesh_run({"--threads", "0"});
+    CHECK(zero.code == 100);
+    CHECK_THAT(zero.err, Catch::Matchers::Contains("--threads"));
+    const auto bad_env = mesh_run({}, "two");
+    CHECK(bad_env.code == 101);
+    CHECK_THAT(bad_env.err, Catch::Matchers::Contains(
+                                "FABRIC_SIM_THREADS 'two': not a number of threads (1..64)"));
 }
