@@ -40,6 +40,7 @@
 #include <string>
 #include <vector>
 
+#include "cluster.h"  // sim::Cluster::thread_meetings
 #include "common/fabric_link.h"
 #include "fabric/cluster_descriptor.h"
 #include "fabric/elf.h"
@@ -118,6 +119,14 @@ struct Mesh {
     ~Mesh() { b.sim_cycles += dev.cycles(); }
 };
 
+// ", 2 threads met 1234 times in 1200 windows" (nothing on one thread).
+std::string meetings(fabric::SimDevice& dev) {
+    const auto m = dev.cluster().thread_meetings();
+    if (m.partitions == 1) return "";
+    return fmt::format(", {} threads met {} times in {} windows", m.partitions, m.rounds,
+                       m.windows);
+}
+
 // The runner sees the routers' stages when it polls: the cycle figures are good to this.
 constexpr uint64_t kBringUpPoll = 100;
 // Cycles the bring-up rows run the ready fabric for its "ready cyc/s" (the model's own speed).
@@ -152,6 +161,7 @@ void bringup(Bench& b, bool quick) {
                     static_cast<unsigned long long>(m.runner.handshake_cycles()),
                     static_cast<unsigned long long>(m.runner.ready_cycles()), double(c1 - c0) / up,
                     double(kReadyCycles) / ready_secs);
+        if (g_threads > 1) std::printf("  (%s)\n", meetings(m.dev).c_str() + 2);
         (void)m.runner.terminate(pf::Termination::Immediate, 5'000'000);
     }
 }
@@ -402,8 +412,9 @@ void alltoall(Bench& b, bool quick) {
                          sent);
         }
         const double secs = seconds_since(t0);
-        std::printf("%s: %.2f M simulated cycles in %.1f s (setup included): %.0f cycles/s\n",
-                    c.name, double(m.dev.cycles()) / 1e6, secs, double(m.dev.cycles()) / secs);
+        std::printf("%s: %.2f M simulated cycles in %.1f s (setup included): %.0f cycles/s%s\n",
+                    c.name, double(m.dev.cycles()) / 1e6, secs, double(m.dev.cycles()) / secs,
+                    meetings(m.dev).c_str());
     }
 }
 

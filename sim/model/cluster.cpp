@@ -498,7 +498,9 @@ bool Cluster::run_window(uint64_t end, bool only_while_busy) {
         p.known_until = cycle_;
     }
     bool stopped = false;
+    ++windows_;
     while (true) {
+        ++rounds_;
         run_partitions(end, only_while_busy);
         // A partition short of the end waits at a cycle where it is not busy; when all wait at
         // the same cycle, nothing is busy there: the cluster stops at it.

@@ -158,6 +158,18 @@ class Cluster {
     std::vector<CoreReport> report();
     CoreReport report(uint32_t chip, uint32_t x, uint32_t y);  // one instantiated core
 
+    // Parallel simulation: how many partitions, and how often their threads met so far (one
+    // meeting per round; a window takes one round, more while run_while_busy waits for a
+    // partition that is not busy).
+    struct ThreadMeetings {
+        uint32_t partitions = 1;
+        uint64_t windows = 0;
+        uint64_t rounds = 0;
+    };
+    ThreadMeetings thread_meetings() const {
+        return {static_cast<uint32_t>(parts_.size()), windows_, rounds_};
+    }
+
     // Called after a tile is instantiated and set up (links built, base firmware booted), e.g. to
     // attach a console sink. Tiles the cluster instantiates itself (link peers) are included.
     void on_tile_created(std::function<void(uint32_t chip, uint32_t x, uint32_t y)> hook);
@@ -229,6 +241,8 @@ class Cluster {
     std::vector<uint32_t> partition_of_;  // chip -> partition
     uint64_t window_ = UINT64_MAX;        // cycles a partition runs alone (the lookahead)
     uint64_t window_start_ = 0;
+    uint64_t windows_ = 0;  // thread_meetings()
+    uint64_t rounds_ = 0;
     std::unique_ptr<Workers> workers_;
     uint64_t cycle_ = 0;
 };
