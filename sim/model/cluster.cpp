@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <barrier>
+#include <chrono>
 #include <cstdio>
 #include <stdexcept>
 #include <thread>
@@ -36,9 +37,12 @@ std::string port_str(uint32_t chip, uint32_t chan) {
 
 // The threads of partitions 1..N-1: they wait at a barrier for a round, step their partition and
 // meet again at the barrier; the caller's thread steps partition 0 meanwhile.
+//
+// Wall time is measured for ThreadMeetings only (how long rounds take, how long a thread waits for
+// the slowest); nothing simulated depends on it.
 class Cluster::Workers {
   public:
-    explicit Workers(uint32_t partitions) : sync_(partitions) {
+    explicit Workers(uint32_t partitions) : sync_(partitions), waited_(partitions, 0.0) {
         for (uint32_t i = 1; i < partitions; ++i) threads_.emplace_back([this, i] { serve(i); });
     }
     ~Workers() {
@@ -51,27 +55,60 @@ class Cluster::Workers {
 
     // job(i) for every partition i, in parallel; returns when all are done.
     void run(const std::function<void(uint32_t)>& job) {
+        const auto start = Clock::now();
         job_ = &job;
         sync_.arrive_and_wait();
         job(0);
-        sync_.arrive_and_wait();
+        finish(0);
+        round_seconds_ += seconds_since(start);
+    }
+
+    // Seconds spent in rounds, and waited at their ends by all threads together.
+    double round_seconds() const { return round_seconds_; }
+    double waited_seconds() const {
+        double sum = 0;
+        for (double w : waited_) sum += w;
+        return sum;
     }
 
   private:
+    using Clock = std::chrono::steady_clock;
+    static double seconds_since(Clock::time_point t) {
+        return std::chrono::duration<double>(Clock::now() - t).count();
+    }
+
     void serve(uint32_t i) {
         while (true) {
             sync_.arrive_and_wait();
             if (stop_) return;
             (*job_)(i);
-            sync_.arrive_and_wait();
+            finish(i);
         }
     }
 
+    // Partition i's job is done: wait for the others.
+    void finish(uint32_t i) {
+        const auto done = Clock::now();
+        sync_.arrive_and_wait();
+        waited_[i] += seconds_since(done);  // each thread its own slot
+    }
+
     std::barrier<> sync_;
+    std::vector<double> waited_;
+    double round_seconds_ = 0;
     const std::function<void(uint32_t)>* job_ = nullptr;
     bool stop_ = false;  // written before the barrier the threads pass next
     std::vector<std::thread> threads_;
 };
+
+Cluster::ThreadMeetings Cluster::thread_meetings() const {
+    ThreadMeetings m{static_cast<uint32_t>(parts_.size()), windows_, rounds_};
+    if (workers_) {
+        m.round_seconds = workers_->round_seconds();
+        m.waited_seconds = workers_->waited_seconds();
+    }
+    return m;
+}
 
 uint8_t Cluster::LinkSlot::sides_in(uint32_t p) const {
     uint8_t sides = 0;

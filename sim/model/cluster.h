@@ -158,17 +158,18 @@ class Cluster {
     std::vector<CoreReport> report();
     CoreReport report(uint32_t chip, uint32_t x, uint32_t y);  // one instantiated core
 
-    // Parallel simulation: how many partitions, and how often their threads met so far (one
-    // meeting per round; a window takes one round, more while run_while_busy waits for a
-    // partition that is not busy).
+    // Parallel simulation: how many partitions, how often their threads met so far (one meeting
+    // per round; a window takes one round, more while run_while_busy waits for a partition that
+    // is not busy), and the wall time of the rounds and of the waits at their ends (summed over
+    // the threads; 0 on one thread). Efficiency = 1 - waited / (partitions x rounds' seconds).
     struct ThreadMeetings {
         uint32_t partitions = 1;
         uint64_t windows = 0;
         uint64_t rounds = 0;
+        double round_seconds = 0;
+        double waited_seconds = 0;
     };
-    ThreadMeetings thread_meetings() const {
-        return {static_cast<uint32_t>(parts_.size()), windows_, rounds_};
-    }
+    ThreadMeetings thread_meetings() const;
 
     // Called after a tile is instantiated and set up (links built, base firmware booted), e.g. to
     // attach a console sink. Tiles the cluster instantiates itself (link peers) are included.
@@ -191,7 +192,7 @@ class Cluster {
         uint64_t& next_of(uint8_t sides) { return next[sides == eth::Link::kSideB ? 1 : 0]; }
     };
     // Chips stepped by one thread, and the links (or link sides) it steps with them.
-    struct Partition {
+    struct alignas(64) Partition {  // its own cache lines: each thread writes its cycle a lot
         uint32_t index = 0;
         std::vector<uint32_t> chips;
         std::vector<uint32_t> links;  // built links with a side here, in build order
