@@ -119,15 +119,17 @@ struct Mesh {
     ~Mesh() { b.sim_cycles += dev.cycles(); }
 };
 
-// ", 2 threads met 1234 times in 1200 windows, waited 12 % of their time" (nothing on one
-// thread).
+// ", 2 threads met 1234 times in 1200 windows, waited 12 % of their time, work split 1.93x"
+// (nothing on one thread). The split: CPU time of all partitions / of the slowest in each round.
 std::string meetings(fabric::SimDevice& dev) {
     const auto m = dev.cluster().thread_meetings();
     if (m.partitions == 1) return "";
     return fmt::format(
-        ", {} threads met {} times in {} windows, waited {:.0f} % of their time", m.partitions,
-        m.rounds, m.windows,
-        m.round_seconds > 0 ? 100 * m.waited_seconds / (m.partitions * m.round_seconds) : 0.0);
+        ", {} threads met {} times in {} windows, waited {:.0f} % of their time, work split "
+        "{:.2f}x",
+        m.partitions, m.rounds, m.windows,
+        m.round_seconds > 0 ? 100 * m.waited_seconds / (m.partitions * m.round_seconds) : 0.0,
+        m.critical_cpu_seconds > 0 ? m.cpu_seconds / m.critical_cpu_seconds : 0.0);
 }
 
 // The runner sees the routers' stages when it polls: the cycle figures are good to this.

@@ -11,6 +11,7 @@
 #include <barrier>
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <stdexcept>
 #include <thread>
 #include <utility>
@@ -42,7 +43,8 @@ std::string port_str(uint32_t chip, uint32_t chan) {
 // the slowest); nothing simulated depends on it.
 class Cluster::Workers {
   public:
-    explicit Workers(uint32_t partitions) : sync_(partitions), waited_(partitions, 0.0) {
+    explicit Workers(uint32_t partitions)
+        : sync_(partitions), waited_(partitions, 0.0), job_cpu_(partitions, 0.0) {
         for (uint32_t i = 1; i < partitions; ++i) threads_.emplace_back([this, i] { serve(i); });
     }
     ~Workers() {
@@ -58,10 +60,23 @@ class Cluster::Workers {
         const auto start = Clock::now();
         job_ = &job;
         sync_.arrive_and_wait();
-        job(0);
+        timed_job(0);
         finish(0);
         round_seconds_ += seconds_since(start);
+        // The round's critical path: its slowest job, in CPU time (what it would take on idle
+        // cores, whatever else the machine runs).
+        double slowest = 0;
+        for (double c : job_cpu_) {
+            cpu_seconds_ += c;
+            slowest = std::max(slowest, c);
+        }
+        critical_cpu_seconds_ += slowest;
     }
+
+    // CPU seconds of all jobs, and of the slowest job of each round summed over rounds:
+    // cpu / critical is the speed-up the partitions allow on as many idle cores.
+    double cpu_seconds() const { return cpu_seconds_; }
+    double critical_cpu_seconds() const { return critical_cpu_seconds_; }
 
     // Seconds spent in rounds, and waited at their ends by all threads together.
     double round_seconds() const { return round_seconds_; }
@@ -81,9 +96,21 @@ class Cluster::Workers {
         while (true) {
             sync_.arrive_and_wait();
             if (stop_) return;
-            (*job_)(i);
+            timed_job(i);
             finish(i);
         }
+    }
+
+    static double thread_cpu_seconds() {
+        timespec t{};
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+        return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+    }
+
+    void timed_job(uint32_t i) {
+        const double cpu0 = thread_cpu_seconds();
+        (*job_)(i);
+        job_cpu_[i] = thread_cpu_seconds() - cpu0;  // each thread its own slot
     }
 
     // Partition i's job is done: wait for the others.
@@ -95,7 +122,10 @@ class Cluster::Workers {
 
     std::barrier<> sync_;
     std::vector<double> waited_;
+    std::vector<double> job_cpu_;  // of the current round, per partition
     double round_seconds_ = 0;
+    double cpu_seconds_ = 0;
+    double critical_cpu_seconds_ = 0;
     const std::function<void(uint32_t)>* job_ = nullptr;
     bool stop_ = false;  // written before the barrier the threads pass next
     std::vector<std::thread> threads_;
@@ -106,6 +136,8 @@ Cluster::ThreadMeetings Cluster::thread_meetings() const {
     if (workers_) {
         m.round_seconds = workers_->round_seconds();
         m.waited_seconds = workers_->waited_seconds();
+        m.cpu_seconds = workers_->cpu_seconds();
+        m.critical_cpu_seconds = workers_->critical_cpu_seconds();
     }
     return m;
 }

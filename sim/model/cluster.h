@@ -160,14 +160,18 @@ class Cluster {
 
     // Parallel simulation: how many partitions, how often their threads met so far (one meeting
     // per round; a window takes one round, more while run_while_busy waits for a partition that
-    // is not busy), and the wall time of the rounds and of the waits at their ends (summed over
-    // the threads; 0 on one thread). Efficiency = 1 - waited / (partitions x rounds' seconds).
+    // is not busy), the wall time of the rounds and of the waits at their ends (summed over the
+    // threads), and the CPU time of the partitions' work: all of it, and the slowest partition's
+    // of each round summed (the critical path). All 0 on one thread. On a machine with a core per
+    // thread to spare, cpu_seconds / critical_cpu_seconds is the speed-up the split allows.
     struct ThreadMeetings {
         uint32_t partitions = 1;
         uint64_t windows = 0;
         uint64_t rounds = 0;
         double round_seconds = 0;
         double waited_seconds = 0;
+        double cpu_seconds = 0;
+        double critical_cpu_seconds = 0;
     };
     ThreadMeetings thread_meetings() const;
 
