@@ -503,39 +503,35 @@ void Cluster::step_links(Partition& p) {
     }
 }
 
+uint64_t Cluster::busy_limit(Partition& p, uint64_t end, uint64_t& may_run_until) {
+    const bool busy = partition_busy(p);
+    if (!workers_) return busy ? p.cycle + 1 : p.cycle;  // alone: not busy is the cluster's stop
+    p.busy_at[p.cycle - window_start_] = busy ? 1 : 0;
+    if (busy) return p.cycle + 1;
+    if (may_run_until <= p.cycle) may_run_until = others_busy_until(p, p.cycle);
+    return std::min(end, may_run_until);  // p.cycle: the others have not said yet, wait here
+}
+
+bool Cluster::skip_quiet(Partition& p, uint64_t limit) {
+    if (!partition_quiet(p)) return false;
+    uint64_t next = UINT64_MAX;
+    for (uint32_t i : p.links) {
+        LinkSlot& l = links_[i];
+        next = std::min(next, l.next_of(l.split() ? l.sides_in(p.index) : eth::Link::kBothSides));
+    }
+    const uint64_t skip = std::min(limit, std::max(next, p.cycle)) - p.cycle;
+    if (skip == 0) return false;
+    for (uint32_t c : p.chips) chips_[c]->step(skip);
+    p.cycle += skip;
+    return true;
+}
+
 void Cluster::run_partition(Partition& p, uint64_t end, bool only_while_busy) {
-    const bool alone = parts_.size() == 1;
     uint64_t may_run_until = p.cycle;  // others are known busy before this cycle
     while (p.cycle < end) {
-        uint64_t limit = end;  // the partition may go this far before it looks again
-        if (only_while_busy) {
-            const bool busy = partition_busy(p);
-            if (!alone) p.busy_at[p.cycle - window_start_] = busy ? 1 : 0;
-            if (busy) {
-                limit = p.cycle + 1;
-            } else {
-                if (alone) return;  // the cluster stops here
-                if (may_run_until <= p.cycle) may_run_until = others_busy_until(p, p.cycle);
-                // Not busy and the others have not said whether they are: wait for them here.
-                if (may_run_until == p.cycle) return;
-                limit = std::min(end, may_run_until);
-            }
-        }
-        // Nothing running and nothing in flight on its NOCs: jump to its next link event.
-        if (partition_quiet(p)) {
-            uint64_t next = UINT64_MAX;
-            for (uint32_t i : p.links) {
-                LinkSlot& l = links_[i];
-                next = std::min(next,
-                                l.next_of(l.split() ? l.sides_in(p.index) : eth::Link::kBothSides));
-            }
-            const uint64_t skip = std::min(limit, std::max(next, p.cycle)) - p.cycle;
-            if (skip > 0) {
-                for (uint32_t c : p.chips) chips_[c]->step(skip);
-                p.cycle += skip;
-                continue;
-            }
-        }
+        const uint64_t limit = only_while_busy ? busy_limit(p, end, may_run_until) : end;
+        if (limit == p.cycle) return;  // stop or wait here
+        if (skip_quiet(p, limit)) continue;
         for (uint32_t c : p.chips) chips_[c]->step(1);
         step_links(p);
         ++p.cycle;

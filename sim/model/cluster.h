@@ -227,6 +227,13 @@ class Cluster {
     bool run_window(uint64_t end, bool only_while_busy);
     void run_partitions(uint64_t end, bool only_while_busy);
     void run_partition(Partition& p, uint64_t end, bool only_while_busy);
+    // run_while_busy: how far partition p may run before it looks at its busy state again (one
+    // cycle while busy; while not, as far as another partition is known to be busy). p.cycle
+    // means stop there: the cluster's stop on one thread, else wait for the others' word.
+    uint64_t busy_limit(Partition& p, uint64_t end, uint64_t& may_run_until);
+    // Nothing running and nothing in flight on p's NOCs: jump towards its next link event, at
+    // most to `limit`. Whether it moved.
+    bool skip_quiet(Partition& p, uint64_t limit);
     // The first cycle >= c at which no partition but p is known to be busy.
     uint64_t others_busy_until(const Partition& p, uint64_t c) const;
     bool partition_busy(const Partition& p) const;

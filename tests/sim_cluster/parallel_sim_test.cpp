@@ -8,6 +8,8 @@
 //     down and up again): the fault hooks act at the cycle the host names, whatever the threads
 //   - every device to its counterpart in each other mesh of the spec's 4-mesh cluster (36 chips)
 //   - fabricctl --threads / FABRIC_SIM_THREADS: the same report as one thread; bad values refused
+//   - a fault campaign (link flaps, drops, delays, stalled routers, dead links; 1D and 2D) whose
+//     runs use 3 threads: every iteration's report the same as on one
 // Skipped (with a warning) until the firmware sub-build made the ELFs.
 #include <catch2/catch.hpp>
 #include <cstdint>
@@ -280,16 +282,8 @@ TEST_CASE("parallel sim: traffic between the meshes of the spec's 4-mesh cluster
 
 namespace {
 
-// `fabricctl mesh run` of a little all-to-all on the t3k, with `extra` options, and with
-// FABRIC_SIM_THREADS set to `env` (unset when empty).
-fabric::test::Run mesh_run(const std::vector<std::string>& extra, const std::string& env = "") {
-    std::vector<std::string> args{"mesh",         "run",
-                                  "--cluster",    kSocDir + "/t3k_cluster.yaml",
-                                  "--mesh-graph", kSocDir + "/t3k_mesh_graph.yaml",
-                                  "--packets",    "4",
-                                  "--bytes",      "256",
-                                  "--json"};
-    args.insert(args.end(), extra.begin(), extra.end());
+// fabricctl with `args`, FABRIC_SIM_THREADS set to `env` (unset when empty).
+fabric::test::Run fabricctl(const std::vector<std::string>& args, const std::string& env) {
     if (env.empty()) {
         ::unsetenv("FABRIC_SIM_THREADS");
     } else {
@@ -300,11 +294,37 @@ fabric::test::Run mesh_run(const std::vector<std::string>& extra, const std::str
     return r;
 }
 
-// The report without its one wall-clock figure.
-nlohmann::json simulated(const std::string& report) {
-    auto j = nlohmann::json::parse(report);
-    j.erase("bring_up_wall_seconds");
+// `fabricctl mesh run` of a little all-to-all on the t3k, with `extra` options.
+fabric::test::Run mesh_run(const std::vector<std::string>& extra, const std::string& env = "") {
+    std::vector<std::string> args{"mesh",         "run",
+                                  "--cluster",    kSocDir + "/t3k_cluster.yaml",
+                                  "--mesh-graph", kSocDir + "/t3k_mesh_graph.yaml",
+                                  "--packets",    "4",
+                                  "--bytes",      "256",
+                                  "--json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return fabricctl(args, env);
+}
+
+// A JSON report without its wall-clock figures (keys naming seconds), at any depth.
+nlohmann::json without_wall_clock(const nlohmann::json& j) {
+    if (j.is_object()) {
+        nlohmann::json out = nlohmann::json::object();
+        for (const auto& [key, value] : j.items()) {
+            if (key.find("second") == std::string::npos) out[key] = without_wall_clock(value);
+        }
+        return out;
+    }
+    if (j.is_array()) {
+        nlohmann::json out = nlohmann::json::array();
+        for (const auto& e : j) out.push_back(without_wall_clock(e));
+        return out;
+    }
     return j;
+}
+
+nlohmann::json simulated(const std::string& report) {
+    return without_wall_clock(nlohmann::json::parse(report));
 }
 
 }  // namespace
@@ -332,4 +352,23 @@ TEST_CASE("parallel sim: fabricctl refuses a bad thread count", "[parallel][cli]
     CHECK(bad_env.code == 101);
     CHECK_THAT(bad_env.err, Catch::Matchers::Contains(
                                 "FABRIC_SIM_THREADS 'two': not a number of threads (1..64)"));
+}
+
+TEST_CASE("parallel sim: a fault campaign on 3 threads reports every iteration as on one",
+          "[parallel][cli][campaign]") {
+    REQUIRE_FIRMWARE();
+    // Seed 5's first 24 iterations draw every fault kind on 1D and 2D fabrics; the runs the
+    // campaign starts inherit FABRIC_SIM_THREADS.
+    const std::vector<std::string> args{"fault",        "campaign", "--seed", "5",
+                                        "--iterations", "24",       "--json", "--reports"};
+    const auto serial = fabricctl(args, "1");
+    REQUIRE(serial.code == 0);
+    const auto parallel = fabricctl(args, "3");
+    REQUIRE(parallel.code == 0);
+    const auto s = simulated(serial.out);
+    CHECK(s["summary"]["iterations"] == 24);
+    CHECK(s["summary"]["failed"] == 0);
+    for (const char* kind : {"link-flap", "link-drop", "link-delay", "router-stall", "link-down"})
+        CHECK(s["summary"]["by_fault"][kind]["iterations"] > 0);
+    CHECK(simulated(parallel.out) == s);
 }
