@@ -179,6 +179,10 @@ Tick Link::frame_ready(const TxQueues::Queue& q) const {
     return std::max(q.frames[q.next].ready, q.resume_at);
 }
 
+bool Link::includes(uint8_t sides, uint32_t side) {
+    return (sides & (1u << side)) != 0;
+}
+
 uint32_t Link::owner(EventKind k, uint32_t dir) {
     return k == EventKind::Arrival ? 1 - dir : dir;  // frames land at the far side
 }
@@ -187,7 +191,7 @@ Link::Event Link::next_event(Tick limit, uint8_t sides) const {
     Event best;
     auto consider = [&](Tick t, EventKind k, uint32_t d, uint32_t q) {
         const uint32_t side = owner(k, d);
-        if ((sides & (1u << side)) == 0) {
+        if (!includes(sides, side)) {
             return;
         }
         t = std::max(t, t_cur_[side]);
@@ -251,7 +255,7 @@ uint64_t Link::cycle(uint8_t sides) const {
 void Link::step(uint8_t sides) {
     const Tick limit = (cycle(sides) + 1) * ticks_per_cycle_;
     for (uint32_t side = 0; side < 2; ++side) {
-        if ((sides & (1u << side)) != 0) begin_cycle(side);
+        if (includes(sides, side)) begin_cycle(side);
     }
     while (true) {
         const Event e = next_event(limit, sides);
@@ -277,7 +281,7 @@ void Link::step(uint8_t sides) {
         }
     }
     for (uint32_t side = 0; side < 2; ++side) {
-        if ((sides & (1u << side)) != 0) end_cycle(side);
+        if (includes(sides, side)) end_cycle(side);
     }
 }
 
@@ -296,7 +300,7 @@ void Link::run(uint8_t sides, uint64_t cycles) {
         const uint64_t next = next_event_cycle(sides);
         if (next > cycle(sides)) {
             for (uint32_t side = 0; side < 2; ++side) {
-                if ((sides & (1u << side)) == 0) continue;
+                if (!includes(sides, side)) continue;
                 cycle_[side] = std::min(next, target);
                 dirs_[side].tx->now_ = cycle_[side];
             }

@@ -218,6 +218,7 @@ class Link {
 
     // The side whose core an event touches (see "Sides").
     static uint32_t owner(EventKind k, uint32_t dir);
+    static bool includes(uint8_t sides, uint32_t side);  // side 0 = A, 1 = B
     Event next_event(Tick limit, uint8_t sides) const;
     void begin_cycle(uint32_t side);
     void end_cycle(uint32_t side);
