@@ -190,11 +190,7 @@ uint32_t Link::owner(EventKind k, uint32_t dir) {
 Link::Event Link::next_event(Tick limit, uint8_t sides) const {
     Event best;
     auto consider = [&](Tick t, EventKind k, uint32_t d, uint32_t q) {
-        const uint32_t side = owner(k, d);
-        if (!includes(sides, side)) {
-            return;
-        }
-        t = std::max(t, t_cur_[side]);
+        t = std::max(t, t_cur_[owner(k, d)]);
         if (t >= limit) {
             return;
         }
@@ -205,33 +201,41 @@ Link::Event Link::next_event(Tick limit, uint8_t sides) const {
             best = Event{t, k, d, q};
         }
     };
-    const Tick timeout = Tick{cfg_.retransmit_timeout_cycles} * ticks_per_cycle_;
+    // Only the state of the sides asked for is read: the other side may be running on another
+    // thread (its sender queues, its receivers' in-flight frames).
     for (uint32_t d = 0; d < 2; ++d) {
         const Direction& dir = dirs_[d];
-        if (!dir.ctrl.empty()) {
-            consider(dir.ctrl.front().arrival, EventKind::Ctrl, d, 0);
-        }
-        if (!dir.inflight.empty()) {
+        if (includes(sides, 1 - d) && !dir.inflight.empty()) {
             consider(dir.inflight.front().arrival, EventKind::Arrival, d, 0);
         }
-        if (!up_) {
-            continue;
-        }
-        Tick ready = kNever;
-        for (uint32_t qi = 0; qi < dir.tx->queues_.size(); ++qi) {
-            const TxQueues::Queue& q = dir.tx->queues_[qi];
-            if (q.timer_armed && q.base_seq < q.high_seq) {
-                consider(q.timer_start + timeout, EventKind::Timeout, d, qi);
-            }
-            if (frame_eligible(q)) {
-                ready = std::min(ready, frame_ready(q));
-            }
-        }
-        if (ready != kNever) {
-            consider(std::max(ready, dir.wire_free), EventKind::WireStart, d, 0);
-        }
+        if (includes(sides, d)) sender_events(d, consider);
     }
     return best;
+}
+
+template <typename Consider>
+void Link::sender_events(uint32_t d, Consider& consider) const {
+    const Direction& dir = dirs_[d];
+    if (!dir.ctrl.empty()) {
+        consider(dir.ctrl.front().arrival, EventKind::Ctrl, d, 0);
+    }
+    if (!up_) {
+        return;
+    }
+    const Tick timeout = Tick{cfg_.retransmit_timeout_cycles} * ticks_per_cycle_;
+    Tick ready = kNever;
+    for (uint32_t qi = 0; qi < dir.tx->queues_.size(); ++qi) {
+        const TxQueues::Queue& q = dir.tx->queues_[qi];
+        if (q.timer_armed && q.base_seq < q.high_seq) {
+            consider(q.timer_start + timeout, EventKind::Timeout, d, qi);
+        }
+        if (frame_eligible(q)) {
+            ready = std::min(ready, frame_ready(q));
+        }
+    }
+    if (ready != kNever) {
+        consider(std::max(ready, dir.wire_free), EventKind::WireStart, d, 0);
+    }
 }
 
 void Link::begin_cycle(uint32_t side) {

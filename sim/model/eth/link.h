@@ -220,6 +220,10 @@ class Link {
     static uint32_t owner(EventKind k, uint32_t dir);
     static bool includes(uint8_t sides, uint32_t side);  // side 0 = A, 1 = B
     Event next_event(Tick limit, uint8_t sides) const;
+    // The events of direction d's sender (side d): incoming ACK/NAKs, timeouts, the next wire
+    // start, each passed to consider(tick, kind, dir, queue).
+    template <typename Consider>
+    void sender_events(uint32_t d, Consider& consider) const;
     void begin_cycle(uint32_t side);
     void end_cycle(uint32_t side);
     bool frame_eligible(const TxQueues::Queue& q) const;
