@@ -20,6 +20,9 @@ echo "== topology mapping: real-shaped clusters up to 128 chips (host only)"
 "$b/benchmarks/map_bench/map_bench"
 echo "== 2D fabric: 8x4 galaxy bring-up, all-to-all on 2x4 and 4x4 meshes vs the bisection bound"
 "$b/benchmarks/mesh_bench/mesh_bench" all
+echo "== parallel simulation: the galaxy bring-up and the all-to-all again, the chips on 2 threads"
+"$b/benchmarks/mesh_bench/mesh_bench" bringup --threads 2
+"$b/benchmarks/mesh_bench/mesh_bench" alltoall --quick --bytes 1024 --threads 2
 echo "== sockets: a stream over one hop of the 1D and 2D fabric by page and ring size"
 "$b/benchmarks/socket_bench/socket_bench"
 exit 0

@@ -3,17 +3,19 @@
 // fabric_traffic workers from fabric/mesh_traffic.h. Prints figures; not a test.
 //
 //   mesh_bench [bringup|alltoall|all] [--quick] [--workers] [--firmware DIR] [--slots S,R]
-//              [--phases K] [--bytes P]
+//              [--phases K] [--bytes P] [--threads N]
 //
 //   --workers   every worker's flows, packets and cycles (open .. last send) in every run
 //   --firmware  the ELFs of another build (DIR/wormhole_b0/*.elf), e.g. to compare two firmwares
 //   --slots     router slots per sender / receiver channel instead of the plan's choice
 //   --phases    each all-to-all row as the mean of K start phases (min and max printed too)
 //   --bytes     only the all-to-all rows of P-byte packets
+//   --threads   threads stepping the model (SimDeviceOptions::threads; the same cycles as one)
 //
 //   bringup   the 8x4 galaxy (galaxy_8x4_mesh_graph.yaml on galaxy_8x4_cluster.yaml), plane 0 and
 //             all four planes: wall-clock seconds to set up (plan, model) and of bring_up, device
-//             cycles from the routers' start to all HandshakeComplete and to all ReadyForTraffic.
+//             cycles from the routers' start to all HandshakeComplete and to all ReadyForTraffic;
+//             simulated cycles/s of bring_up and of 50,000 cycles of the ready fabric.
 //   alltoall  uniform all-to-all unicast (UnicastWrite, X then Y) on plane 0 of the t3k 2x4 mesh
 //             and of the 4x4 mesh: every node sends N packets of P bytes to every other node. One
 //             worker per (chip, router it sends through), so a worker carries all the flows that
@@ -38,6 +40,7 @@
 #include <string>
 #include <vector>
 
+#include "cluster.h"  // sim::Cluster::thread_meetings
 #include "common/fabric_link.h"
 #include "fabric/cluster_descriptor.h"
 #include "fabric/elf.h"
@@ -80,6 +83,15 @@ struct Bench {
 uint32_t g_slots[2] = {0, 0};
 
 // A mesh graph on a cluster in the model and its runner, the fabric not yet brought up.
+uint32_t g_threads = 1;  // --threads N
+
+fabric::SimDeviceOptions device_options(const fabric::ClusterDescriptor& cluster) {
+    fabric::SimDeviceOptions o;
+    o.cluster = cluster;
+    o.threads = g_threads;
+    return o;
+}
+
 struct Mesh {
     Bench& b;
     fabric::ClusterDescriptor cluster;
@@ -102,21 +114,36 @@ struct Mesh {
               fabric::ClusterDescriptor::load_file(path(FABRIC_SOC_DESCRIPTOR_DIR, cluster_file))),
           graph(fabric::MeshGraph::load_file(path(FABRIC_SOC_DESCRIPTOR_DIR, graph_file))),
           plan(fabric::plan_mesh(graph, cluster, bench.soc, options(std::move(planes)))),
-          dev(bench.soc, hal::Arch::WormholeB0, fabric::SimDeviceOptions{cluster, std::nullopt}),
+          dev(bench.soc, hal::Arch::WormholeB0, device_options(cluster)),
           runner(dev, plan.fabric, bench.router, poll_cycles) {}
     ~Mesh() { b.sim_cycles += dev.cycles(); }
 };
 
+// ", 2 threads met 1234 times in 1200 windows, waited 12 % of their time, work split 1.93x"
+// (nothing on one thread). The split: CPU time of all partitions / of the slowest in each round.
+std::string meetings(fabric::SimDevice& dev) {
+    const auto m = dev.cluster().thread_meetings();
+    if (m.partitions == 1) return "";
+    return fmt::format(
+        ", {} threads met {} times in {} windows, waited {:.0f} % of their time, work split "
+        "{:.2f}x",
+        m.partitions, m.rounds, m.windows,
+        m.round_seconds > 0 ? 100 * m.waited_seconds / (m.partitions * m.round_seconds) : 0.0,
+        m.critical_cpu_seconds > 0 ? m.cpu_seconds / m.critical_cpu_seconds : 0.0);
+}
+
 // The runner sees the routers' stages when it polls: the cycle figures are good to this.
 constexpr uint64_t kBringUpPoll = 100;
+// Cycles the bring-up rows run the ready fabric for its "ready cyc/s" (the model's own speed).
+constexpr uint64_t kReadyCycles = 50'000;
 
 void bringup(Bench& b, bool quick) {
     std::printf(
         "\n== bring-up: 8x4 galaxy (galaxy_8x4_mesh_graph.yaml, galaxy_8x4_cluster.yaml), polled "
         "every %llu cycles\n",
         static_cast<unsigned long long>(kBringUpPoll));
-    std::printf("%-8s %8s %8s %10s %12s %16s %16s %14s\n", "planes", "routers", "slots", "setup s",
-                "bring_up s", "handshake cyc", "ready cyc", "sim cyc/s");
+    std::printf("%-8s %8s %8s %10s %12s %16s %16s %14s %14s\n", "planes", "routers", "slots",
+                "setup s", "bring_up s", "handshake cyc", "ready cyc", "sim cyc/s", "ready cyc/s");
     std::vector<std::vector<uint32_t>> runs = {{0}};
     if (!quick) runs.push_back({0, 1, 2, 3});
     for (const auto& planes : runs) {
@@ -127,13 +154,19 @@ void bringup(Bench& b, bool quick) {
         const auto t1 = Clock::now();
         m.runner.bring_up(50'000'000);
         const double up = seconds_since(t1);
+        const uint64_t c1 = m.dev.cycles();
+        // The fabric up and idle: every router polls its channels (no host work in between).
+        const auto t2 = Clock::now();
+        m.dev.step(kReadyCycles);
+        const double ready_secs = seconds_since(t2);
         const auto& cfg = m.plan.fabric.routers.at(0).config;
-        std::printf("%-8s %8zu %4u/%-3u %10.2f %12.2f %16llu %16llu %14.0f\n",
+        std::printf("%-8s %8zu %4u/%-3u %10.2f %12.2f %16llu %16llu %14.0f %14.0f\n",
                     planes.size() == 1 ? "0" : "0..3", m.plan.fabric.routers.size(),
                     cfg.sender_slots[0], cfg.receiver_slots[0], setup, up,
                     static_cast<unsigned long long>(m.runner.handshake_cycles()),
-                    static_cast<unsigned long long>(m.runner.ready_cycles()),
-                    double(m.dev.cycles() - c0) / up);
+                    static_cast<unsigned long long>(m.runner.ready_cycles()), double(c1 - c0) / up,
+                    double(kReadyCycles) / ready_secs);
+        if (g_threads > 1) std::printf("  (%s)\n", meetings(m.dev).c_str() + 2);
         (void)m.runner.terminate(pf::Termination::Immediate, 5'000'000);
     }
 }
@@ -303,6 +336,7 @@ void alltoall(Bench& b, bool quick) {
         quick ? std::vector<Size>{{1024, 8, 16, 4}, {4096, 4, 8, 2}}
               : std::vector<Size>{{16, 32, 64, 4}, {1024, 16, 48, 4}, {4096, 8, 24, 2}};
     for (const Case& c : cases) {
+        const auto t0 = Clock::now();
         Mesh m(b, c.graph, c.cluster, {0});
         m.runner.bring_up(20'000'000);
         const auto& spec = m.graph.meshes()[0];
@@ -382,6 +416,10 @@ void alltoall(Bench& b, bool quick) {
                          "{}: routers delivered {} packets, workers sent {}", c.name, delivered,
                          sent);
         }
+        const double secs = seconds_since(t0);
+        std::printf("%s: %.2f M simulated cycles in %.1f s (setup included): %.0f cycles/s%s\n",
+                    c.name, double(m.dev.cycles()) / 1e6, secs, double(m.dev.cycles()) / secs,
+                    meetings(m.dev).c_str());
     }
 }
 
@@ -400,6 +438,9 @@ int main(int argc, char** argv) {
         } else if (a == "--slots" && i + 1 < argc &&
                    std::sscanf(argv[i + 1], "%u,%u", &g_slots[0], &g_slots[1]) == 2) {
             ++i;
+        } else if (a == "--threads" && i + 1 < argc &&
+                   std::sscanf(argv[i + 1], "%u", &g_threads) == 1 && g_threads > 0) {
+            ++i;
         } else if (a == "--workers") {
             g_workers = true;
         } else if (a == "--phases" && i + 1 < argc &&
@@ -415,15 +456,16 @@ int main(int argc, char** argv) {
     if (what != "all" && what != "bringup" && what != "alltoall") {
         std::fprintf(stderr,
                      "usage: mesh_bench [bringup|alltoall|all] [--quick] [--workers] [--firmware "
-                     "DIR] [--slots S,R] [--phases K] [--bytes P]\n");
+                     "DIR] [--slots S,R] [--phases K] [--bytes P] [--threads N]\n");
         return 2;
     }
     try {
         Bench b(firmware_dir);
         const auto t0 = Clock::now();
         std::printf(
-            "mesh_bench: Wormhole B0 model, fabric_router_2d, router payload %u B, default slots\n",
-            pf::kDefaultPayloadBytes);
+            "mesh_bench: Wormhole B0 model, fabric_router_2d, router payload %u B, default slots, "
+            "%u thread%s\n",
+            pf::kDefaultPayloadBytes, g_threads, g_threads == 1 ? "" : "s");
         if (what == "all" || what == "bringup") bringup(b, quick);
         if (what == "all" || what == "alltoall") alltoall(b, quick);
         std::printf("\n(%.1f M simulated cycles in %.1f s)\n", double(b.sim_cycles) / 1e6,

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -81,6 +82,33 @@ CLI::Option* add_max_cycles_option(CLI::App& cmd, uint64_t& value, const std::st
 
 CLI::Option* add_bytes_option(CLI::App& cmd, uint32_t& value, const std::string& help) {
     return add_renamed_option(cmd, "--bytes", "--size", value, help);
+}
+
+namespace {
+constexpr uint32_t kMaxSimThreads = 64;
+}
+
+CLI::Option* add_threads_option(CLI::App& cmd, uint32_t& value) {
+    return cmd
+        .add_option("--threads", value,
+                    "Threads stepping the model, each a partition of the chips; the same results "
+                    "as one (default: $FABRIC_SIM_THREADS, else 1)")
+        ->check(CLI::Range(1u, kMaxSimThreads));
+}
+
+uint32_t sim_threads(uint32_t given) {
+    if (given != 0) return given;
+    const char* env = std::getenv("FABRIC_SIM_THREADS");
+    if (env == nullptr || *env == '\0') return 1;
+    const std::string text = env;
+    uint32_t n = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+    if (ec != std::errc() || end != text.data() + text.size() || n == 0 || n > kMaxSimThreads) {
+        fabric::fail(fabric::ErrorCategory::BadInput,
+                     "FABRIC_SIM_THREADS '{}': not a number of threads (1..{})", text,
+                     kMaxSimThreads);
+    }
+    return n;
 }
 
 namespace {

@@ -137,6 +137,14 @@ CLI::Option* add_renamed_option(CLI::App& cmd, const std::string& name, const st
 CLI::Option* add_max_cycles_option(CLI::App& cmd, uint64_t& value, const std::string& help);
 // --bytes B: bytes per packet; old name --size.
 CLI::Option* add_bytes_option(CLI::App& cmd, uint32_t& value, const std::string& help);
+// --threads N (1..64): threads stepping the model (fabric::SimDeviceOptions::threads). `value`
+// stays 0 when the option is not given; sim_threads() then decides.
+CLI::Option* add_threads_option(CLI::App& cmd, uint32_t& value);
+// The threads a command's model runs on: `given` (--threads) if not 0, else $FABRIC_SIM_THREADS,
+// else 1 (one thread is the fastest for runs where few chips are busy at once, and leaves the
+// other cores to other work). Error(BadInput) "FABRIC_SIM_THREADS 'x': not a number of threads
+// (1..64)".
+uint32_t sim_threads(uint32_t given);
 
 // The default SoC descriptor of an arch: $FABRIC_SOC_DESCRIPTOR_DIR, next to the executable,
 // ../share/erisc-fabric/soc_descriptors, then the source tree. Error(BadInput) if none.

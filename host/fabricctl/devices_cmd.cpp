@@ -89,6 +89,7 @@ class Devices final : public CliCommand {
         cmd_->add_option("--cluster", sim_.cluster, "With --sim: the model's cluster");
         cmd_->add_flag("--no-base-fw", sim_.no_base_fw,
                        "With --sim --cluster: no Wormhole base firmware in the model");
+        add_threads_option(*cmd_, sim_.threads);
         cmd_->add_flag("--json", as_json_, "Print the result as JSON");
     }
 

@@ -71,6 +71,7 @@ void FabricArgs::add_options(CLI::App& c, bool& as_json) {
                               "build's erisc_base.elf)");
     c.add_flag("--no-base-fw", no_base_fw, "Start the routers bare metal (reset PC)")
         ->excludes(base);
+    add_threads_option(c, threads);
     add_max_cycles_option(c, max_cycles,
                           "Cycle budget for bring-up, traffic and termination together "
                           "(default 50000000)");
@@ -158,6 +159,7 @@ void FabricSession::open_model(uint64_t expected_deliveries) {
 #else
     fabric::SimDeviceOptions opts;
     opts.cluster = cluster_;
+    opts.threads = sim_threads(args_.threads);
     if (base_fw_) opts.wh_base_firmware = base_fw_->image;
     device_ = std::make_unique<fabric::InterruptibleDevice>(
         std::make_unique<fabric::SimDevice>(std::move(*soc_), arch(), std::move(opts)));

@@ -37,6 +37,7 @@ struct FabricArgs {
     std::string router_elf;
     std::string base_fw;
     bool no_base_fw = false;
+    uint32_t threads = 0;       // 0: sim_threads' default
     uint64_t max_cycles = 0;    // 0: kDefaultFabricMaxCycles
     uint64_t stall_cycles = 0;  // 0: fabric::kDefaultStallCycles
     std::string stall_router;   // sim fault: "CHIP:ETH@CYCLES", freeze that router's core

@@ -40,6 +40,7 @@ class Command final : public CliCommand {
                          "WH base firmware the model's eth cores boot (--target sim)");
         cmd_->add_flag("--no-base-fw", no_base_fw_,
                        "Bare-metal eth cores in the model (--target sim)");
+        add_threads_option(*cmd_, threads_);
         cmd_->add_option("--dir", dir_, "Device node directory (--target pcie)")
             ->capture_default_str();
         cmd_->add_option("--chips", chips_,
@@ -128,6 +129,7 @@ class Command final : public CliCommand {
         const hal::Arch arch = cluster.arch();
         fabric::SimDeviceOptions o;
         o.cluster = std::move(cluster);
+        o.threads = sim_threads(threads_);
         if (auto base = choose_base_firmware(base_fw_, !no_base_fw_, arch))
             o.wh_base_firmware = std::move(base->image);
         return std::make_unique<fabric::SimDevice>(load_soc_for(arch, soc_), arch, std::move(o));
@@ -200,6 +202,7 @@ class Command final : public CliCommand {
     std::string soc_;
     std::string base_fw_;
     bool no_base_fw_ = false;
+    uint32_t threads_ = 0;  // 0: sim_threads' default
     std::string dir_ = fabric::kmd::kDeviceDir;
     std::string chips_;
     std::string eth_;

@@ -124,6 +124,7 @@ void MeshFabricArgs::add_options(CLI::App& c, bool& as_json, const std::string& 
                               "this build's erisc_base.elf; --target sim)");
     c.add_flag("--no-base-fw", no_base_fw, "Start the model's routers bare metal (--target sim)")
         ->excludes(base);
+    add_threads_option(c, threads);
     packet_timeout.add_options(c);
     add_events_option(c, events);
     add_output_flags(c, as_json, quiet);
@@ -215,6 +216,7 @@ void MeshSession::open_device(uint64_t expected_deliveries) {
         fabric::SimDeviceOptions o;
         o.cluster = cluster_;
         o.modeled_chips = plan_->fabric.chips;  // the chips the mesh uses, not the whole cluster
+        o.threads = sim_threads(args_.threads);
         if (base_fw) {
             base_fw_path_ = base_fw->path;
             o.wh_base_firmware = base_fw->image;

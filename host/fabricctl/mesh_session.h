@@ -48,6 +48,7 @@ struct MeshFabricArgs {
     std::string router_elf;
     std::string base_fw;
     bool no_base_fw = false;
+    uint32_t threads = 0;  // 0: sim_threads' default
     bool quiet = false;
     std::string events;  // --events FILE
     PacketTimeoutArgs packet_timeout;

@@ -33,6 +33,7 @@ std::shared_ptr<fabric::KmdPort> open_model_port(const SimSetup& sim) {
                      sim.arch);
     }
     fabric::SimDeviceOptions o;
+    o.threads = sim_threads(sim.threads);
     if (!sim.cluster.empty()) {
         o.cluster = fabric::ClusterDescriptor::load_file(sim.cluster);
         if (o.cluster->arch() != *arch) {

@@ -15,6 +15,7 @@ struct SimSetup {
     std::string arch;
     std::string cluster;
     bool no_base_fw = false;
+    uint32_t threads = 0;  // --threads; 0: sim_threads' default
 };
 
 // The real driver's port under `dir`; with `sim.arch`, the simulated one: the sim server's at

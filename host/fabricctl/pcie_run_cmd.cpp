@@ -90,6 +90,7 @@ class PcieRun final : public CliCommand {
         cmd_->add_option("--arch", sim_.arch, "Chip architecture (--target sim)");
         cmd_->add_option("--cluster", sim_.cluster, "Cluster descriptor (--target sim)");
         cmd_->add_flag("--no-base-fw", sim_.no_base_fw, "No base firmware (--target sim)");
+        add_threads_option(*cmd_, sim_.threads);
         cmd_->add_option("--dir", dir_, "Device node directory (--target pcie)");
         cmd_->add_option("--soc", soc_, "SoC descriptor (default: the arch's)");
         cmd_->add_option("--core", core_, "ERISC: eth channel (e.g. 0) of chip 0")->required();

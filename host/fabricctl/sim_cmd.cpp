@@ -35,6 +35,7 @@ struct SimRunArgs {
     std::vector<std::string> loads;
     std::string base_fw;
     bool no_base_fw = false;
+    uint32_t threads = 0;  // 0: sim_threads' default
     uint64_t max_cycles = fabric::kDefaultMaxCycles;
     std::string trace;
     std::string firmware;
@@ -214,6 +215,7 @@ int sim_run(const SimRunArgs& a) {
 #else
     fabric::SimDeviceOptions opts;
     opts.cluster = cluster;
+    opts.threads = sim_threads(a.threads);
     if (base_fw) opts.wh_base_firmware = base_fw->image;
     fabric::SimDevice dev(std::move(soc), *arch, std::move(opts));
     const bool legacy = !cluster && loads.size() == 1;  // the single-core form: unchanged output
@@ -356,6 +358,7 @@ class SimRun final : public CliCommand {
         cmd_->add_flag("--no-base-fw", args_.no_base_fw,
                        "Start every core bare metal (reset PC), also with --cluster")
             ->excludes(base_opt);
+        add_threads_option(*cmd_, args_.threads);
         add_max_cycles_option(*cmd_, args_.max_cycles, "Cycle budget")->capture_default_str();
         cmd_->add_option("--trace", args_.trace,
                          "Write an FST waveform of the (first) core's tile");

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "cli_common.h"
 #include "fabric/error.h"
 #include "fabric/interrupt.h"
 #include "fabric/kmd_socket.h"
@@ -53,6 +54,7 @@ class SimServe final : public CliCommand {
             ->capture_default_str();
         cmd_->add_flag("--no-base-fw", setup_.no_base_fw,
                        "Start every core bare metal, without the Wormhole base firmware");
+        add_threads_option(*cmd_, setup_.threads);
     }
     bool parsed() const override { return cmd_->parsed(); }
     int run() const override {

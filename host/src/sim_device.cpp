@@ -77,6 +77,7 @@ SimDevice::SimDevice(SocDescriptor soc, hal::Arch arch, SimDeviceOptions options
         }
     }
     sim::ClusterOptions co;
+    co.threads = options.threads;
     if (options.wh_base_firmware && arch_ == hal::Arch::WormholeB0) {
         options.wh_base_firmware->check_placement(base_firmware_placement());
         co.wh_base_firmware = boot_image(*options.wh_base_firmware);
@@ -180,8 +181,10 @@ void SimDevice::check_core(const CoreLocation& core) const {
 void SimDevice::tile_created(const CoreLocation& core) {
     std::string* buf = &consoles_[core];
     model_chip(core.chip).tile(core.core.x, core.core.y).on_console([this, buf, core](char ch) {
-        buf->push_back(ch);
-        if (sink_) sink_(core, ch);
+        buf->push_back(ch);  // this core's own buffer: only its partition's thread writes it
+        if (!sink_) return;
+        const std::lock_guard<std::mutex> lock(sink_mutex_);
+        sink_(core, ch);
     });
 }
 

@@ -8,8 +8,13 @@
 #include "cluster.h"
 
 #include <algorithm>
+#include <barrier>
+#include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <stdexcept>
+#include <thread>
+#include <utility>
 
 #include "protocol/erisc_base_fw.h"
 
@@ -30,6 +35,119 @@ std::string port_str(uint32_t chip, uint32_t chan) {
 }
 
 }  // namespace
+
+// The threads of partitions 1..N-1: they wait at a barrier for a round, step their partition and
+// meet again at the barrier; the caller's thread steps partition 0 meanwhile.
+//
+// Wall time is measured for ThreadMeetings only (how long rounds take, how long a thread waits for
+// the slowest); nothing simulated depends on it.
+class Cluster::Workers {
+  public:
+    explicit Workers(uint32_t partitions)
+        : sync_(partitions), waited_(partitions, 0.0), job_cpu_(partitions, 0.0) {
+        for (uint32_t i = 1; i < partitions; ++i) threads_.emplace_back([this, i] { serve(i); });
+    }
+    ~Workers() {
+        stop_ = true;
+        sync_.arrive_and_wait();
+        for (auto& t : threads_) t.join();
+    }
+    Workers(const Workers&) = delete;
+    Workers& operator=(const Workers&) = delete;
+
+    // job(i) for every partition i, in parallel; returns when all are done.
+    void run(const std::function<void(uint32_t)>& job) {
+        const auto start = Clock::now();
+        job_ = &job;
+        sync_.arrive_and_wait();
+        timed_job(0);
+        finish(0);
+        round_seconds_ += seconds_since(start);
+        // The round's critical path: its slowest job, in CPU time (what it would take on idle
+        // cores, whatever else the machine runs).
+        double slowest = 0;
+        for (double c : job_cpu_) {
+            cpu_seconds_ += c;
+            slowest = std::max(slowest, c);
+        }
+        critical_cpu_seconds_ += slowest;
+    }
+
+    // CPU seconds of all jobs, and of the slowest job of each round summed over rounds:
+    // cpu / critical is the speed-up the partitions allow on as many idle cores.
+    double cpu_seconds() const { return cpu_seconds_; }
+    double critical_cpu_seconds() const { return critical_cpu_seconds_; }
+
+    // Seconds spent in rounds, and waited at their ends by all threads together.
+    double round_seconds() const { return round_seconds_; }
+    double waited_seconds() const {
+        double sum = 0;
+        for (double w : waited_) sum += w;
+        return sum;
+    }
+
+  private:
+    using Clock = std::chrono::steady_clock;
+    static double seconds_since(Clock::time_point t) {
+        return std::chrono::duration<double>(Clock::now() - t).count();
+    }
+
+    void serve(uint32_t i) {
+        while (true) {
+            sync_.arrive_and_wait();
+            if (stop_) return;
+            timed_job(i);
+            finish(i);
+        }
+    }
+
+    static double thread_cpu_seconds() {
+        timespec t{};
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+        return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+    }
+
+    void timed_job(uint32_t i) {
+        const double cpu0 = thread_cpu_seconds();
+        (*job_)(i);
+        job_cpu_[i] = thread_cpu_seconds() - cpu0;  // each thread its own slot
+    }
+
+    // Partition i's job is done: wait for the others.
+    void finish(uint32_t i) {
+        const auto done = Clock::now();
+        sync_.arrive_and_wait();
+        waited_[i] += seconds_since(done);  // each thread its own slot
+    }
+
+    std::barrier<> sync_;
+    std::vector<double> waited_;
+    std::vector<double> job_cpu_;  // of the current round, per partition
+    double round_seconds_ = 0;
+    double cpu_seconds_ = 0;
+    double critical_cpu_seconds_ = 0;
+    const std::function<void(uint32_t)>* job_ = nullptr;
+    bool stop_ = false;  // written before the barrier the threads pass next
+    std::vector<std::thread> threads_;
+};
+
+Cluster::ThreadMeetings Cluster::thread_meetings() const {
+    ThreadMeetings m{static_cast<uint32_t>(parts_.size()), windows_, rounds_};
+    if (workers_) {
+        m.round_seconds = workers_->round_seconds();
+        m.waited_seconds = workers_->waited_seconds();
+        m.cpu_seconds = workers_->cpu_seconds();
+        m.critical_cpu_seconds = workers_->critical_cpu_seconds();
+    }
+    return m;
+}
+
+uint8_t Cluster::LinkSlot::sides_in(uint32_t p) const {
+    uint8_t sides = 0;
+    if (partition[0] == p) sides |= eth::Link::kSideA;
+    if (partition[1] == p) sides |= eth::Link::kSideB;
+    return sides;
+}
 
 std::string CoreReport::describe() const {
     std::string s = "chip " + std::to_string(chip) + " core " + std::to_string(core.x) + "-" +
@@ -96,6 +214,33 @@ Cluster::Cluster(std::vector<ChipSpec> chips, ClusterOptions options)
         chips_.back()->on_tile_created(
             [this, i](uint32_t x, uint32_t y) { tile_created(i, x, y); });
     }
+    partition_chips();
+}
+
+void Cluster::partition_chips() {
+    if (options_.threads == 0)
+        throw std::invalid_argument("sim::Cluster: threads must be at least 1");
+    const auto n = static_cast<uint32_t>(chips_.size());
+    const uint32_t count = std::min(options_.threads, n);
+    parts_.resize(count);
+    for (uint32_t p = 0; p < count; ++p) parts_[p].index = p;
+    // Consecutive chips, as even as the count allows (8 over 3: 3, 3, 2).
+    for (uint32_t c = 0; c < n; ++c) {
+        const uint32_t p = static_cast<uint32_t>(uint64_t{c} * count / n);
+        partition_of_.push_back(p);
+        parts_[p].chips.push_back(c);
+    }
+    if (count == 1) return;
+    const uint32_t latency =
+        options_.link.value_or(eth::LinkConfig::for_arch(chips_.front()->arch())).latency_cycles;
+    if (latency == 0) {
+        throw std::invalid_argument(
+            "sim::Cluster: " + std::to_string(options_.threads) +
+            " threads need links of at least 1 cycle of latency (the window the partitions run "
+            "alone), got 0");
+    }
+    window_ = latency;
+    workers_ = std::make_unique<Workers>(count);
 }
 
 Cluster::~Cluster() = default;
@@ -198,15 +343,24 @@ void Cluster::build_link(uint32_t index) {
     link->run(cycle_);  // nothing is scheduled yet: only brings its clock to the cluster's
     LinkSlot& l = links_[index];
     l.link = std::move(link);
-    l.next = cycle_;
+    l.next[0] = l.next[1] = cycle_;
+    l.partition[0] = partition_of_[a.chip];
+    l.partition[1] = partition_of_[b.chip];
+    l.link->set_split(l.split());
     built_.push_back(index);
-    auto hook = [this, index] {
+    parts_[l.partition[0]].links.push_back(index);
+    if (l.split()) parts_[l.partition[1]].links.push_back(index);
+    // A TXQ access on one side's core brings the sides its partition steps to that partition's
+    // cycle (the thread running it is the only one touching them) and makes them step now.
+    auto hook = [this, index](uint32_t side) {
         LinkSlot& s = links_[index];
-        sync_link(s);
-        s.next = std::min(s.next, cycle_);
+        const uint32_t p = s.partition[side];
+        const uint8_t sides = s.sides_in(p);
+        sync_link(s, sides, parts_[p].cycle);
+        s.next_of(sides) = std::min(s.next_of(sides), parts_[p].cycle);
     };
-    ca.set_txq_hook(pa.x, pa.y, hook);
-    cb.set_txq_hook(pb.x, pb.y, hook);
+    ca.set_txq_hook(pa.x, pa.y, [hook] { hook(0); });
+    cb.set_txq_hook(pb.x, pb.y, [hook] { hook(1); });
     l.link->on_state_change([this, a, b](bool) {
         publish_link_status(a.chip, a.channel);
         publish_link_status(b.chip, b.channel);
@@ -221,8 +375,9 @@ eth::Link& Cluster::link(uint32_t chip, uint32_t channel) {
     }
     build_link(it->second);
     LinkSlot& l = links_[it->second];
-    sync_link(l);
-    l.next = std::min(l.next, cycle_);  // the caller may change its faults: re-evaluate
+    sync_link(l, eth::Link::kSideA, cycle_);
+    sync_link(l, eth::Link::kSideB, cycle_);
+    for (uint64_t& next : l.next) next = std::min(next, cycle_);  // faults may change: re-evaluate
     return *l.link;
 }
 
@@ -276,55 +431,178 @@ void Cluster::boot_base_firmware(uint32_t chip, uint32_t x, uint32_t y, uint32_t
 
 // ---- time --------------------------------------------------------------------------------------
 
-void Cluster::sync_link(LinkSlot& l) {
-    if (l.link->cycle() < cycle_) l.link->run(cycle_ - l.link->cycle());
+void Cluster::sync_link(LinkSlot& l, uint8_t sides, uint64_t cycle) {
+    if (!l.split()) sides = eth::Link::kBothSides;  // one partition steps both sides together
+    const uint64_t at = l.link->cycle(sides);
+    if (at < cycle) l.link->run(sides, cycle - at);
 }
 
 void Cluster::sync_links() {
-    for (uint32_t i : built_) sync_link(links_[i]);
-}
-
-void Cluster::run_cycles(uint64_t cycles) {
-    uint64_t done = 0;
-    while (done < cycles) {
-        // Nothing running and nothing in flight on any NOC: jump to the next link event.
-        bool quiet = true;
-        for (const auto& c : chips_) {
-            if (!c->quiescent()) {
-                quiet = false;
-                break;
-            }
-        }
-        if (quiet) {
-            uint64_t next = UINT64_MAX;
-            for (uint32_t i : built_) next = std::min(next, links_[i].next);
-            const uint64_t skip = std::min(cycles - done, next > cycle_ ? next - cycle_ : 0);
-            if (skip > 0) {
-                for (auto& c : chips_) c->step(skip);
-                cycle_ += skip;
-                done += skip;
-                continue;
-            }
-        }
-        for (auto& c : chips_) c->step(1);
-        for (uint32_t i : built_) {
-            LinkSlot& l = links_[i];
-            if (cycle_ >= l.next) {
-                sync_link(l);
-                l.link->step();
-                l.next = options_.lazy_links ? l.link->next_event_cycle() : cycle_ + 1;
-            }
-        }
-        ++cycle_;
-        ++done;
+    for (uint32_t i : built_) {
+        sync_link(links_[i], eth::Link::kSideA, cycle_);
+        sync_link(links_[i], eth::Link::kSideB, cycle_);
     }
 }
 
-void Cluster::step(uint64_t cycles) {
-    for (uint32_t i : built_)
-        links_[i].next = std::min(links_[i].next, cycle_);  // faults may have changed
-    run_cycles(cycles);
+void Cluster::wake_links() {
+    for (uint32_t i : built_) {
+        for (uint64_t& next : links_[i].next) next = std::min(next, cycle_);  // faults may differ
+    }
+}
+
+void Cluster::exchange_links() {
+    for (uint32_t i : built_) {
+        LinkSlot& l = links_[i];
+        if (!l.split()) continue;
+        const uint8_t received = l.link->exchange();
+        for (uint8_t side : {eth::Link::kSideA, eth::Link::kSideB}) {
+            if ((received & side) == 0) continue;
+            uint64_t& next = l.next_of(side);
+            next = std::min(next, l.link->next_event_cycle(side));
+        }
+    }
+}
+
+bool Cluster::partition_busy(const Partition& p) const {
+    for (uint32_t c : p.chips) {
+        if (chips_[c]->busy()) return true;
+    }
+    return false;
+}
+
+bool Cluster::partition_quiet(const Partition& p) const {
+    for (uint32_t c : p.chips) {
+        if (!chips_[c]->quiescent()) return false;
+    }
+    return true;
+}
+
+uint64_t Cluster::others_busy_until(const Partition& p, uint64_t c) const {
+    for (;; ++c) {
+        bool known_busy = false;
+        for (const Partition& q : parts_) {
+            if (&q != &p && c < q.known_until && q.busy_at[c - window_start_] != 0) {
+                known_busy = true;
+                break;
+            }
+        }
+        if (!known_busy) return c;
+    }
+}
+
+void Cluster::step_links(Partition& p) {
+    for (uint32_t i : p.links) {
+        LinkSlot& l = links_[i];
+        const uint8_t sides = l.split() ? l.sides_in(p.index) : eth::Link::kBothSides;
+        uint64_t& next = l.next_of(sides);
+        if (p.cycle >= next) {
+            sync_link(l, sides, p.cycle);
+            l.link->step(sides);
+            next = options_.lazy_links ? l.link->next_event_cycle(sides) : p.cycle + 1;
+        }
+    }
+}
+
+uint64_t Cluster::busy_limit(Partition& p, uint64_t end, uint64_t& may_run_until) {
+    const bool busy = partition_busy(p);
+    if (!workers_) return busy ? p.cycle + 1 : p.cycle;  // alone: not busy is the cluster's stop
+    p.busy_at[p.cycle - window_start_] = busy ? 1 : 0;
+    if (busy) return p.cycle + 1;
+    if (may_run_until <= p.cycle) may_run_until = others_busy_until(p, p.cycle);
+    return std::min(end, may_run_until);  // p.cycle: the others have not said yet, wait here
+}
+
+bool Cluster::skip_quiet(Partition& p, uint64_t limit) {
+    if (!partition_quiet(p)) return false;
+    uint64_t next = UINT64_MAX;
+    for (uint32_t i : p.links) {
+        LinkSlot& l = links_[i];
+        next = std::min(next, l.next_of(l.split() ? l.sides_in(p.index) : eth::Link::kBothSides));
+    }
+    const uint64_t skip = std::min(limit, std::max(next, p.cycle)) - p.cycle;
+    if (skip == 0) return false;
+    for (uint32_t c : p.chips) chips_[c]->step(skip);
+    p.cycle += skip;
+    return true;
+}
+
+void Cluster::run_partition(Partition& p, uint64_t end, bool only_while_busy) {
+    uint64_t may_run_until = p.cycle;  // others are known busy before this cycle
+    while (p.cycle < end) {
+        const uint64_t limit = only_while_busy ? busy_limit(p, end, may_run_until) : end;
+        if (limit == p.cycle) return;  // stop or wait here
+        if (skip_quiet(p, limit)) continue;
+        for (uint32_t c : p.chips) chips_[c]->step(1);
+        step_links(p);
+        ++p.cycle;
+    }
+}
+
+void Cluster::run_partitions(uint64_t end, bool only_while_busy) {
+    if (!workers_) {
+        run_partition(parts_.front(), end, only_while_busy);
+        return;
+    }
+    const std::function<void(uint32_t)> job = [&](uint32_t i) {
+        try {
+            run_partition(parts_[i], end, only_while_busy);
+        } catch (...) {
+            parts_[i].error = std::current_exception();
+        }
+    };
+    workers_->run(job);
+    for (Partition& p : parts_) {
+        if (p.error) std::rethrow_exception(std::exchange(p.error, nullptr));
+    }
+}
+
+bool Cluster::run_window(uint64_t end, bool only_while_busy) {
+    window_start_ = cycle_;
+    for (Partition& p : parts_) {
+        if (only_while_busy && workers_) p.busy_at.assign(end - cycle_, 0);
+        p.known_until = cycle_;
+    }
+    bool stopped = false;
+    ++windows_;
+    while (true) {
+        ++rounds_;
+        run_partitions(end, only_while_busy);
+        // A partition short of the end waits at a cycle where it is not busy; when all wait at
+        // the same cycle, nothing is busy there: the cluster stops at it.
+        const uint64_t first = parts_.front().cycle;
+        bool all_at_end = true;
+        bool all_at_first = true;
+        for (const Partition& p : parts_) {
+            all_at_end = all_at_end && p.cycle == end;
+            all_at_first = all_at_first && p.cycle == first;
+        }
+        if (all_at_end) break;
+        if (all_at_first) {
+            stopped = true;
+            break;
+        }
+        for (Partition& p : parts_) p.known_until = p.cycle;
+    }
+    cycle_ = parts_.front().cycle;
+    if (workers_) exchange_links();
+    return stopped;
+}
+
+uint64_t Cluster::advance(uint64_t cycles, bool only_while_busy) {
+    wake_links();
+    const uint64_t start = cycle_;
+    const uint64_t end = cycles > UINT64_MAX - start ? UINT64_MAX : start + cycles;
+    while (cycle_ < end) {
+        const uint64_t window_end = end - cycle_ > window_ ? cycle_ + window_ : end;
+        if (run_window(window_end, only_while_busy)) break;
+    }
     sync_links();
+    if (workers_) exchange_links();  // the host may look at either side before the next run
+    return cycle_ - start;
+}
+
+void Cluster::step(uint64_t cycles) {
+    (void)advance(cycles, false);
 }
 
 bool Cluster::busy() const {
@@ -335,11 +613,7 @@ bool Cluster::busy() const {
 }
 
 uint64_t Cluster::run_while_busy(uint64_t max_cycles) {
-    for (uint32_t i : built_) links_[i].next = std::min(links_[i].next, cycle_);
-    const uint64_t start = cycle_;
-    while (cycle_ - start < max_cycles && busy()) run_cycles(1);
-    sync_links();
-    return cycle_ - start;
+    return advance(max_cycles, true);
 }
 
 RunReport Cluster::run_until_done(uint64_t max_cycles) {

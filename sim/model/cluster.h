@@ -30,10 +30,26 @@
 //
 // Deterministic: chips, cores and links are visited in index order; the same inputs give the same
 // cycle counts.
+//
+// Parallel simulation (ClusterOptions::threads = N > 1): the chips are split into N partitions of
+// consecutive chips, each stepped by its own thread (the caller's thread steps the first). A link
+// whose two ends are in different partitions is split (eth::Link "Sides"): each partition steps
+// the side of its chip. What one side does at cycle t reaches the other at t + latency_cycles at
+// the earliest (the lookahead), so every partition advances a window of latency_cycles cycles on
+// its own; at the window's end the threads meet, the frames and ACK/NAKs that crossed are handed
+// over, and the next window starts. Everything is the same as with one thread: cycle counts, L1,
+// registers, link statistics. run_while_busy stays exact to the cycle: a partition that is not
+// busy at a cycle waits there until the others say whether they are (rounds within a window), so
+// no partition runs past the cycle where the whole cluster stops. The host's calls (fault hooks,
+// reads, writes) happen between runs, when every partition is at cycle(). The one visible
+// difference: a DestRefused error found by the receiving partition joins the sender's
+// TxQueues::errors() at the end of the window, in cycle order (ties with errors of the same cycle
+// may come in another order). threads = 1 is one partition: the same code, no windows.
 #pragma once
 
 #include <compare>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <map>
 #include <memory>
@@ -72,6 +88,9 @@ struct ClusterOptions {
     // Step an idle link only when its next event is due (default). false steps every link every
     // cycle: slower, and the same cycle counts (tests compare the two).
     bool lazy_links = true;
+    // Threads stepping the chips (see "Parallel simulation" above); at most one per chip is used.
+    // More than one needs links of at least one cycle of latency.
+    uint32_t threads = 1;
 };
 
 // One instantiated core at the end of a run.
@@ -139,6 +158,23 @@ class Cluster {
     std::vector<CoreReport> report();
     CoreReport report(uint32_t chip, uint32_t x, uint32_t y);  // one instantiated core
 
+    // Parallel simulation: how many partitions, how often their threads met so far (one meeting
+    // per round; a window takes one round, more while run_while_busy waits for a partition that
+    // is not busy), the wall time of the rounds and of the waits at their ends (summed over the
+    // threads), and the CPU time of the partitions' work: all of it, and the slowest partition's
+    // of each round summed (the critical path). All 0 on one thread. On a machine with a core per
+    // thread to spare, cpu_seconds / critical_cpu_seconds is the speed-up the split allows.
+    struct ThreadMeetings {
+        uint32_t partitions = 1;
+        uint64_t windows = 0;
+        uint64_t rounds = 0;
+        double round_seconds = 0;
+        double waited_seconds = 0;
+        double cpu_seconds = 0;
+        double critical_cpu_seconds = 0;
+    };
+    ThreadMeetings thread_meetings() const;
+
     // Called after a tile is instantiated and set up (links built, base firmware booted), e.g. to
     // attach a console sink. Tiles the cluster instantiates itself (link peers) are included.
     void on_tile_created(std::function<void(uint32_t chip, uint32_t x, uint32_t y)> hook);
@@ -150,9 +186,29 @@ class Cluster {
         EthPort a;
         EthPort b;
         std::unique_ptr<eth::Link> link;
-        uint64_t next = 0;  // the first cycle whose link step has something to do
+        // The first cycle whose step has something to do: of both sides ([0]) when they are in
+        // one partition, else of side A ([0]) and side B ([1]).
+        uint64_t next[2] = {0, 0};
+        uint32_t partition[2] = {0, 0};  // of side A's chip, of side B's chip
+        bool split() const { return partition[0] != partition[1]; }
+        // The sides partition p steps (an eth::Link side mask; 0 for none).
+        uint8_t sides_in(uint32_t p) const;
+        uint64_t& next_of(uint8_t sides) { return next[sides == eth::Link::kSideB ? 1 : 0]; }
     };
+    // Chips stepped by one thread, and the links (or link sides) it steps with them.
+    struct alignas(64) Partition {  // its own cache lines: each thread writes its cycle a lot
+        uint32_t index = 0;
+        std::vector<uint32_t> chips;
+        std::vector<uint32_t> links;  // built links with a side here, in build order
+        uint64_t cycle = 0;
+        // run_while_busy, per cycle of the current window: the partition was busy at its start.
+        std::vector<uint8_t> busy_at;
+        uint64_t known_until = 0;  // busy_at is final below this cycle (the last round's start)
+        std::exception_ptr error;
+    };
+    class Workers;  // the threads of partitions 1..N-1 (cluster.cpp)
 
+    void partition_chips();
     void tile_created(uint32_t chip, uint32_t x, uint32_t y);
     void build_link(uint32_t index);
     void boot_base_firmware(uint32_t chip, uint32_t x, uint32_t y, uint32_t channel);
@@ -161,9 +217,29 @@ class Cluster {
     bool port_up(uint32_t chip, uint32_t channel) const;
     // The link status word of an instantiated eth core (see the top of this file).
     void publish_link_status(uint32_t chip, uint32_t channel);
-    void sync_link(LinkSlot& l);
+    void sync_link(LinkSlot& l, uint8_t sides, uint64_t cycle);
     void sync_links();
-    void run_cycles(uint64_t cycles);
+    void wake_links();
+    // Step every partition to cycle() + cycles, or (only_while_busy) to the first cycle at which no
+    // core is busy. Returns the cycles run.
+    uint64_t advance(uint64_t cycles, bool only_while_busy);
+    // One window of the parallel run: every partition to `end` or to the cluster's stop.
+    bool run_window(uint64_t end, bool only_while_busy);
+    void run_partitions(uint64_t end, bool only_while_busy);
+    void run_partition(Partition& p, uint64_t end, bool only_while_busy);
+    // run_while_busy: how far partition p may run before it looks at its busy state again (one
+    // cycle while busy; while not, as far as another partition is known to be busy). p.cycle
+    // means stop there: the cluster's stop on one thread, else wait for the others' word.
+    uint64_t busy_limit(Partition& p, uint64_t end, uint64_t& may_run_until);
+    // Nothing running and nothing in flight on p's NOCs: jump towards its next link event, at
+    // most to `limit`. Whether it moved.
+    bool skip_quiet(Partition& p, uint64_t limit);
+    // The first cycle >= c at which no partition but p is known to be busy.
+    uint64_t others_busy_until(const Partition& p, uint64_t c) const;
+    bool partition_busy(const Partition& p) const;
+    bool partition_quiet(const Partition& p) const;
+    void step_links(Partition& p);
+    void exchange_links();
     bool base_firmware_on(uint32_t chip) const;
 
     ClusterOptions options_;
@@ -173,6 +249,13 @@ class Cluster {
     std::vector<uint32_t> built_;            // indices of instantiated links, in build order
     std::vector<std::vector<bool>> booted_;  // [chip][channel]: runs the base firmware
     std::function<void(uint32_t, uint32_t, uint32_t)> user_created_;
+    std::vector<Partition> parts_;
+    std::vector<uint32_t> partition_of_;  // chip -> partition
+    uint64_t window_ = UINT64_MAX;        // cycles a partition runs alone (the lookahead)
+    uint64_t window_start_ = 0;
+    uint64_t windows_ = 0;  // thread_meetings()
+    uint64_t rounds_ = 0;
+    std::unique_ptr<Workers> workers_;
     uint64_t cycle_ = 0;
 };
 

@@ -122,11 +122,12 @@ struct PingPong {
 };
 
 // Core A (chip 0 chan 0) sends a 16-B token to core B (chip 1 chan 1), which answers with its own;
-// A measures the round trip with mcycle.
-PingPong ping_pong(bool lazy, uint32_t extra_delay = 0) {
+// A measures the round trip with mcycle. `threads` 2: each chip on its own thread.
+PingPong ping_pong(bool lazy, uint32_t extra_delay = 0, uint32_t threads = 1) {
     const hal::ArchMap& a = hal::kWormholeB0;
     sim::ClusterOptions o;
     o.lazy_links = lazy;
+    o.threads = threads;
     sim::Cluster c(two_chips(), o);
     c.connect(0, 0, 1, 1);
     if (extra_delay) c.link(0, 0).set_extra_delay(extra_delay);
@@ -190,6 +191,46 @@ TEST_CASE("cluster: ping-pong between two chips, deterministic, lazy link steppi
     const PingPong slow = ping_pong(true, 1000);
     CHECK(slow.round_trip >= lazy.round_trip + 2000 - 12);
     CHECK(slow.round_trip <= lazy.round_trip + 2000 + 12);
+}
+
+TEST_CASE("cluster: each chip on its own thread gives the same ping-pong, to the cycle",
+          "[cluster][eth][parallel]") {
+    // B exits right after it answers, A one trip later: the stop falls inside a window in which
+    // one partition is no longer busy, and must still be the cycle A exits at.
+    for (const bool lazy : {true, false}) {
+        for (const uint32_t delay : {0u, 1000u}) {
+            INFO("lazy " << lazy << " extra delay " << delay);
+            const PingPong serial = ping_pong(lazy, delay);
+            const PingPong parallel = ping_pong(lazy, delay, 2);
+            CHECK(parallel.round_trip == serial.round_trip);
+            CHECK(parallel.cycles == serial.cycles);
+            CHECK(parallel.ab == serial.ab);
+            CHECK(parallel.ba == serial.ba);
+            CHECK(parallel.l1_a == serial.l1_a);
+            CHECK(parallel.l1_b == serial.l1_b);
+        }
+    }
+}
+
+TEST_CASE("cluster: threads are checked: at least one, and links with latency to run apart",
+          "[cluster][parallel]") {
+    sim::ClusterOptions none;
+    none.threads = 0;
+    CHECK_THROWS_WITH(sim::Cluster(two_chips(), none), "sim::Cluster: threads must be at least 1");
+    sim::ClusterOptions instant;
+    instant.threads = 2;
+    instant.link = sim::eth::LinkConfig::for_arch(hal::kWormholeB0);
+    instant.link->latency_cycles = 0;
+    CHECK_THROWS_WITH(sim::Cluster(two_chips(), instant),
+                      "sim::Cluster: 2 threads need links of at least 1 cycle of latency (the "
+                      "window the partitions run alone), got 0");
+    instant.threads = 1;  // one partition steps both sides of every link together: no window
+    CHECK_NOTHROW(sim::Cluster(two_chips(), instant));
+    sim::ClusterOptions many;
+    many.threads = 16;  // more threads than chips: one partition per chip
+    sim::Cluster c(two_chips(), many);
+    c.step(1000);
+    CHECK(c.cycle() == 1000);
 }
 
 TEST_CASE("cluster: the link status word follows the link on both ends", "[cluster][eth]") {

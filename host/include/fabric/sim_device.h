@@ -18,6 +18,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,6 +48,9 @@ struct SimDeviceOptions {
     // state per chip. A link to a chip that is not modeled is down (its port never trains);
     // touching such a chip is Error(BadInput).
     std::optional<std::vector<ChipId>> modeled_chips = std::nullopt;
+    // Threads stepping the model (sim::ClusterOptions::threads: the chips in that many partitions,
+    // the same results as one thread). At most one per modeled chip is used.
+    uint32_t threads = 1;
 };
 
 class SimDevice final : public Device {
@@ -81,7 +85,8 @@ class SimDevice final : public Device {
     // --- simulator extras ---
     // Exactly `cycles` cycles, whether anything is busy or not (e.g. to watch a heartbeat).
     void step(uint64_t cycles);
-    // Called for every console character any core prints (in addition to buffering it).
+    // Called for every console character any core prints (in addition to buffering it); one call
+    // at a time, but with threads > 1 characters of cores on different threads may interleave.
     void set_console_sink(std::function<void(const CoreLocation&, char)> sink);
     // Everything a core has printed so far.
     std::string console(const CoreLocation& core) const;
@@ -144,6 +149,7 @@ class SimDevice final : public Device {
     bool base_fw_ = false;
     std::unique_ptr<sim::Cluster> cluster_;
     std::function<void(const CoreLocation&, char)> sink_;
+    std::mutex sink_mutex_;  // cores on several threads print (SimDeviceOptions::threads)
     std::map<CoreLocation, std::string> consoles_;
     struct TimedAction {
         std::optional<CoreLocation> freezes;  // freeze_core's, so that it can be replaced

@@ -91,7 +91,7 @@ void Link::set_up(bool up) {
     if (up_) {
         resume();
     } else {
-        down_since_ = cycle_ * ticks_per_cycle_;
+        down_since_ = cycle_[0] * ticks_per_cycle_;
     }
     if (state_hook_) {
         state_hook_(up_);
@@ -99,7 +99,7 @@ void Link::set_up(bool up) {
 }
 
 void Link::resume() {
-    const Tick now = cycle_ * ticks_per_cycle_;
+    const Tick now = cycle_[0] * ticks_per_cycle_;
     for (uint32_t d = 0; d < 2; ++d) {
         Direction& dir = dirs_[d];
         std::vector<Ctrl> held;
@@ -158,7 +158,8 @@ bool Link::draw_drop(Direction& dir) {
 
 bool Link::idle() const {
     for (const Direction& dir : dirs_) {
-        if (!dir.inflight.empty() || !dir.ctrl.empty() || !dir.ctrl_held.empty()) {
+        if (!dir.inflight.empty() || !dir.ctrl.empty() || !dir.ctrl_held.empty() ||
+            !dir.inflight_out.empty() || !dir.ctrl_out.empty()) {
             return false;
         }
         for (const TxQueues::Queue& q : dir.tx->queues_) {
@@ -178,10 +179,18 @@ Tick Link::frame_ready(const TxQueues::Queue& q) const {
     return std::max(q.frames[q.next].ready, q.resume_at);
 }
 
-Link::Event Link::next_event(Tick limit) const {
+bool Link::includes(uint8_t sides, uint32_t side) {
+    return (sides & (1u << side)) != 0;
+}
+
+uint32_t Link::owner(EventKind k, uint32_t dir) {
+    return k == EventKind::Arrival ? 1 - dir : dir;  // frames land at the far side
+}
+
+Link::Event Link::next_event(Tick limit, uint8_t sides) const {
     Event best;
     auto consider = [&](Tick t, EventKind k, uint32_t d, uint32_t q) {
-        t = std::max(t, t_cur_);
+        t = std::max(t, t_cur_[owner(k, d)]);
         if (t >= limit) {
             return;
         }
@@ -192,48 +201,72 @@ Link::Event Link::next_event(Tick limit) const {
             best = Event{t, k, d, q};
         }
     };
-    const Tick timeout = Tick{cfg_.retransmit_timeout_cycles} * ticks_per_cycle_;
+    // Only the state of the sides asked for is read: the other side may be running on another
+    // thread (its sender queues, its receivers' in-flight frames).
     for (uint32_t d = 0; d < 2; ++d) {
         const Direction& dir = dirs_[d];
-        if (!dir.ctrl.empty()) {
-            consider(dir.ctrl.front().arrival, EventKind::Ctrl, d, 0);
-        }
-        if (!dir.inflight.empty()) {
+        if (includes(sides, 1 - d) && !dir.inflight.empty()) {
             consider(dir.inflight.front().arrival, EventKind::Arrival, d, 0);
         }
-        if (!up_) {
-            continue;
-        }
-        Tick ready = kNever;
-        for (uint32_t qi = 0; qi < dir.tx->queues_.size(); ++qi) {
-            const TxQueues::Queue& q = dir.tx->queues_[qi];
-            if (q.timer_armed && q.base_seq < q.high_seq) {
-                consider(q.timer_start + timeout, EventKind::Timeout, d, qi);
-            }
-            if (frame_eligible(q)) {
-                ready = std::min(ready, frame_ready(q));
-            }
-        }
-        if (ready != kNever) {
-            consider(std::max(ready, dir.wire_free), EventKind::WireStart, d, 0);
-        }
+        if (includes(sides, d)) sender_events(d, consider);
     }
     return best;
 }
 
-void Link::step() {
-    const Tick begin = cycle_ * ticks_per_cycle_;
-    const Tick limit = begin + ticks_per_cycle_;
-    t_cur_ = std::max(t_cur_, begin);
-    for (Direction& dir : dirs_) {
-        dir.tx->now_ = cycle_;
+template <typename Consider>
+void Link::sender_events(uint32_t d, Consider& consider) const {
+    const Direction& dir = dirs_[d];
+    if (!dir.ctrl.empty()) {
+        consider(dir.ctrl.front().arrival, EventKind::Ctrl, d, 0);
+    }
+    if (!up_) {
+        return;
+    }
+    const Tick timeout = Tick{cfg_.retransmit_timeout_cycles} * ticks_per_cycle_;
+    Tick ready = kNever;
+    for (uint32_t qi = 0; qi < dir.tx->queues_.size(); ++qi) {
+        const TxQueues::Queue& q = dir.tx->queues_[qi];
+        if (q.timer_armed && q.base_seq < q.high_seq) {
+            consider(q.timer_start + timeout, EventKind::Timeout, d, qi);
+        }
+        if (frame_eligible(q)) {
+            ready = std::min(ready, frame_ready(q));
+        }
+    }
+    if (ready != kNever) {
+        consider(std::max(ready, dir.wire_free), EventKind::WireStart, d, 0);
+    }
+}
+
+void Link::begin_cycle(uint32_t side) {
+    t_cur_[side] = std::max(t_cur_[side], cycle_[side] * ticks_per_cycle_);
+    dirs_[side].tx->now_ = cycle_[side];
+}
+
+void Link::end_cycle(uint32_t side) {
+    ++cycle_[side];
+    dirs_[side].tx->now_ = cycle_[side];
+}
+
+uint64_t Link::cycle(uint8_t sides) const {
+    if (sides == kBothSides && cycle_[0] != cycle_[1]) {
+        throw std::logic_error("eth::Link: sides stepped together are at cycles " +
+                               std::to_string(cycle_[0]) + " and " + std::to_string(cycle_[1]));
+    }
+    return (sides & kSideA) != 0 ? cycle_[0] : cycle_[1];
+}
+
+void Link::step(uint8_t sides) {
+    const Tick limit = (cycle(sides) + 1) * ticks_per_cycle_;
+    for (uint32_t side = 0; side < 2; ++side) {
+        if (includes(sides, side)) begin_cycle(side);
     }
     while (true) {
-        const Event e = next_event(limit);
+        const Event e = next_event(limit, sides);
         if (e.kind == EventKind::None) {
             break;
         }
-        t_cur_ = e.time;
+        t_cur_[owner(e.kind, e.dir)] = e.time;
         switch (e.kind) {
             case EventKind::Ctrl:
                 process_ctrl(e.dir);
@@ -251,34 +284,54 @@ void Link::step() {
                 throw std::logic_error("eth::Link: unknown event kind");
         }
     }
-    ++cycle_;
-    for (Direction& dir : dirs_) {
-        dir.tx->now_ = cycle_;
+    for (uint32_t side = 0; side < 2; ++side) {
+        if (includes(sides, side)) end_cycle(side);
     }
 }
 
-uint64_t Link::next_event_cycle() const {
-    const Event e = next_event(kNever);
+uint64_t Link::next_event_cycle(uint8_t sides) const {
+    const Event e = next_event(kNever, sides);
     if (e.kind == EventKind::None) {
         return kNever;
     }
-    return std::max(e.time / ticks_per_cycle_, cycle_);
+    return std::max(e.time / ticks_per_cycle_, cycle_[owner(e.kind, e.dir)]);
 }
 
-void Link::run(uint64_t cycles) {
-    const uint64_t target = cycle_ + cycles;
-    while (cycle_ < target) {
+void Link::run(uint8_t sides, uint64_t cycles) {
+    const uint64_t target = cycle(sides) + cycles;
+    while (cycle(sides) < target) {
         // Cycles in which nothing happens are skipped in one go: step() would only count them.
-        const uint64_t next = next_event_cycle();
-        if (next > cycle_) {
-            cycle_ = std::min(next, target);
-            for (Direction& dir : dirs_) {
-                dir.tx->now_ = cycle_;
+        const uint64_t next = next_event_cycle(sides);
+        if (next > cycle(sides)) {
+            for (uint32_t side = 0; side < 2; ++side) {
+                if (!includes(sides, side)) continue;
+                cycle_[side] = std::min(next, target);
+                dirs_[side].tx->now_ = cycle_[side];
             }
             continue;
         }
-        step();
+        step(sides);
     }
+}
+
+uint8_t Link::exchange() {
+    uint8_t received = 0;
+    for (uint32_t d = 0; d < 2; ++d) {
+        Direction& dir = dirs_[d];
+        if (!dir.inflight_out.empty()) received |= static_cast<uint8_t>(1u << (1 - d));
+        if (!dir.ctrl_out.empty() || !dir.errors_out.empty()) {
+            received |= static_cast<uint8_t>(1u << d);
+        }
+        // Both lists are in arrival order and every held item arrives after every item already
+        // handed over (arrival times only grow), so appending keeps the queues ordered.
+        for (InFlight& in : dir.inflight_out) dir.inflight.push_back(std::move(in));
+        dir.inflight_out.clear();
+        for (const Ctrl& c : dir.ctrl_out) dir.ctrl.push_back(c);
+        dir.ctrl_out.clear();
+        for (const TxqError& e : dir.errors_out) dir.tx->insert_error(e);
+        dir.errors_out.clear();
+    }
+    return received;
 }
 
 void Link::start_frame(uint32_t d, Tick at) {
@@ -320,7 +373,7 @@ void Link::start_frame(uint32_t d, Tick at) {
         std::vector<uint8_t> now(f.len);
         if (!tx.l1_.read(f.src, now) ||
             std::memcmp(now.data(), f.data->data() + f.offset, f.len) != 0) {
-            tx.error_at(cycle_ + 1, qi, ErrorKind::SourceModified, f.src, f.len);
+            tx.error_at(cycle_[d] + 1, qi, ErrorKind::SourceModified, f.src, f.len);
         }
     }
 
@@ -349,7 +402,11 @@ void Link::start_frame(uint32_t d, Tick at) {
         ++dir.stats.frames_dropped;
     }
     in.frame = f;
-    dir.inflight.push_back(std::move(in));
+    if (split_) {
+        dir.inflight_out.push_back(std::move(in));
+    } else {
+        dir.inflight.push_back(std::move(in));
+    }
 
     if (!q.timer_armed) {
         q.timer_armed = true;
@@ -394,8 +451,14 @@ void Link::process_arrival(uint32_t d) {
         ok = dir.rx_mem->write(f.dest, le);
         ++dir.stats.reg_writes_delivered;
     }
+    const uint64_t now = cycle_[1 - d];  // the receiving side's cycle
     if (!ok) {
-        dir.tx->error_at(cycle_ + 1, in.queue, ErrorKind::DestRefused, f.dest, f.len);
+        const TxqError refused{now + 1, in.queue, ErrorKind::DestRefused, f.dest, f.len};
+        if (split_) {
+            dir.errors_out.push_back(refused);  // the sender's TxQueues are the other side's
+        } else {
+            dir.tx->insert_error(refused);
+        }
     }
     ++dir.stats.frames_delivered;
     ++rx.expected;
@@ -407,7 +470,7 @@ void Link::process_arrival(uint32_t d) {
             return;
         }
         dir.completions.push_back(
-            Completion{cycle_ + 1, in.queue, f.command_id, f.kind, f.dest - f.offset, f.cmd_size});
+            Completion{now + 1, in.queue, f.command_id, f.kind, f.dest - f.offset, f.cmd_size});
     }
 }
 
@@ -416,7 +479,7 @@ void Link::send_ctrl(uint32_t d, Ctrl c) {
         dirs_[d].ctrl_held.push_back(c);
         return;
     }
-    launch_ctrl(d, c, t_cur_);
+    launch_ctrl(d, c, t_cur_[1 - d]);  // by the receiver of direction d
 }
 
 void Link::launch_ctrl(uint32_t d, Ctrl c, Tick at) {
@@ -425,7 +488,11 @@ void Link::launch_ctrl(uint32_t d, Ctrl c, Tick at) {
     const uint64_t delay = uint64_t{cfg_.latency_cycles} + dirs_[1 - d].extra_delay;
     c.arrival = std::max(at + delay * ticks_per_cycle_, dir.last_ctrl_arrival);
     dir.last_ctrl_arrival = c.arrival;
-    dir.ctrl.push_back(c);
+    if (split_) {
+        dir.ctrl_out.push_back(c);
+    } else {
+        dir.ctrl.push_back(c);
+    }
 }
 
 void Link::process_ctrl(uint32_t d) {
@@ -440,21 +507,21 @@ void Link::process_ctrl(uint32_t d) {
         q.base_seq = c.seq;
         q.next = q.next > n ? q.next - n : 0;
         if (q.base_seq < q.high_seq) {
-            q.timer_start = t_cur_;
+            q.timer_start = t_cur_[d];
         } else {
             q.timer_armed = false;
         }
     }
     // A NAK sent about a frame of an earlier epoch is stale: the sender has gone back since.
     if (c.nak && c.epoch == q.epoch && q.base_seq < q.high_seq) {
-        go_back(q, t_cur_);
+        go_back(q, t_cur_[d]);
         ++dir.stats.go_backs;
     }
 }
 
 void Link::process_timeout(uint32_t d, uint32_t qi) {
     Direction& dir = dirs_[d];
-    go_back(dir.tx->queues_[qi], t_cur_);
+    go_back(dir.tx->queues_[qi], t_cur_[d]);
     ++dir.stats.timeouts;
     ++dir.stats.go_backs;
 }

@@ -24,6 +24,15 @@
 // Time: cycle() counts completed step() calls. A command whose CMD write happens at cycle c
 // (between steps) may start on the wire at c; an event at tick t is processed by step floor(t / U)
 // (U = ticks_per_cycle()) and is visible once cycle() == floor(t / U) + 1.
+//
+// Sides (parallel simulation): every event belongs to the side whose core it touches. Side A owns
+// its wire starts, its retransmit timeouts, the ACK/NAKs coming back to it and the arrival of B's
+// frames (into A's memory); side B the mirror image. What one side does at cycle t reaches the
+// other no earlier than t + latency_cycles, so the sides may be stepped on their own (step(kSideA)
+// on one thread, step(kSideB) on another) up to latency_cycles apart. In split mode the frames,
+// ACK/NAKs and refused-destination errors a side produces for the other wait in an outbox until
+// exchange(), which the owner calls while neither side runs. Stepping both sides together
+// (step(), kBothSides) is the unsplit link and gives the same results.
 #pragma once
 
 #include <cstdint>
@@ -91,16 +100,34 @@ class Link {
     Link(const Link&) = delete;
     Link& operator=(const Link&) = delete;
 
+    // Sides to step (a mask): A, B, or both (see "Sides" above).
+    static constexpr uint8_t kSideA = 1;
+    static constexpr uint8_t kSideB = 2;
+    static constexpr uint8_t kBothSides = kSideA | kSideB;
+
     // Advance one core cycle / n cycles (run() skips idle stretches; same result as n step()s).
-    void step();
-    void run(uint64_t cycles);
-    uint64_t cycle() const { return cycle_; }
+    // Stepping both sides needs them at the same cycle (std::logic_error otherwise).
+    void step(uint8_t sides = kBothSides);
+    void run(uint64_t cycles) { run(kBothSides, cycles); }
+    void run(uint8_t sides, uint64_t cycles);
+    // Side A's cycle: the link's cycle whenever both sides are stepped together.
+    uint64_t cycle() const { return cycle_[0]; }
+    uint64_t cycle(uint8_t sides) const;
     // The first cycle whose step() has something to do (>= cycle()), or UINT64_MAX when nothing is
     // scheduled. A caller may skip to it; register writes to a TxQueues can only make it earlier.
-    uint64_t next_event_cycle() const;
+    uint64_t next_event_cycle() const { return next_event_cycle(kBothSides); }
+    uint64_t next_event_cycle(uint8_t sides) const;
+
+    // Split mode (see "Sides"): what crosses from one side to the other is held until exchange().
+    void set_split(bool split) { split_ = split; }
+    bool split() const { return split_; }
+    // Hand the held frames, ACK/NAKs and errors to the other side (neither side may be running).
+    // The sides that received something (a mask; 0 for none).
+    uint8_t exchange();
 
     // Nothing left to do: no frame waiting, on the wire, unacknowledged, and no ACK/NAK pending.
     bool idle() const;
+    // Link::set_up and the other fault hooks act at cycle(): call them with both sides there.
 
     const LinkConfig& config() const { return cfg_; }
     // Exact timing units: one cycle is ticks_per_cycle() ticks, one wire byte ticks_per_byte().
@@ -175,6 +202,10 @@ class Link {
         uint64_t next_uncounted_cycle = 0;
         LinkStats stats;
         std::vector<Completion> completions;
+        // Split mode: produced in this window, for the other side (see exchange()).
+        std::vector<InFlight> inflight_out;  // by the sender, for the receiver
+        std::vector<Ctrl> ctrl_out;          // by the receiver, for the sender
+        std::vector<TxqError> errors_out;    // by the receiver, for the sender's TxQueues
     };
 
     enum class EventKind : uint8_t { Ctrl = 0, Arrival = 1, Timeout = 2, WireStart = 3, None = 4 };
@@ -185,7 +216,16 @@ class Link {
         uint32_t queue = 0;
     };
 
-    Event next_event(Tick limit) const;
+    // The side whose core an event touches (see "Sides").
+    static uint32_t owner(EventKind k, uint32_t dir);
+    static bool includes(uint8_t sides, uint32_t side);  // side 0 = A, 1 = B
+    Event next_event(Tick limit, uint8_t sides) const;
+    // The events of direction d's sender (side d): incoming ACK/NAKs, timeouts, the next wire
+    // start, each passed to consider(tick, kind, dir, queue).
+    template <typename Consider>
+    void sender_events(uint32_t d, Consider& consider) const;
+    void begin_cycle(uint32_t side);
+    void end_cycle(uint32_t side);
     bool frame_eligible(const TxQueues::Queue& q) const;
     Tick frame_ready(const TxQueues::Queue& q) const;
     void process_ctrl(uint32_t d);
@@ -203,8 +243,9 @@ class Link {
     Tick ticks_per_cycle_ = 1;
     Tick ticks_per_byte_ = 1;
     Direction dirs_[2];
-    uint64_t cycle_ = 0;
-    Tick t_cur_ = 0;
+    uint64_t cycle_[2] = {0, 0};  // per side
+    Tick t_cur_[2] = {0, 0};      // per side: the tick of its event being processed
+    bool split_ = false;
     bool up_ = true;
     Tick down_since_ = 0;  // when the link last went down (timers are frozen from then)
     std::function<void(bool)> state_hook_;

@@ -131,6 +131,12 @@ void TxQueues::error_at(uint64_t cycle, uint32_t q, ErrorKind kind, uint32_t add
     errors_.push_back(TxqError{cycle, q, kind, addr, size});
 }
 
+void TxQueues::insert_error(const TxqError& e) {
+    const auto later = std::upper_bound(errors_.begin(), errors_.end(), e.cycle,
+                                        [](uint64_t c, const TxqError& x) { return c < x.cycle; });
+    errors_.insert(later, e);
+}
+
 std::optional<uint32_t> TxQueues::mmio_read(uint32_t core_addr) {
     if (!decodes(core_addr) || core_addr % 4 != 0) {
         return std::nullopt;

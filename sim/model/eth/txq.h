@@ -130,6 +130,9 @@ class TxQueues {
     void accept_reg_write(uint32_t q);
     void error(uint32_t q, ErrorKind kind, uint32_t addr, uint32_t size);
     void error_at(uint64_t cycle, uint32_t q, ErrorKind kind, uint32_t addr, uint32_t size);
+    // An error found by the link's receiving side, kept in cycle order: in split mode (Link) it
+    // comes at the end of a window, after errors of later cycles this side recorded meanwhile.
+    void insert_error(const TxqError& e);
     uint32_t reg(uint32_t q, uint32_t offset) const;
     void set_reg(uint32_t q, uint32_t offset, uint32_t value);
     Tick accept_time() const;
