@@ -1004,9 +1004,9 @@ TEST_CASE(
     CHECK(a.dropped > 0);
     CHECK(a.delivered + a.dropped == a.sent);
     // In flight when it died (the model is deterministic): chip 1 had sent 10 of its worker's
-    // packets (ch0, positions 12..21) and 6 of chip 0's (ch1, 2..7) that were never completed,
-    // and chip 2 8 of its worker's (14..21). Chip 2 had taken all of chip 1's (their completions
-    // died on the link); chip 1 took chip 2's 14 and 15, not 16..21: those six are dropped
+    // packets (ch0, positions 11..20) and 6 of chip 0's (ch1, 3..8) that were never completed,
+    // and chip 2 9 of its worker's (13..21). Chip 2 had taken all of chip 1's (their completions
+    // died on the link); chip 1 took chip 2's 13..16, not 17..21: those five are dropped
     // (unacked), the rest were delivered.
     const auto positions = [&](size_t router, uint32_t channel) {
         std::vector<uint32_t> out;
@@ -1015,24 +1015,24 @@ TEST_CASE(
         }
         return out;
     };
-    CHECK(positions(east1, 0) == std::vector<uint32_t>{12, 13, 14, 15, 16, 17, 18, 19, 20, 21});
-    CHECK(positions(east1, 1) == std::vector<uint32_t>{2, 3, 4, 5, 6, 7});
-    CHECK(positions(west2, 0) == std::vector<uint32_t>{14, 15, 16, 17, 18, 19, 20, 21});
+    CHECK(positions(east1, 0) == std::vector<uint32_t>{11, 12, 13, 14, 15, 16, 17, 18, 19, 20});
+    CHECK(positions(east1, 1) == std::vector<uint32_t>{3, 4, 5, 6, 7, 8});
+    CHECK(positions(west2, 0) == std::vector<uint32_t>{13, 14, 15, 16, 17, 18, 19, 20, 21});
     CHECK(fabric::account_table(a) ==
           std::vector<std::string>{
               "flow                                        sent delivered dropped   lost "
               "duplicated  drops",
-              "worker chip 0 core 1-1 (east) -> chip 2      100         8      92      0          "
-              "0  drained at chip 1 eth 2: 92 packets (8, 9, 10, 11, 12, 13, 14, 15 and 84 more)",
-              "worker chip 1 core 1-1 (east) -> chip 2      100        22      78      0          "
-              "0  drained at chip 1 eth 2: 78 packets (22, 23, 24, 25, 26, 27, 28, 29 and 70 more)",
-              "worker chip 2 core 2-1 (west) -> chip 1      100        16      84      0          "
+              "worker chip 0 core 1-1 (east) -> chip 2      100         9      91      0          "
+              "0  drained at chip 1 eth 2: 91 packets (9, 10, 11, 12, 13, 14, 15, 16 and 83 more)",
+              "worker chip 1 core 1-1 (east) -> chip 2      100        21      79      0          "
+              "0  drained at chip 1 eth 2: 79 packets (21, 22, 23, 24, 25, 26, 27, 28 and 71 more)",
+              "worker chip 2 core 2-1 (west) -> chip 1      100        17      83      0          "
               "0  drained at chip 2 eth 4: 78 packets (22, 23, 24, 25, 26, 27, 28, 29 and 70 "
-              "more); unacked at chip 2 eth 4: 6 packets (16, 17, 18, 19, 20, 21)",
-              "worker chip 2 core 2-1 (west) -> chip 0      100        16      84      0          "
+              "more); unacked at chip 2 eth 4: 5 packets (17, 18, 19, 20, 21)",
+              "worker chip 2 core 2-1 (west) -> chip 0      100        17      83      0          "
               "0  drained at chip 2 eth 4: 78 packets (22, 23, 24, 25, 26, 27, 28, 29 and 70 "
-              "more); unacked at chip 2 eth 4: 6 packets (16, 17, 18, 19, 20, 21)",
-              "account: 6 flows, 600 sent, 262 delivered, 338 dropped, 0 lost"});
+              "more); unacked at chip 2 eth 4: 5 packets (17, 18, 19, 20, 21)",
+              "account: 6 flows, 600 sent, 264 delivered, 336 dropped, 0 lost"});
     // Only the traffic over the dead link was dropped, and only by its two routers.
     for (const auto& d : drops.drops) {
         CHECK((d.chip == 1 || d.chip == 2));
