@@ -443,7 +443,7 @@ class Router {
     bool link_dead() const { return !link_status_.up() || peer_watch_.silent(); }
     void cut_step();  // kControl only
     uint32_t held();
-    void store_held(uint32_t n);
+    void publish_held() { report_store(offsetof(pf::RouterControlReport, held), held()); }
     void report_store(uint32_t offset, uint32_t v) {
         hal::mmio::store_shared(hal::mmio::l1_ptr<uint32_t>(kControlReport + offset), v);
     }
@@ -535,7 +535,6 @@ class Router {
         bool stall_drop = false;                   // StallAction::Drop (or draining)
         BadPacket stall_why = BadPacket::Timeout;  // what a stalled packet is dropped as
         uint32_t acked[kSenders] = {};
-        uint32_t held = 0;  // RouterControlReport::held as last stored
     };
     [[no_unique_address]] Only<kControl, Control> ctl_;
 };
@@ -565,12 +564,7 @@ void Router::publish() {
     for (const Port& q : ports_) forwarded += q.pushed;
     sb_store(SB_OFF(forwarded), forwarded);
     sb_store(SB_OFF(main_loop_iterations), iterations_);
-    if constexpr (kControl) store_held(held());
-}
-
-void Router::store_held(uint32_t n) {
-    ctl_.get().held = n;
-    report_store(offsetof(pf::RouterControlReport, held), n);
+    if constexpr (kControl) publish_held();
 }
 
 // Stop with an error or end state. The exit code is the low byte of the status (0 = Terminated).
@@ -1511,19 +1505,18 @@ void Router::cut_step() {
             activity_ = true;
         }
     }
-    store_held(held());
+    publish_held();
 }
 
 // RouterControlReport::held: what this router has not finished. On a cut link the packets it
 // still has to decide (pushed, sent and not reported Unacked, taken and not completed; what landed
 // from the peer is the peer's to report, as Unacked); otherwise everything undrained.
 uint32_t Router::held() {
-    if (ctl_.get().cut == 0) return undrained();
-    uint32_t n = 0;
-    for (uint32_t c = 0; c < kSenders; ++c) {
-        if (tx_[c].slots != 0) n += Streams::read(pushed_id(c)) + (tx_[c].sent - tx_[c].completed);
+    uint32_t n = undrained();
+    if (ctl_.get().cut == 0) return n;
+    for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
+        if (rx_[r].slots != 0) n -= Streams::read(rx_sent_id(r));
     }
-    for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) n += rx_[r].taken - rx_[r].done;
     return n;
 }
 

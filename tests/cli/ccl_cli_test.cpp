@@ -32,14 +32,7 @@ std::vector<std::string> ccl_run(const std::string& op, std::vector<std::string>
 }
 
 bool have_ccl_firmware() {
-    bool all = true;
-    for (const char* name : {"fabric_router", "ccl_ring"}) {
-        const std::string p = kFw + "/wormhole_b0/" + name + ".elf";
-        INFO(p << " must be built (the firmware sub-build runs before the tests)");
-        CHECK(std::filesystem::exists(p));
-        all = all && std::filesystem::exists(p);
-    }
-    return all;
+    return fabric::test::have_firmware({"fabric_router", "ccl_ring"});
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -50,16 +51,23 @@ inline void expect_failure(const Run& r, int code, bool json = false) {
     CHECK((!r.err.empty() && r.err.back() == '\n'));
 }
 
-// The Wormhole fabric images the fabric CLI tests run (the firmware sub-build makes them first).
-inline bool have_fabric_firmware() {
+// The firmware images a CLI test runs exist (a failed check otherwise, never a skip; the firmware
+// sub-build makes them before the tests).
+inline bool have_firmware(std::initializer_list<const char*> names,
+                          const std::string& arch = "wormhole_b0") {
     bool all = true;
-    for (const char* name : {"fabric_router", "fabric_router_2d", "fabric_traffic"}) {
-        const std::string p = std::string(FABRIC_FIRMWARE_DIR) + "/wormhole_b0/" + name + ".elf";
+    for (const char* name : names) {
+        const std::string p = std::string(FABRIC_FIRMWARE_DIR) + "/" + arch + "/" + name + ".elf";
         INFO(p << " must be built (the firmware sub-build runs before the tests)");
         CHECK(std::filesystem::exists(p));
         all = all && std::filesystem::exists(p);
     }
     return all;
+}
+
+// The Wormhole fabric images the fabric CLI tests run.
+inline bool have_fabric_firmware() {
+    return have_firmware({"fabric_router", "fabric_router_2d", "fabric_traffic"});
 }
 
 }  // namespace fabric::test

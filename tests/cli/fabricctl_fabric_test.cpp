@@ -35,14 +35,7 @@ const std::string kT3k = kSoc + "/t3k_cluster.yaml";
 
 // The firmware this build makes for the fabric exists (a failed check otherwise, never a skip).
 bool have_fabric_firmware(const std::string& arch = "wormhole_b0") {
-    bool all = true;
-    for (const char* name : {"fabric_router", "fabric_traffic"}) {
-        const std::string p = kFw + "/" + arch + "/" + name + ".elf";
-        INFO(p << " must be built (the firmware sub-build runs before the tests)");
-        CHECK(std::filesystem::exists(p));
-        all = all && std::filesystem::exists(p);
-    }
-    return all;
+    return fabric::test::have_firmware({"fabric_router", "fabric_traffic"}, arch);
 }
 
 std::vector<std::string> run_args(std::vector<std::string> extra) {

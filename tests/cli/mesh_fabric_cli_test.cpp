@@ -42,14 +42,7 @@ std::vector<std::string> t3k(const std::string& verb, std::vector<std::string> e
 }
 
 bool have_mesh_firmware() {
-    bool all = true;
-    for (const char* name : {"fabric_router_2d", "fabric_traffic"}) {
-        const std::string p = kFw + "/wormhole_b0/" + name + ".elf";
-        INFO(p << " must be built (the firmware sub-build runs before the tests)");
-        CHECK(std::filesystem::exists(p));
-        all = all && std::filesystem::exists(p);
-    }
-    return all;
+    return fabric::test::have_firmware({"fabric_router_2d", "fabric_traffic"});
 }
 
 json parse_ok(const t::Run& r) {

@@ -30,14 +30,7 @@ std::vector<std::string> socket_run(std::vector<std::string> extra) {
 }
 
 bool have_socket_firmware() {
-    bool all = true;
-    for (const char* name : {"fabric_router_2d", "socket_stream"}) {
-        const std::string p = kFw + "/wormhole_b0/" + name + ".elf";
-        INFO(p << " must be built (the firmware sub-build runs before the tests)");
-        CHECK(std::filesystem::exists(p));
-        all = all && std::filesystem::exists(p);
-    }
-    return all;
+    return fabric::test::have_firmware({"fabric_router_2d", "socket_stream"});
 }
 
 }  // namespace

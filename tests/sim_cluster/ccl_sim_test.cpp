@@ -40,6 +40,14 @@ const fabric::ChipSocs& socs() {
 
 // Run the collective; every rank must be Done with every chunk sent and received and its output
 // equal to the host's. Returns the run.
+// The t3k's 8 chips as a 1D ring (0-3 along the top, 7-4 back along the bottom).
+fabric::FabricPlan t3k_ring_plan() {
+    fabric::FabricOptions o;
+    o.topology = pf::Topology::Ring;
+    o.chips = {0, 1, 2, 3, 7, 6, 5, 4};
+    return fabric::plan_fabric(fabric::test::cluster("t3k_cluster.yaml"), wh_soc(), o);
+}
+
 fabric::CclRun run_checked(fabric::test::SimFabric& f, const fabric::CclPlan& plan) {
     fabric::LaunchOptions lo;
     lo.poll_cycles = 2'000;
@@ -74,10 +82,7 @@ void terminate_clean(fabric::test::SimFabric& f) {
 TEST_CASE("ccl (sim): ring all-gather on the t3k's 8 chips (1D), chunks over 3 slots each",
           "[ccl][sim]") {
     REQUIRE_FIRMWARE("fabric_router");
-    fabric::FabricOptions o;
-    o.topology = pf::Topology::Ring;
-    o.chips = {0, 1, 2, 3, 7, 6, 5, 4};
-    const auto plan = fabric::plan_fabric(fabric::test::cluster("t3k_cluster.yaml"), wh_soc(), o);
+    const auto plan = t3k_ring_plan();
     fabric::test::SimFabric f("t3k_cluster.yaml", plan, *router, 5'000'000);
     fabric::CclOptions ag;
     ag.chunk_bytes = 10240;  // 4352 + 4352 + 1536: three packets a chunk
@@ -89,10 +94,7 @@ TEST_CASE("ccl (sim): ring all-gather on the t3k's 8 chips (1D), chunks over 3 s
 TEST_CASE("ccl (sim): ring reduce-scatter and all-reduce on the t3k's 8 chips (1D), int32 sums",
           "[ccl][sim]") {
     REQUIRE_FIRMWARE("fabric_router");
-    fabric::FabricOptions o;
-    o.topology = pf::Topology::Ring;
-    o.chips = {0, 1, 2, 3, 7, 6, 5, 4};
-    const auto plan = fabric::plan_fabric(fabric::test::cluster("t3k_cluster.yaml"), wh_soc(), o);
+    const auto plan = t3k_ring_plan();
     fabric::test::SimFabric f("t3k_cluster.yaml", plan, *router, 5'000'000);
     fabric::CclOptions rs;
     rs.op = protocol::CclOp::ReduceScatter;
