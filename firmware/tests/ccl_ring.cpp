@@ -1,9 +1,9 @@
 // One rank of a ring collective (protocol/ccl.h, protocol::CclRingArgs): an all-gather, a
 // reduce-scatter or an all-reduce (the two, one after the other) of int32 elements; each phase is
 // ranks - 1 steps each sending one chunk one hop along the router's line (the line API: the same
-// ELF on a 1D ring and on a 2D ring row or column). The additions are done here, by the worker
-// core. Every wait is bounded and escapes
-// on the mailbox's termination word; a stuck rank names the wait and how many chunks had arrived.
+// ELF on a 1D ring and on a 2D ring row or column), through the router's worker channel or a
+// mux's. The additions are done here, by the worker core. Every wait is bounded and escapes on the
+// mailbox's termination word; a stuck rank names the wait and how many chunks had arrived.
 #include <stdint.h>
 
 #include "common/kernel.h"
@@ -164,7 +164,9 @@ int main() {
         noc, a.channel,
         {protocol::fabric_conn_credit(a.conn_l1), protocol::fabric_conn_teardown(a.conn_l1),
          protocol::fabric_conn_staging(a.conn_l1)});
-    hal::Status s = conn.open(fwtest::deadline_us(a.timeout_us), k.term());
+    // A mux started with the ranks resets its connection blocks first: wait for it to be ready.
+    hal::Status s = conn.wait_endpoint_ready(fwtest::deadline_us(a.timeout_us), k.term());
+    if (s == hal::Status::Ok) s = conn.open(fwtest::deadline_us(a.timeout_us), k.term());
     if (s != hal::Status::Ok) return k.stuck(r, protocol::kCclStuckOpen, CclRingStep::Open, s);
     const hal::Result<pf::Route> next = conn.line_unicast(1);
     if (!next.ok()) return k.fail(r, TestFail::HalError, CclRingStep::Route, next.status);
