@@ -83,6 +83,7 @@ CliCommands add_all_commands(CLI::App& app, bool& as_json) {
              add_cluster_check_command,   // cluster check
              add_socket_run_command,      // socket run
              add_ccl_run_command,         // ccl run
+             add_ccl_mesh_run_command,    // ccl mesh-run
              add_fault_campaign_command,  // fault campaign
          }) {
         all.push_back(add(app, as_json));
