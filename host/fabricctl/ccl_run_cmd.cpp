@@ -78,11 +78,9 @@ CclImages load_images(const CclArgs& a, const fabric::SocDescriptor& soc) {
     return i;
 }
 
-// Packets the routers deliver: every rank of every ring sends ranks - 1 chunks a phase.
+// Packets the routers deliver: every rank's of every ring.
 uint64_t deliveries(const fabric::CclPlan& plan) {
-    const uint64_t ranks = plan.ranks();
-    return plan.phases() * plan.rings.size() * ranks * (ranks - 1) *
-           fabric::ccl_packets_per_step(plan);
+    return uint64_t{plan.rings.size()} * plan.ranks() * fabric::ccl_packets_per_rank(plan);
 }
 
 fabric::LaunchOptions launch_options(uint64_t cycles_left) {

@@ -164,6 +164,10 @@ void plan_direction(const FabricPlan& fabric, const ChipSocs& socs, const ElfIma
                     ? p.muxes[mux_of[r]].channel(w)
                     : pf::worker_channel(hal::arch_map(p.arch), routers[r]->config,
                                          routers[r]->core.core.x, routers[r]->core.core.y);
+            // A reducing piece: one packet of the path (the mux's channel, or the router's).
+            rank.args.piece_bytes = p.options.through_mux
+                                        ? p.muxes[mux_of[r]].config.full_payload_bytes
+                                        : routers[r]->config.payload_bytes;
             rank.args.rank = r;
             rank.args.next_x = next.core.x;
             rank.args.next_y = next.core.y;
@@ -431,11 +435,27 @@ CclRun run_ccl(FabricRunner& runner, const CclPlan& plan, const LaunchOptions& o
     return run;
 }
 
-uint32_t ccl_packets_per_step(const CclPlan& plan) {
-    const uint32_t payload = plan.options.through_mux
-                                 ? plan.muxes.front().config.full_payload_bytes
-                                 : plan.rings.front().ranks.front().router->config.payload_bytes;
-    return (plan.ring_chunk_bytes() + payload - 1) / payload + 1;
+uint32_t ccl_path_payload(const CclPlan& plan) {
+    return plan.options.through_mux ? plan.muxes.front().config.full_payload_bytes
+                                    : plan.rings.front().ranks.front().router->config.payload_bytes;
+}
+
+uint32_t ccl_packets_per_rank(const CclPlan& plan) {
+    const uint32_t payload = ccl_path_payload(plan);
+    const uint32_t writes = (plan.ring_chunk_bytes() + payload - 1) / payload;
+    const uint32_t steps = plan.ranks() - 1;
+    // Whole chunks: one fused packet, or the writes and then the increment.
+    const uint32_t gather = steps * (writes == 1 ? 1 : writes + 1);
+    const uint32_t reduce = steps * writes;        // a fused packet a piece
+    switch (plan.options.op) {
+        case protocol::CclOp::AllGather:
+            return gather;
+        case protocol::CclOp::ReduceScatter:
+            return reduce;
+        case protocol::CclOp::AllReduce:
+            return reduce + gather;
+    }
+    return 0;
 }
 
 namespace {
@@ -475,7 +495,7 @@ void rank_problems(Device& device, const CclPlan& plan, const CclRankOutcome& go
 
 // Every mux forwarded each of its channels' packets, refused none and ended empty.
 void mux_problems(const CclPlan& plan, const CclRun& run, std::vector<std::string>& out) {
-    const uint32_t packets = plan.phases() * (plan.ranks() - 1) * ccl_packets_per_step(plan);
+    const uint32_t packets = ccl_packets_per_rank(plan);
     for (size_t i = 0; i < plan.muxes.size() && i < run.muxes.size(); ++i) {
         const pf::MuxStatusBlock& b = run.muxes[i];
         bool wrong = b.bad_packets != 0 || b.undrained != 0;

@@ -103,14 +103,14 @@ TEST_CASE("fabricctl ccl run: all-gather on the t3k's 8-chip ring, text and JSON
         slowest = std::max(slowest, rank["cycles"].get<uint64_t>());
     }
     CHECK(c["cycles"] == slowest);
-    // Every router: 7 chunks of one packet and 7 increments through each East router's ch0.
+    // Every router: 7 chunks of one packet each (the increment fused) through each East router.
     uint64_t delivered = 0;
     for (const auto& rt : j["routers"]) {
         CHECK(rt["status"] == "terminated");
         CHECK(rt["bad_packets"] == 0);
         delivered += rt["delivered"].get<uint64_t>();
     }
-    CHECK(delivered == 8 * 7 * 2);
+    CHECK(delivered == 8 * 7);
 }
 
 TEST_CASE("fabricctl ccl run: reduce-scatter and all-reduce on the t3k's 8-chip ring, JSON",
@@ -171,10 +171,10 @@ TEST_CASE(
         CHECK(rank["sent"] == 7);
         CHECK(rank["received"] == 7);
     }
-    // Every ring's 8 x 7 steps of a write and an increment, East and West routers alike.
+    // Every ring's 8 x 7 steps of one fused packet, East and West routers alike.
     uint64_t delivered = 0;
     for (const auto& rt : j["routers"]) delivered += rt["delivered"].get<uint64_t>();
-    CHECK(delivered == 4 * 8 * 7 * 2);
+    CHECK(delivered == 4 * 8 * 7);
     r = fabricctl(ccl_run("all-gather", {"--workers", "2"}));
     expect_failure(r, 101);
     CHECK(r.err ==

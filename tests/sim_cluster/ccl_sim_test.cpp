@@ -69,8 +69,7 @@ fabric::CclRun run_checked(fabric::test::SimFabric& f, const fabric::CclPlan& pl
         CHECK(rank.results.received == plan.phases() * (plan.ranks() - 1));
         CHECK(rank.results.cycles != 0);
     }
-    const uint32_t packets =
-        plan.phases() * (plan.ranks() - 1) * fabric::ccl_packets_per_step(plan);
+    const uint32_t packets = fabric::ccl_packets_per_rank(plan);
     REQUIRE(run.muxes.size() == plan.muxes.size());
     for (const auto& m : run.muxes) {
         CHECK(m.status == static_cast<uint32_t>(pf::RouterStatus::Terminated));

@@ -91,7 +91,19 @@ TEST_CASE("ccl plan: all-gather on the t3k's 8-chip ring, every argument", "[ccl
         CHECK(a.next_x == worker0.x);
         CHECK(a.next_y == worker0.y);
         CHECK(a.timeout_us == 20'000);
+        CHECK(a.piece_bytes == rank.router->config.payload_bytes);
     }
+    // 10 KiB chunks in packets of 4352 B: 3 writes and an increment a gathering step, 3 fused
+    // packets a reducing one; a chunk of one packet is one fused packet either way; 7 steps a
+    // phase.
+    REQUIRE(fabric::ccl_path_payload(p) == 4352);
+    CHECK(fabric::ccl_packets_per_rank(p) == 7 * 4);
+    o.op = protocol::CclOp::ReduceScatter;
+    o.chunk_bytes = 8 * 1024;  // 2 packets
+    CHECK(fabric::ccl_packets_per_rank(fabric::plan_ccl(ring, socs(), kernel(), o)) == 7 * 2);
+    o.op = protocol::CclOp::AllReduce;
+    o.chunk_bytes = 4 * 1024;  // 1 packet
+    CHECK(fabric::ccl_packets_per_rank(fabric::plan_ccl(ring, socs(), kernel(), o)) == 7 + 7);
     // The host's output, the same on every rank: chunk r is rank r's input, pattern(seed + r).
     for (uint32_t r : {0u, 5u}) {
         const auto want = fabric::ccl_expected(p, 0, r);
@@ -306,11 +318,14 @@ TEST_CASE("ccl plan: seeds/001's shape: rings both ways, two workers a direction
                                rr.reverse ? fabric::FabricDir::West : fabric::FabricDir::East));
             CHECK(rank.args.next_x == workers[ring_index].x);
             CHECK(rank.args.chunk_bytes == 1024);
+            CHECK(rank.args.piece_bytes == mux.config.full_payload_bytes);
         }
     }
     // Each ring its own inputs.
     CHECK(fabric::ccl_input(p, 3, 2)[5] == protocol::pattern_word(0xA110 + 0x300 + 2, 5));
-    CHECK(fabric::ccl_packets_per_step(p) == 2);  // 1 KiB in one packet, and the increment
+    CHECK(fabric::ccl_path_payload(p) == p.muxes[0].config.full_payload_bytes);
+    // 7 steps of a 1 KiB chunk in one fused packet each.
+    CHECK(fabric::ccl_packets_per_rank(p) == 7);
 }
 
 TEST_CASE("ccl plan: refusals of rings, workers and muxes", "[ccl][plan][mux]") {

@@ -154,9 +154,12 @@ CclRun run_ccl(FabricRunner& runner, const CclPlan& plan, const LaunchOptions& o
 // rings' packets.
 std::vector<std::string> ccl_problems(Device& device, const CclPlan& plan, const CclRun& run);
 
-// Packets a rank sends in one phase's step: its chunk's writes (split at the payload the path
-// carries: the router's, or the mux channel's) and the atomic increment.
-uint32_t ccl_packets_per_step(const CclPlan& plan);
+// The payload of one packet on a rank's path: the mux channel's, or the router's.
+uint32_t ccl_path_payload(const CclPlan& plan);
+// Packets a rank sends in the whole collective (protocol/ccl.h): a reducing step one fused packet
+// a piece of ccl_path_payload, a gathering step one fused packet for a chunk that fits one, else
+// its writes and one increment.
+uint32_t ccl_packets_per_rank(const CclPlan& plan);
 
 // Bytes per cycle of bus bandwidth (the top of the file); 0 when no rank reported cycles.
 double ccl_bus_bandwidth(const CclPlan& plan, const CclRun& run);
