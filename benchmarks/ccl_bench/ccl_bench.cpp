@@ -63,8 +63,10 @@ struct Shape {
     uint32_t workers;
     bool both_ways, mux;
 };
-constexpr Shape kShapes[] = {
-    {"1 ring", 1, false, false}, {"both ways", 1, true, false}, {"seeds/001", 2, true, true}};
+constexpr Shape kShapes[] = {{"1 ring", 1, false, false},
+                             {"both ways", 1, true, false},
+                             {"seeds/001", 2, true, true},
+                             {"8 a direction", 8, true, true}};
 
 struct OpSizes {
     CclOp op;
@@ -95,8 +97,10 @@ void row(const char* fabric_name, Setup& s, fabric::FabricRunner& runner, const 
     fabric::CclPlan plan;
     try {
         plan = plan_ccl(o);
-    } catch (const fabric::Error&) {
-        return;  // does not fit below the mailbox with this many rings
+    } catch (const fabric::Error& e) {
+        std::printf("| %s | %s | %s | %u | refused: %s | | |\n", fabric_name,
+                    std::string(fabric::ccl_op_name(op)).c_str(), shape.name, bytes, e.what());
+        return;
     }
     fabric::LaunchOptions lo;
     lo.max_cycles = 200'000'000;
