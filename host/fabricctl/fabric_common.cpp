@@ -98,14 +98,18 @@ void add_events_option(CLI::App& cmd, std::string& path) {
 void add_on_link_down_option(CLI::App& cmd, std::string& reaction) {
     cmd.add_option("--on-link-down", reaction,
                    "What the host does when a router reports its link down or its peer silent: "
-                   "none, or drain the routers at both ends (what was on the link is dropped or "
-                   "found delivered, each packet named in the account)")
-        ->check(CLI::IsMember({"none", "drain"}))
+                   "drain-after-grace (drain the routers at both ends once the link has stayed "
+                   "down 50 us or the peer silent 1 ms), drain (at once), or none; a drained "
+                   "link's packets are dropped or found delivered, each named in the account")
+        ->check(CLI::IsMember({"drain-after-grace", "drain", "none"}))
         ->capture_default_str();
 }
 
 void apply_on_link_down(fabric::FabricRunner& runner, const std::string& reaction) {
-    runner.drain_on_link_down(reaction == "drain");
+    using Mode = fabric::FabricRunner::LinkDownReaction::Mode;
+    fabric::FabricRunner::LinkDownReaction r;
+    r.mode = reaction == "drain" ? Mode::Drain : reaction == "none" ? Mode::None : Mode::AfterGrace;
+    runner.react_to_dead_links(r);
 }
 
 std::unique_ptr<fabric::EventLogFile> log_events(fabric::FabricRunner& runner,

@@ -98,9 +98,10 @@ void add_events_option(CLI::App& cmd, std::string& path);
 std::unique_ptr<fabric::EventLogFile> log_events(fabric::FabricRunner& runner,
                                                  const std::string& path, fabric::DropLog& drops);
 
-// --on-link-down none|drain: with drain, the host drains the routers at both ends of a link that
-// goes down or falls silent (fabric::FabricRunner::drain_on_link_down), so the run ends in bounded
-// time with every packet delivered or dropped with its identity.
+// --on-link-down drain-after-grace|drain|none (fabric::FabricRunner::react_to_dead_links): the
+// host drains the routers at both ends of a link that stays down 50 us or whose peer stays silent
+// 1 ms (the default), or at the first link_down / peer_silent (drain), or never (none); a drained
+// link's traffic ends in bounded time with every packet delivered or dropped with its identity.
 void add_on_link_down_option(CLI::App& cmd, std::string& reaction);
 void apply_on_link_down(fabric::FabricRunner& runner, const std::string& reaction);
 

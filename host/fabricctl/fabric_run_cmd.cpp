@@ -231,7 +231,7 @@ class FabricRun final : public FabricCommand {
     std::string send_type_ = "fused-write-atomic-inc";
     std::string worker_elf_;
     FaultArgs faults_;
-    std::string on_link_down_ = "none";
+    std::string on_link_down_ = "drain-after-grace";
 };
 
 }  // namespace

@@ -15,7 +15,7 @@
 //    "pins": [...], "topology": "mesh", "planes": "0", "payload": 0, "slots": "",
 //    "stall_cycles": 0, "packet_timeout_us": 0, "packet_timeout_action": "drop",
 //    "packets": 16, "bytes": 1024, "send_type": "fused-write-atomic-inc",
-//    "faults": [SPEC...], "fault_seed": 1, "on_link_down": "none",
+//    "faults": [SPEC...], "fault_seed": 1, "on_link_down": "drain-after-grace",
 //    "flows": [{"id", "name", "sent", "delivered", "dropped",
 //               "drops": [{"chip", "eth_channel", "reason", "packets": [...]}]}]}
 #pragma once
@@ -40,7 +40,7 @@ struct MeshRunArgs {
     std::string send_type = "fused-write-atomic-inc";
     std::string worker_elf;
     FaultArgs faults;
-    std::string on_link_down = "none";
+    std::string on_link_down = "drain-after-grace";
     std::string page;    // --page FILE
     std::string record;  // --record FILE
 

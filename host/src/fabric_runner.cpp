@@ -605,32 +605,92 @@ std::vector<RouterEventRecord> FabricRunner::collect_events() {
 }
 
 void FabricRunner::poll_events() {
-    if (!event_sink_ && !drain_on_link_down_) return;
+    const bool reacting = reaction_.mode != LinkDownReaction::Mode::None;
+    if (!event_sink_ && !reacting) return;
     const std::vector<RouterEventRecord> fresh = events_.collect(device_);
-    if (drain_on_link_down_) react_to_link_down(fresh);
+    if (reacting) react_to_link_down(fresh);
     if (event_sink_ && !fresh.empty()) event_sink_(fresh);
 }
 
-void FabricRunner::react_to_link_down(std::span<const RouterEventRecord> fresh) {
+std::optional<size_t> FabricRunner::peer_of(size_t router) const {
+    const pf::RouterConfig& c = plan_.routers[router].config;
+    for (size_t j = 0; j < plan_.routers.size(); ++j) {
+        const RouterPlacement& peer = plan_.routers[j];
+        if (peer.chip == c.peer_chip_id && peer.eth_channel == c.peer_eth_channel) return j;
+    }
+    return std::nullopt;
+}
+
+// Drain `router` and the router at the other end of its link, each once.
+void FabricRunner::drain_link(size_t router) {
     const auto drain = [&](size_t i) {
         if (std::find(drained_.begin(), drained_.end(), i) != drained_.end()) return;
         drained_.push_back(i);
         const size_t one[] = {i};
         write_control(pf::RouterControl::Drain, one);
     };
+    drain(router);
+    if (const auto peer = peer_of(router)) drain(*peer);
+}
+
+// Packets the two ends of `router`'s link have taken from each other: what crossed it.
+uint64_t FabricRunner::crossed_link(size_t router) {
+    uint64_t n = snapshot(router).received();
+    if (const auto peer = peer_of(router)) n += snapshot(*peer).received();
+    return n;
+}
+
+void FabricRunner::react_to_link_down(std::span<const RouterEventRecord> fresh) {
+    using Kind = pf::RouterEventKind;
+    const bool at_once = reaction_.mode == LinkDownReaction::Mode::Drain;
+    const uint64_t now = device_.cycles();
+    const auto pending = [&](size_t router, bool silent) {
+        return std::find_if(pending_drains_.begin(), pending_drains_.end(), [&](const auto& p) {
+            return p.router == router && p.silent == silent;
+        });
+    };
     for (const RouterEventRecord& r : fresh) {
-        const auto kind = static_cast<pf::RouterEventKind>(r.event.kind);
-        if (r.lost != 0 ||
-            (kind != pf::RouterEventKind::LinkDown && kind != pf::RouterEventKind::PeerSilent)) {
-            continue;
-        }
-        drain(r.router);
-        const pf::RouterConfig& c = plan_.routers[r.router].config;
-        for (size_t j = 0; j < plan_.routers.size(); ++j) {
-            const RouterPlacement& peer = plan_.routers[j];
-            if (peer.chip == c.peer_chip_id && peer.eth_channel == c.peer_eth_channel) drain(j);
+        if (r.lost != 0) continue;
+        const auto kind = static_cast<Kind>(r.event.kind);
+        const bool silent = kind == Kind::PeerSilent || kind == Kind::PeerHeard;
+        if (kind == Kind::LinkDown || kind == Kind::PeerSilent) {
+            if (at_once) {
+                drain_link(r.router);
+            } else if (pending(r.router, silent) == pending_drains_.end()) {
+                pending_drains_.push_back(
+                    {r.router, now + grace_cycles(silent), silent, crossed_link(r.router)});
+            }
+        } else if (kind == Kind::LinkUp || kind == Kind::PeerHeard) {
+            const auto it = pending(r.router, silent);
+            if (it != pending_drains_.end()) pending_drains_.erase(it);
         }
     }
+    drain_expired(now);
+}
+
+// A link whose grace ran out is drained unless packets crossed it meanwhile (a flapping link
+// whose router missed the link_up between its polls): then it gets another grace.
+void FabricRunner::drain_expired(uint64_t now) {
+    for (auto it = pending_drains_.begin(); it != pending_drains_.end();) {
+        if (it->deadline > now) {
+            ++it;
+            continue;
+        }
+        const uint64_t crossed = crossed_link(it->router);
+        if (crossed != it->crossed) {
+            it->crossed = crossed;
+            it->deadline = now + grace_cycles(it->silent);
+            ++it;
+            continue;
+        }
+        drain_link(it->router);
+        it = pending_drains_.erase(it);
+    }
+}
+
+uint64_t FabricRunner::grace_cycles(bool silent) const {
+    const uint64_t us = silent ? reaction_.silent_grace_us : reaction_.down_grace_us;
+    return us * hal::arch_map(plan_.arch).aiclk_mhz;
 }
 
 void FabricRunner::set_stall_cycles(uint64_t cycles) {

@@ -340,10 +340,11 @@ std::vector<std::string> Iteration::args(const std::string& dir) const {
     a.insert(a.end(), {"--send-type", send_type, "--packets", std::to_string(packets), "--bytes",
                        std::to_string(bytes)});
     for (const FaultSpec& f : faults) a.insert(a.end(), {"--fault", f.text});
-    // A link down for good: the host drains its ends, so the run ends with every packet named.
+    // A link down for good: the host drains its ends at once, so the run ends with every packet
+    // named; the other faults are ridden out (no drain, whatever the CLI's default).
     const auto dies = [](const FaultSpec& f) { return f.kind == FaultKind::LinkDown; };
-    if (std::any_of(faults.begin(), faults.end(), dies))
-        a.insert(a.end(), {"--on-link-down", "drain"});
+    const bool drain = std::any_of(faults.begin(), faults.end(), dies);
+    a.insert(a.end(), {"--on-link-down", drain ? "drain" : "none"});
     if (packet_timeout_us != 0) {
         a.insert(a.end(), {"--packet-timeout-us", std::to_string(packet_timeout_us),
                            "--on-packet-timeout", on_packet_timeout});

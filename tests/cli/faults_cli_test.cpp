@@ -201,18 +201,35 @@ TEST_CASE("fabricctl fabric run --fault: a flapping link, down and up every peri
     CHECK_THAT(r.err, Contains("fabricctl: fabric run passed: line 0,1"));
 }
 
-TEST_CASE("fabricctl fabric run --fault: a link down for good fails the run within its budget",
-          "[cli][faults][sim]") {
+TEST_CASE(
+    "fabricctl fabric run --fault: a link down for good is drained after its grace, every "
+    "packet named",
+    "[cli][faults][sim]") {
     if (!have_fabric_firmware()) return;
-    // Nothing reroutes yet: the workers' send timeout (half the budget) ends the run, exit 108.
-    const auto r = fabricctl(
-        n300_run({"--packets", "200", "--max-cycles", "2000000", "--fault", "link-down:0:8@1000"}));
-    INFO("stderr: " << r.err);
+    // The default reaction (--on-link-down drain-after-grace): the link stays down 50 us, the host
+    // drains both ends, what was on it is dropped and named; long before the workers' send
+    // timeout (half the budget) would end the run.
+    const auto r = fabricctl(n300_run({"--packets", "200", "--max-cycles", "2000000", "--fault",
+                                       "link-down:0:8@1000", "--json"}));
     CHECK(r.code == 108);
     const std::vector<FaultLine> lines = fault_lines(r.err);
     REQUIRE(lines.size() == 1);
     CHECK(lines[0].what == "link-down chip 0 eth 8 at traffic cycle 1000");
-    CHECK_THAT(r.err, Contains("fabricctl: fabric run failed: "));
+    const auto j = nlohmann::json::parse(r.out);
+    const auto& a = j["account"];
+    CHECK(a["sent"] == 400);
+    CHECK(a["delivered"].get<uint64_t>() + a["dropped"].get<uint64_t>() == 400);
+    CHECK(a["dropped"].get<uint64_t>() > 0);
+    CHECK(a["lost"] == 0);
+    CHECK(a["duplicated"] == 0);
+    CHECK(j["device_cycles"].get<uint64_t>() < 1'000'000);
+    CHECK_THAT(j["verdict"].get<std::string>(),
+               Contains("packets dropped by routers in 2 flows (all accounted for)"));
+    // With --on-link-down none nothing reroutes yet: the workers' send timeout ends the run.
+    const auto none = fabricctl(n300_run({"--packets", "200", "--max-cycles", "2000000", "--fault",
+                                          "link-down:0:8@1000", "--on-link-down", "none"}));
+    CHECK(none.code == 108);
+    CHECK_THAT(none.err, Contains("fabricctl: fabric run failed: "));
 }
 
 TEST_CASE("fabricctl mesh run --fault: extra delay and a router stall on an n300 mesh, it passes",

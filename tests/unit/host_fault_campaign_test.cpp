@@ -192,6 +192,8 @@ TEST_CASE("fault campaign: the command line of an iteration", "[fault_campaign]"
                                                     "512",
                                                     "--fault",
                                                     "router-stall:1:0@1200/30000",
+                                                    "--on-link-down",
+                                                    "none",
                                                     "--packet-timeout-us",
                                                     "12",
                                                     "--on-packet-timeout",
@@ -203,7 +205,8 @@ TEST_CASE("fault campaign: the command line of an iteration", "[fault_campaign]"
     CHECK(it.replay("/my dir") ==
           "fabricctl fabric run --cluster '/my dir/t3k_cluster.yaml' --topology ring --chips "
           "0,1,2,3,7,6,5,4 --pattern all-to-all --send-type atomic-inc --packets 3 --bytes 512 "
-          "--fault router-stall:1:0@1200/30000 --packet-timeout-us 12 --on-packet-timeout drop "
+          "--fault router-stall:1:0@1200/30000 --on-link-down none --packet-timeout-us 12 "
+          "--on-packet-timeout drop "
           "--seed 99 --max-cycles 5000000");
     CHECK(it.describe() ==
           "t3k-ring all-to-all atomic-inc 3 x 512 B; router-stall:1:0@1200/30000; packet timeout "

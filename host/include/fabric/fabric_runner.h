@@ -209,11 +209,23 @@ class FabricRunner {
                                         std::span<const size_t> which = {});
 
     // A reaction to a dead link, at every poll that collects events (whether or not there is a
-    // sink): a router reporting link_down or peer_silent gets Drain, and so does the router at
-    // the other end of its link, once each (write_control: not waited for). They cut the link
-    // and report what was on it (protocol/fabric.h RouterControl), so traffic over it ends in
-    // bounded time with every packet accounted for (traffic_account.h resolve_unacked).
-    void drain_on_link_down(bool on) { drain_on_link_down_ = on; }
+    // sink). A router reporting link_down or peer_silent gets Drain, and so does the router at
+    // the other end of its link, once each (write_control: not waited for): at once (Drain), or
+    // once the link has stayed down for down_grace_us or the peer silent for silent_grace_us
+    // with no link_up / peer_heard and no packet across it (AfterGrace: a flapping link or a
+    // briefly frozen peer is left alone). Drained routers cut the link and report what was on it
+    // (protocol/fabric.h RouterControl), so traffic over it ends in bounded time with every packet
+    // accounted for (traffic_account.h resolve_unacked).
+    struct LinkDownReaction {
+        enum class Mode : uint8_t { None, Drain, AfterGrace };
+        Mode mode = Mode::None;
+        uint32_t down_grace_us = 50;      // a link down: tens of microseconds
+        uint32_t silent_grace_us = 1000;  // a silent peer: about a millisecond
+    };
+    void react_to_dead_links(LinkDownReaction reaction) { reaction_ = reaction; }
+    void drain_on_link_down(bool on) {
+        reaction_.mode = on ? LinkDownReaction::Mode::Drain : LinkDownReaction::Mode::None;
+    }
     // The routers drained by that reaction so far (indices into plan().routers, in order).
     const std::vector<size_t>& drained_for_link_down() const { return drained_; }
 
@@ -276,11 +288,25 @@ class FabricRunner {
     RouterEventReader events_{plan_};
     std::function<void(std::span<const RouterEventRecord>)> event_sink_;
     std::vector<std::function<void(uint64_t)>> released_hooks_;
-    bool drain_on_link_down_ = false;
+    LinkDownReaction reaction_;
     protocol::fabric::Termination written_ = protocol::fabric::Termination::KeepRunning;
     std::vector<size_t> drained_;
-    // drain_on_link_down's share of a poll.
+    // A link waiting out its grace: the router that reported it, when it is drained, and whether
+    // for silence (cancelled by peer_heard) or the link (cancelled by link_up).
+    struct PendingDrain {
+        size_t router = 0;
+        uint64_t deadline = 0;
+        bool silent = false;
+        uint64_t crossed = 0;  // crossed_link() when the grace began
+    };
+    std::vector<PendingDrain> pending_drains_;
+    // react_to_dead_links' share of a poll.
     void react_to_link_down(std::span<const RouterEventRecord> fresh);
+    void drain_expired(uint64_t now);
+    void drain_link(size_t router);
+    std::optional<size_t> peer_of(size_t router) const;
+    uint64_t crossed_link(size_t router);
+    uint64_t grace_cycles(bool silent) const;
     std::optional<uint64_t> traffic_start_;
 };
 
