@@ -315,7 +315,8 @@ bool Chip::core_mmio_write(Slot& s, uint32_t addr, uint32_t value) {
         return s.niu->mmio_write(addr, value);
     }
     if (s.streams->contains(addr)) {
-        if (tap_ != nullptr) tap_->stream_store(tap_chip_, {s.spec.x, s.spec.y}, addr, value, cycle_);
+        if (tap_ != nullptr)
+            tap_->stream_store(tap_chip_, {s.spec.x, s.spec.y}, addr, value, cycle_);
         return s.streams->mmio_write(addr, value);
     }
     if (s.txq && s.txq->decodes(addr)) {
