@@ -16,6 +16,7 @@
 #include "fault_option.h"
 #include "mesh_control.h"
 #include "mesh_session.h"
+#include "packet_trace_option.h"
 #include "protocol/fabric.h"
 #include "protocol/test_kernels.h"
 
@@ -97,6 +98,7 @@ class MeshRun final : public MeshFabricCommand {
         cmd_->add_option("--worker-elf", worker_elf_,
                          "Traffic kernel (default: this build's fabric_traffic.elf)");
         faults_.add_options(*cmd_);
+        trace_.add_options(*cmd_);
         add_on_link_down_option(*cmd_, on_link_down_);
         cmd_->add_option("--page", page_,
                          "Draw the fabric after the traffic, before termination, as an HTML page "
@@ -121,6 +123,7 @@ class MeshRun final : public MeshFabricCommand {
         MeshRunTraffic traffic = plan_traffic(s, kernel.image);
 
         s.open_device(traffic.deliveries);
+        const auto trace = PacketTraceFile::start(trace_, s.plan().fabric, s.device());
         const RunFaults armed(std::move(faults), faults_.seed, s.device(), s.runner(),
                               s.event_log());
         // `mesh drain`: a link that dies is drained at both ends too (and resolved after).
@@ -141,6 +144,7 @@ class MeshRun final : public MeshFabricCommand {
                 write_page(s, page_);
             }
             s.terminate();
+            if (trace) trace->write();
             fabric::resolve_unacked_after_termination(s.runner(), s.drops(), s.final_snapshots());
             armed.log_effects();
             check_traffic(s, traffic);  // what landed, also after a failure
@@ -429,6 +433,7 @@ class MeshRun final : public MeshFabricCommand {
     std::string send_type_ = "fused-write-atomic-inc";
     std::string worker_elf_;
     FaultArgs faults_;
+    PacketTraceArgs trace_;
     std::string on_link_down_ = "none";
     std::optional<ControlArgs> control_;
     mutable const std::vector<fabric::RouterSnapshot>* held_ = nullptr;  // the control's reading
