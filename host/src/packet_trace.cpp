@@ -97,6 +97,9 @@ struct PacketTrace::Record {
     uint8_t y = 0;  // core; Landed: the AtomicInc target's core
 };
 
+// The memory bound of --trace-max-records (host/README.md says 56 B a record).
+static_assert(sizeof(PacketTrace::Record) <= 56);
+
 struct PacketTrace::Router {
     ChipId chip = 0;
     CoreCoord core;
