@@ -54,6 +54,13 @@ pf::NocTarget atomic_target_of(const uint8_t* bytes) {
     return h.cmd.atomic.dst;
 }
 
+// A write's first word (a credit written from a staging word), 0 for a shorter one.
+uint32_t first_word(const TraceNocLanding& l) {
+    uint32_t w = 0;
+    if (l.data != nullptr && l.len >= 4) std::memcpy(&w, l.data, 4);
+    return w;
+}
+
 std::string_view send_type_name(uint8_t t) {
     switch (static_cast<pf::NocSendType>(t)) {
         case pf::NocSendType::UnicastWrite:
@@ -227,62 +234,71 @@ uint64_t PacketTrace::records() const {
     return count_.load();
 }
 
+uint16_t PacketTrace::index_of(const Router& r) const {
+    return static_cast<uint16_t>(&r - routers_.data());
+}
+
 void PacketTrace::noc_landed(ChipId chip, const TraceNocLanding& l) {
     const Router* dst = router_at(chip, l.dst);
     const Router* src = router_at(chip, l.src);
-    if (dst == nullptr && src == nullptr) return;  // neither end is a router: not fabric traffic
-    const auto index = [&](const Router* r) { return static_cast<uint16_t>(r - routers_.data()); };
+    if (dst != nullptr && push(chip, l, *dst, src)) return;
+    if (src != nullptr) router_request(chip, l, *src, dst);
+}
+
+// A header written to the start of one of `dst`'s sender slots: by a worker (any core that is not
+// a router), or forwarded by the router `src` from its receive slot.
+bool PacketTrace::push(ChipId chip, const TraceNocLanding& l, const Router& dst,
+                       const Router* src) {
+    if (l.kind != TraceNocLanding::Kind::Write || l.len < sizeof(pf::PacketHeader) ||
+        l.data == nullptr) {
+        return false;
+    }
+    const auto into = dst.sender_slot_at(l.dst_addr);
+    if (!into) return false;
+    Record rec;
+    rec.kind = RecordKind::Push;
+    rec.cycle = l.cycle;
+    rec.router = index_of(dst);
+    rec.channel = into->channel;
+    rec.slot = into->slot;
+    rec.header = header_of(l.data);
+    rec.x = static_cast<uint8_t>(l.src.x);
+    rec.y = static_cast<uint8_t>(l.src.y);
+    if (const auto from = src != nullptr ? src->rx_slot_holding(l.src_addr) : std::nullopt) {
+        rec.from = index_of(*src);
+        rec.from_channel = from->channel;
+        rec.from_slot = from->slot;
+    }
+    keep(chip, rec);
+    return true;
+}
+
+// Any other request of router `src`: an atomic, a delivery read from its receive slot, a credit
+// word written outside its slots (the upstream router's or a connected worker's; `dst` is the
+// target when it is a router). Stream updates (a forward's Pushed +1) are not kept.
+void PacketTrace::router_request(ChipId chip, const TraceNocLanding& l, const Router& src,
+                                 const Router* dst) {
     Record rec;
     rec.cycle = l.cycle;
-    const bool header_write = l.kind == TraceNocLanding::Kind::Write &&
-                              l.len >= sizeof(pf::PacketHeader) && l.data != nullptr;
-    if (dst != nullptr && header_write) {
-        if (const auto into = dst->sender_slot_at(l.dst_addr)) {
-            rec.kind = RecordKind::Push;
-            rec.router = index(dst);
-            rec.channel = into->channel;
-            rec.slot = into->slot;
-            rec.header = header_of(l.data);
-            rec.x = static_cast<uint8_t>(l.src.x);
-            rec.y = static_cast<uint8_t>(l.src.y);
-            if (src != nullptr) {
-                if (const auto from = src->rx_slot_holding(l.src_addr)) {
-                    rec.from = index(src);
-                    rec.from_channel = from->channel;
-                    rec.from_slot = from->slot;
-                }
-            }
-            keep(chip, rec);
-            return;
-        }
-    }
-    if (src == nullptr) return;
-    rec.router = index(src);
+    rec.router = index_of(src);
     rec.x = static_cast<uint8_t>(l.dst.x);
     rec.y = static_cast<uint8_t>(l.dst.y);
     rec.addr = static_cast<uint32_t>(l.dst_addr);
+    const auto from =
+        l.kind == TraceNocLanding::Kind::Write ? src.rx_slot_holding(l.src_addr) : std::nullopt;
     if (l.kind == TraceNocLanding::Kind::Atomic) {
         rec.kind = RecordKind::Atomic;
-        keep(chip, rec);
+    } else if (l.dst_addr >= hal::noc::kMmioStart) {
         return;
-    }
-    if (l.dst_addr >= hal::noc::kMmioStart) return;  // stream updates (a forward's Pushed +1)
-    if (l.kind == TraceNocLanding::Kind::Write) {
-        if (const auto from = src->rx_slot_holding(l.src_addr)) {
-            rec.kind = RecordKind::Deliver;
-            rec.channel = from->channel;
-            rec.slot = from->slot;
-            keep(chip, rec);
-            return;
-        }
-    }
-    // Outside the slots: a credit word, the upstream router's or a connected worker's.
-    if (dst != nullptr && !dst->is_upstream_credit(l.dst_addr)) return;
-    rec.kind = RecordKind::CreditWrite;
-    if (l.kind == TraceNocLanding::Kind::InlineWrite) {
-        rec.count = l.value;
-    } else if (l.data != nullptr && l.len >= 4) {
-        std::memcpy(&rec.count, l.data, 4);
+    } else if (from) {
+        rec.kind = RecordKind::Deliver;
+        rec.channel = from->channel;
+        rec.slot = from->slot;
+    } else if (dst == nullptr || dst->is_upstream_credit(l.dst_addr)) {
+        rec.kind = RecordKind::CreditWrite;
+        rec.count = l.kind == TraceNocLanding::Kind::InlineWrite ? l.value : first_word(l);
+    } else {
+        return;
     }
     keep(chip, rec);
 }
@@ -297,7 +313,7 @@ void PacketTrace::eth_landed(ChipId chip, uint32_t channel, const TraceEthLandin
     const Router& from = routers_[to->peer];
     Record rec;
     rec.cycle = l.landed_cycle;
-    rec.router = static_cast<uint16_t>(to - routers_.data());
+    rec.router = index_of(*to);
     rec.from = to->peer;
     if (!l.is_data) {
         // Completions for our sender channel c: +n on its Completed stream, from the peer.
@@ -348,7 +364,7 @@ void PacketTrace::stream_store(ChipId chip, CoreCoord core, uint32_t addr, uint3
         Record rec;
         rec.kind = RecordKind::Take;
         rec.cycle = cycle;
-        rec.router = static_cast<uint16_t>(r - routers_.data());
+        rec.router = index_of(*r);
         rec.channel = static_cast<uint8_t>(rx);
         rec.count = static_cast<uint32_t>(-delta);
         keep(chip, rec);

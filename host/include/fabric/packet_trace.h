@@ -160,6 +160,10 @@ class PacketTrace {
   private:
     struct Router;
     const Router* router_at(ChipId chip, CoreCoord core) const;
+    uint16_t index_of(const Router& r) const;
+    bool push(ChipId chip, const TraceNocLanding& l, const Router& dst, const Router* src);
+    void router_request(ChipId chip, const TraceNocLanding& l, const Router& src,
+                        const Router* dst);
     void keep(ChipId chip, const Record& r);
 
     hal::Arch arch_;
