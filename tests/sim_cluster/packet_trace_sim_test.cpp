@@ -94,32 +94,46 @@ void check_run(const TracedRun& r) {
         CHECK(t.routers[i].forwards == s.block.forwarded);
         CHECK(t.routers[i].deliveries == s.block.delivered);
     }
-    // Every packet a worker sent, each followed from its send to all its deliveries.
+    // Every packet a worker sent, each followed from its send to all its deliveries: every event
+    // of the packet is reached, and only along the hops a packet makes.
     CHECK(t.packets.size() == r.traffic.workers.size() * kPackets);
+    std::map<uint64_t, size_t> events_of_packet;
+    for (const auto& e : t.events) {
+        if (e.packet != 0) ++events_of_packet[e.packet];
+    }
     uint64_t deliveries = 0;
-    std::set<uint64_t> followed;
+    size_t worker_sends = 0;
     for (size_t i = 0; i < t.events.size(); ++i) {
         if (t.events[i].kind != TraceEventKind::WorkerSend) continue;
+        ++worker_sends;
         const uint64_t packet = t.events[i].packet;
-        followed.insert(packet);
         const std::vector<size_t> path = reached(t, i);
-        size_t delivered_here = 0;
+        CHECK(path.size() == events_of_packet[packet]);
         for (size_t k = 1; k < path.size(); ++k) {
             const auto& e = t.events[path[k]];
             CHECK(e.packet == packet);
             CHECK(t.tracks[e.track].router.has_value());
-            if (e.kind == TraceEventKind::Deliver) ++delivered_here;
+            if (e.kind == TraceEventKind::Deliver) ++deliveries;
         }
-        // A packet's hops in flow order: send, then per chip a take and a delivery and/or a
-        // forward and a send on.
-        CHECK(t.events[path.at(1)].kind == TraceEventKind::Send);
-        CHECK(t.events[path.at(2)].kind == TraceEventKind::Take);
-        CHECK(delivered_here >= 1);
-        deliveries += delivered_here;
     }
-    CHECK(followed.size() == t.packets.size());
-    for (const auto& f : t.flows) CHECK(t.events[f.from].cycle <= t.events[f.to].cycle);
+    CHECK(worker_sends == t.packets.size());
     CHECK(deliveries == r.traffic.deliveries());
+    // The hops: worker send -> send -> take -> deliver, and take -> forward -> send on; in cycle
+    // order; a send's take is on its peer's chip, a forward's send on its own.
+    const std::set<std::pair<TraceEventKind, TraceEventKind>> hops{
+        {TraceEventKind::WorkerSend, TraceEventKind::Send},
+        {TraceEventKind::Send, TraceEventKind::Take},
+        {TraceEventKind::Take, TraceEventKind::Deliver},
+        {TraceEventKind::Take, TraceEventKind::Forward},
+        {TraceEventKind::Forward, TraceEventKind::Send}};
+    for (const auto& f : t.flows) {
+        const auto& from = t.events[f.from];
+        const auto& to = t.events[f.to];
+        CHECK(hops.count({from.kind, to.kind}) == 1);
+        CHECK(from.cycle <= to.cycle);
+        const bool crosses = t.tracks[from.track].chip != t.tracks[to.track].chip;
+        CHECK(crosses == (from.kind == TraceEventKind::Send));
+    }
 
     std::ostringstream out;
     fabric::write_chrome_trace(out, t);
