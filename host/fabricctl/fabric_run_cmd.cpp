@@ -14,6 +14,7 @@
 #include "fabric/traffic_verdict.h"
 #include "fabric_session.h"
 #include "fault_option.h"
+#include "packet_trace_option.h"
 #include "protocol/fabric.h"
 
 namespace fabricctl {
@@ -51,6 +52,7 @@ class FabricRun final : public FabricCommand {
         cmd_->add_option("--worker-elf", worker_elf_,
                          "Worker traffic kernel (default: this build's fabric_traffic.elf)");
         faults_.add_options(*cmd_);
+        trace_.add_options(*cmd_);
         add_on_link_down_option(*cmd_, on_link_down_);
     }
 
@@ -67,6 +69,7 @@ class FabricRun final : public FabricCommand {
         const fabric::FabricTraffic traffic = plan_traffic(s, kernel.image);
 
         s.open_model(traffic.deliveries());
+        const auto trace = PacketTraceFile::start(trace_, s.plan(), s.device());
         const RunFaults armed(std::move(faults), faults_.seed, s.device(), s.runner(),
                               s.event_log());
         apply_on_link_down(s.runner(), on_link_down_);
@@ -74,6 +77,7 @@ class FabricRun final : public FabricCommand {
         TrafficResults results = run_traffic(s, traffic);
         fabric::resolve_link_down_drains(s.runner(), s.drops(), s.cycles_left());
         s.terminate();
+        if (trace) trace->write();
         fabric::resolve_unacked_after_termination(s.runner(), s.drops(), s.final_snapshots());
         armed.log_effects();
         const bool clean = s.problems.empty();
@@ -231,6 +235,7 @@ class FabricRun final : public FabricCommand {
     std::string send_type_ = "fused-write-atomic-inc";
     std::string worker_elf_;
     FaultArgs faults_;
+    PacketTraceArgs trace_;
     std::string on_link_down_ = "drain-after-grace";
 };
 

@@ -18,6 +18,7 @@
 #include "fault_option.h"
 #include "mesh_control.h"
 #include "mesh_session.h"
+#include "packet_trace_option.h"
 #include "protocol/fabric.h"
 #include "protocol/test_kernels.h"
 #include "traffic_record.h"
@@ -114,6 +115,7 @@ class MeshTrafficRun {
         MeshRunTraffic traffic = plan_traffic(s, kernel.image);
 
         s.open_device(traffic.deliveries);
+        const auto trace = PacketTraceFile::start(run_.trace, s.plan().fabric, s.device());
         const RunFaults armed(std::move(faults), run_.faults.seed, s.device(), s.runner(),
                               s.event_log());
         // `mesh drain`: a link that dies is drained at both ends too (and resolved after).
@@ -134,6 +136,7 @@ class MeshTrafficRun {
                 write_page(s, run_.page);
             }
             s.terminate();
+            if (trace) trace->write();
             fabric::resolve_unacked_after_termination(s.runner(), s.drops(), s.final_snapshots());
             armed.log_effects();
             check_traffic(s, traffic);  // what landed, also after a failure

@@ -163,6 +163,7 @@ void MeshRunArgs::add_options(CLI::App& cmd) {
     cmd.add_option("--worker-elf", worker_elf,
                    "Traffic kernel (default: this build's fabric_traffic.elf)");
     faults.add_options(cmd);
+    trace.add_options(cmd);
     add_on_link_down_option(cmd, on_link_down);
     cmd.add_option("--page", page,
                    "Draw the fabric after the traffic, before termination, as an HTML page (as "
@@ -190,6 +191,7 @@ TrafficRecord record_of(const MeshFabricArgs& args, const MeshRunArgs& run,
     r.run.page.clear();
     r.run.record.clear();
     r.run.worker_elf.clear();
+    r.run.trace = {};
     r.flows = account.flows;
     return r;
 }

@@ -30,6 +30,7 @@
 #include "fabric/traffic_account.h"
 #include "fault_option.h"
 #include "mesh_session.h"
+#include "packet_trace_option.h"
 
 namespace fabricctl {
 
@@ -40,6 +41,7 @@ struct MeshRunArgs {
     std::string send_type = "fused-write-atomic-inc";
     std::string worker_elf;
     FaultArgs faults;
+    PacketTraceArgs trace;  // --trace-packets (not recorded)
     std::string on_link_down = "drain-after-grace";
     std::string page;    // --page FILE
     std::string record;  // --record FILE

@@ -90,6 +90,17 @@ struct Chip::Slot {
     uint64_t parked_at = 0;  // while not active: the chip cycle up to which its clock has run
 };
 
+// The network's landings, passed on to the packet tap as this chip's.
+class Chip::TapLandings final : public noc::LandingObserver {
+  public:
+    TapLandings(PacketTap& tap, uint32_t chip) : tap_(tap), chip_(chip) {}
+    void landed(const noc::Landed& request) override { tap_.noc_landed(chip_, request); }
+
+  private:
+    PacketTap& tap_;
+    uint32_t chip_;
+};
+
 namespace {
 // The grid checked before the network is built from it.
 const ChipSpec& checked_grid(const ChipSpec& s) {
@@ -303,12 +314,23 @@ bool Chip::core_mmio_write(Slot& s, uint32_t addr, uint32_t value) {
         net_busy_ = true;  // a launch makes the network busy; the next step finds out
         return s.niu->mmio_write(addr, value);
     }
-    if (s.streams->contains(addr)) return s.streams->mmio_write(addr, value);
+    if (s.streams->contains(addr)) {
+        if (tap_ != nullptr)
+            tap_->stream_store(tap_chip_, {s.spec.x, s.spec.y}, addr, value, cycle_);
+        return s.streams->mmio_write(addr, value);
+    }
     if (s.txq && s.txq->decodes(addr)) {
         if (s.txq_hook) s.txq_hook();
         return s.txq->mmio_write(addr, value);
     }
     return false;
+}
+
+void Chip::set_packet_tap(PacketTap* tap, uint32_t chip_id) {
+    tap_ = tap;
+    tap_chip_ = chip_id;
+    tap_landings_ = tap != nullptr ? std::make_unique<TapLandings>(*tap, chip_id) : nullptr;
+    net_.observe_landings(tap_landings_.get());
 }
 
 // ---- host access -------------------------------------------------------------------------------

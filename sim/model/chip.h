@@ -36,6 +36,7 @@
 #include "noc/dram.h"
 #include "noc/network.h"
 #include "noc/stream_regs.h"
+#include "packet_tap.h"
 #include "tile.h"
 
 namespace sim {
@@ -159,6 +160,10 @@ class Chip {
     // access, txq()).
     void set_txq_hook(uint32_t x, uint32_t y, std::function<void()> hook);
 
+    // Packet tracing (packet_tap.h): this chip's NOC landings and its cores' stream register
+    // stores go to `tap` as chip `chip_id` (nullptr: off, the default).
+    void set_packet_tap(PacketTap* tap, uint32_t chip_id);
+
     struct Slot;  // one instantiated core (chip.cpp)
 
   private:
@@ -177,6 +182,11 @@ class Chip {
     ChipSpec spec_;
     const hal::ArchMap& arch_;
     noc::Network net_;
+    // Packet tracing: the tap and what this chip is to it.
+    class TapLandings;
+    PacketTap* tap_ = nullptr;
+    uint32_t tap_chip_ = 0;
+    std::unique_ptr<TapLandings> tap_landings_;
     std::unique_ptr<noc::DramChannels> dram_;
     std::vector<int32_t> core_at_;              // grid_x * y + x -> index into spec_.cores, or -1
     std::vector<uint32_t> eth_cores_;           // channel -> index into spec_.cores

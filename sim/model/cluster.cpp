@@ -284,7 +284,7 @@ void Cluster::connect(uint32_t chip_a, uint32_t chan_a, uint32_t chip_b, uint32_
         throw std::invalid_argument("sim::Cluster::connect: " + port_str(chip_a, chan_a) +
                                     " joined to itself");
     const auto index = static_cast<uint32_t>(links_.size());
-    links_.push_back(LinkSlot{a, b, nullptr, 0});
+    links_.push_back(LinkSlot{a, b, nullptr, nullptr, {0, 0}});
     link_of_[a] = index;
     link_of_[b] = index;
     // Ports whose cores already run: build the link now and tell their base firmware.
@@ -365,6 +365,33 @@ void Cluster::build_link(uint32_t index) {
         publish_link_status(a.chip, a.channel);
         publish_link_status(b.chip, b.channel);
     });
+    tap_link(l);
+}
+
+// A link's landed commands, passed on to the packet tap as the receiving port's.
+class Cluster::TapLink final : public eth::LandingObserver {
+  public:
+    TapLink(PacketTap& tap, EthPort a, EthPort b) : tap_(tap), a_(a), b_(b) {}
+    void landed(const eth::LandedCommand& c) override {
+        const EthPort& to = c.dir == eth::Dir::AtoB ? b_ : a_;
+        tap_.eth_landed(to.chip, to.channel, c);
+    }
+
+  private:
+    PacketTap& tap_;
+    EthPort a_;
+    EthPort b_;
+};
+
+void Cluster::tap_link(LinkSlot& l) {
+    l.tap = tap_ != nullptr ? std::make_shared<TapLink>(*tap_, l.a, l.b) : nullptr;
+    l.link->observe_landings(l.tap.get());
+}
+
+void Cluster::set_packet_tap(PacketTap* tap) {
+    tap_ = tap;
+    for (uint32_t c = 0; c < chip_count(); ++c) chips_[c]->set_packet_tap(tap, c);
+    for (const uint32_t index : built_) tap_link(links_[index]);
 }
 
 eth::Link& Cluster::link(uint32_t chip, uint32_t channel) {

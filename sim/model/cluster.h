@@ -178,14 +178,21 @@ class Cluster {
     // Called after a tile is instantiated and set up (links built, base firmware booted), e.g. to
     // attach a console sink. Tiles the cluster instantiates itself (link peers) are included.
     void on_tile_created(std::function<void(uint32_t chip, uint32_t x, uint32_t y)> hook);
+    // Packet tracing (packet_tap.h): every chip's NOC landings and core stream stores, and every
+    // link's landed commands (as the receiving port's), from now on go to `tap` (nullptr: off).
+    // Links built later get it too. Call between runs; the tap must outlive its use.
+    void set_packet_tap(PacketTap* tap);
+
     // Whether the eth core on (chip, channel) runs the WH base firmware.
     bool runs_base_firmware(uint32_t chip, uint32_t channel) const;
 
   private:
+    class TapLink;  // a link's landings, passed on to the packet tap (cluster.cpp)
     struct LinkSlot {
         EthPort a;
         EthPort b;
         std::unique_ptr<eth::Link> link;
+        std::shared_ptr<TapLink> tap;  // while a packet tap is set
         // The first cycle whose step has something to do: of both sides ([0]) when they are in
         // one partition, else of side A ([0]) and side B ([1]).
         uint64_t next[2] = {0, 0};
@@ -211,6 +218,7 @@ class Cluster {
     void partition_chips();
     void tile_created(uint32_t chip, uint32_t x, uint32_t y);
     void build_link(uint32_t index);
+    void tap_link(LinkSlot& l);
     void boot_base_firmware(uint32_t chip, uint32_t x, uint32_t y, uint32_t channel);
     void publish_training(uint32_t chip, uint32_t channel);
     // A connected port whose link is up (a link not built yet is up).
@@ -257,6 +265,7 @@ class Cluster {
     uint64_t rounds_ = 0;
     std::unique_ptr<Workers> workers_;
     uint64_t cycle_ = 0;
+    PacketTap* tap_ = nullptr;
 };
 
 }  // namespace sim

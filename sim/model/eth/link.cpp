@@ -466,12 +466,30 @@ void Link::process_arrival(uint32_t d) {
     send_ctrl(d, Ctrl{0, in.queue, false, rx.expected, 0});
     if (f.last_of_command) {
         ++dir.stats.commands_completed;
+        if (observer_ != nullptr && ok) report_landing(d, f, now + 1);
         if (!cfg_.record_completions) {
             return;
         }
         dir.completions.push_back(
             Completion{now + 1, in.queue, f.command_id, f.kind, f.dest - f.offset, f.cmd_size});
     }
+}
+
+void Link::report_landing(uint32_t d, const TxQueues::Frame& f, uint64_t landed_cycle) const {
+    LandedCommand c;
+    c.dir = d == 0 ? Dir::AtoB : Dir::BtoA;
+    c.kind = f.kind;
+    c.dest = f.dest - f.offset;
+    c.size = f.cmd_size;
+    c.accepted_cycle = static_cast<uint64_t>(f.ready / ticks_per_cycle_);
+    c.landed_cycle = landed_cycle;
+    if (f.kind == CommandKind::Data) {
+        c.src = f.src - f.offset;
+        c.data = f.data->data();
+    } else {
+        c.reg_value = f.reg_value;
+    }
+    observer_->landed(c);
 }
 
 void Link::send_ctrl(uint32_t d, Ctrl c) {

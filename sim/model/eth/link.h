@@ -67,6 +67,27 @@ struct LinkConfig {
     static LinkConfig for_arch(const hal::ArchMap& arch);
 };
 
+// A command whose last frame has landed in the receiving side's memory, for an observer (e.g. a
+// packet trace): direction `dir` (Dir A->B or B->A), a data command's whole captured bytes (the
+// sender's L1 at acceptance) or a register write's value. Valid only during the call.
+struct LandedCommand {
+    Dir dir = Dir::AtoB;
+    CommandKind kind = CommandKind::Data;
+    uint32_t src = 0;   // data: the sender's L1 address
+    uint32_t dest = 0;  // the receiver's address (L1, or the register)
+    const uint8_t* data = nullptr;
+    uint32_t size = 0;  // data: bytes
+    uint32_t reg_value = 0;
+    uint64_t accepted_cycle = 0;  // the sender's queue took the command
+    uint64_t landed_cycle = 0;    // visible in the receiver from this cycle (Completion::cycle)
+};
+class LandingObserver {
+  public:
+    virtual ~LandingObserver() = default;
+    // Called by the side that receives (its thread, in parallel simulation).
+    virtual void landed(const LandedCommand& command) = 0;
+};
+
 // One side of the link: the TX queues of a core and the endpoint its frames land in (the PEER
 // core's L1 and registers).
 struct LinkSide {
@@ -152,6 +173,9 @@ class Link {
     void set_drop_rate(Dir d, uint32_t per_million, uint64_t seed);
 
     // ---- observation --------------------------------------------------------------------------
+    // Every command that lands from now on goes to `observer` (nullptr: none, the default; one
+    // pointer test per landed frame when off). The observer must outlive the link or be reset.
+    void observe_landings(LandingObserver* observer) { observer_ = observer; }
     const LinkStats& stats(Dir d) const { return dirs_[dir_index(d)].stats; }
     // Commands whose last frame has landed, in landing order (kept unless
     // LinkConfig::record_completions is false; take_completions() hands them over and clears).
@@ -230,6 +254,7 @@ class Link {
     Tick frame_ready(const TxQueues::Queue& q) const;
     void process_ctrl(uint32_t d);
     void process_arrival(uint32_t d);
+    void report_landing(uint32_t d, const TxQueues::Frame& f, uint64_t landed_cycle) const;
     void process_timeout(uint32_t d, uint32_t q);
     void start_frame(uint32_t d, Tick at);
     void send_ctrl(uint32_t d, Ctrl c);
@@ -249,6 +274,7 @@ class Link {
     bool up_ = true;
     Tick down_since_ = 0;  // when the link last went down (timers are frozen from then)
     std::function<void(bool)> state_hook_;
+    LandingObserver* observer_ = nullptr;
 };
 
 }  // namespace sim::eth

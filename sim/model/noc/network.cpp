@@ -140,6 +140,9 @@ uint64_t Network::run_until(const std::function<bool()>& done, uint64_t max_cycl
 bool Network::idle() const {
     return impl_->idle();
 }
+void Network::observe_landings(LandingObserver* observer) {
+    impl_->ejection.observe(observer, &impl_->now);
+}
 uint64_t Network::cycle() const {
     return impl_->now;
 }

@@ -88,6 +88,29 @@ struct NocError {
 };
 std::string to_string(const NocError& e);
 
+// A request that has landed at its target, for an observer (e.g. a packet trace): a write
+// whose last data flit was written, an inline write or an atomic that was served. src/dst are
+// physical coordinates; `data` is a write's payload (empty otherwise), `value` an inline write's
+// or atomic's AT_DATA. Valid only during the call.
+enum class LandedKind : uint8_t { Write, InlineWrite, Atomic };
+struct Landed {
+    LandedKind kind = LandedKind::Write;
+    uint32_t noc = 0;
+    Coord src;
+    uint64_t src_addr = 0;  // writes: the source's local address
+    Coord dst;
+    uint64_t dst_addr = 0;
+    uint32_t len = 0;
+    const uint8_t* data = nullptr;
+    uint32_t value = 0;
+    uint64_t cycle = 0;  // the NOC clock at which it landed
+};
+class LandingObserver {
+  public:
+    virtual ~LandingObserver() = default;
+    virtual void landed(const Landed& request) = 0;
+};
+
 // Per router output port: flits and packets that left through it. A link carries at most one
 // flit per cycle, so flits == busy cycles; utilisation = flits / cycles observed.
 struct LinkStats {
@@ -168,6 +191,10 @@ class Network {
     const std::vector<NocError>& errors() const;
     void clear_errors();
     void on_error(std::function<void(const NocError&)> hook);
+
+    // Every request that lands from now on goes to `observer` (nullptr: none, the default; the
+    // check is one pointer test per landing). The observer must outlive the network or be reset.
+    void observe_landings(LandingObserver* observer);
 
     // Statistics of router (x, y) (physical) on `noc`, output `port`.
     LinkStats link_stats(uint32_t noc, uint32_t x, uint32_t y, Port port) const;

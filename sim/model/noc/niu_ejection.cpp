@@ -47,8 +47,36 @@ void NiuEjection::deliver(const Arrival& a) {
             break;
     }
     if (tail) {
+        if (observer_ != nullptr) report_landing(a.node, p);
         packets_.release_copy(a.pkt);
     }
+}
+
+void NiuEjection::report_landing(uint32_t node, const Packet& p) {
+    Landed l;
+    switch (p.type) {
+        case PktType::Write:
+            l.kind = LandedKind::Write;
+            l.data = p.data.data();
+            break;
+        case PktType::InlineWrite:
+            l.kind = LandedKind::InlineWrite;
+            break;
+        case PktType::Atomic:
+            l.kind = LandedKind::Atomic;
+            break;
+        default:
+            return;  // reads and responses carry no new data to the target
+    }
+    l.noc = p.noc;
+    l.src = grid_.coord(p.src_node);
+    l.src_addr = p.src_addr;
+    l.dst = grid_.coord(node);
+    l.dst_addr = p.dst_addr;
+    l.len = p.len;
+    l.value = p.at_data;
+    l.cycle = *now_;
+    observer_->landed(l);
 }
 
 void NiuEjection::record(uint32_t node, uint32_t noc, const Packet& p, uint64_t addr,

@@ -31,6 +31,11 @@ class NiuEjection {
 
     // A flit reaches the NIU of its node. The packet's last flit releases this copy.
     void deliver(const Arrival& a);
+    // See Network::observe_landings; `now` is the network's clock.
+    void observe(LandingObserver* observer, const uint64_t* now) {
+        observer_ = observer;
+        now_ = now;
+    }
 
   private:
     // A packet whose data flits are landing at a node: whether they may still be written.
@@ -40,6 +45,8 @@ class NiuEjection {
     };
 
     void deliver_write(const Arrival& a, Packet& p);
+    // Tell the observer that `p` landed at `node` (ok: the target took it).
+    void report_landing(uint32_t node, const Packet& p);
     void write_data_flit(uint32_t node, uint32_t noc, const Packet& p, uint32_t k, Delivery& d);
     // Writes each run of bytes of [base, base + span) whose bit is set in `mask`, from `bytes`.
     // Stops at the first refusal, recorded with `refused_detail`, and returns false.
@@ -71,6 +78,8 @@ class NiuEjection {
     NodeTable& nodes_;
     PacketPool& packets_;
     NiuInjection& injection_;
+    LandingObserver* observer_ = nullptr;
+    const uint64_t* now_ = nullptr;
     ErrorLog& errors_;
     std::vector<std::array<std::vector<Delivery>, hal::noc::kNumNocs>> deliveries_;
 };
