@@ -446,7 +446,7 @@ uint32_t ccl_packets_per_rank(const CclPlan& plan) {
     const uint32_t steps = plan.ranks() - 1;
     // Whole chunks: one fused packet, or the writes and then the increment.
     const uint32_t gather = steps * (writes == 1 ? 1 : writes + 1);
-    const uint32_t reduce = steps * writes;        // a fused packet a piece
+    const uint32_t reduce = steps * writes;  // a fused packet a piece
     switch (plan.options.op) {
         case protocol::CclOp::AllGather:
             return gather;
