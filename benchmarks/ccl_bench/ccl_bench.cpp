@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "common/fabric_link.h"
+#include "common/t3k_setup.h"
 #include "fabric/ccl_plan.h"
 #include "fabric/cluster_descriptor.h"
 #include "fabric/elf.h"
@@ -42,20 +43,10 @@ namespace {
 namespace pf = protocol::fabric;
 using protocol::CclOp;
 
-std::string path(const char* dir, const std::string& f) {
-    return std::string(dir) + "/" + f;
-}
-
-struct Setup {
-    fabric::SocDescriptor soc = fabric::SocDescriptor::load_file(
-        path(FABRIC_SOC_DESCRIPTOR_DIR, "wormhole_b0_80_arch.yaml"));
-    fabric::ClusterDescriptor cluster =
-        fabric::ClusterDescriptor::load_file(path(FABRIC_SOC_DESCRIPTOR_DIR, "t3k_cluster.yaml"));
-    fabric::ElfImage kernel =
-        fabric::ElfImage::load_file(path(FABRIC_FIRMWARE_DIR, "wormhole_b0/ccl_ring.elf"));
-    fabric::ElfImage mux =
-        fabric::ElfImage::load_file(path(FABRIC_FIRMWARE_DIR, "wormhole_b0/fabric_mux.elf"));
-    fabric::ChipSocs socs = [this](fabric::ChipId) -> const fabric::SocDescriptor& { return soc; };
+struct Setup : bench::T3kSetup {
+    Setup() : T3kSetup("ccl_ring") {}
+    fabric::ElfImage mux = fabric::ElfImage::load_file(
+        bench::shipped(FABRIC_FIRMWARE_DIR, "wormhole_b0/fabric_mux.elf"));
 };
 
 struct Shape {
@@ -121,8 +112,8 @@ void rows(const char* name, Setup& s, const fabric::FabricPlan& plan, const std:
           bool quick, const PlanCcl& plan_ccl) {
     fabric::SimDevice dev(s.soc, hal::Arch::WormholeB0,
                           fabric::SimDeviceOptions{s.cluster, std::nullopt});
-    fabric::FabricRunner runner(dev, plan,
-                                fabric::ElfImage::load_file(path(FABRIC_FIRMWARE_DIR, router)));
+    fabric::FabricRunner runner(
+        dev, plan, fabric::ElfImage::load_file(bench::shipped(FABRIC_FIRMWARE_DIR, router)));
     runner.bring_up(5'000'000);
     const uint32_t payload = plan.routers.front().config.payload_bytes;
     for (const OpSizes& os : op_sizes(quick)) {
@@ -153,9 +144,10 @@ int main(int argc, char** argv) {
              });
         fabric::MeshFabricOptions mo;
         mo.planes = {0};
-        const fabric::MeshPlan mesh = fabric::plan_mesh(
-            fabric::MeshGraph::load_file(path(FABRIC_SOC_DESCRIPTOR_DIR, "t3k_mesh_graph.yaml")),
-            s.cluster, s.soc, mo);
+        const fabric::MeshPlan mesh =
+            fabric::plan_mesh(fabric::MeshGraph::load_file(
+                                  bench::shipped(FABRIC_SOC_DESCRIPTOR_DIR, "t3k_mesh_graph.yaml")),
+                              s.cluster, s.soc, mo);
         rows("2D 2x4 mesh", s, mesh.fabric, "wormhole_b0/fabric_router_2d.elf", quick,
              [&](const fabric::CclOptions& o) {
                  return fabric::plan_ccl(mesh, 0, 0, s.socs, s.kernel, o);

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "common/t3k_setup.h"
 #include "fabric/cluster_descriptor.h"
 #include "fabric/elf.h"
 #include "fabric/error.h"
@@ -30,18 +31,8 @@ namespace {
 
 namespace pf = protocol::fabric;
 
-std::string path(const char* dir, const std::string& f) {
-    return std::string(dir) + "/" + f;
-}
-
-struct Setup {
-    fabric::SocDescriptor soc = fabric::SocDescriptor::load_file(
-        path(FABRIC_SOC_DESCRIPTOR_DIR, "wormhole_b0_80_arch.yaml"));
-    fabric::ClusterDescriptor cluster =
-        fabric::ClusterDescriptor::load_file(path(FABRIC_SOC_DESCRIPTOR_DIR, "t3k_cluster.yaml"));
-    fabric::ElfImage kernel =
-        fabric::ElfImage::load_file(path(FABRIC_FIRMWARE_DIR, "wormhole_b0/socket_stream.elf"));
-    fabric::ChipSocs socs = [this](fabric::ChipId) -> const fabric::SocDescriptor& { return soc; };
+struct Setup : bench::T3kSetup {
+    Setup() : T3kSetup("socket_stream") {}
 };
 
 // One row per (page, ring) over the fabric `plan` (brought up once); `plan_socket` plans each.
@@ -50,8 +41,8 @@ void rows(const char* name, Setup& s, const fabric::FabricPlan& plan, const std:
           uint32_t bytes, const PlanSocket& plan_socket) {
     fabric::SimDevice dev(s.soc, hal::Arch::WormholeB0,
                           fabric::SimDeviceOptions{s.cluster, std::nullopt});
-    fabric::FabricRunner runner(dev, plan,
-                                fabric::ElfImage::load_file(path(FABRIC_FIRMWARE_DIR, router)));
+    fabric::FabricRunner runner(
+        dev, plan, fabric::ElfImage::load_file(bench::shipped(FABRIC_FIRMWARE_DIR, router)));
     runner.bring_up(5'000'000);
     const auto& workers = s.soc.cores(fabric::CoreType::Worker);
     for (uint32_t page : {1024u, 2048u, 4096u}) {
@@ -98,9 +89,10 @@ int main(int argc, char** argv) {
         fabric::MeshFabricOptions mo;
         mo.topology = pf::Topology::Mesh;
         mo.planes = {0};
-        const fabric::MeshPlan mesh = fabric::plan_mesh(
-            fabric::MeshGraph::load_file(path(FABRIC_SOC_DESCRIPTOR_DIR, "t3k_mesh_graph.yaml")),
-            s.cluster, s.soc, mo);
+        const fabric::MeshPlan mesh =
+            fabric::plan_mesh(fabric::MeshGraph::load_file(
+                                  bench::shipped(FABRIC_SOC_DESCRIPTOR_DIR, "t3k_mesh_graph.yaml")),
+                              s.cluster, s.soc, mo);
         rows("2D t3k mesh", s, mesh.fabric, "wormhole_b0/fabric_router_2d.elf", bytes,
              [&](const fabric::CoreLocation& a, const fabric::CoreLocation& b,
                  const fabric::SocketOptions& o) {
