@@ -136,7 +136,16 @@ class Command final : public CliCommand {
 #endif
     }
 
-    // One line (or JSON entry) per core; the exit code of the first core that did not exit 0.
+    // Under a core's line: what its firmware printed (its exit mailbox), indented.
+    static std::string core_console(const fabric::ExitMailboxReport& mailbox) {
+        const std::string lost = console_lost_note(mailbox);
+        return (lost.empty() ? "" : fmt::format("{}[{}]\n", kConsoleIndent, lost)) +
+               console_text(mailbox, kConsoleIndent);
+    }
+    static constexpr std::string_view kConsoleIndent = "    | ";
+
+    // One line (or JSON entry) per core, each followed by its console (--wait); the exit code of
+    // the first core that did not exit 0.
     int report(fabric::Device& dev, const std::vector<fabric::LaunchTarget>& targets,
                const std::vector<uint32_t>& eth, const std::vector<fabric::LaunchMethod>& methods,
                const std::vector<fabric::LaunchResult>& results) const {
@@ -158,6 +167,7 @@ class Command final : public CliCommand {
                 int c = kOk;
                 j["outcome"] = fabric::outcome_name(r.outcome);
                 j["cycles"] = r.cycles;
+                add_console_json(j, r.mailbox);
                 if (r.outcome == fabric::LaunchOutcome::Exited) {
                     j["exit_status"] = r.status.exit_status;
                     c = firmware_exit_code(r.status.exit_status);
@@ -177,8 +187,9 @@ class Command final : public CliCommand {
                 if (code == kOk) code = c;
             }
             cores.push_back(std::move(j));
-            lines.push_back(fmt::format("chip {} eth {:<2} (core {}): {}, {}", core.chip, eth[i],
+            lines.push_back(fmt::format("chip {} eth {:<2} (core {}): {}, {}\n", core.chip, eth[i],
                                         core.core.str(), method, what));
+            if (!results.empty()) lines.back() += core_console(results[i].mailbox);
         }
         if (as_json_) {
             print_json(json{{"ok", code == kOk},
@@ -187,7 +198,7 @@ class Command final : public CliCommand {
                             {"cores", cores},
                             {"exit_code", code}});
         } else {
-            for (const auto& l : lines) fmt::print("{}\n", l);
+            for (const auto& l : lines) fmt::print("{}", l);
             flush_stdout();
             log_line(fmt::format("flashed {} onto {} eth core{} of {}", firmware_, targets.size(),
                                  targets.size() == 1 ? "" : "s", dev.description()));
