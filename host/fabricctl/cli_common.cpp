@@ -328,22 +328,29 @@ std::optional<BaseFirmware> choose_base_firmware(const std::string& given, bool 
     return fw;
 }
 
-std::vector<uint32_t> parse_number_list(std::string_view option, const std::string& text,
-                                        std::string_view what) {
-    std::vector<uint32_t> out;
+std::vector<std::string> split_list(const std::string& text) {
+    std::vector<std::string> out;
     if (text.empty()) return out;
     size_t at = 0;
     while (true) {
         const size_t comma = text.find(',', at);
-        const std::string item = text.substr(at, comma == std::string::npos ? comma : comma - at);
+        out.push_back(text.substr(at, comma == std::string::npos ? comma : comma - at));
+        if (comma == std::string::npos) break;
+        at = comma + 1;
+    }
+    return out;
+}
+
+std::vector<uint32_t> parse_number_list(std::string_view option, const std::string& text,
+                                        std::string_view what) {
+    std::vector<uint32_t> out;
+    for (const std::string& item : split_list(text)) {
         if (item.empty() || item.size() > 6 ||
             item.find_first_not_of("0123456789") != std::string::npos) {
             fabric::fail(fabric::ErrorCategory::BadInput, "{} {}: '{}' is not a {}", option, text,
                          item, what);
         }
         out.push_back(static_cast<uint32_t>(std::stoul(item)));
-        if (comma == std::string::npos) break;
-        at = comma + 1;
     }
     return out;
 }

@@ -119,6 +119,9 @@ void add_console_json(nlohmann::json& j, const fabric::ExitMailboxReport& mailbo
 // One stuck component as JSON (the "stuck" array of an error document).
 nlohmann::json stuck_json(const fabric::StuckReport& r);
 
+// "a,b,,c" -> {"a", "b", "", "c"}; empty text gives an empty list.
+std::vector<std::string> split_list(const std::string& text);
+
 // "0,2,5" -> {0, 2, 5}; Error(BadInput) "<option> <text>: 'x' is not a <what>" for anything but
 // comma-separated decimal numbers (at most 6 digits each). Empty text gives an empty list.
 std::vector<uint32_t> parse_number_list(std::string_view option, const std::string& text,

@@ -93,10 +93,13 @@ TEST_CASE("fabricctl flash: bad selections and images are refused before anythin
          "--chips: chip 2 is not on"},
         {{"flash", "--cluster", kN300, "--eth", "0", bad_elf}, 103, ""},
         {{"flash", "--eth", "0", kHello}, 101, "--target sim needs --cluster"},
-        {{"flash", "--cluster", kN300, kHello}, 100, "--eth is required"},
+        {{"flash", "--cluster", kN300, kHello}, 101, "give the cores: --eth, --workers or both"},
+        {{"flash", "--cluster", kN300, "--workers", "1-1,0-0", kHello},
+         101,
+         "--workers: 0-0 is not a worker core x-y of"},
         {{"flash", "--target", "pcie", "--cluster", kN300, "--eth", "0", kHello},
          101,
-         "describe the model"},
+         "describe a model of the command's own: use them with --target sim and no sim server"},
     };
     for (const Case& c : cases) {
         INFO(c.args.back() << " " << c.says);
