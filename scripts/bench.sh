@@ -25,4 +25,6 @@ echo "== parallel simulation: the galaxy bring-up and the all-to-all again, the 
 "$b/benchmarks/mesh_bench/mesh_bench" alltoall --quick --bytes 1024 --threads 2
 echo "== sockets: a stream over one hop of the 1D and 2D fabric by page and ring size"
 "$b/benchmarks/socket_bench/socket_bench"
+echo "== collectives: ring all-gather, reduce-scatter, all-reduce on the t3k (1D ring, 2D mesh) by size and rings"
+"$b/benchmarks/ccl_bench/ccl_bench"
 exit 0

@@ -28,6 +28,7 @@
 #include "mesh_routes_cmd.h"
 #include "mesh_run_cmd.h"
 #include "mesh_show_cmd.h"
+#include "mesh_snapshot_cmd.h"
 #include "mesh_status_cmd.h"
 #include "mesh_telemetry_cmd.h"
 #include "mesh_up_cmd.h"
@@ -76,6 +77,8 @@ CliCommands add_all_commands(CLI::App& app, bool& as_json) {
              add_mesh_events_command,     // mesh events
              add_mesh_telemetry_command,  // mesh telemetry
              add_mesh_show_command,       // mesh show
+             add_mesh_replay_command,     // mesh replay
+             add_mesh_snapshot_command,   // mesh snapshot
              add_devices_command,         // devices
              add_pcie_run_command,        // pcie run
              add_flash_command,           // flash
@@ -83,6 +86,7 @@ CliCommands add_all_commands(CLI::App& app, bool& as_json) {
              add_cluster_check_command,   // cluster check
              add_socket_run_command,      // socket run
              add_ccl_run_command,         // ccl run
+             add_ccl_mesh_run_command,    // ccl mesh-run
              add_fault_campaign_command,  // fault campaign
          }) {
         all.push_back(add(app, as_json));

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -28,5 +29,13 @@ struct MappingArgs {
 
 // "no --mesh-graph: the largest mesh <cluster> holds is 2 x 4 with 2 routing planes"
 std::string derived_note(const fabric::MeshGraph& g, const fabric::ClusterDescriptor& cluster);
+
+// Each link of the map once, from the end that sorts first.
+std::vector<const fabric::PortLink*> links_once(const fabric::TopologyMap& map);
+// A mesh port: {"node": "M0D5", "mesh", "device", "dir": "E", "plane"}.
+nlohmann::json port_json(const fabric::MeshPort& p);
+// The mapping (`mesh map --json`): the descriptors, every mesh's devices on their chips, every
+// link's ports and Ethernet channels, the chips left unused.
+nlohmann::json map_json(const fabric::TopologyMap& map, bool derived);
 
 }  // namespace fabricctl

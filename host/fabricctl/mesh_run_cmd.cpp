@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <stdlib.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -18,6 +20,7 @@
 #include "mesh_session.h"
 #include "protocol/fabric.h"
 #include "protocol/test_kernels.h"
+#include "traffic_record.h"
 
 namespace fabricctl {
 
@@ -78,54 +81,44 @@ uint64_t total_bytes_sent(const std::vector<fabric::RouterSnapshot>& snaps, uint
     return b;
 }
 
-// `mesh run`, and with a ControlArgs `mesh pause|drain|resume` (mesh_control.h).
-class MeshRun final : public MeshFabricCommand {
+// One `mesh run` over the fabric of `args` with the traffic of `run` (and, for `mesh
+// pause|drain|resume`, the control applied during it): what `mesh run`, the control verbs and
+// `mesh replay` share. With `expect`, the run's account must equal the recorded one.
+class MeshTrafficRun {
   public:
-    MeshRun(CLI::App& app, bool& as_json, std::optional<ControlArgs> control = std::nullopt)
-        : MeshFabricCommand(
-              app, as_json, control ? ControlArgs::command(control->verb) : "run",
-              control ? ControlArgs::description(control->verb)
-                      : "Bring the 2D fabric up, send all-to-all traffic through it, check "
-                        "every byte, show what each router moved, terminate. " +
-                            std::string(kAccountHelp)),
-          control_(std::move(control)) {
-        if (control_) control_->add_options(*cmd_);
-        cmd_->add_option("--packets", packets_, "Packets to every destination, per plane")
-            ->capture_default_str();
-        add_bytes_option(*cmd_, bytes_, "Bytes per packet (multiple of 16)")->capture_default_str();
-        add_send_type_option(*cmd_, send_type_);
-        cmd_->add_option("--worker-elf", worker_elf_,
-                         "Traffic kernel (default: this build's fabric_traffic.elf)");
-        faults_.add_options(*cmd_);
-        add_on_link_down_option(*cmd_, on_link_down_);
-        cmd_->add_option("--page", page_,
-                         "Draw the fabric after the traffic, before termination, as an HTML page "
-                         "(as `mesh show`: links by state and load)");
-    }
+    MeshTrafficRun(const MeshFabricArgs& args, const MeshRunArgs& run, std::string verb,
+                   bool as_json, const std::optional<ControlArgs>& control = std::nullopt,
+                   const TrafficRecord* expect = nullptr)
+        : args_(args),
+          run_(run),
+          verb_(std::move(verb)),
+          as_json_(as_json),
+          control_(control),
+          expect_(expect) {}
 
-    int run() const override {
-        MeshSession s(args_, cmd_->get_name(), as_json_);
+    int run() const {
+        MeshSession s(args_, verb_, as_json_);
         if (control_ && s.pcie()) return run_control_on_pcie(s, control_->verb);
-        faults_.refuse_on_pcie(s.pcie());
-        std::vector<fabric::FaultSpec> faults = faults_.parse();
+        run_.faults.refuse_on_pcie(s.pcie());
+        std::vector<fabric::FaultSpec> faults = run_.faults.parse();
         fabric::MeshFabricOptions mo = s.fabric_options();
-        check_traffic_options(bytes_, packets_, s.arch());
-        mo.payload_bytes = s.payload_bytes(std::max(pf::kDefaultPayloadBytes, bytes_));
-        if (args_.payload != 0 && bytes_ > args_.payload) {
+        check_traffic_options(run_.bytes, run_.packets, s.arch());
+        mo.payload_bytes = s.payload_bytes(std::max(pf::kDefaultPayloadBytes, run_.bytes));
+        if (args_.payload != 0 && run_.bytes > args_.payload) {
             fabric::fail(ErrorCategory::BadInput, "--bytes {} is more than the slot --payload {}",
-                         bytes_, args_.payload);
+                         run_.bytes, args_.payload);
         }
         s.plan_fabric(mo);
         s.load_router_image();
-        const TrafficKernel kernel = load_traffic_kernel(worker_elf_, s.soc());
+        const TrafficKernel kernel = load_traffic_kernel(run_.worker_elf, s.soc());
         MeshRunTraffic traffic = plan_traffic(s, kernel.image);
 
         s.open_device(traffic.deliveries);
-        const RunFaults armed(std::move(faults), faults_.seed, s.device(), s.runner(),
+        const RunFaults armed(std::move(faults), run_.faults.seed, s.device(), s.runner(),
                               s.event_log());
         // `mesh drain`: a link that dies is drained at both ends too (and resolved after).
         const bool draining = control_ && control_->verb == pf::RouterControl::Drain;
-        apply_on_link_down(s.runner(), draining ? "drain" : on_link_down_);
+        apply_on_link_down(s.runner(), draining ? "drain" : run_.on_link_down);
         std::optional<ControlSchedule> control;
         if (control_) control.emplace(*control_, s.device(), s.runner());
         held_ = control ? &control->held() : nullptr;
@@ -135,22 +128,29 @@ class MeshRun final : public MeshFabricCommand {
             s.show_stage("traffic");
             run_traffic(s, traffic);
             fabric::resolve_link_down_drains(s.runner(), s.drops(), s.cycles_left());
-            if (!page_.empty()) {
+            if (!run_.page.empty()) {
                 // The routers publish their counters once idle for a few passes.
                 s.runner().monitor(std::min(kPageSettleCycles, s.cycles_left()));
-                write_page(s, page_);
+                write_page(s, run_.page);
             }
             s.terminate();
             fabric::resolve_unacked_after_termination(s.runner(), s.drops(), s.final_snapshots());
             armed.log_effects();
             check_traffic(s, traffic);  // what landed, also after a failure
+            if (expect_) {
+                replay_differences_ = record_differences(*expect_, traffic.account);
+                // The replay's own question first: did it give what was recorded.
+                s.problems.insert(s.problems.begin(), replay_differences_.begin(),
+                                  replay_differences_.end());
+            }
+            if (!run_.record.empty()) {
+                write_traffic_record(run_.record, record_of(args_, run_, traffic.account));
+            }
             return report(s, traffic, kernel.path, armed);
         });
     }
 
   private:
-    std::string page_;
-
     // Every flow from each device to every other one on every plane, in rounds of kernels.
     MeshRunTraffic plan_traffic(const MeshSession& s, const fabric::ElfImage& elf) const {
         const fabric::HarvestedSocs socs(s.soc(), s.cluster());  // no worker on a harvested row
@@ -163,7 +163,7 @@ class MeshRun final : public MeshFabricCommand {
                 for (const MeshNode& dst : nodes) {
                     if (dst == src) continue;
                     all.push_back({src, dst, plane});
-                    t.deliveries += packets_;
+                    t.deliveries += run_.packets;
                 }
             }
         }
@@ -179,11 +179,11 @@ class MeshRun final : public MeshFabricCommand {
         for (size_t r = 0; r < flows.size(); ++r) {
             fabric::MeshTrafficOptions o;
             o.count_deliveries = true;
-            o.send_type = send_type_of(send_type_);
+            o.send_type = send_type_of(run_.send_type);
             o.first_flow_id = first_flow_id;
             first_flow_id += static_cast<uint32_t>(flows[r].size());
-            o.packets = packets_;
-            o.packet_bytes = bytes_;
+            o.packets = run_.packets;
+            o.packet_bytes = run_.bytes;
             o.slots = t.slots;
             o.sink_core_index = fabric::kMeshSinkCoreIndex + static_cast<uint32_t>(r);
             o.timeout_us = fabric::traffic_timeout_us(s.budget(), s.arch());
@@ -202,13 +202,13 @@ class MeshRun final : public MeshFabricCommand {
         for (const fabric::MeshFlow& f : first)
             most = std::max(most, ++through[s.plan().send(f.src, f.dst, f.plane).router]);
         const uint64_t src_bytes = fabric::mesh_worker_source_bytes(s.arch());
-        const auto slots = static_cast<uint32_t>(
-            std::min<uint64_t>({packets_, kMeshRunSlots, src_bytes / (uint64_t{most} * bytes_)}));
+        const auto slots = static_cast<uint32_t>(std::min<uint64_t>(
+            {run_.packets, kMeshRunSlots, src_bytes / (uint64_t{most} * run_.bytes)}));
         if (slots == 0) {
             fabric::fail(
                 ErrorCategory::BadInput,
                 "--bytes {}: {} flows x {} B do not fit a traffic kernel's source buffer ({} B)",
-                bytes_, most, bytes_, src_bytes);
+                run_.bytes, most, run_.bytes, src_bytes);
         }
         return slots;
     }
@@ -326,23 +326,23 @@ class MeshRun final : public MeshFabricCommand {
     int report(MeshSession& s, const MeshRunTraffic& t, const std::string& worker_path,
                const RunFaults& faults) const {
         const double rate =
-            bytes_per_cycle(total_bytes_sent(s.final_snapshots(), bytes_), t.send_cycles);
+            bytes_per_cycle(total_bytes_sent(s.final_snapshots(), run_.bytes), t.send_cycles);
         RunReport r;
         r.passed = fmt::format(
             "mesh {} passed: {}; {} worker(s) in {} round(s), {} packets of {} B to every other "
             "device per plane, {} deliveries checked; bring-up {} cycles, traffic {} cycles "
-            "(sending {}), {:.3f} B/cycle over all links while sending; {}",
-            cmd_->get_name(), s.what(), t.workers.size(), t.rounds.size(), packets_, bytes_,
+            "(sending {}), {:.3f} B/cycle over all links while sending; {}{}",
+            verb_, s.what(), t.workers.size(), t.rounds.size(), run_.packets, run_.bytes,
             t.deliveries, s.runner().ready_cycles(), t.traffic_cycles, t.send_cycles, rate,
-            s.ending());
+            s.ending(), expect_ ? "; every flow's account as recorded" : "");
         r.outcomes = t.outcomes;
-        r.figure_bytes = bytes_;
+        r.figure_bytes = run_.bytes;
         r.send_cycles = t.send_cycles;
         r.add_json = [&](json& j) {
             j["worker_firmware"] = worker_path;
-            j["packets"] = packets_;
-            j["bytes"] = bytes_;
-            j["send_type"] = send_type_;
+            j["packets"] = run_.packets;
+            j["bytes"] = run_.bytes;
+            j["send_type"] = run_.send_type;
             j["slots"] = t.slots;
             j["rounds"] = t.rounds.size();
             j["workers"] = workers_json(s.plan(), t);
@@ -353,6 +353,11 @@ class MeshRun final : public MeshFabricCommand {
             j["bytes_per_cycle"] = rate;
             j["account"] = fabric::account_json(t.account);
             j["faults"] = faults.json();
+            if (expect_) {
+                j["replay"] = {{"flows", expect_->flows.size()},
+                               {"same_account", replay_differences_.empty()},
+                               {"differences", replay_differences_}};
+            }
             if (held_) j["control"] = control_states_json(*held_, s.plan().fabric);
         };
         r.print_body = [&] {
@@ -362,14 +367,28 @@ class MeshRun final : public MeshFabricCommand {
             }
             if (!s.shown().empty()) {
                 fmt::print("\n");
-                s.print_routers(s.shown(), true, bytes_, t.send_cycles);
+                s.print_routers(s.shown(), true, run_.bytes, t.send_cycles);
                 fmt::print("\n");
                 print_workers(t);
             }
             print_account(t.account);
+            if (expect_) print_replay();
             s.print_terminated("\n");
         };
         return s.report(r);
+    }
+
+    // Whether the replay gave the recorded account, flow by flow.
+    void print_replay() const {
+        if (replay_differences_.empty()) {
+            fmt::print(
+                "replay: every flow's account (sent, delivered, dropped by whom) equals the "
+                "record's ({} flows)\n",
+                expect_->flows.size());
+            return;
+        }
+        fmt::print("replay: {} flows differ from the record\n", replay_differences_.size());
+        for (const std::string& d : replay_differences_) fmt::print("  {}\n", d);
     }
 
     static json workers_json(const fabric::MeshPlan& plan, const MeshRunTraffic& t) {
@@ -424,17 +443,116 @@ class MeshRun final : public MeshFabricCommand {
         }
     }
 
-    uint32_t packets_ = 16;
-    uint32_t bytes_ = 1024;
-    std::string send_type_ = "fused-write-atomic-inc";
-    std::string worker_elf_;
-    FaultArgs faults_;
-    std::string on_link_down_ = "none";
-    std::optional<ControlArgs> control_;
+    const MeshFabricArgs& args_;
+    const MeshRunArgs& run_;
+    std::string verb_;
+    bool as_json_;
+    const std::optional<ControlArgs>& control_;
+    const TrafficRecord* expect_;
     mutable const std::vector<fabric::RouterSnapshot>* held_ = nullptr;  // the control's reading
+    mutable std::vector<std::string> replay_differences_;
+};
+
+// `mesh run`, and with a ControlArgs `mesh pause|drain|resume` (mesh_control.h).
+class MeshRun final : public MeshFabricCommand {
+  public:
+    MeshRun(CLI::App& app, bool& as_json, std::optional<ControlArgs> control = std::nullopt)
+        : MeshFabricCommand(
+              app, as_json, control ? ControlArgs::command(control->verb) : "run",
+              control ? ControlArgs::description(control->verb)
+                      : "Bring the 2D fabric up, send all-to-all traffic through it, check "
+                        "every byte, show what each router moved, terminate. " +
+                            std::string(kAccountHelp)),
+          control_(std::move(control)) {
+        if (control_) control_->add_options(*cmd_);
+        run_.add_options(*cmd_);
+    }
+
+    int run() const override {
+        return MeshTrafficRun(args_, run_, cmd_->get_name(), as_json_, control_).run();
+    }
+
+  private:
+    MeshRunArgs run_;
+    std::optional<ControlArgs> control_;
+};
+
+// A directory of its own under the system's temporary one, removed with everything in it.
+class TempDir {
+  public:
+    TempDir() {
+        std::string tmpl = (std::filesystem::temp_directory_path() / "fabricctl-replay-XXXXXX");
+        if (mkdtemp(tmpl.data()) == nullptr) {
+            fabric::fail(ErrorCategory::Internal, "cannot make a directory {}", tmpl);
+        }
+        path_ = tmpl;
+    }
+    ~TempDir() {
+        std::error_code ec;
+        std::filesystem::remove_all(path_, ec);
+    }
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+    const std::string& path() const { return path_; }
+
+  private:
+    std::string path_;
+};
+
+// `mesh replay FILE`: the run a record describes, again, on the model or on the chips.
+class MeshReplay final : public CliCommand {
+  public:
+    MeshReplay(CLI::App& app, bool& as_json)
+        : as_json_(as_json),
+          cmd_(mesh_group(app).add_subcommand(
+              "replay",
+              "Run the traffic a `mesh run --record FILE` recorded again, on the fabric it "
+              "describes (its descriptors and options, faults in the model only), and check that "
+              "every flow's account (sent, delivered, dropped by whom) equals the recorded one")) {
+        cmd_->add_option("record", record_, "The record (JSON) `mesh run --record` wrote")
+            ->required();
+        cmd_->add_option("--target", target_.target, "sim (the model) or pcie (tt-kmd)")
+            ->check(CLI::IsMember({"sim", "pcie"}))
+            ->capture_default_str();
+        cmd_->add_option("--dir", target_.dir, "Device node directory (--target pcie)")
+            ->capture_default_str();
+        cmd_->add_option("--socket", target_.socket,
+                         "--target sim: attach to the model a `fabricctl sim serve` keeps on this "
+                         "Unix socket (default: $FABRIC_SIM_SOCKET; none: a model of its own)");
+        add_max_cycles_option(*cmd_, target_.budget,
+                              "Cycle budget for bring-up, traffic and termination together");
+        cmd_->add_option("--router-elf", target_.router_elf,
+                         "Router firmware (default: this build's fabric_router_2d.elf)");
+        cmd_->add_option("--worker-elf", worker_elf_,
+                         "Traffic kernel (default: this build's fabric_traffic.elf)");
+        add_threads_option(*cmd_, target_.threads);
+        add_events_option(*cmd_, target_.events);
+        add_output_flags(*cmd_, as_json, target_.quiet);
+    }
+
+    bool parsed() const override { return cmd_->parsed(); }
+
+    int run() const override {
+        const TrafficRecord record = read_traffic_record(record_);
+        const TempDir dir;
+        const MeshFabricArgs args = replay_fabric_args(record, dir.path(), target_);
+        MeshRunArgs run = record.run;
+        run.worker_elf = worker_elf_;
+        return MeshTrafficRun(args, run, "replay", as_json_, std::nullopt, &record).run();
+    }
+
+  private:
+    bool& as_json_;
+    CLI::App* cmd_;
+    std::string record_, worker_elf_;
+    MeshFabricArgs target_;
 };
 
 }  // namespace
+
+CliCommandPtr add_mesh_replay_command(CLI::App& app, bool& as_json) {
+    return std::make_shared<MeshReplay>(app, as_json);
+}
 
 CliCommandPtr add_mesh_run_command(CLI::App& app, bool& as_json) {
     return std::make_shared<MeshRun>(app, as_json);

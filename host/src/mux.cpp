@@ -22,7 +22,12 @@ pf::WorkerChannel MuxPlacement::channel(uint32_t i) const {
 
 MuxPlacement plan_mux(const FabricPlan& plan, const SocDescriptor& soc, ChipId chip, FabricDir dir,
                       CoreCoord core, const MuxOptions& o) {
-    const RouterPlacement& router = plan.router(chip, dir);  // throws for a router the plan lacks
+    return plan_mux(plan, soc, plan.router(chip, dir), core, o);  // throws for a router it lacks
+}
+
+MuxPlacement plan_mux(const FabricPlan& plan, const SocDescriptor& soc,
+                      const RouterPlacement& router, CoreCoord core, const MuxOptions& o) {
+    const ChipId chip = router.chip;
     const std::string where = fmt::format("mux on chip {} core {}", chip, core.str());
     const auto type = soc.core_type(core);
     if (!type || (*type != CoreType::Worker && *type != CoreType::Eth)) {
@@ -32,7 +37,7 @@ MuxPlacement plan_mux(const FabricPlan& plan, const SocDescriptor& soc, ChipId c
     for (const RouterPlacement& r : plan.routers) {
         if (r.chip == chip && r.core.core == core) {
             fail(ErrorCategory::BadInput, "{}: that core runs the {} router (eth {})", where,
-                 dir_name(r.dir), r.eth_channel);
+                 router_side_name(r), r.eth_channel);
         }
     }
     const uint32_t n = o.full_channels + o.header_channels;
@@ -68,7 +73,7 @@ MuxPlacement plan_mux(const FabricPlan& plan, const SocDescriptor& soc, ChipId c
     m.arch = plan.arch;
     m.core = {chip, core};
     m.chip = chip;
-    m.dir = dir;
+    m.side = router_side_name(router);
     pf::MuxConfig& c = m.config;
     c.magic = pf::kMuxConfigMagic;
     c.version = pf::kProtocolVersion;
@@ -84,7 +89,8 @@ MuxPlacement plan_mux(const FabricPlan& plan, const SocDescriptor& soc, ChipId c
     c.drain_timeout_us = o.drain_timeout_us;
     c.progress_timeout_us = o.progress_timeout_us;
     c.router_status_addr = router.layout.status;
-    c.downstream = plan.worker_channel(chip, dir);
+    c.downstream = pf::worker_channel(hal::arch_map(plan.arch), router.config, router.core.core.x,
+                                      router.core.core.y);
     m.layout = pf::mux_layout(hal::arch_map(plan.arch), c);
     if (!m.layout.fits) {
         fail(ErrorCategory::BadInput,
@@ -126,11 +132,28 @@ void write_mux_termination(Device& device, const MuxPlacement& mux, pf::Terminat
     device.write32(mux.core, mux.layout.termination, static_cast<uint32_t>(t));
 }
 
+pf::MuxStatusBlock stop_mux(Device& device, const MuxPlacement& mux, uint64_t max_cycles,
+                            uint64_t poll_cycles) {
+    write_mux_termination(device, mux, pf::Termination::Graceful);
+    const auto terminated = static_cast<uint32_t>(pf::RouterStatus::Terminated);
+    pf::MuxStatusBlock b = read_mux_status(device, mux);
+    for (uint64_t waited = 0; b.status != terminated && waited < max_cycles;
+         waited += poll_cycles) {
+        device.advance(poll_cycles);
+        b = read_mux_status(device, mux);
+    }
+    if (b.status != terminated) {
+        fail(ErrorCategory::Fabric, "{} cycles after a graceful termination: {}", max_cycles,
+             describe_mux(mux, b));
+    }
+    return b;
+}
+
 WatchedComponent mux_component(const MuxPlacement& mux, LaunchMethod method) {
     WatchedComponent w;
     w.core = mux.core;
     w.name = fmt::format("mux chip {} core {} (router {})", mux.core.chip, mux.core.core.str(),
-                         dir_name(mux.dir));
+                         mux.side);
     w.status_addr = mux.layout.status;
     w.kind = mux_component_kind();
     w.method = method;
@@ -145,7 +168,7 @@ std::string describe_mux(const MuxPlacement& mux, const pf::MuxStatusBlock& b) {
         "mux {} (router {} of chip {}): status {}, stage {}, stuck at {}, detail {}, heartbeat {}, "
         "forwarded {}, "
         "undrained {} (channels {:#x})",
-        mux.core.str(), dir_name(mux.dir), mux.chip, router_status_name(b.status),
+        mux.core.str(), mux.side, mux.chip, router_status_name(b.status),
         router_status_name(b.stage), router_wait_name(b.stuck_at),
         mux_detail_name(b.status, b.detail), b.heartbeat, fwd, b.undrained, b.undrained_channels);
 }

@@ -1,7 +1,8 @@
-// `fabricctl ccl run` as a process: a ring all-gather and a ring reduce-scatter on the t3k's 8
-// chips (the 1D router and the ccl_ring kernel of this build; a failed check while they are not
-// built, never a skip): the text report and the JSON counts exact, and every bad input with its
-// exit code and one-line message.
+// `fabricctl ccl run` and `ccl mesh-run` as processes: a ring all-gather, reduce-scatter and
+// all-reduce on the t3k's 8 chips as a 1D ring, seeds/001's reduce-scatter (both ways, two workers
+// a direction through muxes), and an all-reduce round the t3k's 2x4 mesh in 2D (the routers, the
+// mux and the ccl_ring kernel of this build): the text report and the JSON counts exact, and every
+// bad input with its exit code and one-line message.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -63,10 +64,11 @@ TEST_CASE("fabricctl ccl run: all-gather on the t3k's 8-chip ring, text and JSON
     auto r = fabricctl(ccl_run("all-gather", {"--bytes", "8192"}));
     INFO("stderr: " << r.err);
     REQUIRE(r.code == 0);
-    CHECK_THAT(r.out, Contains("all-gather: ring, 8 ranks (chips 0,1,2,3,7,6,5,4), each sends one "
-                               "chunk a step one hop along its East router's line\n"));
-    CHECK_THAT(r.out, Contains("rank 0 chip 0 core 1-1: sent 7, received 7, "));
-    CHECK_THAT(r.out, Contains("rank 7 chip 4 core 1-1: sent 7, received 7, "));
+    CHECK_THAT(r.out, Contains("all-gather: ring of 8 ranks (chips 0,1,2,3,7,6,5,4), each rank "
+                               "sends one chunk a step one hop along its router's line\n"));
+    CHECK_THAT(r.out, Contains("ring 0 (forward): chips 0,1,2,3,7,6,5,4, worker core 1-1\n"));
+    CHECK_THAT(r.out, Contains("ring 0 rank 0 chip 0 core 1-1: sent 7, received 7, "));
+    CHECK_THAT(r.out, Contains("ring 0 rank 7 chip 4 core 1-1: sent 7, received 7, "));
     CHECK_THAT(r.out, Contains("size: 8192 B a rank, 8192 B of input and 65536 B of output on "
                                "every rank\n"));
     CHECK_THAT(r.out, Contains("every word checked: every rank's output equals the host's\n"));
@@ -101,14 +103,14 @@ TEST_CASE("fabricctl ccl run: all-gather on the t3k's 8-chip ring, text and JSON
         slowest = std::max(slowest, rank["cycles"].get<uint64_t>());
     }
     CHECK(c["cycles"] == slowest);
-    // Every router: 7 chunks of one packet and 7 increments through each East router's ch0.
+    // Every router: 7 chunks of one packet each (the increment fused) through each East router.
     uint64_t delivered = 0;
     for (const auto& rt : j["routers"]) {
         CHECK(rt["status"] == "terminated");
         CHECK(rt["bad_packets"] == 0);
         delivered += rt["delivered"].get<uint64_t>();
     }
-    CHECK(delivered == 8 * 7 * 2);
+    CHECK(delivered == 8 * 7);
 }
 
 TEST_CASE("fabricctl ccl run: reduce-scatter and all-reduce on the t3k's 8-chip ring, JSON",
@@ -145,4 +147,69 @@ TEST_CASE("fabricctl ccl run: reduce-scatter and all-reduce on the t3k's 8-chip 
     CHECK(r.err ==
           "fabricctl: error: reduce-scatter: the input and the output of 8 ranks (16 x 10112 B) "
           "do not fit the 161760 B below a rank's mailbox\n");
+}
+
+TEST_CASE(
+    "fabricctl ccl run: seeds/001's reduce-scatter: both ways, two workers a direction "
+    "through muxes",
+    "[cli][ccl][sim][mux]") {
+    if (!fabric::test::have_firmware({"fabric_router", "ccl_ring", "fabric_mux"})) return;
+    auto r = fabricctl(ccl_run("reduce-scatter", {"--bytes", "4096", "--workers", "2",
+                                                  "--bidirectional", "--mux", "--json", "-q"}));
+    INFO("stderr: " << r.err);
+    REQUIRE(r.code == 0);
+    const auto j = json::parse(r.out);
+    const json& c = j["ccl"];
+    CHECK(c["rings"] == 4);
+    CHECK(c["muxes"] == 16);
+    CHECK(c["ring_chunk_bytes"] == 1024);
+    CHECK(c["every_word_checked"] == true);
+    REQUIRE(c["ranks"].size() == 32);
+    CHECK(c["ranks"][16]["ring"] == 2);  // the first back ring: 0, 4, 5, ...
+    CHECK(c["ranks"][17]["chip"] == 4);
+    for (const json& rank : c["ranks"]) {
+        CHECK(rank["sent"] == 7);
+        CHECK(rank["received"] == 7);
+    }
+    // Every ring's 8 x 7 steps of one fused packet, East and West routers alike.
+    uint64_t delivered = 0;
+    for (const auto& rt : j["routers"]) delivered += rt["delivered"].get<uint64_t>();
+    CHECK(delivered == 4 * 8 * 7);
+    r = fabricctl(ccl_run("all-gather", {"--workers", "2"}));
+    expect_failure(r, 101);
+    CHECK(r.err ==
+          "fabricctl: error: all-gather: 2 workers a direction need a mux (--mux): a router's "
+          "worker channel takes one worker at a time\n");
+}
+
+TEST_CASE("fabricctl ccl mesh-run: all-reduce round the t3k's 2x4 mesh (2D)", "[cli][ccl][sim]") {
+    if (!fabric::test::have_firmware({"fabric_router_2d", "ccl_ring"})) return;
+    const std::vector<std::string> base{"ccl",          "mesh-run",
+                                        "--mesh-graph", kSoc + "/t3k_mesh_graph.yaml",
+                                        "--cluster",    kSoc + "/t3k_cluster.yaml",
+                                        "--op",         "all-reduce"};
+    auto args = base;
+    args.insert(args.end(), {"--bytes", "2048"});
+    auto r = fabricctl(args);
+    INFO("stderr: " << r.err);
+    REQUIRE(r.code == 0);
+    CHECK_THAT(r.out, Contains("every word checked: every rank's output equals the host's\n"));
+    CHECK_THAT(r.err, Contains("fabricctl: ccl mesh-run passed: all-reduce on a ring of 8 ranks, "
+                               "2048 B a rank, every rank's 32768 B of output checked; "));
+    args = base;
+    args.insert(args.end(), {"--bytes", "2048", "--bidirectional", "--json", "-q"});
+    r = fabricctl(args);
+    INFO("stderr: " << r.err);
+    REQUIRE(r.code == 0);
+    const json doc = json::parse(r.out);
+    const json& c = doc["ccl"];
+    CHECK(c["rings"] == 2);
+    CHECK(c["every_word_checked"] == true);
+    for (const json& rank : c["ranks"]) CHECK(rank["sent"] == 14);
+    args = base;
+    args.insert(args.end(), {"--mesh", "1"});
+    r = fabricctl(args);
+    expect_failure(r, 101);
+    CHECK(r.err ==
+          "fabricctl: error: unknown mesh 1 (" + kSoc + "/t3k_mesh_graph.yaml has meshes 0..0)\n");
 }

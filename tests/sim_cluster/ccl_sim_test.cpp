@@ -1,10 +1,16 @@
 // Collectives as worker kernels in the model (fabric/ccl_plan.h, protocol/ccl.h): a ring
 // all-gather, reduce-scatter and all-reduce (int32 sums added by the worker cores), one ccl_ring
-// kernel per chip sending along its router's line with the line API, so the same ELF runs on
+// kernel per chip and ring sending along its router's line with the line API, so the same ELF
+// runs on
 //   - the t3k's 8 chips as a 1D ring (chunks split over several router slots),
-//   - a row and a column of a 4x4 torus in 2D (round the wrap links).
+//   - seeds/001's reduce-scatter: the t3k ring both ways, two workers a direction through a mux
+//     per chip and direction with one slot a channel,
+//   - a row and a column of a 4x4 torus in 2D (round the wrap links),
+//   - every chip of the t3k's 2x4 mesh in 2D (a ring with no wrap link), both ways,
+//   - a Blackhole 2x2 mesh, directly and through muxes.
 // Every rank's whole output (results and partial sums) is compared word for word with the host's
-// computation, every rank's counts are exact, and the routers end clean.
+// computation, every rank's counts and every mux's forwarded packets are exact, and the routers
+// end clean.
 // Skipped (with a warning) until the firmware sub-build made the ELFs.
 #include <catch2/catch.hpp>
 #include <string>
@@ -48,19 +54,29 @@ fabric::FabricPlan t3k_ring_plan() {
     return fabric::plan_fabric(fabric::test::cluster("t3k_cluster.yaml"), wh_soc(), o);
 }
 
-fabric::CclRun run_checked(fabric::test::SimFabric& f, const fabric::CclPlan& plan) {
+fabric::CclRun run_checked(fabric::test::SimFabric& f, const fabric::CclPlan& plan,
+                           const fabric::ElfImage* mux = nullptr) {
     fabric::LaunchOptions lo;
     lo.poll_cycles = 2'000;
     lo.max_cycles = 20'000'000;
-    const auto run = fabric::run_ccl(f.runner, plan, lo);
+    const auto run = fabric::run_ccl(f.runner, plan, lo, mux);
     const auto problems = fabric::ccl_problems(f.dev, plan, run);
     for (const std::string& p : problems) UNSCOPED_INFO(p);
     CHECK(problems.empty());
     for (const auto& rank : run.ranks) {
         CHECK(rank.launch.outcome == fabric::LaunchOutcome::Exited);
-        CHECK(rank.results.sent == plan.phases() * (plan.ranks.size() - 1));
-        CHECK(rank.results.received == plan.phases() * (plan.ranks.size() - 1));
+        CHECK(rank.results.sent == plan.phases() * (plan.ranks() - 1));
+        CHECK(rank.results.received == plan.phases() * (plan.ranks() - 1));
         CHECK(rank.results.cycles != 0);
+    }
+    const uint32_t packets = fabric::ccl_packets_per_rank(plan);
+    REQUIRE(run.muxes.size() == plan.muxes.size());
+    for (const auto& m : run.muxes) {
+        CHECK(m.status == static_cast<uint32_t>(pf::RouterStatus::Terminated));
+        for (uint32_t ch = 0; ch < plan.options.workers_per_direction; ++ch)
+            CHECK(m.forwarded[ch] == packets);
+        CHECK(m.connects == plan.options.workers_per_direction);
+        CHECK(m.teardowns == plan.options.workers_per_direction);
     }
     INFO("bus bandwidth " << fabric::ccl_bus_bandwidth(plan, run) << " B/cycle");
     CHECK(fabric::ccl_bus_bandwidth(plan, run) > 0);
@@ -127,5 +143,80 @@ TEST_CASE(
     ag.op = protocol::CclOp::ReduceScatter;  // and a reduce-scatter up a column
     const auto column = fabric::plan_ccl(plan, {0, 1}, MeshDir::N, 0, socs(), *kernel, ag);
     run_checked(f, column);
+    terminate_clean(f);
+}
+
+TEST_CASE(
+    "ccl (sim): seeds/001's reduce-scatter on the t3k ring: both ways, two workers a direction "
+    "through a mux per chip and direction, one slot a channel",
+    "[ccl][sim][mux]") {
+    REQUIRE_FIRMWARE("fabric_router");
+    const auto mux = fabric::test::firmware_elf("fabric_mux");
+    REQUIRE(mux);
+    const auto plan = t3k_ring_plan();
+    fabric::test::SimFabric f("t3k_cluster.yaml", plan, *router, 5'000'000);
+    fabric::CclOptions o;
+    o.op = protocol::CclOp::ReduceScatter;
+    o.chunk_bytes = 8192;  // 2 KiB a ring: one packet a step through the mux, and the increment
+    o.workers_per_direction = 2;
+    o.bidirectional = true;
+    o.through_mux = true;
+    o.mux_slots = 1;
+    const auto ccl = fabric::plan_ccl(plan, socs(), *kernel, o);
+    REQUIRE(ccl.rings.size() == 4);
+    REQUIRE(ccl.muxes.size() == 16);
+    run_checked(f, ccl, &*mux);
+    terminate_clean(f);
+}
+
+TEST_CASE(
+    "ccl (sim): all-reduce round every chip of the t3k's 2x4 mesh (2D, no wrap link), both "
+    "ways",
+    "[ccl][sim]") {
+    REQUIRE_FIRMWARE("fabric_router_2d");
+    fabric::MeshFabricOptions mo;
+    mo.planes = {0};
+    const auto plan = fabric::plan_mesh(fabric::test::mesh_graph("t3k_mesh_graph.yaml"),
+                                        fabric::test::cluster("t3k_cluster.yaml"), wh_soc(), mo);
+    fabric::test::SimFabric f("t3k_cluster.yaml", plan.fabric, *router, 5'000'000);
+    fabric::CclOptions o;
+    o.op = protocol::CclOp::AllReduce;
+    o.chunk_bytes = 4096;
+    o.bidirectional = true;
+    const auto ccl = fabric::plan_ccl(plan, 0, 0, socs(), *kernel, o);
+    REQUIRE(ccl.rings.size() == 2);
+    run_checked(f, ccl);
+    terminate_clean(f);
+}
+
+TEST_CASE("ccl (sim): Blackhole 2x2 mesh: reduce-scatter, then an all-gather through muxes",
+          "[ccl][sim][blackhole][mux]") {
+    const auto router = fabric::test::firmware_elf("fabric_router_2d", hal::Arch::Blackhole);
+    const auto kernel = fabric::test::firmware_elf("ccl_ring", hal::Arch::Blackhole);
+    const auto mux = fabric::test::firmware_elf("fabric_mux", hal::Arch::Blackhole);
+    if (!router || !kernel || !mux) {
+        WARN("skipped: the Blackhole firmware is not built");
+        return;
+    }
+    const auto& soc = fabric::test::bh_soc();
+    const fabric::ChipSocs bh = [&](ChipId) -> const fabric::SocDescriptor& { return soc; };
+    fabric::MeshFabricOptions mo;
+    mo.planes = {0};
+    const auto plan = fabric::plan_mesh(fabric::test::mesh_graph("bh_2x2_mesh_graph.yaml"),
+                                        fabric::test::cluster("bh_2x2_cluster.yaml"), soc, mo);
+    fabric::test::SimFabric f("bh_2x2_cluster.yaml", plan.fabric, *router, 5'000'000, soc);
+    fabric::CclOptions o;
+    o.op = protocol::CclOp::ReduceScatter;
+    o.chunk_bytes = 8192;
+    run_checked(f, fabric::plan_ccl(plan, 0, 0, bh, *kernel, o));
+    o.op = protocol::CclOp::AllGather;
+    o.seed = 0xB4C0;
+    o.workers_per_direction = 2;
+    o.bidirectional = true;
+    o.through_mux = true;
+    o.mux_slots = 2;
+    const auto through_mux = fabric::plan_ccl(plan, 0, 0, bh, *kernel, o);
+    REQUIRE(through_mux.muxes.size() == 8);
+    run_checked(f, through_mux, &*mux);
     terminate_clean(f);
 }

@@ -5,10 +5,16 @@
 // next rank (1D: its chip's East router on a ring; 2D: a router along a row or column that is a
 // ring); everything is sent with the line API, one hop along that line, so the kernel runs
 // unchanged on 1D and 2D fabrics. Chunks are chunk_bytes each; chunk c of a rank's output is at
-// output_addr + c * chunk_bytes, the same address on every rank. A send is a chunk's write into
-// the same slot of the next rank's output, then +1 on its counter (an atomic increment along the
-// same route, flushed behind the write: the count says the bytes are there). Every output slot is
-// written at most once by the previous rank, so no credit is needed.
+// output_addr + c * chunk_bytes, the same address on every rank. A chunk travels as pieces (the
+// last one shorter): a piece is written into the same place of the next rank's output slot and +1
+// is added to its counter once the bytes are there (the increment flushed behind the writes, in
+// order along the one route; a piece of one packet is one fused write + increment), so the
+// counter counts pieces. A reducing phase's pieces are piece_bytes (the host gives the payload of
+// one packet): a rank adds and forwards each piece as soon as it has arrived, so the additions
+// overlap the transfers. A gathering phase sends whole chunks (a piece is a chunk: one increment
+// a chunk; forwarding by the packet measured slower, docs/PERFORMANCE.md). Every output slot is
+// written at most once by the previous rank, so no credit is needed. Below, "s chunks have
+// arrived" means s x pieces-a-chunk on the counter, waited for piece by piece.
 //
 // AllGather (input: one chunk): every rank's output ends with chunk r = rank r's input.
 //   step 0       copy the own input into output slot `rank`; send that chunk
@@ -67,12 +73,13 @@ struct CclRingArgs {
     uint32_t chunk_bytes;           // a positive multiple of 16
     uint32_t input_addr;            // ccl_input_bytes (host-written)
     uint32_t output_addr;           // ccl_output_bytes; the same on every rank (host zeroes)
-    uint32_t counter_addr;          // chunks arrived (the previous rank's increments; host zeroes
+    uint32_t counter_addr;          // pieces arrived (the previous rank's increments; host zeroes
                                     // it, and the all-reduce's second one 16 B above)
     uint32_t next_x, next_y;        // the next rank's worker core (NOC0)
     uint32_t timeout_us;            // open, each wait, close
+    uint32_t piece_bytes;           // a reducing phase's pieces: a positive multiple of 16
 };
-static_assert(sizeof(CclRingArgs) == 32 + 11 * 4);
+static_assert(sizeof(CclRingArgs) == 32 + 12 * 4);
 static_assert(sizeof(CclRingArgs) <= sizeof(uint32_t) * kTestMaxArgs);
 
 enum class CclRingStep : uint32_t { Args = 1, Init, Copy, Open, Route, Send, Wait, Close };
@@ -81,14 +88,15 @@ enum CclRingStuck : uint32_t {
     kCclStuckCopy = 0xB01,
     kCclStuckOpen = 0xB02,
     kCclStuckSend = 0xB03,  // detail: the step
-    kCclStuckWait = 0xB04,  // detail: the chunks that had arrived
+    kCclStuckWait = 0xB04,  // detail: the pieces that had arrived
     kCclStuckClose = 0xB05,
 };
 
 struct CclRingResults {
     TestFailure failure;
     uint32_t sent;      // chunks sent (ranks - 1 a phase when done)
-    uint32_t received;  // chunks arrived, the counters at the end (ranks - 1 a phase when done)
+    uint32_t received;  // chunks arrived: the counters at the end over the pieces a chunk (ranks -
+                        // 1 a phase when done)
     uint32_t cycles;    // the first send .. the last chunk arrived (and, reducing, added)
 };
 static_assert(sizeof(CclRingResults) == 16 + 3 * 4);

@@ -45,8 +45,8 @@ struct MuxOptions {
 struct MuxPlacement {
     hal::Arch arch = hal::Arch::WormholeB0;
     CoreLocation core;  // the mux core
-    ChipId chip = 0;    // the router it feeds: chip and direction
-    FabricDir dir = FabricDir::East;
+    ChipId chip = 0;    // the router it feeds: its chip and side ("east", "M0D1 E plane 0")
+    std::string side = "east";
     protocol::fabric::MuxConfig config{};
     protocol::fabric::MuxLayout layout{};
 
@@ -58,6 +58,9 @@ struct MuxPlacement {
 
 MuxPlacement plan_mux(const FabricPlan& plan, const SocDescriptor& soc, ChipId chip, FabricDir dir,
                       CoreCoord core, const MuxOptions& options);
+// The same for any router of the plan (a 2D plan's: MeshPlan::fabric and MeshPlan::router).
+MuxPlacement plan_mux(const FabricPlan& plan, const SocDescriptor& soc,
+                      const RouterPlacement& router, CoreCoord core, const MuxOptions& options);
 
 // Where the mux image may go on its core: the application window, clear of the mux's L1 block.
 PlacementRules mux_placement(const MuxPlacement& mux, const SocDescriptor& soc);
@@ -69,6 +72,12 @@ LaunchMethod start_mux(Device& device, const MuxPlacement& mux, const SocDescrip
 protocol::fabric::MuxStatusBlock read_mux_status(Device& device, const MuxPlacement& mux);
 void write_mux_termination(Device& device, const MuxPlacement& mux,
                            protocol::fabric::Termination t);
+
+// Terminate the mux gracefully (its clients have closed: it drains and exits) and advance the
+// device, polling every `poll_cycles`, until it says Terminated; at most `max_cycles`. Its final
+// status block; Error(Fabric) with describe_mux if it does not end in time.
+protocol::fabric::MuxStatusBlock stop_mux(Device& device, const MuxPlacement& mux,
+                                          uint64_t max_cycles, uint64_t poll_cycles = 1'000);
 
 // The mux as the health monitor watches it (FabricRunner::watch): "mux chip 0 core 1-1 (router
 // east)", its status block, mux_component_kind().
