@@ -1,6 +1,7 @@
 /* Start-up for firmware on an Ethernet RISC-V core: sp and gp, .data copy (when its load address
- * differs), .tbss/.bss zeroing, TLS pointer, C++ constructors, main, then the exit status. Every loop
- * here runs between two linker symbols, so each is bounded by the image's own size. */
+ * differs), .tbss/.bss zeroing, TLS pointer, the exit/console mailbox, C++ constructors, main, then
+ * the exit status. Every loop here runs between two linker symbols, so each is bounded by the
+ * image's own size. */
     .section .text.start, "ax"
     .globl _start
     .type _start, @function
@@ -31,6 +32,9 @@ _start:
     la      a0, __bss_start
     la      a1, __bss_end
     call    zero_range
+
+    /* The exit/console mailbox (console_exit.cpp): set up before anything can print. */
+    call    fabric_exit_mailbox_open
 
     /* Static constructors. */
     la      s0, __init_array_start

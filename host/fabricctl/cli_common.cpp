@@ -17,6 +17,7 @@
 #include "fabric/kmd_socket.h"
 #include "fabric/pcie_device.h"
 #include "fabric/soc_descriptor.h"
+#include "protocol/exit_mailbox.h"
 
 namespace fabricctl {
 
@@ -154,6 +155,30 @@ void log_line(const std::string& msg) {
     flush_stdout();
     // Paths and names in a message may come from the command line or a file: never raw.
     std::fprintf(stderr, "fabricctl: %s\n", fabric::escape_control(one_line(msg)).c_str());
+}
+
+std::string console_text(const fabric::ExitMailboxReport& mailbox, std::string_view indent) {
+    std::string out;
+    bool line_start = true;
+    for (const char c : mailbox.console) {
+        if (line_start) out += indent;
+        out += c;
+        line_start = c == '\n';
+    }
+    if (!line_start) out += '\n';
+    return out;
+}
+
+std::string console_lost_note(const fabric::ExitMailboxReport& mailbox) {
+    if (mailbox.console_lost == 0) return "";
+    return fmt::format("{} earlier console bytes lost (the ring keeps the last {})",
+                       mailbox.console_lost, protocol::kConsoleRingBytes);
+}
+
+void add_console_json(json& j, const fabric::ExitMailboxReport& mailbox) {
+    if (mailbox.header.state == fabric::ExitMailboxState::NotSetUp) return;
+    j["console"] = mailbox.console;
+    j["console_lost"] = mailbox.console_lost;
 }
 
 void stop_launched_and_rethrow(fabric::Device& device,
@@ -303,22 +328,29 @@ std::optional<BaseFirmware> choose_base_firmware(const std::string& given, bool 
     return fw;
 }
 
-std::vector<uint32_t> parse_number_list(std::string_view option, const std::string& text,
-                                        std::string_view what) {
-    std::vector<uint32_t> out;
+std::vector<std::string> split_list(const std::string& text) {
+    std::vector<std::string> out;
     if (text.empty()) return out;
     size_t at = 0;
     while (true) {
         const size_t comma = text.find(',', at);
-        const std::string item = text.substr(at, comma == std::string::npos ? comma : comma - at);
+        out.push_back(text.substr(at, comma == std::string::npos ? comma : comma - at));
+        if (comma == std::string::npos) break;
+        at = comma + 1;
+    }
+    return out;
+}
+
+std::vector<uint32_t> parse_number_list(std::string_view option, const std::string& text,
+                                        std::string_view what) {
+    std::vector<uint32_t> out;
+    for (const std::string& item : split_list(text)) {
         if (item.empty() || item.size() > 6 ||
             item.find_first_not_of("0123456789") != std::string::npos) {
             fabric::fail(fabric::ErrorCategory::BadInput, "{} {}: '{}' is not a {}", option, text,
                          item, what);
         }
         out.push_back(static_cast<uint32_t>(std::stoul(item)));
-        if (comma == std::string::npos) break;
-        at = comma + 1;
     }
     return out;
 }

@@ -14,6 +14,7 @@
 #include "fabric/device.h"
 #include "fabric/elf.h"
 #include "fabric/error.h"
+#include "fabric/exit_mailbox.h"
 #include "fabric/health_monitor.h"
 #include "fabric/interrupt.h"
 #include "fabric/progress.h"
@@ -101,6 +102,15 @@ int report_error(bool as_json, std::string_view category, const std::string& mes
 // Kernels this command launched (`pcie run`, `flash --wait`), when a signal interrupted it: what
 // can be stopped is stopped and stderr says so (fabric::stop_cores_after_interrupt), then the
 // Interrupted goes on to main's handler.
+// The console a launched core's exit mailbox kept (fabric/exit_mailbox.h), every line after
+// `indent`, ending in a newline. Empty when the firmware printed nothing or set no mailbox up.
+std::string console_text(const fabric::ExitMailboxReport& mailbox, std::string_view indent);
+// "47 earlier console bytes lost (the ring keeps the last 512)" when the ring wrapped, else empty.
+std::string console_lost_note(const fabric::ExitMailboxReport& mailbox);
+// The same for --json: "console" (the bytes kept) and "console_lost", when the firmware set its
+// mailbox up.
+void add_console_json(nlohmann::json& j, const fabric::ExitMailboxReport& mailbox);
+
 [[noreturn]] void stop_launched_and_rethrow(fabric::Device& device,
                                             const std::vector<fabric::CoreLocation>& cores,
                                             const std::vector<fabric::LaunchMethod>& methods,
@@ -108,6 +118,9 @@ int report_error(bool as_json, std::string_view category, const std::string& mes
 
 // One stuck component as JSON (the "stuck" array of an error document).
 nlohmann::json stuck_json(const fabric::StuckReport& r);
+
+// "a,b,,c" -> {"a", "b", "", "c"}; empty text gives an empty list.
+std::vector<std::string> split_list(const std::string& text);
 
 // "0,2,5" -> {0, 2, 5}; Error(BadInput) "<option> <text>: 'x' is not a <what>" for anything but
 // comma-separated decimal numbers (at most 6 digits each). Empty text gives an empty list.

@@ -15,7 +15,8 @@ using fabric::ErrorCategory;
 
 std::shared_ptr<fabric::KmdPort> open_kmd_port(const std::string& dir, const SimSetup& sim) {
     if (sim.arch.empty()) return std::make_shared<fabric::LinuxKmdPort>(dir);
-    if (const std::string socket = fabric::default_sim_socket(); !socket.empty()) {
+    if (const std::string socket = sim.socket.empty() ? fabric::default_sim_socket() : sim.socket;
+        !socket.empty()) {
         return std::make_shared<fabric::RemoteKmdPort>(socket);
     }
     return open_model_port(sim);
@@ -46,7 +47,7 @@ std::shared_ptr<fabric::KmdPort> open_model_port(const SimSetup& sim) {
         o.wh_base_firmware = std::move(fw->image);
     auto model = std::make_shared<fabric::SimDevice>(
         fabric::SocDescriptor::load_file(find_default_descriptor(*arch)), *arch, std::move(o));
-    return std::make_shared<fabric::SimKmdPort>(model);
+    return std::make_shared<fabric::SimKmdPort>(model, sim.sim_control);
 #endif
 }
 

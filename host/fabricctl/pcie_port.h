@@ -15,11 +15,14 @@ struct SimSetup {
     std::string arch;
     std::string cluster;
     bool no_base_fw = false;
-    uint32_t threads = 0;  // --threads; 0: sim_threads' default
+    uint32_t threads = 0;     // --threads; 0: sim_threads' default
+    bool sim_control = true;  // false: no sim-control block, as on silicon (SimKmdPort)
+    std::string socket;       // a sim server's socket (default: $FABRIC_SIM_SOCKET)
 };
 
 // The real driver's port under `dir`; with `sim.arch`, the simulated one: the sim server's at
-// $FABRIC_SIM_SOCKET if that is set, else one over a new model (open_model_port).
+// `sim.socket` or $FABRIC_SIM_SOCKET if either is set, else one over a new model
+// (open_model_port).
 // Error(Unsupported) for a model in a build without the simulator, Error(BadInput) for an unknown
 // arch or a cluster of another arch.
 std::shared_ptr<fabric::KmdPort> open_kmd_port(const std::string& dir, const SimSetup& sim);

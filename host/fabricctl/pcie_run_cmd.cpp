@@ -14,10 +14,6 @@
 #include "fabric/pcie_device.h"
 #include "fabric/soc_descriptor.h"
 #include "pcie_port.h"
-#ifdef FABRIC_HAVE_SIM
-#include "fabric/sim_device.h"
-#include "fabric/sim_kmd_port.h"
-#endif
 
 namespace fabricctl {
 
@@ -92,6 +88,9 @@ class PcieRun final : public CliCommand {
         cmd_->add_flag("--no-base-fw", sim_.no_base_fw, "No base firmware (--target sim)");
         add_threads_option(*cmd_, sim_.threads);
         cmd_->add_option("--dir", dir_, "Device node directory (--target pcie)");
+        cmd_->add_option("--socket", sim_.socket,
+                         "--target sim: attach to the model a `fabricctl sim serve` keeps on this "
+                         "Unix socket (default: $FABRIC_SIM_SOCKET; none: a model of its own)");
         cmd_->add_option("--soc", soc_, "SoC descriptor (default: the arch's)");
         cmd_->add_option("--core", core_, "ERISC: eth channel (e.g. 0) of chip 0")->required();
         add_max_cycles_option(*cmd_, max_cycles_, "Cycle budget")->capture_default_str();
@@ -127,9 +126,12 @@ class PcieRun final : public CliCommand {
         } catch (const fabric::Interrupted& e) {
             stop_launched_and_rethrow(dev, {core}, {dev.launch_method(core)}, e);
         }
-        print_console(*port, core);
         const LaunchVerdict v = launch_verdict(r, core, dev.description(), max_cycles_);
         if (!as_json_) {
+            fmt::print("{}", console_text(r.mailbox, ""));
+            flush_stdout();
+            if (const std::string lost = console_lost_note(r.mailbox); !lost.empty())
+                log_line(lost);
             log_line(v.line);
             return v.code;
         }
@@ -143,24 +145,12 @@ class PcieRun final : public CliCommand {
             {"cycles", r.cycles},
             {"exit_code", v.code}};
         if (r.outcome == fabric::LaunchOutcome::Exited) j["exit_status"] = r.status.exit_status;
+        add_console_json(j, r.mailbox);
         print_json(j);
         return v.code;
     }
 
   private:
-    // The model's console of the core (the simulated driver only; not with --json).
-    void print_console(fabric::KmdPort& port, const fabric::CoreLocation& core) const {
-#ifdef FABRIC_HAVE_SIM
-        if (auto* sp = dynamic_cast<fabric::SimKmdPort*>(&port); sp && !as_json_) {
-            fmt::print("{}", sp->model().console(core));
-            flush_stdout();
-        }
-#else
-        (void)port;
-        (void)core;
-#endif
-    }
-
     bool& as_json_;
     CLI::App* cmd_ = nullptr;
     std::string target_ = "pcie";

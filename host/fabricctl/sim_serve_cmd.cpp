@@ -54,6 +54,9 @@ class SimServe final : public CliCommand {
             ->capture_default_str();
         cmd_->add_flag("--no-base-fw", setup_.no_base_fw,
                        "Start every core bare metal, without the Wormhole base firmware");
+        cmd_->add_flag("--no-sim-control{false}", setup_.sim_control,
+                       "Serve the cluster as silicon, without the model's sim-control block: "
+                       "clients see a core's exit and console through its exit mailbox only");
         add_threads_option(*cmd_, setup_.threads);
     }
     bool parsed() const override { return cmd_->parsed(); }

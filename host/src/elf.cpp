@@ -8,6 +8,7 @@
 #include "fabric/error.h"
 #include "fabric/input_file.h"
 #include "protocol/erisc_base_fw.h"
+#include "protocol/exit_mailbox.h"
 
 namespace fabric {
 namespace {
@@ -93,6 +94,9 @@ PlacementRules erisc_placement(const hal::ArchMap& arch, uint32_t eth_l1_size) {
     const uint32_t top = std::min(arch.eth_l1_usable_top, eth_l1_size);
     r.loadable.push_back({arch.app_fw_base, top, "L1 range"});
     r.reserved.push_back({arch.launch_app_flag, arch.launch_app_flag + 4u, "launch_app_flag"});
+    const uint32_t mailbox = protocol::exit_mailbox_addr(arch);
+    r.reserved.push_back(
+        {mailbox, mailbox + uint32_t{sizeof(protocol::ExitMailbox)}, "exit mailbox"});
     return r;
 }
 

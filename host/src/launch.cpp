@@ -4,6 +4,7 @@
 #include <set>
 
 #include "fabric/error.h"
+#include "fabric/exit_mailbox.h"
 #include "hal/arch_map.h"
 #include "protocol/erisc_base_fw.h"
 
@@ -42,6 +43,7 @@ void prepare(Device& device, const LaunchTarget& t, LaunchMethod method) {
     switch (method) {
         case LaunchMethod::ResetPc:
             device.write32(t.core, c::kSoftResetReg, c::kSoftResetAllRiscs);  // hold every RISC
+            clear_exit_mailbox(device, t.core);
             load_elf(device, t.core, *t.image);
             device.write32(t.core, c::kErisc0ResetPcReg, t.image->entry());
             return;
@@ -57,12 +59,25 @@ void prepare(Device& device, const LaunchTarget& t, LaunchMethod method) {
                      "{}: an application is still running on {} (launch flag {} is set)",
                      device.description(), t.core.str(), hex32(bfw::kLaunchAppFlag));
             }
+            clear_exit_mailbox(device, t.core);
             load_elf(device, t.core, *t.image);
             return;
         default:
             fail(ErrorCategory::Internal, "launch: unknown launch method {}",
                  static_cast<int>(method));
     }
+}
+
+// The device's own view of the core (the model's run state: the fast path); where it cannot tell,
+// the firmware's exit mailbox (silicon).
+CoreStatus observed_status(Device& device, const CoreLocation& core) {
+    CoreStatus s = device.core_status(core);
+    if (s.state != CoreRunState::Unknown) return s;
+    if (auto from_mailbox = exit_mailbox_core_status(read_exit_mailbox_header(device, core))) {
+        from_mailbox->pc = s.pc;
+        return *from_mailbox;
+    }
+    return s;
 }
 
 void start(Device& device, const LaunchTarget& t, LaunchMethod method) {
@@ -136,7 +151,7 @@ std::vector<LaunchResult> wait_many(Device& device, std::span<const LaunchTarget
             const LaunchTarget& t = targets[i];
             LaunchResult& r = results[i];
             r.cycles = elapsed;
-            r.status = device.core_status(t.core);
+            r.status = observed_status(device, t.core);
             switch (r.status.state) {
                 case CoreRunState::Exited:
                     r.outcome = LaunchOutcome::Exited;
@@ -160,8 +175,9 @@ std::vector<LaunchResult> wait_many(Device& device, std::span<const LaunchTarget
                     }
                     if (ran == 0) {
                         fail(ErrorCategory::Device,
-                             "{}: {} reports running but the device clock does not advance",
-                             device.description(), t.core.str());
+                             "{}: {} has not ended (state {}) but the device clock does not "
+                             "advance",
+                             device.description(), t.core.str(), run_state_name(r.status.state));
                     }
                     still.push_back(i);
                     break;
@@ -173,6 +189,8 @@ std::vector<LaunchResult> wait_many(Device& device, std::span<const LaunchTarget
         pending = std::move(still);
     }
     for (const size_t i : pending) results[i].outcome = LaunchOutcome::Timeout;
+    for (size_t i = 0; i < targets.size(); ++i)
+        results[i].mailbox = read_exit_mailbox(device, targets[i].core);
     return results;
 }
 

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "fabric/error.h"
+#include "fabric/exit_mailbox.h"
 #include "hal/arch_map.h"
 #include "protocol/erisc_base_fw.h"
 
@@ -414,10 +415,14 @@ uint64_t PcieDevice::cycles() const {
 CoreStatus PcieDevice::core_status(const CoreLocation& core) {
     CoreStatus s;
     if (!port_->has_sim_control()) {
-        // Silicon: the soft-reset bit; beyond it, the firmware's own status words say more.
+        // Silicon: the soft-reset bit; beyond it, the firmware's exit mailbox (running or exited
+        // with its code) when the firmware has set one up.
         const uint32_t sr = read32(core, hc::kSoftResetReg);
-        s.state = (sr & hc::kSoftResetErisc0) ? CoreRunState::Reset : CoreRunState::Unknown;
-        return s;
+        if (sr & hc::kSoftResetErisc0) {
+            s.state = CoreRunState::Reset;
+            return s;
+        }
+        return exit_mailbox_core_status(read_exit_mailbox_header(*this, core)).value_or(s);
     }
     // The model: its run-state words answer without clocking the tile (a register read would
     // clock it once), so a run polled through PcieDevice takes exactly the cycles it takes

@@ -311,7 +311,8 @@ class SimKmdFile final : public KmdFile {
     std::string path_;
 };
 
-SimKmdPort::SimKmdPort(std::shared_ptr<SimDevice> model) : model_(std::move(model)) {
+SimKmdPort::SimKmdPort(std::shared_ptr<SimDevice> model, bool sim_control)
+    : model_(std::move(model)), sim_control_(sim_control) {
     if (!model_) fail(ErrorCategory::Internal, "SimKmdPort: no model");
     const ClusterDescriptor& cd = model_->cluster_descriptor();
     std::map<uint32_t, ChipId> by_ordinal;

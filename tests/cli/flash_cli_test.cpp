@@ -38,7 +38,15 @@ TEST_CASE("fabricctl flash: hello on eth 0 and 1 of both n300 chips", "[cli][fla
                              "chip 1 eth 1  (core 1-0): launch_flag, exited with status 0"}) {
         CHECK_THAT(r.out, Contains(line));
     }
-    CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 4);
+    // Under each core's line, what its firmware printed (its exit mailbox): two lines each.
+    CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 4 * 3);
+    const std::string console =
+        "    | hello from the wormhole_b0 Ethernet RISC-V core (firmware at 0x09040, 256 KiB L1)\n"
+        "    | sum of the first 100 primes = 24133 (correct), ";
+    size_t n = 0;
+    for (size_t at = r.out.find(console); at != std::string::npos; at = r.out.find(console, at + 1))
+        ++n;
+    CHECK(n == 4);
     CHECK_THAT(r.err,
                Contains("fabricctl: flashed " + kHello + " onto 4 eth cores of sim wormhole_b0"));
 }
@@ -57,6 +65,9 @@ TEST_CASE("fabricctl flash --json: bare metal, every eth core of chip 1", "[cli]
         CHECK(c["launch"] == "reset_pc");
         CHECK(c["outcome"] == "exited");
         CHECK(c["exit_status"] == 0);
+        CHECK_THAT(c["console"].get<std::string>(),
+                   Contains("sum of the first 100 primes = 24133 (correct)"));
+        CHECK(c["console_lost"] == 0);
     }
     CHECK(j["cores"][15]["eth"] == 15);
 }
@@ -82,10 +93,13 @@ TEST_CASE("fabricctl flash: bad selections and images are refused before anythin
          "--chips: chip 2 is not on"},
         {{"flash", "--cluster", kN300, "--eth", "0", bad_elf}, 103, ""},
         {{"flash", "--eth", "0", kHello}, 101, "--target sim needs --cluster"},
-        {{"flash", "--cluster", kN300, kHello}, 100, "--eth is required"},
+        {{"flash", "--cluster", kN300, kHello}, 101, "give the cores: --eth, --workers or both"},
+        {{"flash", "--cluster", kN300, "--workers", "1-1,0-0", kHello},
+         101,
+         "--workers: 0-0 is not a worker core x-y of"},
         {{"flash", "--target", "pcie", "--cluster", kN300, "--eth", "0", kHello},
          101,
-         "describe the model"},
+         "describe a model of the command's own: use them with --target sim and no sim server"},
     };
     for (const Case& c : cases) {
         INFO(c.args.back() << " " << c.says);

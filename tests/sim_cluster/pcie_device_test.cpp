@@ -14,6 +14,7 @@
 #include "cluster_test_util.h"
 #include "expect_error.h"
 #include "fabric/cluster_descriptor.h"
+#include "fabric/exit_mailbox.h"
 #include "fabric/kmd_abi.h"
 #include "fabric/kmd_port.h"
 #include "fabric/launch.h"
@@ -21,6 +22,7 @@
 #include "fabric/sim_kmd_port.h"
 #include "pcie_tlb.h"
 #include "protocol/erisc_base_fw.h"
+#include "protocol/exit_mailbox.h"
 #include "test_elf.h"
 
 using Catch::Matchers::Contains;
@@ -663,6 +665,91 @@ TEST_CASE("PcieDevice (sim): a trapping kernel is reported as trapped with its c
     CHECK(res.status.trap_cause == 2);
     CHECK(res.status.trap_name == "illegal instruction");
     CHECK(res.status.trap_pc == 0x9040);
+}
+
+// The console console_lines.elf (firmware/demo) prints: 40 numbered lines.
+std::string console_lines_text() {
+    std::string s;
+    for (int line = 1; line <= 40; ++line) s += fmt::format("console line {:02} of 40: ok\n", line);
+    return s;
+}
+
+TEST_CASE("PcieDevice without the sim-control block: exit code and console through the mailbox",
+          "[pcie][sim][launch][exit_mailbox]") {
+    for (const auto arch : {hal::Arch::WormholeB0, hal::Arch::Blackhole}) {
+        const auto lines = firmware(arch, "console_lines.elf");
+        const auto hello = firmware(arch, "hello.elf");
+        if (!lines || !hello) {
+            WARN("skipped: console_lines.elf / hello.elf are not built yet (build the firmware)");
+            return;
+        }
+        INFO("arch " << fabric::arch_name(arch));
+        const auto soc = soc_of(arch);
+        const auto rules = fabric::erisc_placement(hal::arch_map(arch), soc.eth_l1_size());
+        auto sim = model(arch);
+        // As silicon: no run-state words, so the device knows a core's end from its mailbox only.
+        auto port = std::make_shared<fabric::SimKmdPort>(sim, /*sim_control=*/false);
+        fabric::PcieDeviceOptions o;
+        o.discover_links = false;
+        fabric::PcieDevice dev(port, soc, o);
+        const CoreLocation core{0, soc.eth_core(1)};
+
+        const auto r = fabric::launch(dev, core, *lines, rules);
+        REQUIRE(r.outcome == fabric::LaunchOutcome::Exited);
+        CHECK(r.status.exit_status == 42);
+        CHECK(r.mailbox.header.state == fabric::ExitMailboxState::Exited);
+        CHECK(r.mailbox.header.exit_code == 42);
+        // The model's own console (its sim-control block) has every byte; the ring the last 512.
+        const std::string all = console_lines_text();
+        REQUIRE(all.size() == 1040);
+        CHECK(sim->console(core) == all);
+        CHECK(r.mailbox.header.written == 1040);
+        CHECK(r.mailbox.console == all.substr(1040 - protocol::kConsoleRingBytes));
+        CHECK(r.mailbox.console_lost == 1040 - protocol::kConsoleRingBytes);
+        const auto st = dev.core_status(core);
+        CHECK(st.state == fabric::CoreRunState::Exited);
+        CHECK(st.exit_status == 42);
+
+        // The next run on the same core: the old report is cleared, the new one read whole.
+        const auto h = fabric::launch(dev, core, *hello, rules);
+        REQUIRE(h.outcome == fabric::LaunchOutcome::Exited);
+        CHECK(h.status.exit_status == 0);
+        CHECK(h.mailbox.console_lost == 0);
+        CHECK(h.mailbox.console == sim->console(core).substr(all.size()));
+        CHECK_THAT(h.mailbox.console, Contains("sum of the first 100 primes = 24133 (correct)"));
+    }
+}
+
+TEST_CASE(
+    "PcieDevice without the sim-control block: a firmware without the runtime is not seen "
+    "to end",
+    "[pcie][sim][launch][exit_mailbox]") {
+    // A hand-made image that writes the sim-control block only: the model halts it, but a device
+    // without that block sees neither an exit nor a mailbox, as on silicon. (The model's clock
+    // then stops, which the launch reports; silicon's would run on to the cycle budget.)
+    const auto arch = hal::Arch::WormholeB0;
+    const auto soc = soc_of(arch);
+    const auto img = fabric::ElfImage::parse(
+        ft::program_elf(ft::console_exit_program("no mailbox\n", 5), 0x9040), "bare.elf");
+    auto sim = model(arch);
+    fabric::PcieDeviceOptions o;
+    o.discover_links = false;
+    fabric::PcieDevice dev(std::make_shared<fabric::SimKmdPort>(sim, false), soc, o);
+    const CoreLocation core{0, soc.eth_core(0)};
+    CHECK(ft::expect_error(ErrorCategory::Device,
+                           [&] {
+                               fabric::launch(
+                                   dev, core, img,
+                                   fabric::erisc_placement(hal::kWormholeB0, soc.eth_l1_size()));
+                           }) ==
+          "pcie wormhole_b0 (1 chip) via simulated /dev/tenstorrent over sim wormhole_b0 (1 "
+          "chip): chip 0 core 9-0 has not ended (state unknown) but the device clock does "
+          "not advance");
+    CHECK(sim->console(core) == "no mailbox\n");  // it did run
+    const auto box = fabric::read_exit_mailbox(dev, core);
+    CHECK(box.header.state == fabric::ExitMailboxState::NotSetUp);
+    CHECK(box.console.empty());
+    CHECK(dev.core_status(core).state == fabric::CoreRunState::Unknown);
 }
 
 TEST_CASE("PcieDevice (sim): a Blackhole image in the router window starts at its reset PC",

@@ -3,6 +3,7 @@
 // silicon; a killed client leaves the server serving; SIGTERM and `sim stop` end it cleanly;
 // no server and no socket are clear errors; `mesh telemetry --listen` serves its /metrics.
 #include <arpa/inet.h>
+#include <fmt/format.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 
@@ -25,6 +26,7 @@ const std::string kSocDir = FABRIC_SOC_DESCRIPTOR_DIR;
 const std::string kTmp = FABRIC_TEST_TMP_DIR;
 const std::string kCluster = kSocDir + "/bh_2x2_cluster.yaml";  // four chips, each on PCIe
 const std::string kGraph = kSocDir + "/bh_2x2_mesh_graph.yaml";
+const std::string kFwDir = FABRIC_FIRMWARE_DIR;
 
 t::Run fabricctl(const std::vector<std::string>& args) {
     return t::run_process(kFabricctl, args, kTmp);
@@ -37,9 +39,10 @@ struct Server {
     t::Spawned process;
     bool collected = false;
 
-    Server() {
-        process = t::spawn_process(
-            kFabricctl, {"sim", "serve", "--cluster", kCluster, "--socket", socket}, kTmp, "");
+    explicit Server(const std::vector<std::string>& extra = {}) {
+        std::vector<std::string> args{"sim", "serve", "--cluster", kCluster, "--socket", socket};
+        args.insert(args.end(), extra.begin(), extra.end());
+        process = t::spawn_process(kFabricctl, args, kTmp, "");
         for (int i = 0; i < 500 && !std::filesystem::exists(socket); ++i) {
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
         }
@@ -226,6 +229,49 @@ TEST_CASE("fabricctl mesh telemetry --listen: /metrics of a fabric the sim serve
     const auto alone = fabricctl({"mesh", "telemetry", "--cluster", kCluster, "--listen", "0"});
     CHECK(alone.code == 101);
     CHECK_THAT(alone.err, Contains("--listen needs a fabric that outlives the command"));
+}
+
+TEST_CASE("fabricctl sim serve --no-sim-control: pcie run reads exit and console from the mailbox",
+          "[sim_server][cli][exit_mailbox]") {
+    const std::string lines = kFwDir + "/blackhole/console_lines.elf";
+    const std::string hello = kFwDir + "/blackhole/hello.elf";
+    if (!std::filesystem::exists(lines) || !std::filesystem::exists(hello)) {
+        WARN("skipped: console_lines.elf / hello.elf are not built yet (build the firmware)");
+        return;
+    }
+    // Served as silicon: the clients' PcieDevice has no run-state words to read.
+    Server server({"--no-sim-control"});
+    const auto run = [&](const std::string& elf, const std::vector<std::string>& more = {}) {
+        std::vector<std::string> a{"pcie",      "run",      "--target",    "sim",    "--arch",
+                                   "blackhole", "--socket", server.socket, "--core", "2"};
+        a.insert(a.end(), more.begin(), more.end());
+        a.push_back(elf);
+        return fabricctl(a);
+    };
+    std::string all;
+    for (int line = 1; line <= 40; ++line)
+        all += fmt::format("console line {:02} of 40: ok\n", line);
+    const auto r = run(lines);
+    CHECK(r.code == 42);  // the firmware's status, passed through
+    CHECK(r.out == all.substr(all.size() - 512));
+    CHECK_THAT(r.err, Contains("fabricctl: 528 earlier console bytes lost (the ring keeps the "
+                               "last 512)\nfabricctl: firmware on chip 0 core 2-1 exited with "
+                               "status 42 after "));
+    const auto j = nlohmann::json::parse(run(lines, {"--json"}).out);
+    CHECK(j["exit_status"] == 42);
+    CHECK(j["console"] == all.substr(all.size() - 512));
+    CHECK(j["console_lost"] == 528);
+    // hello on the same core of the server says byte for byte what it says on a model of the
+    // command's own, where the model's sim-control block reports the run.
+    const auto served = run(hello);
+    const auto own =
+        fabricctl({"pcie", "run", "--target", "sim", "--arch", "blackhole", "--core", "2", hello});
+    CHECK(served.code == 0);
+    CHECK(own.code == 0);
+    CHECK_THAT(served.out, Contains("sum of the first 100 primes = 24133 (correct)"));
+    CHECK(served.out == own.out);
+    CHECK(fabricctl({"sim", "stop", "--socket", server.socket}).code == 0);
+    CHECK(server.wait().code == 0);
 }
 
 TEST_CASE("fabricctl mesh replay through a sim server: the account a model of its own recorded",

@@ -6,6 +6,7 @@
 #include "expect_error.h"
 #include "fabric/launch.h"
 #include "fabric/soc_descriptor.h"
+#include "protocol/exit_mailbox.h"
 #include "test_elf.h"
 
 using Catch::Matchers::Contains;
@@ -30,7 +31,9 @@ class FakeDevice : public fabric::Device {
     std::string description() const override { return "fake"; }
     uint32_t chip_count() const override { return 1; }
     const fabric::SocDescriptor& soc(fabric::ChipId) const override {
-        throw fabric::Error(ErrorCategory::Internal, "no descriptor");
+        static const auto wh = fabric::SocDescriptor::load_file(
+            std::string(FABRIC_SOC_DESCRIPTOR_DIR) + "/wormhole_b0_80_arch.yaml");
+        return wh;
     }
     void write(const CoreLocation& c, uint64_t addr, std::span<const uint8_t> d) override {
         log.push_back({true, addr, {d.begin(), d.end()}});
@@ -117,17 +120,19 @@ TEST_CASE("launch: reset, load, reset PC, release ERISC0, run to exit", "[launch
     d.run_cycles = 12345;
     const auto r = fabric::launch(d, kCore, image(), kRules);
 
-    REQUIRE(d.log.size() == 5);
+    REQUIRE(d.log.size() == 6);
     CHECK(d.log[0].addr == 0xFFB121B0);
     CHECK(d.log[0].bytes == le32(0x47800));  // every RISC held
-    CHECK(d.log[1].addr == 0x9040);
-    CHECK(d.log[1].bytes == t::words_to_bytes({0x13, 0x13}));
-    CHECK(d.log[2].addr == 0x9200);
-    CHECK(d.log[2].bytes == std::vector<uint8_t>{7, 0, 0, 0, 0, 0, 0, 0});  // bss zeroed
-    CHECK(d.log[3].addr == 0xFFB14000);
-    CHECK(d.log[3].bytes == le32(0x9040));  // ERISC0 reset PC = entry
-    CHECK(d.log[4].addr == 0xFFB121B0);
-    CHECK(d.log[4].bytes == le32(0x47000));  // ERISC0 (bit 11) released, others held
+    CHECK(d.log[1].addr == 0x3FDC0);
+    CHECK(d.log[1].bytes == std::vector<uint8_t>(32, 0));  // the exit mailbox's header cleared
+    CHECK(d.log[2].addr == 0x9040);
+    CHECK(d.log[2].bytes == t::words_to_bytes({0x13, 0x13}));
+    CHECK(d.log[3].addr == 0x9200);
+    CHECK(d.log[3].bytes == std::vector<uint8_t>{7, 0, 0, 0, 0, 0, 0, 0});  // bss zeroed
+    CHECK(d.log[4].addr == 0xFFB14000);
+    CHECK(d.log[4].bytes == le32(0x9040));  // ERISC0 reset PC = entry
+    CHECK(d.log[5].addr == 0xFFB121B0);
+    CHECK(d.log[5].bytes == le32(0x47000));  // ERISC0 (bit 11) released, others held
 
     CHECK(r.outcome == fabric::LaunchOutcome::Exited);
     CHECK(r.status.exit_status == 42);
@@ -181,4 +186,49 @@ TEST_CASE("launch: a core that stays in reset is a device error", "[launch]") {
     CHECK_THAT(
         t::expect_error(ErrorCategory::Device, [&] { fabric::launch(d, kCore, image(), kRules); }),
         Contains("still in reset"));
+}
+
+TEST_CASE("launch: where the device cannot tell (silicon), the exit mailbox ends the run",
+          "[launch]") {
+    // A backend whose run state is Unknown once the core is out of reset; the firmware publishes
+    // its mailbox (as the runtime does) when it has run for 12345 cycles.
+    struct Silicon : FakeDevice {
+        CoreStatus core_status(const CoreLocation& c) override {
+            CoreStatus s = FakeDevice::core_status(c);
+            if (s.state != CoreRunState::Reset) s.state = CoreRunState::Unknown;
+            return s;
+        }
+        uint64_t advance(uint64_t cycles) override {
+            const uint64_t n = FakeDevice::advance(cycles);
+            if (released() && ran >= run_cycles && !published) publish();
+            return n;
+        }
+        void publish() {
+            published = true;
+            const uint32_t box = protocol::exit_mailbox_addr(hal::kWormholeB0);
+            const std::string console = "done\n";
+            for (size_t i = 0; i < console.size(); ++i)
+                mem[{kCore, box + offsetof(protocol::ExitMailbox, console) + i}] = console[i];
+            const std::pair<size_t, uint32_t> words[] = {
+                {offsetof(protocol::ExitMailbox, written), uint32_t(console.size())},
+                {offsetof(protocol::ExitMailbox, exit_code), 9},
+                {offsetof(protocol::ExitMailbox, state),
+                 static_cast<uint32_t>(protocol::ExitState::Exited)},
+                {offsetof(protocol::ExitMailbox, magic), protocol::kExitMailboxMagic}};
+            for (const auto& [offset, value] : words) {
+                for (uint32_t i = 0; i < 4; ++i)
+                    mem[{kCore, box + offset + i}] = uint8_t(value >> 8 * i);
+            }
+        }
+        bool published = false;
+    } d;
+    d.run_cycles = 12345;
+    d.final_state = CoreRunState::Running;  // the fake's own state never ends the run
+    const auto r = fabric::launch(d, kCore, image(), kRules);
+    CHECK(r.outcome == fabric::LaunchOutcome::Exited);
+    CHECK(r.status.exit_status == 9);
+    CHECK(r.cycles == 20000);  // seen at the second poll
+    CHECK(r.mailbox.header.state == fabric::ExitMailboxState::Exited);
+    CHECK(r.mailbox.console == "done\n");
+    CHECK(r.mailbox.console_lost == 0);
 }

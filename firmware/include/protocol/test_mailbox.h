@@ -41,7 +41,8 @@ static_assert(offsetof(TestMailbox, args) == 32);
 static_assert(sizeof(TestMailbox) % 16 == 0, "16-B aligned so it can be moved over Ethernet/NOC");
 
 // L1 addresses: just below the first byte firmware may not use (hal::ArchMap::eth_l1_usable_top),
-// on both arches, leaving the rest of L1 above the firmware image for the kernels' buffers.
+// on both arches, leaving the rest of L1 above the firmware image for the kernels' buffers. The
+// exit/console mailbox (protocol/exit_mailbox.h) sits above it, right below that top.
 inline constexpr uint32_t kTestMailboxWormholeB0 = 0x3FFE0 - 0x400;
 inline constexpr uint32_t kTestMailboxBlackhole = 0x70000 - 0x400;
 

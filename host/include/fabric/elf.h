@@ -34,7 +34,7 @@ struct PlacementRules {
 
 // Placement for application firmware on an ERISC: L1 from the arch's app firmware base up to the
 // first byte firmware may not use (the smaller of the arch's usable top and the descriptor's L1
-// size); the launch flag word is reserved.
+// size); the launch flag word and the exit/console mailbox (protocol/exit_mailbox.h) are reserved.
 PlacementRules erisc_placement(const hal::ArchMap& arch, uint32_t eth_l1_size);
 
 // Placement for the Wormhole active-eth base firmware (firmware/base/): L1 [0, 0x9000), not over

@@ -8,6 +8,7 @@
 
 #include "fabric/device.h"
 #include "fabric/elf.h"
+#include "fabric/exit_mailbox.h"
 
 namespace fabric {
 
@@ -35,6 +36,10 @@ struct LaunchResult {
     // LaunchFlag only: the application returned to the base firmware (which cleared the launch
     // flag); status.exit_status is what it returned. The core itself keeps running (base firmware).
     bool returned_to_base_firmware = false;
+    // The firmware's exit/console mailbox when the wait ended (fabric/exit_mailbox.h): its console
+    // (the last protocol::kConsoleRingBytes at most; console_lost counts the bytes before them).
+    // NotSetUp for firmware without the runtime.
+    ExitMailboxReport mailbox;
 };
 
 // One image for one core.
@@ -74,11 +79,16 @@ std::vector<LaunchResult> launch_many(Device& device, std::span<const LaunchTarg
 // routers, fabric_runner.h) or wait for some cores only:
 //   load_many:  check every placement and that no core is named twice (before the device is
 //               touched), then load every image without starting it (ResetPc: every RISC held in
-//               reset, reset PC set; LaunchFlag: flag still 0). Returns each target's method.
+//               reset, reset PC set; LaunchFlag: flag still 0), each core's exit mailbox cleared
+//               first. Returns each target's method.
 //   start_many: release / flag every target, in order.
 //   wait_many:  advance until each target has exited or trapped (or returned to the base
 //               firmware), or `max_cycles` pass. Only `targets` are waited for: other cores that
-//               keep running (routers) neither end the wait nor count as finished.
+//               keep running (routers) neither end the wait nor count as finished. A core's state
+//               is Device::core_status (the model's run state, its fast path) and, where that
+//               cannot tell (Unknown: silicon), its exit mailbox. When the wait ends every
+//               target's mailbox is read into LaunchResult::mailbox; one that is not ours (a
+//               firmware that wrote over it) is Error(Device) naming the core.
 std::vector<LaunchMethod> load_many(Device& device, std::span<const LaunchTarget> targets);
 void start_many(Device& device, std::span<const LaunchTarget> targets,
                 std::span<const LaunchMethod> methods);

@@ -21,8 +21,9 @@
 //              base firmware takes the mailbox RELEASE_CORE (bh_release_core below).
 //   time       advance() asks the port: the model steps, silicon sleeps (cycles / clock MHz).
 //   status     core_status: soft-reset bit -> Reset; the model's run-state words when the port has
-//              them (KmdPort::has_sim_control); otherwise Unknown (silicon: the firmware's own
-//              status words say more; see launch.h).
+//              them (KmdPort::has_sim_control); otherwise (silicon) the firmware's exit mailbox
+//              (fabric/exit_mailbox.h): Running, or Exited with its code; Unknown when the
+//              firmware has set none up.
 #pragma once
 
 #include <cstdint>

@@ -27,7 +27,9 @@ class SimDevice;
 class SimKmdPort final : public KmdPort {
   public:
     // The model behind the port. Its cluster descriptor's chips_with_mmio become the device nodes.
-    explicit SimKmdPort(std::shared_ptr<SimDevice> model);
+    // `sim_control` false hides the model's sim-control block as silicon has none: PcieDevice then
+    // learns a core's run state and console from the firmware's exit mailbox only.
+    explicit SimKmdPort(std::shared_ptr<SimDevice> model, bool sim_control = true);
     ~SimKmdPort() override;
 
     std::string description() const override;
@@ -35,7 +37,7 @@ class SimKmdPort final : public KmdPort {
     std::unique_ptr<KmdFile> open(uint32_t ordinal) override;
     uint64_t advance(uint64_t cycles, uint32_t clock_mhz) override;
     uint64_t cycles(uint32_t clock_mhz) const override;
-    bool has_sim_control() const override { return true; }
+    bool has_sim_control() const override { return sim_control_; }
     uint64_t step(uint64_t cycles, uint32_t clock_mhz) override;
 
     SimDevice& model() { return *model_; }
@@ -56,6 +58,7 @@ class SimKmdPort final : public KmdPort {
     std::shared_ptr<SimDevice> model_;
     std::vector<std::unique_ptr<Node>> nodes_;
     uint64_t configure_calls_ = 0;
+    bool sim_control_ = true;
 };
 
 }  // namespace fabric

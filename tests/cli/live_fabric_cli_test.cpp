@@ -1,0 +1,161 @@
+// The bring-up workflow of silicon on the model, each step a process of its own (issue 20 item 2):
+// `fabricctl sim serve` keeps a 2x2 Blackhole cluster running; `mesh up` leaves its routers
+// running, `mesh status` and `mesh events` read them, the example program (examples/fabric_hello)
+// opens the device as it would open silicon and sends over the live fabric with its own worker
+// kernel, `flash` loads a kernel beside the fabric and reads its end from the exit mailbox,
+// `mesh down` terminates the routers, `sim stop` ends the server. Served with and without the
+// model's sim-control block (`--no-sim-control`: as on silicon).
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "cli_expect.h"
+#include "run_process.h"
+
+using Catch::Matchers::Contains;
+using fabric::test::fabricctl;
+namespace t = fabric::test;
+
+namespace {
+
+const std::string kSocDir = FABRIC_SOC_DESCRIPTOR_DIR;
+const std::string kTmp = FABRIC_TEST_TMP_DIR;
+const std::string kCluster = kSocDir + "/bh_2x2_cluster.yaml";
+const std::string kGraph = kSocDir + "/bh_2x2_mesh_graph.yaml";
+const std::string kKernel = std::string(FABRIC_FIRMWARE_DIR) + "/blackhole/fabric_hello.elf";
+
+// A `fabricctl sim serve` of the cluster, up once its socket exists; killed if the test ends early.
+struct Server {
+    // Under /tmp: a Unix socket's path must fit 107 bytes, which a deep build directory may not.
+    std::string socket = t::unique_path("/tmp", "fabric_live") + ".sock";
+    t::Spawned process;
+    bool collected = false;
+
+    explicit Server(const std::vector<std::string>& extra) {
+        std::vector<std::string> args{"sim", "serve", "--cluster", kCluster, "--socket", socket};
+        args.insert(args.end(), extra.begin(), extra.end());
+        process = t::spawn_process(FABRICCTL, args, kTmp, "");
+        for (int i = 0; i < 500 && !std::filesystem::exists(socket); ++i) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+        REQUIRE(std::filesystem::exists(socket));
+    }
+    ~Server() {
+        if (!collected) {
+            ::kill(process.pid, SIGKILL);
+            (void)t::collect_process(process);
+        }
+    }
+    t::Run wait() {
+        collected = true;
+        return t::collect_process(process);
+    }
+    // `mesh VERB` on the served cluster.
+    t::Run mesh(const std::string& verb, std::vector<std::string> more = {}) const {
+        std::vector<std::string> a{"mesh", verb,       "--cluster", kCluster,   "--mesh-graph",
+                                   kGraph, "--target", "sim",       "--socket", socket};
+        a.insert(a.end(), more.begin(), more.end());
+        return fabricctl(a);
+    }
+};
+
+// Each router's "status" in `mesh status --json`, and its sent / received packet counts.
+struct Routers {
+    std::vector<std::string> status;
+    std::map<std::string, std::pair<uint64_t, uint64_t>> packets;  // label -> (sent, received)
+};
+Routers routers_of(const std::string& status_json) {
+    Routers r;
+    const auto doc = nlohmann::json::parse(status_json);  // alive while its routers are read
+    for (const auto& j : doc.at("routers")) {
+        r.status.push_back(j.at("status"));
+        const std::string label = "M" + std::to_string(j.at("mesh").get<int>()) + "D" +
+                                  std::to_string(j.at("device").get<int>()) + " " +
+                                  j.at("dir").get<std::string>() + " p" +
+                                  std::to_string(j.at("plane").get<int>());
+        r.packets[label] = {j.at("packets_sent"), j.at("packets_received")};
+    }
+    return r;
+}
+
+size_t count_of(const std::string& text, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+}
+
+}  // namespace
+
+TEST_CASE("the live fabric: serve, mesh up, status, events, a user's program, flash, mesh down",
+          "[cli][live_fabric]") {
+    REQUIRE(std::filesystem::exists(kKernel));
+    // As the model serves it, and as silicon would: without the sim-control block, every core's
+    // end (routers' and kernels') comes from its exit mailbox.
+    const std::vector<std::string> extra =
+        GENERATE(std::vector<std::string>{}, std::vector<std::string>{"--no-sim-control"});
+    INFO("sim serve " << (extra.empty() ? "" : extra.front()));
+    Server server(extra);
+    const std::string events = t::temp_path(kTmp, "live_up", ".jsonl");
+
+    const auto up = server.mesh("up", {"--events", events});
+    INFO("mesh up: " << up.err);
+    REQUIRE(up.code == 0);
+    CHECK_THAT(up.err, Contains("fabricctl: mesh up: 1 mesh, 4 chips, 8 routers (plane 0: 8): "
+                                "handshake "));
+    CHECK_THAT(up.err, Contains("routers left running on the chips"));
+
+    const auto status = server.mesh("status", {"--json"});
+    REQUIRE(status.code == 0);
+    const Routers before = routers_of(status.out);
+    CHECK(before.status == std::vector<std::string>(8, "ready_for_traffic"));
+
+    // What each router went through in the bring-up, as `mesh up` wrote it.
+    const auto ev = fabricctl({"mesh", "events", events});
+    REQUIRE(ev.code == 0);
+    CHECK(count_of(ev.out, ": state started\n") == 8);
+    CHECK(count_of(ev.out, ": state ready_for_traffic\n") == 8);
+
+    // A user's program, opened on the server as on silicon: its kernel sends over the live fabric.
+    const auto hello = t::run_process(
+        FABRIC_HELLO, {"--cluster", kCluster, "--mesh-graph", kGraph, "--socket", server.socket},
+        kTmp);
+    INFO("fabric_hello: " << hello.err);
+    CHECK(hello.code == 0);
+    CHECK(hello.out ==
+          "fabric_hello: sent 4096 bytes 1 hop(s) along the line of router 1-1\n"
+          "fabric_hello: 4096 bytes from chip 0 (1-2) to chip 1 (2-2) over the live fabric: every "
+          "byte checked, counter 1\n");
+    // The routers carried it (a write and the counter's increment) and still run.
+    const Routers after = routers_of(server.mesh("status", {"--json"}).out);
+    CHECK(after.status == std::vector<std::string>(8, "ready_for_traffic"));
+    CHECK(after.packets.at("M0D0 E p0") == std::pair<uint64_t, uint64_t>{2, 0});
+    CHECK(after.packets.at("M0D1 W p0") == std::pair<uint64_t, uint64_t>{0, 2});
+
+    // flash onto a worker core beside the live fabric: the kernel, given no arguments, says so
+    // on its console and exits 1, both read from its exit mailbox.
+    const auto flash = fabricctl({"flash", "--target", "sim", "--socket", server.socket, "--chips",
+                                  "3", "--workers", "1-2", "--wait", kKernel});
+    CHECK(flash.code == 1);
+    CHECK_THAT(flash.out,
+               Contains("chip 3 worker (core 1-2): reset_pc, exited with status 1 after "));
+    CHECK_THAT(flash.out, Contains("\n    | fabric_hello: no arguments in the mailbox\n"));
+    CHECK(routers_of(server.mesh("status", {"--json"}).out).status ==
+          std::vector<std::string>(8, "ready_for_traffic"));
+
+    const auto down = server.mesh("down");
+    REQUIRE(down.code == 0);
+    CHECK_THAT(down.out, Contains("terminated gracefully: 8 of 8 routers terminated"));
+    CHECK(routers_of(server.mesh("status", {"--json"}).out).status ==
+          std::vector<std::string>(8, "terminated"));
+
+    const auto stop = fabricctl({"sim", "stop", "--socket", server.socket});
+    CHECK(stop.code == 0);
+    const auto served = server.wait();
+    CHECK(served.code == 0);
+    CHECK_THAT(served.err, Contains("fabricctl: sim server stopped"));
+    CHECK_FALSE(std::filesystem::exists(server.socket));
+}
