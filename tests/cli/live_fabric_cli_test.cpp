@@ -15,6 +15,7 @@
 
 #include "cli_expect.h"
 #include "run_process.h"
+#include "sim_server.h"
 
 using Catch::Matchers::Contains;
 using fabric::test::fabricctl;
@@ -28,32 +29,10 @@ const std::string kCluster = kSocDir + "/bh_2x2_cluster.yaml";
 const std::string kGraph = kSocDir + "/bh_2x2_mesh_graph.yaml";
 const std::string kKernel = std::string(FABRIC_FIRMWARE_DIR) + "/blackhole/fabric_hello.elf";
 
-// A `fabricctl sim serve` of the cluster, up once its socket exists; killed if the test ends early.
-struct Server {
-    // Under /tmp: a Unix socket's path must fit 107 bytes, which a deep build directory may not.
-    std::string socket = t::unique_path("/tmp", "fabric_live") + ".sock";
-    t::Spawned process;
-    bool collected = false;
-
-    explicit Server(const std::vector<std::string>& extra) {
-        std::vector<std::string> args{"sim", "serve", "--cluster", kCluster, "--socket", socket};
-        args.insert(args.end(), extra.begin(), extra.end());
-        process = t::spawn_process(FABRICCTL, args, kTmp, "");
-        for (int i = 0; i < 500 && !std::filesystem::exists(socket); ++i) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        }
-        REQUIRE(std::filesystem::exists(socket));
-    }
-    ~Server() {
-        if (!collected) {
-            ::kill(process.pid, SIGKILL);
-            (void)t::collect_process(process);
-        }
-    }
-    t::Run wait() {
-        collected = true;
-        return t::collect_process(process);
-    }
+// A `fabricctl sim serve` of the cluster.
+struct Server : t::SimServerProcess {
+    explicit Server(const std::vector<std::string>& extra)
+        : SimServerProcess(FABRICCTL, kCluster, kTmp, "fabric_live", extra) {}
     // `mesh VERB` on the served cluster.
     t::Run mesh(const std::string& verb, std::vector<std::string> more = {}) const {
         std::vector<std::string> a{"mesh", verb,       "--cluster", kCluster,   "--mesh-graph",

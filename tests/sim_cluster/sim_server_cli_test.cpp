@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "run_process.h"
+#include "sim_server.h"
 
 using Catch::Matchers::Contains;
 namespace t = fabric::test;
@@ -32,32 +33,10 @@ t::Run fabricctl(const std::vector<std::string>& args) {
     return t::run_process(kFabricctl, args, kTmp);
 }
 
-// A `fabricctl sim serve` of the 2x2 Blackhole cluster, up once its socket exists.
-struct Server {
-    // Under /tmp: a Unix socket's path must fit 107 bytes, which a deep build directory may not.
-    std::string socket = t::unique_path("/tmp", "fabric_sim") + ".sock";
-    t::Spawned process;
-    bool collected = false;
-
-    explicit Server(const std::vector<std::string>& extra = {}) {
-        std::vector<std::string> args{"sim", "serve", "--cluster", kCluster, "--socket", socket};
-        args.insert(args.end(), extra.begin(), extra.end());
-        process = t::spawn_process(kFabricctl, args, kTmp, "");
-        for (int i = 0; i < 500 && !std::filesystem::exists(socket); ++i) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        }
-        REQUIRE(std::filesystem::exists(socket));
-    }
-    ~Server() {
-        if (!collected) {
-            ::kill(process.pid, SIGKILL);
-            (void)t::collect_process(process);
-        }
-    }
-    t::Run wait() {
-        collected = true;
-        return t::collect_process(process);
-    }
+// A `fabricctl sim serve` of the 2x2 Blackhole cluster.
+struct Server : t::SimServerProcess {
+    explicit Server(const std::vector<std::string>& extra = {})
+        : SimServerProcess(kFabricctl, kCluster, kTmp, "fabric_sim", extra) {}
     std::vector<std::string> mesh(const std::string& verb, bool json = false) const {
         std::vector<std::string> a{"mesh", verb,       "--cluster", kCluster,   "--mesh-graph",
                                    kGraph, "--target", "sim",       "--socket", socket};
