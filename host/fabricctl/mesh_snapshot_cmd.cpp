@@ -43,18 +43,18 @@ json chips_json(const fabric::ClusterDescriptor& c) {
 // Every Ethernet connection of the descriptor, and the state of the fabric link on it.
 json cluster_json(const fabric::ClusterDescriptor& c, const fabric::FabricPlan& plan,
                   const std::vector<RouterSnapshot>& snaps) {
-    std::vector<std::optional<std::string>> state(plan.routers.size());
+    const std::vector<fabric::RouterPair> pairs = fabric::router_pairs(plan);
+    const auto on_port = [&](const RouterPlacement& r, const fabric::EthPortRef& p) {
+        return r.chip == p.chip && r.eth_channel == p.chan;
+    };
     json links = json::array();
     for (const fabric::EthConnection& e : c.connections()) {
         std::string on = "unused";
-        for (const fabric::RouterPair& p : fabric::router_pairs(plan)) {
+        for (const fabric::RouterPair& p : pairs) {
             const RouterPlacement& a = plan.routers[p.a];
             const RouterPlacement& b = plan.routers[p.b];
-            const bool same = (a.chip == e.a.chip && a.eth_channel == e.a.chan &&
-                               b.chip == e.b.chip && b.eth_channel == e.b.chan) ||
-                              (a.chip == e.b.chip && a.eth_channel == e.b.chan &&
-                               b.chip == e.a.chip && b.eth_channel == e.a.chan);
-            if (same) on = fabric::link_state(snaps[p.a], snaps[p.b]);
+            if ((on_port(a, e.a) && on_port(b, e.b)) || (on_port(a, e.b) && on_port(b, e.a)))
+                on = fabric::link_state(snaps[p.a], snaps[p.b]);
         }
         links.push_back({{"chip", e.a.chip},
                          {"chan", e.a.chan},
