@@ -1,13 +1,14 @@
 // fabric_hello: a user's program over a fabric that is already up (`fabricctl mesh up` left its
 // routers running). It opens the device as it would open silicon (tt-kmd through PcieDevice;
 // with FABRIC_SIM_SOCKET or --socket, the simulated driver of a `fabricctl sim serve`), takes
-// over the running fabric, launches its own worker kernel (kernel.cpp) on a Tensix core of the
-// first chip, which sends a message one chip east over the fabric, then checks every byte that
-// landed and prints what the kernel said (its exit mailbox). The fabric stays up (`mesh down`
-// ends it).
+// over the running fabric, launches its own worker kernel (kernel.cpp) on a Tensix core of a
+// chip (mesh device 0 unless --from says), which sends a message one chip on (east unless --dir
+// says) over the fabric, then checks every byte that landed and prints what the kernel said (its
+// exit mailbox). The fabric stays up (`mesh down` ends it). Chips that are not PCIe-attached
+// (a T3K's chips 4-7) are reached as on silicon, through an eth core of a chip that is.
 //
 //   fabric_hello --cluster FILE [--mesh-graph FILE] [--socket PATH] [--bytes N]
-//                [--kernel ELF] [--router-elf ELF]
+//                [--from DEVICE] [--dir N|E|S|W] [--kernel ELF] [--router-elf ELF]
 //
 // Exit: 0 every byte arrived; 1 it did not, or the kernel failed; 2 bad usage or an error.
 #include <fmt/format.h>
@@ -42,6 +43,8 @@ using fabric::ErrorCategory;
 struct Options {
     std::string cluster, mesh_graph, socket, kernel, router_elf;
     uint32_t bytes = 4096;
+    uint32_t from = 0;  // mesh device of mesh 0
+    fabric::MeshDir dir = fabric::MeshDir::E;
 };
 
 // --name VALUE pairs; anything else is a usage error.
@@ -57,6 +60,13 @@ Options parse(int argc, char** argv) {
         if (i + 1 >= argc) fabric::fail(ErrorCategory::BadInput, "{} needs a value", name);
         if (name == "--bytes") {
             o.bytes = static_cast<uint32_t>(std::strtoul(argv[i + 1], nullptr, 10));
+        } else if (name == "--from") {
+            o.from = static_cast<uint32_t>(std::strtoul(argv[i + 1], nullptr, 10));
+        } else if (name == "--dir") {
+            const std::string d = argv[i + 1];
+            const auto dir = d.size() == 1 ? fabric::parse_mesh_dir(d[0]) : std::nullopt;
+            if (!dir) fabric::fail(ErrorCategory::BadInput, "--dir {}: one of N, E, S, W", d);
+            o.dir = *dir;
         } else if (const auto it = text.find(name); it != text.end()) {
             *it->second = argv[i + 1];
         } else {
@@ -161,9 +171,9 @@ int run(const Options& o) {
         fabric::ElfImage::load_file(firmware(o.router_elf, arch, "fabric_router_2d")));
     runner.attach();
 
-    // From mesh device 0 one hop east, through its east router on plane 0.
-    const fabric::MeshNode from{0, 0};
-    const fabric::RouterPlacement& router = plan.router(from, fabric::MeshDir::E, 0);
+    // From the mesh device one hop on, through its router that way on plane 0.
+    const fabric::MeshNode from{0, o.from};  // (no router that way: a clear BadInput error)
+    const fabric::RouterPlacement& router = plan.router(from, o.dir, 0);
     const fabric::ChipId dst_chip = plan.line_chips(router).at(0);
     const auto& workers = soc.cores(fabric::CoreType::Worker);
     const uint32_t sink = fabric::mesh_sink_base(arch);

@@ -3,7 +3,8 @@
 // From reset it publishes its status block, the heartbeat (0x1C, 0xABCD in the upper half), the
 // link status (0x1ED4: 6 when link training succeeded) and the context-switch entry in the jump
 // table (0x9020), then supervises forever: one bounded wait per heartbeat period for the launch
-// flag (0x9004); on each pass it beats and republishes the link status. When the host sets the
+// flag (0x9004) or remote-access work (remote_access.h); on each pass it beats, republishes the
+// link status and serves remote access. When the host sets the
 // flag it calls the application at 0x9040. An application that returns (a cooperative kernel)
 // comes back here: its result is recorded, the launch flag is cleared (what tt-metal's
 // disable_erisc_app does) and supervision resumes. An application built with the project's crt0
@@ -19,6 +20,7 @@
 #include "hal/mmio.h"
 #include "hal/wait.h"
 #include "protocol/erisc_base_fw.h"
+#include "remote_access.h"
 
 namespace bfw = protocol::base_fw;
 
@@ -78,12 +80,17 @@ bool launch_requested() {
     return get(bfw::kLaunchAppFlag) != 0;
 }
 
+bool launch_or_remote_work() {
+    return launch_requested() || remote_access_has_work();
+}
+
 }  // namespace
 
 // __erisc_jump_table[0]: an application yields to the base firmware by calling this; it does the
 // periodic work and returns. It runs on the application's stack and must stay small.
 extern "C" void base_fw_context_switch() {
     service();
+    remote_access_service();
     bump_status_field(offsetof(bfw::StatusBlock, yields));
 }
 
@@ -93,18 +100,20 @@ extern "C" [[noreturn]] void base_fw_main() {
     put(bfw::kContextSwitchPtr,
         static_cast<uint32_t>(reinterpret_cast<uintptr_t>(&base_fw_context_switch)));
     service();
+    remote_access_init();
     set_state(bfw::State::Idle);
     set_status_field(offsetof(bfw::StatusBlock, magic), bfw::kStatusMagic);
 
     while (true) {
-        const hal::Status s = hal::wait_until(
-            launch_requested, hal::Deadline::after_cycles(bfw::kHeartbeatPeriodCycles));
+        (void)hal::wait_until(launch_or_remote_work,
+                              hal::Deadline::after_cycles(bfw::kHeartbeatPeriodCycles));
         service();
+        remote_access_service();
         bump_status_field(offsetof(bfw::StatusBlock, idle_slices));
-        if (s != hal::Status::Ok)
-            continue;  // Timeout: one heartbeat period passed, keep supervising
+        if (!launch_requested()) continue;  // a heartbeat period passed, or remote work was done
 
         set_state(bfw::State::AppRunning);
+        remote_access_finish();
         bump_status_field(offsetof(bfw::StatusBlock, app_launches));
         const AppEntry app = reinterpret_cast<AppEntry>(static_cast<uintptr_t>(bfw::kAppBase));
         const uint32_t result = app();

@@ -8,6 +8,7 @@
 #include "fabric/error.h"
 #include "fabric/input_file.h"
 #include "protocol/erisc_base_fw.h"
+#include "protocol/erisc_remote_access.h"
 #include "protocol/exit_mailbox.h"
 
 namespace fabric {
@@ -97,6 +98,11 @@ PlacementRules erisc_placement(const hal::ArchMap& arch, uint32_t eth_l1_size) {
     const uint32_t mailbox = protocol::exit_mailbox_addr(arch);
     r.reserved.push_back(
         {mailbox, mailbox + uint32_t{sizeof(protocol::ExitMailbox)}, "exit mailbox"});
+    if (arch.arch == hal::Arch::WormholeB0) {
+        namespace ra = protocol::remote_access;
+        r.reserved.push_back(
+            {ra::kReservedBase, ra::kReservedEnd, "routing firmware region (remote access)"});
+    }
     return r;
 }
 

@@ -146,16 +146,21 @@ FabricPlan plan_fabric(const ClusterDescriptor& cluster, const SocDescriptor& so
     plan.topology = o.topology;
     plan.chips = o.chips;
     pf::RouterConfig base = with_slots(used, slots);
-    // Automatic slots: the worker channel gets twice the others' where L1 still has room (a line
-    // with the default payload; a ring's third channel and rx1 fill it). A ch0 slot comes back only
-    // with the far router's completion, a round trip of ~3,000 cycles, so ch0's slots bound one
-    // worker's rate. The forwarded channels' slots come back the same way (the next chip's
+    // Automatic slots: the worker channel gets up to twice the others' where L1 still has room (a
+    // line with the default payload; a ring's third channel and rx1 fill it). A ch0 slot comes back
+    // only with the far router's completion, a round trip of ~3,000 cycles, so ch0's slots bound
+    // one worker's rate. The forwarded channels' slots come back the same way (the next chip's
     // completion), so what L1 still holds then goes to them, a slot each at a time. The figures
     // behind both choices are in docs/PERFORMANCE.md (1D fabric, slots).
     if (o.sender_slots == 0) {
         pf::RouterConfig more = base;
-        more.sender_slots[0] = std::min(2 * base.sender_slots[0], kMaxRouterSlots);
-        if (layout_fits(soc, pf::router_layout(am, more))) base = more;
+        const uint32_t ch0_most = std::min(2 * base.sender_slots[0], kMaxRouterSlots);
+        while (base.sender_slots[0] < ch0_most) {
+            more = base;
+            ++more.sender_slots[0];
+            if (!layout_fits(soc, pf::router_layout(am, more))) break;
+            base = more;
+        }
         while (base.sender_slots[1] < kMaxRouterSlots) {
             more = base;
             ++more.sender_slots[1];

@@ -12,6 +12,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -246,9 +247,10 @@ void KmdServer::serve(const std::function<bool()>& keep_going) {
         if (ready < 0 && errno != EINTR)
             fail(ErrorCategory::Device, "sim server: poll: {}", std::strerror(errno));
         if (ready <= 0) {
-            if (running_) port_->advance(options_.quantum_cycles, options_.clock_mhz);
+            if (running_) advance_between_requests();
             continue;
         }
+        interactive_left_ = options_.quantum_cycles;
         if (fds[0].revents & POLLIN) {
             const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
             if (fd >= 0) {
@@ -279,6 +281,17 @@ void KmdServer::serve(const std::function<bool()>& keep_going) {
             if (c.fd < 0 || len > kMaxKmdMessage) drop(i - 1);
         }
     }
+}
+
+void KmdServer::advance_between_requests() {
+    if (interactive_left_ == 0) {
+        port_->advance(options_.quantum_cycles, options_.clock_mhz);
+        return;
+    }
+    const uint64_t step =
+        std::min(std::max<uint64_t>(options_.interactive_cycles, 1), interactive_left_);
+    port_->advance(step, options_.clock_mhz);
+    interactive_left_ -= step;
 }
 
 namespace {

@@ -12,6 +12,7 @@
 #include "fabric/exit_mailbox.h"
 #include "hal/arch_map.h"
 #include "protocol/erisc_base_fw.h"
+#include "protocol/erisc_remote_access.h"
 
 namespace fabric {
 
@@ -19,6 +20,7 @@ namespace {
 
 namespace hc = hal::common;
 namespace bfw = protocol::base_fw;
+namespace ra = protocol::remote_access;
 
 // Core-local register space reachable through a window (host-and-pcie §2.3): 0xFFB00000 and up.
 constexpr uint64_t kRegisterSpaceBase = hc::kLocalDataRamBase;
@@ -126,6 +128,13 @@ struct PcieDevice::Window {
     uint64_t last_use = 0;
 };
 
+struct PcieDevice::RemoteChip {
+    uint32_t asic_id = 0;
+    uint32_t coord = 0;                  // Ethernet coordinates (0x0000YYXX)
+    std::vector<CoreLocation> gateways;  // eth cores of PCIe-attached chips linked to it
+    std::unique_ptr<RemoteAccess> access;
+};
+
 struct PcieDevice::ChipPort {
     uint32_t ordinal = 0;
     std::unique_ptr<KmdFile> file;
@@ -221,12 +230,12 @@ PcieDevice::~PcieDevice() {
 std::string PcieDevice::description() const {
     const uint32_t n = chip_count();
     std::string s = fmt::format("pcie {} ({} chip{}", arch_name(soc_.arch()), n, n == 1 ? "" : "s");
-    if (remote_chips_ > 0) s += fmt::format(", {} remote", remote_chips_);
+    if (!remote_.empty()) s += fmt::format(", {} remote", remote_.size());
     return s + ") via " + port_->description();
 }
 
 uint32_t PcieDevice::chip_count() const {
-    return static_cast<uint32_t>(chips_.size()) + remote_chips_;
+    return static_cast<uint32_t>(chips_.size() + remote_.size());
 }
 
 const SocDescriptor& PcieDevice::soc(ChipId chip) const {
@@ -237,7 +246,7 @@ const SocDescriptor& PcieDevice::soc(ChipId chip) const {
     return soc_;
 }
 
-PcieDevice::ChipPort& PcieDevice::mmio_chip(const CoreLocation& core) {
+bool PcieDevice::check_core(const CoreLocation& core) const {
     const SocDescriptor& d = soc(core.chip);
     const auto type = d.core_type(core.core);
     if (!type) {
@@ -250,14 +259,45 @@ PcieDevice::ChipPort& PcieDevice::mmio_chip(const CoreLocation& core) {
              "addressed through this backend",
              description(), core.str(), core_type_name(*type));
     }
-    if (core.chip >= chips_.size()) {
-        fail(
-            ErrorCategory::Unsupported,
-            "{}: chip {} is not PCIe-attached (reached over Ethernet only); access to remote chips "
-            "through Ethernet is not implemented",
-            description(), core.chip);
+    return !is_remote(core);
+}
+
+PcieDevice::ChipPort& PcieDevice::mmio_chip(const CoreLocation& core) {
+    if (!check_core(core)) {
+        fail(ErrorCategory::Unsupported,
+             "{}: chip {} is not PCIe-attached (reached over Ethernet only) and this access has "
+             "no remote path",
+             description(), core.chip);
     }
     return *chips_[core.chip];
+}
+
+// The gateway for an access to a remote chip, chosen again when the last one got busy (an
+// application launched on it): a gateway whose base firmware is idle serves at once; one running
+// an application only when that yields to it.
+RemoteAccess& PcieDevice::remote(const CoreLocation& core) {
+    RemoteChip& r = *remote_[core.chip - chips_.size()];
+    const auto booted = [&](const CoreLocation& g) {
+        return read32(g, bfw::kStatusBlock + offsetof(bfw::StatusBlock, magic)) ==
+               bfw::kStatusMagic;
+    };
+    const auto idle = [&](const CoreLocation& g) {
+        return booted(g) && read32(g, bfw::kStatusBlock + offsetof(bfw::StatusBlock, state)) ==
+                                static_cast<uint32_t>(bfw::State::Idle);
+    };
+    if (r.access && idle(r.access->gateway())) return *r.access;
+    // A base firmware that has not finished booting would clear a command queued now.
+    for (uint32_t i = 0;
+         i < kHeartbeatPolls && std::none_of(r.gateways.begin(), r.gateways.end(), booted); ++i) {
+        port_->step(kHeartbeatPollCycles, clock_mhz_);
+    }
+    const auto it = std::find_if(r.gateways.begin(), r.gateways.end(), idle);
+    const CoreLocation gateway = it != r.gateways.end() ? *it : r.gateways.front();
+    if (r.access && r.access->gateway() == gateway) return *r.access;
+    r.access = std::make_unique<RemoteAccess>(
+        *this, gateway, r.coord, fmt::format("{}: chip {}", description(), core.chip),
+        [this](uint64_t cycles) { port_->step(cycles, clock_mhz_); });
+    return *r.access;
 }
 
 void PcieDevice::check_range(const CoreLocation& core, uint64_t addr, size_t len) const {
@@ -362,8 +402,9 @@ void PcieDevice::for_each_chunk(const CoreLocation& core, uint64_t addr, size_t 
 }
 
 void PcieDevice::write(const CoreLocation& core, uint64_t addr, std::span<const uint8_t> data) {
-    mmio_chip(core);
+    const bool mmio = check_core(core);
     check_range(core, addr, data.size());
+    if (!mmio) return remote(core).write(core.core, addr, data);
     const bool regs = addr >= kRegisterSpaceBase;
     for_each_chunk(core, addr, data.size(), [&](Window& w, uint64_t off, size_t from, size_t n) {
         (regs ? w.uc : w.wc)->write(off, data.subspan(from, n));
@@ -372,8 +413,9 @@ void PcieDevice::write(const CoreLocation& core, uint64_t addr, std::span<const 
 }
 
 void PcieDevice::read(const CoreLocation& core, uint64_t addr, std::span<uint8_t> data) {
-    mmio_chip(core);
+    const bool mmio = check_core(core);
     check_range(core, addr, data.size());
+    if (!mmio) return remote(core).read(core.core, addr, data);
     const bool regs = addr >= kRegisterSpaceBase;
     for_each_chunk(core, addr, data.size(), [&](Window& w, uint64_t off, size_t from, size_t n) {
         (regs ? w.uc : w.wc)->read(off, data.subspan(from, n));
@@ -381,24 +423,32 @@ void PcieDevice::read(const CoreLocation& core, uint64_t addr, std::span<uint8_t
 }
 
 void PcieDevice::write32(const CoreLocation& core, uint64_t addr, uint32_t value) {
-    mmio_chip(core);
+    const bool mmio = check_core(core);
     if (addr % 4 != 0) {
         fail(ErrorCategory::BadInput, "{}: {}: 32-bit write at unaligned address {}", description(),
              core.str(), hex32(addr));
     }
     check_range(core, addr, 4);
+    if (!mmio) {
+        return remote(core).write(core.core, addr,
+                                  std::span(reinterpret_cast<const uint8_t*>(&value), 4));
+    }
     for_each_chunk(core, addr, 4,
                    [&](Window& w, uint64_t off, size_t, size_t) { w.uc->write32(off, value); });
 }
 
 uint32_t PcieDevice::read32(const CoreLocation& core, uint64_t addr) {
-    mmio_chip(core);
+    const bool mmio = check_core(core);
     if (addr % 4 != 0) {
         fail(ErrorCategory::BadInput, "{}: {}: 32-bit read at unaligned address {}", description(),
              core.str(), hex32(addr));
     }
     check_range(core, addr, 4);
     uint32_t v = 0;
+    if (!mmio) {
+        remote(core).read(core.core, addr, std::span(reinterpret_cast<uint8_t*>(&v), 4));
+        return v;
+    }
     for_each_chunk(core, addr, 4,
                    [&](Window& w, uint64_t off, size_t, size_t) { v = w.uc->read32(off); });
     return v;
@@ -414,7 +464,7 @@ uint64_t PcieDevice::cycles() const {
 
 CoreStatus PcieDevice::core_status(const CoreLocation& core) {
     CoreStatus s;
-    if (!port_->has_sim_control()) {
+    if (!port_->has_sim_control() || is_remote(core)) {
         // Silicon: the soft-reset bit; beyond it, the firmware's exit mailbox (running or exited
         // with its code) when the firmware has set one up.
         const uint32_t sr = read32(core, hc::kSoftResetReg);
@@ -462,7 +512,7 @@ CoreStatus PcieDevice::core_status(const CoreLocation& core) {
 }
 
 LaunchMethod PcieDevice::launch_method(const CoreLocation& core) {
-    mmio_chip(core);
+    check_core(core);
     if (soc_.arch() != hal::Arch::WormholeB0 || !soc_.eth_channel(core.core))
         return LaunchMethod::ResetPc;
     // Held in reset: bare metal. (The model's run-state word answers without clocking the tile,
@@ -479,7 +529,7 @@ LaunchMethod PcieDevice::launch_method(const CoreLocation& core) {
 }
 
 void PcieDevice::bh_release_core(const CoreLocation& core, uint32_t l1_addr) {
-    mmio_chip(core);
+    check_core(core);
     if (soc_.arch() != hal::Arch::Blackhole || !soc_.eth_channel(core.core)) {
         fail(ErrorCategory::Unsupported,
              "{}: {}: the base-firmware mailbox exists on Blackhole eth "
@@ -509,6 +559,7 @@ void PcieDevice::discover_links() {
         uint32_t chan;
         uint32_t remote_id;
         uint32_t remote_chan;
+        uint32_t remote_coord;
     };
     std::vector<Seen> seen;
     std::vector<std::optional<uint32_t>> local_id(chips_.size());
@@ -520,7 +571,8 @@ void PcieDevice::discover_links() {
             const uint32_t mine = read32(core, bfw::results_word(bfw::kResultsLocalAsicIdWord));
             if (!local_id[c]) local_id[c] = mine;
             seen.push_back({c, ch, read32(core, bfw::results_word(bfw::kResultsRemoteAsicIdWord)),
-                            read32(core, bfw::results_word(bfw::kResultsRemoteEthIdWord))});
+                            read32(core, bfw::results_word(bfw::kResultsRemoteEthIdWord)),
+                            read32(core, bfw::results_word(ra::kResultsRemoteCoordWord))});
         }
     }
     std::map<uint32_t, ChipId> id_of;  // asic id -> chip id
@@ -532,8 +584,18 @@ void PcieDevice::discover_links() {
         if (!id_of.count(s.remote_id)) remote.insert(s.remote_id);
     }
     ChipId next = static_cast<ChipId>(chips_.size());
-    for (const uint32_t r : remote) id_of.emplace(r, next++);
-    remote_chips_ = static_cast<uint32_t>(remote.size());
+    for (const uint32_t r : remote) {
+        id_of.emplace(r, next++);
+        remote_.push_back(std::make_unique<RemoteChip>());
+        remote_.back()->asic_id = r;
+    }
+    for (const auto& s : seen) {
+        const ChipId id = id_of.at(s.remote_id);
+        if (id < chips_.size()) continue;
+        RemoteChip& r = *remote_[id - chips_.size()];
+        r.coord = s.remote_coord;
+        r.gateways.push_back({s.chip, soc_.eth_core(s.chan)});
+    }
 
     std::set<std::pair<std::pair<ChipId, uint32_t>, std::pair<ChipId, uint32_t>>> links;
     for (const auto& s : seen) {

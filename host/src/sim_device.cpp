@@ -366,6 +366,19 @@ CoreStatus SimDevice::core_status(const CoreLocation& core) {
     return s;
 }
 
+void SimDevice::power_on_as_device() {
+    for (ChipId c = 0; c < chip_count(); ++c) {
+        const auto m = model_chip_index(c);
+        if (m && !cluster_desc_.is_mmio(c)) cluster_->chip(*m).create_cores_on_noc_access(true);
+    }
+    if (!base_fw_) return;
+    for (const auto& conn : cluster_desc_.connections()) {
+        for (const EthPortRef& p : {conn.a, conn.b}) {
+            if (model_chip_index(p.chip)) tile({p.chip, soc(p.chip).eth_core(p.chan)});
+        }
+    }
+}
+
 LaunchMethod SimDevice::launch_method(const CoreLocation& core) {
     tile(core);  // a WH eth core boots its base firmware when it is first used
     const auto channel = soc(core.chip).eth_channel(core.core);

@@ -314,6 +314,7 @@ class SimKmdFile final : public KmdFile {
 SimKmdPort::SimKmdPort(std::shared_ptr<SimDevice> model, bool sim_control)
     : model_(std::move(model)), sim_control_(sim_control) {
     if (!model_) fail(ErrorCategory::Internal, "SimKmdPort: no model");
+    model_->power_on_as_device();
     const ClusterDescriptor& cd = model_->cluster_descriptor();
     std::map<uint32_t, ChipId> by_ordinal;
     for (const auto& [chip, pci] : cd.mmio_chips()) by_ordinal[pci] = chip;

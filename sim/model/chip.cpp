@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <stdexcept>
 #include <utility>
 
@@ -29,19 +30,28 @@ std::string coord_str(uint32_t x, uint32_t y) {
 constexpr uint32_t kWholeWord = 0xF;
 
 // What the NOC and an Ethernet peer reach at a core: L1 (plain copies through Tile::write/read,
-// which take no simulated time) and the stream registers. Everything else is refused, so the
-// caller records a bus error; this adapter never throws.
+// which take no simulated time), the stream registers, and single words of the tile's own
+// register block (soft reset, reset PCs: how a remote chip's cores are reset and started, as a
+// TLB window's NOC write does on silicon). Everything else is refused, so the caller records a
+// bus error; this adapter never throws.
 class TileEndpoint final : public Endpoint {
   public:
-    TileEndpoint(Tile& tile, StreamRegs& streams, uint32_t l1_size)
-        : tile_(tile), streams_(streams), l1_size_(l1_size) {}
+    // One word of the tile's register block; false when nothing answers there.
+    using RegisterWord = std::function<bool(uint32_t addr, uint32_t* value, bool write)>;
+
+    TileEndpoint(Tile& tile, StreamRegs& streams, uint32_t l1_size, RegisterWord reg)
+        : tile_(tile), streams_(streams), l1_size_(l1_size), reg_(std::move(reg)) {}
 
     bool write(uint64_t addr, std::span<const uint8_t> bytes) override {
         if (in_l1(addr, bytes.size())) {
             tile_.write(static_cast<uint32_t>(addr), bytes);
             return true;
         }
-        return streams_.contains(addr) && streams_.write(addr, bytes);
+        if (streams_.contains(addr)) return streams_.write(addr, bytes);
+        if (!register_word(addr, bytes.size())) return false;
+        uint32_t v;
+        std::memcpy(&v, bytes.data(), 4);
+        return reg_(static_cast<uint32_t>(addr), &v, true);
     }
 
     bool read(uint64_t addr, std::span<uint8_t> bytes) override {
@@ -49,17 +59,27 @@ class TileEndpoint final : public Endpoint {
             tile_.read(static_cast<uint32_t>(addr), bytes);
             return true;
         }
-        return streams_.contains(addr) && streams_.read(addr, bytes);
+        if (streams_.contains(addr)) return streams_.read(addr, bytes);
+        uint32_t v = 0;
+        if (!register_word(addr, bytes.size()) || !reg_(static_cast<uint32_t>(addr), &v, false))
+            return false;
+        std::memcpy(bytes.data(), &v, 4);
+        return true;
     }
 
   private:
     bool in_l1(uint64_t addr, std::size_t size) const {
         return addr <= l1_size_ && size <= l1_size_ - addr;
     }
+    static bool register_word(uint64_t addr, std::size_t size) {
+        return size == 4 && addr % 4 == 0 && addr >= hal::common::kRiscDebugRegsBase &&
+               addr < hal::common::kNocRegsBase;
+    }
 
     Tile& tile_;
     StreamRegs& streams_;
     uint32_t l1_size_;
+    RegisterWord reg_;
 };
 
 }  // namespace
@@ -232,7 +252,12 @@ Chip::Slot& Chip::slot(uint32_t x, uint32_t y) {
     const bool eth = s->spec.kind == CoreKind::Eth;
     s->streams = std::make_unique<StreamRegs>(
         arch_, eth ? arch_.eth_streams : hal::stream::kNumStreamsTensix);
-    s->endpoint = std::make_unique<TileEndpoint>(*s->tile, *s->streams, s->spec.l1_size);
+    Slot* slot = s.get();
+    s->endpoint =
+        std::make_unique<TileEndpoint>(*s->tile, *s->streams, s->spec.l1_size,
+                                       [this, slot](uint32_t addr, uint32_t* value, bool write) {
+                                           return tile_register(*slot, addr, value, write);
+                                       });
     if (eth) {
         eth::TxQueuesConfig tc;
         tc.l1_size = s->spec.l1_size;
@@ -256,6 +281,13 @@ Chip::Slot& Chip::slot(uint32_t x, uint32_t y) {
     active_dirty_ = true;
     if (on_created_) on_created_(x, y);
     return *raw;
+}
+
+void Chip::create_cores_on_noc_access(bool on) {
+    if (!on) return net_.on_missing_endpoint({});
+    net_.on_missing_endpoint([this](noc::Coord c) {
+        if (index_of(c.x, c.y) >= 0) (void)slot(c.x, c.y);
+    });
 }
 
 Tile& Chip::tile(uint32_t x, uint32_t y) {
@@ -361,6 +393,22 @@ bool Chip::frozen(uint32_t x, uint32_t y) const {
     return s != nullptr && s->frozen;
 }
 
+// The tile's own register block (soft reset, reset PCs, wall clock): one tile clock.
+bool Chip::tile_register(Slot& s, uint32_t addr, uint32_t* value, bool write) {
+    catch_up(s);
+    active_dirty_ = true;  // a soft-reset write may have released or stopped the core
+    try {
+        if (write) {
+            s.tile->write32(addr, *value);
+        } else {
+            *value = s.tile->read32(addr);
+        }
+        return true;
+    } catch (const std::out_of_range&) {
+        return false;
+    }
+}
+
 void Chip::host_word(Slot& s, uint32_t addr, uint32_t* value, bool write) {
     bool ok = false;
     if (noc::Niu::contains(addr) || s.streams->contains(addr) || (s.txq && s.txq->decodes(addr))) {
@@ -372,19 +420,7 @@ void Chip::host_word(Slot& s, uint32_t addr, uint32_t* value, bool write) {
             *value = v.value_or(0);
         }
     } else {
-        // The tile's own register block (soft reset, reset PCs, wall clock): one tile clock.
-        catch_up(s);
-        try {
-            if (write) {
-                s.tile->write32(addr, *value);
-            } else {
-                *value = s.tile->read32(addr);
-            }
-            ok = true;
-        } catch (const std::out_of_range&) {
-            ok = false;
-        }
-        active_dirty_ = true;  // a soft-reset write may have released or stopped the core
+        ok = tile_register(s, addr, value, write);
     }
     if (!ok) {
         throw std::out_of_range(where(s) + ": nothing answers a " + (write ? "write" : "read") +

@@ -14,7 +14,8 @@
 //   core MMIO port   NOC0/NOC1 NIU registers -> noc::Niu, stream registers -> StreamRegs,
 //                    eth TX queues -> eth::TxQueues (eth cores), anything else -> access fault;
 //                    whole 32-bit words only (a byte or halfword store there faults)
-//   NOC endpoint     L1 (byte-exact) and the stream registers; anything else is refused, which
+//   NOC endpoint     L1 (byte-exact), the stream registers and single words of the tile's own
+//                    register block (soft reset, reset PCs); anything else is refused, which
 //                    the Network records as a bus error (AddressRefused)
 // A NOC access to a coordinate where nothing is instantiated is the Network's NoEndpoint error.
 //
@@ -134,6 +135,12 @@ class Chip {
     bool busy() const;
     // Whether the core at (x, y) counts as busy (instantiated, running, not idle).
     bool core_busy(uint32_t x, uint32_t y) const;
+    // On: a NOC request reaching a core of the spec that is not instantiated yet instantiates it
+    // (held in reset, as the host's first touch would) instead of being refused as NoEndpoint:
+    // a chip the host reaches only through the NOC (a remote chip), whose cores exist from
+    // power-on on silicon. Off (default): such a request is NoEndpoint.
+    void create_cores_on_noc_access(bool on);
+
     // Mark the core at (x, y) as a supervisor loop (the WH base firmware): while it runs, it counts
     // as idle whenever the L1 word at `l1_addr` (the launch flag) is 0.
     void set_idle_word(uint32_t x, uint32_t y, std::optional<uint32_t> l1_addr);
@@ -177,6 +184,7 @@ class Chip {
     std::optional<uint32_t> core_mmio_read(Slot& s, uint32_t addr);
     bool core_mmio_write(Slot& s, uint32_t addr, uint32_t value);
     void host_word(Slot& s, uint32_t addr, uint32_t* value, bool write);
+    bool tile_register(Slot& s, uint32_t addr, uint32_t* value, bool write);
     std::string where(const Slot& s) const;
 
     ChipSpec spec_;

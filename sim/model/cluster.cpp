@@ -17,10 +17,12 @@
 #include <utility>
 
 #include "protocol/erisc_base_fw.h"
+#include "protocol/erisc_remote_access.h"
 
 namespace sim {
 
 namespace bfw = protocol::base_fw;
+namespace ra = protocol::remote_access;
 
 namespace {
 
@@ -410,6 +412,14 @@ eth::Link& Cluster::link(uint32_t chip, uint32_t channel) {
 
 // ---- base firmware -----------------------------------------------------------------------------
 
+namespace {
+// A chip's Ethernet coordinates as training reports them (0x0000YYXX): the model numbers chips
+// along x, 64 to a row.
+uint32_t eth_coord(uint32_t chip) {
+    return ra::pack_coord(chip % 64, chip / 64);
+}
+}  // namespace
+
 void Cluster::publish_training(uint32_t chip, uint32_t channel) {
     if (!booted_[chip][channel]) return;
     Chip& c = *chips_[chip];
@@ -422,6 +432,9 @@ void Cluster::publish_training(uint32_t chip, uint32_t channel) {
     c.write32(at.x, at.y, bfw::results_word(bfw::kResultsLocalAsicIdWord), chip);
     c.write32(at.x, at.y, bfw::results_word(bfw::kResultsRemoteAsicIdWord), p ? p->chip : 0);
     c.write32(at.x, at.y, bfw::results_word(bfw::kResultsRemoteEthIdWord), p ? p->channel : 0);
+    c.write32(at.x, at.y, bfw::results_word(ra::kResultsLocalCoordWord), eth_coord(chip));
+    c.write32(at.x, at.y, bfw::results_word(ra::kResultsRemoteCoordWord),
+              p ? eth_coord(p->chip) : 0);
 }
 
 bool Cluster::port_up(uint32_t chip, uint32_t channel) const {

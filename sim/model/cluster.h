@@ -17,7 +17,8 @@
 // image from reset PC 0 when it is instantiated, after the model has written the link-training
 // results into its L1 (what link training does on silicon; see firmware/include/protocol/
 // erisc_base_fw.h): train status 0x1104 = 1 and link error 0x1440 = 0 on a connected channel, 2
-// and 13 (port not populated) on an unconnected one, plus the local and remote ids. The host then
+// and 13 (port not populated) on an unconnected one, plus the local and remote ids and Ethernet
+// coordinates (chip c at x = c % 64, y = c / 64; protocol/erisc_remote_access.h). The host then
 // loads an application at 0x9040 and writes the launch flag 0x9004, as on silicon. Blackhole eth
 // cores (and WH without the option) come up held in reset and are launched through the reset PC.
 //

@@ -117,14 +117,19 @@ TEST_CASE("fabricctl fabric: bad input is 101 with the reason", "[cli][fabric]")
 TEST_CASE("fabricctl fabric: bad router image is 103", "[cli][fabric]") {
     const auto garbage = write_file("garbage.elf", "not an elf");
     expect_failure(fabricctl(run_args({"--cluster", kN300, "--router-elf", garbage})), 103);
-    // An image over the router's L1 block (Wormhole: from 0x11000).
-    const auto over = write_file("over.elf", [] {
-        const auto b = t::program_elf(t::console_exit_program("", 0), 0x11000);
-        return std::string(b.begin(), b.end());
-    }());
-    const auto r = fabricctl(run_args({"--cluster", kN300, "--router-elf", over, "--no-base-fw"}));
-    expect_failure(r, 103);
-    CHECK_THAT(r.err, Contains("router L1 block"));
+    // An image over the router's L1 block (Wormhole: from 0x18000), or over the routing
+    // firmware's region below it (0x11000).
+    for (const auto& [at, what] :
+         {std::pair{0x18000u, "router L1 block"}, std::pair{0x11000u, "routing firmware region"}}) {
+        const auto over = write_file("over.elf", [at = at] {
+            const auto b = t::program_elf(t::console_exit_program("", 0), at);
+            return std::string(b.begin(), b.end());
+        }());
+        const auto r =
+            fabricctl(run_args({"--cluster", kN300, "--router-elf", over, "--no-base-fw"}));
+        expect_failure(r, 103);
+        CHECK_THAT(r.err, Contains(what));
+    }
 }
 
 #ifdef FABRIC_HAVE_SIM
@@ -160,7 +165,7 @@ TEST_CASE("fabricctl fabric run: neighbour traffic on a line, JSON", "[cli][fabr
     CHECK(j["topology"] == "line");
     CHECK(j["chips"] == json::array({4, 5, 6}));
     CHECK(j["payload_bytes"] == 4352);
-    CHECK(j["sender_slots"] == 16);  // ch0's: the plan doubles the workers' channel on a line
+    CHECK(j["sender_slots"] == 12);  // ch0's: the plan gives the workers' channel 4 more on a line
     CHECK(j["receiver_slots"] == 16);
     CHECK(j["deliveries"] == 24);  // 4->5, 5->6, 6->5: 8 packets each
     CHECK(j["data_mismatch_words"] == 0);

@@ -29,16 +29,27 @@ const std::string kCluster = kSocDir + "/bh_2x2_cluster.yaml";
 const std::string kGraph = kSocDir + "/bh_2x2_mesh_graph.yaml";
 const std::string kKernel = std::string(FABRIC_FIRMWARE_DIR) + "/blackhole/fabric_hello.elf";
 
-// A `fabricctl sim serve` of the cluster.
+// A `fabricctl sim serve` of a cluster (the 2x2 Blackhole unless told).
 struct Server : t::SimServerProcess {
-    explicit Server(const std::vector<std::string>& extra)
-        : SimServerProcess(FABRICCTL, kCluster, kTmp, "fabric_live", extra) {}
+    std::string cluster, graph;
+    explicit Server(const std::vector<std::string>& extra,
+                    const std::string& cluster_file = kCluster,
+                    const std::string& graph_file = kGraph)
+        : SimServerProcess(FABRICCTL, cluster_file, kTmp, "fabric_live", extra),
+          cluster(cluster_file),
+          graph(graph_file) {}
     // `mesh VERB` on the served cluster.
     t::Run mesh(const std::string& verb, std::vector<std::string> more = {}) const {
-        std::vector<std::string> a{"mesh", verb,       "--cluster", kCluster,   "--mesh-graph",
-                                   kGraph, "--target", "sim",       "--socket", socket};
+        std::vector<std::string> a{"mesh", verb,       "--cluster", cluster,    "--mesh-graph",
+                                   graph,  "--target", "sim",       "--socket", socket};
         a.insert(a.end(), more.begin(), more.end());
         return fabricctl(a);
+    }
+    // The example program against the served cluster.
+    t::Run hello(std::vector<std::string> more = {}) const {
+        std::vector<std::string> a{"--cluster", cluster, "--mesh-graph", graph, "--socket", socket};
+        a.insert(a.end(), more.begin(), more.end());
+        return t::run_process(FABRIC_HELLO, a, kTmp);
     }
 };
 
@@ -99,9 +110,7 @@ TEST_CASE("the live fabric: serve, mesh up, status, events, a user's program, fl
     CHECK(count_of(ev.out, ": state ready_for_traffic\n") == 8);
 
     // A user's program, opened on the server as on silicon: its kernel sends over the live fabric.
-    const auto hello = t::run_process(
-        FABRIC_HELLO, {"--cluster", kCluster, "--mesh-graph", kGraph, "--socket", server.socket},
-        kTmp);
+    const auto hello = server.hello();
     INFO("fabric_hello: " << hello.err);
     CHECK(hello.code == 0);
     CHECK(hello.out ==
@@ -137,4 +146,48 @@ TEST_CASE("the live fabric: serve, mesh up, status, events, a user's program, fl
     CHECK(served.code == 0);
     CHECK_THAT(served.err, Contains("fabricctl: sim server stopped"));
     CHECK_FALSE(std::filesystem::exists(server.socket));
+}
+
+// A T3K as on silicon: only chips 0-3 are PCIe-attached; chips 4-7 are reached through the eth
+// cores of the chips that are (PcieDevice's remote access over the base firmware's queues), for
+// the bring-up, the user's program and the teardown alike.
+TEST_CASE("the live fabric on a T3K: chips 4-7 reached through the PCIe chips' eth cores",
+          "[cli][live_fabric][remote]") {
+    const std::string wh_kernel =
+        std::string(FABRIC_FIRMWARE_DIR) + "/wormhole_b0/fabric_hello.elf";
+    REQUIRE(std::filesystem::exists(wh_kernel));
+    Server server({}, kSocDir + "/t3k_cluster.yaml", kSocDir + "/t3k_mesh_graph.yaml");
+
+    const auto up = server.mesh("up");
+    INFO("mesh up: " << up.err);
+    REQUIRE(up.code == 0);
+    CHECK_THAT(up.err, Contains("fabricctl: mesh up: 1 mesh, 8 chips, 20 routers (plane 0: 20): "
+                                "handshake "));
+    const Routers before = routers_of(server.mesh("status", {"--json"}).out);
+    CHECK(before.status == std::vector<std::string>(20, "ready_for_traffic"));
+
+    // From a remote chip to a remote chip (4 -> 5), and from a PCIe chip to a remote one (0 -> 4).
+    const auto remote = server.hello({"--from", "4", "--dir", "E"});
+    INFO("fabric_hello --from 4: " << remote.err);
+    CHECK(remote.code == 0);
+    CHECK_THAT(remote.out, Contains("4096 bytes from chip 4 (1-1) to chip 5 (2-1) over the live "
+                                    "fabric: every byte checked, counter 1\n"));
+    const auto south = server.hello({"--dir", "S"});
+    INFO("fabric_hello --dir S: " << south.err);
+    CHECK(south.code == 0);
+    CHECK_THAT(south.out, Contains("4096 bytes from chip 0 (1-1) to chip 4 (2-1) over the live "
+                                   "fabric: every byte checked, counter 1\n"));
+    const Routers after = routers_of(server.mesh("status", {"--json"}).out);
+    CHECK(after.packets.at("M0D4 E p0") == std::pair<uint64_t, uint64_t>{2, 0});
+    CHECK(after.packets.at("M0D5 W p0") == std::pair<uint64_t, uint64_t>{0, 2});
+    CHECK(after.packets.at("M0D0 S p0") == std::pair<uint64_t, uint64_t>{2, 0});
+    CHECK(after.packets.at("M0D4 N p0") == std::pair<uint64_t, uint64_t>{0, 2});
+
+    const auto down = server.mesh("down");
+    REQUIRE(down.code == 0);
+    CHECK_THAT(down.out, Contains("terminated gracefully: 20 of 20 routers terminated"));
+    CHECK(routers_of(server.mesh("status", {"--json"}).out).status ==
+          std::vector<std::string>(20, "terminated"));
+    CHECK(fabricctl({"sim", "stop", "--socket", server.socket}).code == 0);
+    CHECK(server.wait().code == 0);
 }

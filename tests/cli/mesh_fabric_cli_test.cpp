@@ -156,7 +156,7 @@ TEST_CASE("fabricctl mesh up: t3k 2x4, one and two planes", "[cli][mesh][sim]") 
     CHECK_THAT(
         text.out,
         Contains("  mesh 0: 2x4 devices on chips 0,1,2,3,4,5,6,7\n") &&
-            Contains("routers: 20 on 8 chips (plane 0: 20); payload 4352 B, slots 8 sender / 16 "
+            Contains("routers: 20 on 8 chips (plane 0: 20); payload 4352 B, slots 7 sender / 14 "
                      "receiver\n") &&
             Contains("terminated gracefully: 20 of 20 routers terminated\n"));
     CHECK_THAT(

@@ -180,9 +180,9 @@ TEST_CASE("fabricctl mesh snapshot: a t3k with both planes, chips, links, routes
         const json& b = rt["buffers"];
         CHECK(b["held"] == 0);
         REQUIRE(b["receivers"].size() == 1);
-        CHECK(b["receivers"][0]["slots"] == 16);
+        CHECK(b["receivers"][0]["slots"] == 14);
         for (const json& ch : b["senders"]) {
-            CHECK(ch["slots"] == 8);
+            CHECK(ch["slots"] == 7);
             CHECK(ch["sent"] == ch["taken_by_peer"]);
             CHECK(ch["on_link_or_waiting"] == 0);
             CHECK(ch["being_delivered"] == 0);

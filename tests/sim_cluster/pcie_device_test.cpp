@@ -18,10 +18,12 @@
 #include "fabric/kmd_abi.h"
 #include "fabric/kmd_port.h"
 #include "fabric/launch.h"
+#include "fabric/remote_access.h"
 #include "fabric/sim_device.h"
 #include "fabric/sim_kmd_port.h"
 #include "pcie_tlb.h"
 #include "protocol/erisc_base_fw.h"
+#include "protocol/erisc_remote_access.h"
 #include "protocol/exit_mailbox.h"
 #include "test_elf.h"
 
@@ -772,21 +774,34 @@ TEST_CASE("PcieDevice (sim): a Blackhole image in the router window starts at it
     CHECK(r.sim->read32(core, hc::kErisc0ResetPcReg) == 0x15740);
 }
 
-TEST_CASE("PcieDevice (sim): n300 with base firmware: discovery, launch flag, remote chip refused",
-          "[pcie][sim][launch]") {
+// An n300 in the model with the Wormhole base firmware: chip 0 PCIe-attached, chip 1 behind it.
+struct N300 {
+    fabric::SocDescriptor soc = soc_of(hal::Arch::WormholeB0);
+    std::shared_ptr<fabric::SimDevice> sim;
+    std::shared_ptr<fabric::SimKmdPort> port;
+};
+std::optional<N300> n300_with_base_firmware() {
     const auto fw = firmware(hal::Arch::WormholeB0, "erisc_base.elf");
-    if (!fw) {
-        WARN("skipped: erisc_base.elf is not built yet (build the firmware)");
-        return;
-    }
+    if (!fw) return std::nullopt;
+    N300 n;
     fabric::SimDeviceOptions so;
     so.cluster = fabric::ClusterDescriptor::load_file(kSocDir + "/n300_cluster.yaml");
     so.wh_base_firmware = *fw;
-    const auto soc = soc_of(hal::Arch::WormholeB0);
-    auto sim = std::make_shared<fabric::SimDevice>(soc, hal::Arch::WormholeB0, std::move(so));
-    auto port = std::make_shared<fabric::SimKmdPort>(sim);
-    CHECK(port->list_devices() == std::vector<uint32_t>{0});  // only chip 0 is PCIe-attached
-    fabric::PcieDevice dev(port, soc);
+    n.sim = std::make_shared<fabric::SimDevice>(n.soc, hal::Arch::WormholeB0, std::move(so));
+    n.port = std::make_shared<fabric::SimKmdPort>(n.sim);
+    return n;
+}
+
+TEST_CASE("PcieDevice (sim): n300 with base firmware: discovery, launch flag",
+          "[pcie][sim][launch]") {
+    auto n = n300_with_base_firmware();
+    if (!n) {
+        WARN("skipped: erisc_base.elf is not built yet (build the firmware)");
+        return;
+    }
+    const auto& soc = n->soc;
+    CHECK(n->port->list_devices() == std::vector<uint32_t>{0});  // only chip 0 is PCIe-attached
+    fabric::PcieDevice dev(n->port, soc);
     const auto& cd = dev.cluster_descriptor();
     CHECK(dev.chip_count() == 2);
     CHECK(cd.chip_count() == 2);
@@ -796,11 +811,6 @@ TEST_CASE("PcieDevice (sim): n300 with base firmware: discovery, launch flag, re
     CHECK(cd.peer({0, 8}) == fabric::EthPortRef{1, 0});
     CHECK(cd.peer({0, 9}) == fabric::EthPortRef{1, 1});
     CHECK_THAT(dev.description(), Contains("1 remote"));
-    CHECK_THAT(ft::expect_error(ErrorCategory::Unsupported,
-                                [&] {
-                                    (void)dev.read32({1, soc.eth_core(0)}, 0x1C);
-                                }),
-               Contains("not PCIe-attached"));
 
     // The launch flag path: an app that stores a word and returns 42 to the base firmware.
     const CoreLocation c{0, soc.eth_core(0)};
@@ -815,8 +825,140 @@ TEST_CASE("PcieDevice (sim): n300 with base firmware: discovery, launch flag, re
     REQUIRE(res.outcome == fabric::LaunchOutcome::Exited);
     CHECK(res.returned_to_base_firmware);
     CHECK(res.status.exit_status == 42);
-    CHECK(sim->read32(c, 0x20000) == 0x5EED);
+    CHECK(n->sim->read32(c, 0x20000) == 0x5EED);
     CHECK(dev.read32(c, bfw::kLaunchAppFlag) == 0);
+}
+
+TEST_CASE("PcieDevice (sim): the n300's remote chip through the gateway's routing-firmware queues",
+          "[pcie][sim][remote]") {
+    auto n = n300_with_base_firmware();
+    if (!n) {
+        WARN("skipped: erisc_base.elf is not built yet (build the firmware)");
+        return;
+    }
+    fabric::PcieDevice dev(n->port, n->soc);
+    REQUIRE(dev.chip_count() == 2);
+    const CoreLocation worker{1, {3, 5}};
+    const CoreLocation eth{1, n->soc.eth_core(1)};
+
+    // The remote eth core's base firmware beats: read over the link.
+    CHECK((dev.read32(eth, bfw::kHeartbeat) & bfw::kHeartbeatSignatureMask) ==
+          bfw::kHeartbeatSignature);
+
+    // A worker nothing has touched yet: there, as on silicon (the model creates it on the NoC's
+    // first access to it).
+    const CoreLocation fresh{1, {4, 5}};
+    REQUIRE_FALSE(n->sim->cluster().chip(1).instantiated(4, 5));
+    const auto first = pattern(64, 99);
+    dev.write(fresh, 0x1000, first);
+    std::vector<uint8_t> landed(first.size());
+    n->sim->read(fresh, 0x1000, landed);
+    CHECK(landed == first);
+
+    // Every length 1..40 at 8 alignments: blocks, words and read-modify-written edges; the bytes
+    // around stay as they were.
+    uint32_t seed = 7;
+    for (uint64_t off = 0; off < 8; ++off) {
+        for (size_t len = 1; len <= 40; len += (len < 12 ? 1 : 7)) {
+            const uint64_t start = 0x20000 + 64 * off + off;
+            const auto before = pattern(len + 16, seed++);
+            n->sim->write(worker, start - 8, before);
+            const auto data = pattern(len, seed++);
+            dev.write(worker, start, data);
+            std::vector<uint8_t> m(before.size());
+            n->sim->read(worker, start - 8, m);
+            auto expect = before;
+            std::copy(data.begin(), data.end(), expect.begin() + 8);
+            INFO("offset " << off << " len " << len);
+            REQUIRE(m == expect);
+            std::vector<uint8_t> back(len);
+            dev.read(worker, start, back);
+            REQUIRE(back == data);
+        }
+    }
+    // A large transfer: several 1 KiB blocks and an unaligned tail, to a worker and an eth core.
+    for (const CoreLocation& core : {worker, eth}) {
+        const auto big = pattern(5000 + 6, seed++);
+        dev.write(core, 0x30000, big);
+        std::vector<uint8_t> m(big.size());
+        n->sim->read(core, 0x30000, m);
+        CHECK(m == big);
+        std::vector<uint8_t> back(big.size());
+        dev.read(core, 0x30000, back);
+        CHECK(back == big);
+    }
+    // Register words: the soft reset and reset PC of a remote core.
+    dev.write32(worker, hc::kErisc0ResetPcReg, 0x1234);
+    CHECK(n->sim->read32(worker, hc::kErisc0ResetPcReg) == 0x1234);
+    CHECK(dev.read32(worker, hc::kSoftResetReg) == hc::kSoftResetAllRiscs);
+    CHECK(dev.core_status(worker).state == fabric::CoreRunState::Reset);
+}
+
+TEST_CASE("PcieDevice (sim): hello.elf on the n300's remote chip, loaded and run through the link",
+          "[pcie][sim][remote][launch]") {
+    auto n = n300_with_base_firmware();
+    const auto elf = firmware(hal::Arch::WormholeB0, "hello.elf");
+    if (!n || !elf) {
+        WARN("skipped: erisc_base.elf / hello.elf are not built yet (build the firmware)");
+        return;
+    }
+    fabric::PcieDevice dev(n->port, n->soc);
+    const CoreLocation core{1, n->soc.eth_core(2)};
+    const auto rules = fabric::erisc_placement(hal::kWormholeB0, n->soc.eth_l1_size());
+    const auto res = fabric::launch(dev, core, *elf, rules);
+    REQUIRE(res.outcome == fabric::LaunchOutcome::Exited);
+    CHECK(res.status.exit_status == 0);
+    CHECK_THAT(n->sim->console(core), Contains("sum of the first 100 primes = 24133 (correct)"));
+}
+
+TEST_CASE("RemoteAccess: an unreachable chip and a gateway without base firmware are named",
+          "[pcie][sim][remote]") {
+    namespace ra = protocol::remote_access;
+    auto n = n300_with_base_firmware();
+    if (!n) {
+        WARN("skipped: erisc_base.elf is not built yet (build the firmware)");
+        return;
+    }
+    fabric::PcieDevice dev(n->port, n->soc);
+    const auto step = [&](uint64_t c) { n->port->step(c, 1000); };
+    const CoreLocation gateway{0, n->soc.eth_core(8)};
+    step(20'000);  // the gateway's base firmware boots (and sets up its queues)
+    // Chip (5, 0) is neither the gateway's chip nor its link peer: every access fails, named.
+    fabric::RemoteAccess far(dev, gateway, ra::pack_coord(5, 0), "chip 5", step);
+    const uint32_t errors = dev.read32(gateway, ra::kRequestQueue + 4 * ra::kErrors);
+    std::vector<uint8_t> word(4);
+    CHECK_THAT(ft::expect_error(ErrorCategory::Device,
+                                [&] {
+                                    far.read({3, 5}, 0x20000, word);
+                                }),
+               Contains("destination unreachable"));
+    CHECK_THAT(ft::expect_error(ErrorCategory::Device,
+                                [&] {
+                                    far.write({3, 5}, 0x20000, word);
+                                }),
+               Contains("destination unreachable"));
+    CHECK(dev.read32(gateway, ra::kRequestQueue + 4 * ra::kErrors) == errors + 2);
+    // The gateway's own chip (0, 0) is served there (on a PCIe-attached chip of the model a core
+    // exists once the host has touched it).
+    fabric::RemoteAccess own(dev, gateway, ra::pack_coord(0, 0), "chip 0", step);
+    n->sim->write({0, {3, 5}}, 0x20000, std::vector<uint8_t>(100, 0));
+    const auto data = pattern(100, 3);
+    own.write({3, 5}, 0x20000, data);
+    std::vector<uint8_t> m(data.size());
+    n->sim->read({0, {3, 5}}, 0x20000, m);
+    CHECK(m == data);
+
+    // A core without base firmware takes nothing from its queue: a bounded timeout, named.
+    const CoreLocation bare{0, n->soc.eth_core(5)};
+    fabric::RemoteAccess none(dev, bare, ra::pack_coord(1, 0), "chip 1", step, 20'000);
+    dev.write32(bare, hc::kSoftResetReg, hc::kSoftResetAllRiscs);  // hold it in reset
+    for (uint32_t a = ra::kRequestQueue; a < ra::kResponseQueue + sizeof(ra::CmdQueue); a += 4)
+        dev.write32(bare, a, 0);
+    CHECK_THAT(ft::expect_error(ErrorCategory::Timeout,
+                                [&] {
+                                    none.read({3, 5}, 0x20000, word);
+                                }),
+               Contains("not answering"));
 }
 
 TEST_CASE("PcieDevice (sim): the Blackhole base-firmware mailbox times out when nothing answers",

@@ -187,8 +187,10 @@ TEST_CASE("fabric plan: line over t3k row 0", "[fabric_plan]") {
     CHECK(w3.index_in_line == 3);
     for (const auto& r : p.routers) {
         CHECK(r.config.dateline == 0);
-        CHECK(r.config.sender_slots[0] == 16);  // auto: {8, 16} fits a line on WH, and ch0 16,
-        CHECK(r.config.sender_slots[1] == 11);  // and the rest of L1 gives ch1 3 more
+        // auto: {8, 16} fits a line on WH (from 0x18000, above the routing firmware's region);
+        // ch0 takes 4 more towards twice the others', and then nothing is left for ch1
+        CHECK(r.config.sender_slots[0] == 12);
+        CHECK(r.config.sender_slots[1] == 8);
         CHECK(r.config.receiver_slots[0] == 16);
     }
     CHECK_THAT(expect_error(ErrorCategory::BadInput, [&] { (void)p.router(0, FabricDir::West); }),
@@ -215,7 +217,7 @@ TEST_CASE("fabric plan: line over t3k row 0", "[fabric_plan]") {
     CHECK(wc.router_x == 8);
     CHECK(wc.router_y == 0);
     CHECK(wc.slots_base == e1.layout.sender_base[pf::kWorkerChannel]);
-    CHECK(wc.num_slots == 16);
+    CHECK(wc.num_slots == 12);
     CHECK(wc.slot_bytes == e1.layout.slot_bytes);
     CHECK(wc.slot_bytes == 64 + pf::kDefaultPayloadBytes);
     CHECK(wc.payload_bytes == pf::kDefaultPayloadBytes);
@@ -266,7 +268,7 @@ TEST_CASE("fabric plan: ring over the t3k perimeter", "[fabric_plan]") {
         CHECK(r.config.downstream_y == other.core.core.y);
         CHECK(r.config.ring_size == 8);
         // auto: {8, 16} does not fit a ring (5 channels) on WH, {4, 8} does, and ch0 8
-        CHECK(r.config.sender_slots[2] == 9);  // and the rest of L1: 5 more each for ch1 and ch2
+        CHECK(r.config.sender_slots[2] == 6);  // and the rest of L1: 2 more each for ch1 and ch2
         CHECK(r.config.sender_slots[0] == 8);
         CHECK(r.config.receiver_slots[1] == 8);
     }
@@ -506,8 +508,9 @@ TEST_CASE("fabric protocol: route encoding", "[fabric_plan][protocol]") {
 
 TEST_CASE("fabric protocol: the router block sits above the router image window",
           "[fabric_plan][protocol]") {
-    // Wormhole: ROUTING_FW_RESERVED_BASE, right above the application window the router uses.
-    CHECK(pf::router_l1_base(hal::kWormholeB0) == 0x11000);
+    // Wormhole: above the routing firmware's 28 KiB at ROUTING_FW_RESERVED_BASE 0x11000, which
+    // carries the host's remote-chip accesses.
+    CHECK(pf::router_l1_base(hal::kWormholeB0) == 0x18000);
     CHECK(pf::router_l1_top(hal::kWormholeB0) == 0x3FBE0);
     // Blackhole: the first 4 KiB boundary above the 48 KiB router window [0x15740, 0x21740).
     CHECK(pf::router_l1_base(hal::kBlackhole) == 0x22000);

@@ -331,10 +331,13 @@ TEST_CASE("fabric runner: termination failures name the routers", "[fabric_runne
 
 TEST_CASE("fabric runner: bad calls and inputs", "[fabric_runner]") {
     Rig rig;
-    // An image over the router block.
+    // An image over the router block, or over the routing firmware's region below it.
+    CHECK_THAT(expect_error(ErrorCategory::BadElf,
+                            [&] { FabricRunner r(rig.dev, rig.plan, router_elf(0x18010), 100); }),
+               Contains("router L1 block"));
     CHECK_THAT(expect_error(ErrorCategory::BadElf,
                             [&] { FabricRunner r(rig.dev, rig.plan, router_elf(0x11010), 100); }),
-               Contains("router L1 block"));
+               Contains("routing firmware region"));
     CHECK_THAT(expect_error(ErrorCategory::BadInput,
                             [&] { FabricRunner r(rig.dev, rig.plan, router_elf(), 0); }),
                Contains("poll interval is 0"));

@@ -54,7 +54,7 @@ inline pf::RouterConfig ring_config(uint32_t chips) {
     pf::RouterConfig c = line_config();
     c.topology = static_cast<uint32_t>(pf::Topology::Ring);
     c.sender_slots[2] = 8;
-    c.receiver_slots[0] = c.receiver_slots[1] = 8;
+    c.receiver_slots[0] = c.receiver_slots[1] = 6;  // 36 slots: what a WH router block holds
     c.ring_size = chips;
     return c;
 }

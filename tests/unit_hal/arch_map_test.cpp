@@ -66,6 +66,8 @@ TEST_CASE("arch map router windows: WH the application window, BH unreserved L1"
     CHECK(kWormholeB0.router_fw.end() == 0x11000);
     CHECK(kWormholeB0.router_fw.base == kWormholeB0.app_fw_base);
     CHECK(kWormholeB0.router_fw.size == kWormholeB0.app_fw_size);
+    // ERISC_L1_UNRESERVED_BASE with the routing firmware's 28 KiB kept free.
+    CHECK(kWormholeB0.l1_unreserved_base == 0x11000 + 28 * 1024);
     // Blackhole: 48 KiB from ERISC_L1_UNRESERVED_BASE = align64(MAP_END 0xF330 + 25 KiB), above
     // the AERISC firmware (0x3330, 24 KiB) and the subordinate's firmware (0x9330, 24 KiB).
     CHECK(kBlackhole.l1_unreserved_base == 0x15740);

@@ -685,10 +685,13 @@ constexpr uint32_t align_up(uint32_t v, uint32_t a) {
 inline constexpr uint32_t kRouterL1BlockAlign = 4096;
 
 // First L1 byte of the router's block: the first 4 KiB boundary above the window the router image
-// is linked into (hal ArchMap::router_fw): WH 0x11000 (ROUTING_FW_RESERVED_BASE, right above the
-// application window), BH 0x22000 (above the 48 KiB router window at 0x15740).
+// is linked into (hal ArchMap::router_fw) and the chip's reserved low L1 (l1_unreserved_base): WH
+// 0x18000 (above the routing firmware's region, which carries remote-chip accesses), BH 0x22000
+// (above the 48 KiB router window at 0x15740).
 constexpr uint32_t router_l1_base(const hal::ArchMap& a) {
-    return align_up(a.router_fw.end(), kRouterL1BlockAlign);
+    const uint32_t above =
+        a.router_fw.end() > a.l1_unreserved_base ? a.router_fw.end() : a.l1_unreserved_base;
+    return align_up(above, kRouterL1BlockAlign);
 }
 // First byte above it (the test mailbox sits there; routers keep clear of it).
 constexpr uint32_t router_l1_top(const hal::ArchMap& a) {

@@ -406,7 +406,9 @@ inline constexpr ArchMap kWormholeB0{
     .app_fw_base = 0x9040,             // FIRMWARE_BASE
     .app_fw_size = 0x11000 - 0x9040,   // up to ROUTING_FW_RESERVED_BASE
     .launch_app_flag = 0x9004,         // LAUNCH_ERISC_APP_FLAG
-    .l1_unreserved_base = 0x11000,     // ERISC_L1_UNRESERVED_BASE without routing firmware
+    // ERISC_L1_UNRESERVED_BASE with the routing firmware's 28 KiB at 0x11000 kept free: the base
+    // firmware carries the host's accesses to remote chips there (protocol/erisc_remote_access.h)
+    .l1_unreserved_base = 0x18000,
     .router_fw = {.base = 0x9040, .size = 0x11000 - 0x9040},  // the application window
     .noc_cmd_buf_stride = 0x400,
     .noc_word_bytes = 32,

@@ -45,7 +45,11 @@ struct KmdServerStatus {
 struct KmdServerOptions {
     bool paused = false;
     uint64_t quantum_cycles = 10'000;  // advanced between requests while running
-    uint32_t clock_mhz = 0;            // passed to KmdPort::advance (the model ignores it)
+    // Right after a request the clock moves in steps of this many cycles until a quantum's worth
+    // has passed with no request: a client in a conversation (one access after another, as
+    // remote-chip access is) sees the model advance by little between its requests.
+    uint64_t interactive_cycles = 200;
+    uint32_t clock_mhz = 0;  // passed to KmdPort::advance (the model ignores it)
 };
 
 class KmdServer {
@@ -68,6 +72,7 @@ class KmdServer {
   private:
     bool handle(Client& c);  // one complete request of c's buffer; false: drop the client
     void drop(size_t index);
+    void advance_between_requests();
 
     std::shared_ptr<KmdPort> port_;
     std::string path_;
@@ -75,6 +80,7 @@ class KmdServer {
     int listen_fd_ = -1;
     bool running_ = true;
     bool stop_ = false;
+    uint64_t interactive_left_ = 0;  // cycles still to run in small steps since the last request
     std::vector<std::unique_ptr<Client>> clients_;
 };
 

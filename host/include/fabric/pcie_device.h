@@ -3,8 +3,12 @@
 //
 //   chips      One per device node the port lists (or the ordinals asked for), in ordinal order:
 //              chip i is the i-th opened node. Chips only reachable over Ethernet (found through
-//              the Wormhole base firmware's link results) follow, as remote chips: they are in the
-//              cluster descriptor, and any access to them is refused (Error(Unsupported)).
+//              the Wormhole base firmware's link results) follow, as remote chips, in the order
+//              of their asic ids: they are in the cluster descriptor, and every access to them
+//              goes through a gateway, an eth core of a PCIe-attached chip linked to them
+//              (fabric/remote_access.h): one whose base firmware is idle (not running a router)
+//              when there is one, else the first. One process at a time may drive a gateway's
+//              queues (tt-kmd's LOCK_CTL is not taken yet).
 //   access     Every read/write goes through a small per-chip cache of TLB windows (ALLOCATE_TLB
 //              of one window size, mmap of its UC and WC offsets). A window is CONFIGURE_TLB'd
 //              for (x, y, address & ~(size-1)) with strict ordering on NOC0, reused while it fits,
@@ -36,6 +40,7 @@
 #include "fabric/device.h"
 #include "fabric/kmd_abi.h"
 #include "fabric/kmd_port.h"
+#include "fabric/remote_access.h"
 #include "fabric/soc_descriptor.h"
 
 namespace fabric {
@@ -105,7 +110,13 @@ class PcieDevice final : public Device {
     struct Window;
     struct ChipPort;
 
+    struct RemoteChip;
+
+    // Checks the core exists and is addressed here; true when its chip is PCIe-attached.
+    bool check_core(const CoreLocation& core) const;
     ChipPort& mmio_chip(const CoreLocation& core);
+    RemoteAccess& remote(const CoreLocation& core);
+    bool is_remote(const CoreLocation& core) const { return core.chip >= chips_.size(); }
     void check_range(const CoreLocation& core, uint64_t addr, size_t len) const;
     Window& window_for(ChipPort& cp, const CoreLocation& core, uint64_t base);
     template <typename F>
@@ -118,8 +129,8 @@ class PcieDevice final : public Device {
     uint64_t window_size_ = 0;
     uint32_t clock_mhz_ = 0;
     std::vector<DiscoveredDevice> devices_;
-    std::vector<std::unique_ptr<ChipPort>> chips_;  // MMIO chips, chip id = index
-    uint32_t remote_chips_ = 0;
+    std::vector<std::unique_ptr<ChipPort>> chips_;     // MMIO chips, chip id = index
+    std::vector<std::unique_ptr<RemoteChip>> remote_;  // chip id = chips_.size() + index
     std::optional<ClusterDescriptor> cluster_;
     uint64_t configures_ = 0;
     uint64_t use_clock_ = 0;

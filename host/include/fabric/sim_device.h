@@ -94,6 +94,11 @@ class SimDevice final : public Device {
     void trace_to(const CoreLocation& core, const std::string& fst_path);
     // The tile of a core, created if needed (for tests and tools that poke the model directly).
     sim::Tile& tile(const CoreLocation& core);
+    // Power the cluster on as a board is when the host opens it (SimKmdPort does this): every
+    // connected eth core runs its base firmware from the start (Wormhole), and the cores of chips
+    // that are not PCIe-attached come into being when the NoC first reaches them (the host can
+    // only reach them through it; sim::Chip::create_cores_on_noc_access).
+    void power_on_as_device();
     size_t tile_count() const;
     const ClusterDescriptor& cluster_descriptor() const { return cluster_desc_; }
     bool has_base_firmware() const { return base_fw_; }

@@ -109,6 +109,10 @@ Niu& Network::attach_core(uint32_t x, uint32_t y, Endpoint* endpoint) {
     return *niu;
 }
 
+void Network::on_missing_endpoint(std::function<void(Coord)> hook) {
+    impl_->ejection.on_missing_endpoint(std::move(hook));
+}
+
 Niu* Network::niu(uint32_t x, uint32_t y) {
     if (!impl_->grid.contains({x, y})) {
         return nullptr;

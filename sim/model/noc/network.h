@@ -169,6 +169,10 @@ class Network {
     // std::invalid_argument for a null endpoint.
     Niu& attach_core(uint32_t x, uint32_t y, Endpoint* endpoint);
     Niu* niu(uint32_t x, uint32_t y);
+    // Called when a request reaches a coordinate with nothing attached, before it is refused as
+    // NoEndpoint: the hook may attach something there (a chip whose cores exist before anyone
+    // touches them). Unset: the request is refused.
+    void on_missing_endpoint(std::function<void(Coord)> hook);
 
     // Advance one NOC clock.
     void step();

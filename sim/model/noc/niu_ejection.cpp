@@ -85,6 +85,7 @@ void NiuEjection::record(uint32_t node, uint32_t noc, const Packet& p, uint64_t 
 }
 
 bool NiuEjection::check_endpoint(uint32_t node, uint32_t noc, const Packet& p, uint64_t addr) {
+    if (nodes_.endpoint(node) == nullptr && missing_) missing_(grid_.coord(node));
     if (nodes_.endpoint(node) != nullptr) {
         return true;
     }

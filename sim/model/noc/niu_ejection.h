@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,8 @@ class NiuEjection {
         observer_ = observer;
         now_ = now;
     }
+    // See Network::on_missing_endpoint.
+    void on_missing_endpoint(std::function<void(Coord)> hook) { missing_ = std::move(hook); }
 
   private:
     // A packet whose data flits are landing at a node: whether they may still be written.
@@ -79,6 +82,7 @@ class NiuEjection {
     PacketPool& packets_;
     NiuInjection& injection_;
     LandingObserver* observer_ = nullptr;
+    std::function<void(Coord)> missing_;
     const uint64_t* now_ = nullptr;
     ErrorLog& errors_;
     std::vector<std::array<std::vector<Delivery>, hal::noc::kNumNocs>> deliveries_;
