@@ -4,7 +4,8 @@
 // opens the device as it would open silicon and sends over the live fabric with its own worker
 // kernel, `flash` loads a kernel beside the fabric and reads its end from the exit mailbox,
 // `mesh down` terminates the routers, `sim stop` ends the server. Served with and without the
-// model's sim-control block (`--no-sim-control`: as on silicon).
+// model's sim-control block (`--no-sim-control`: as on silicon). Then the same on a T3K, whose
+// chips 4-7 are reached only through the eth cores of chips 0-3 (remote access).
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <csignal>
