@@ -264,6 +264,7 @@ void MeshSession::bring_up() {
 void MeshSession::attach() {
     runner_->attach();
     brought_up_ = true;
+    attached_ = true;
     read_live();
 }
 
@@ -378,6 +379,9 @@ int MeshSession::report(const RunReport& r) {
         verdict = failed_verdict(command_, problems);
     } else if (!r.passed.empty()) {
         verdict = r.passed;
+    } else if (attached_) {  // an earlier command brought the routers up
+        verdict =
+            fmt::format("{}: {}: attached to the running routers; {}", command_, what(), ending());
     } else if (brought_up_) {
         verdict = fmt::format("{}: {}: handshake {} cycles, ready {} cycles; {}", command_, what(),
                               runner_->handshake_cycles(), runner_->ready_cycles(), ending());
@@ -388,7 +392,7 @@ int MeshSession::report(const RunReport& r) {
         print_json(report_json(r, verdict, code));
     } else {
         print_summary();
-        if (brought_up_) {
+        if (brought_up_ && !attached_) {
             fmt::print("bring-up: handshake {} cycles, ready {} cycles ({:.2f} s wall)\n",
                        runner_->handshake_cycles(), runner_->ready_cycles(),
                        bring_up_wall_seconds_);
@@ -438,6 +442,7 @@ json MeshSession::report_json(const RunReport& r, const std::string& verdict, in
            {"sender_slots", r0.sender_slots[0]},
            {"receiver_slots", r0.receiver_slots[0]},
            {"brought_up", brought_up_},
+           {"attached", attached_},
            {"handshake_cycles", brought_up_ ? runner_->handshake_cycles() : 0},
            {"ready_cycles", brought_up_ ? runner_->ready_cycles() : 0},
            {"bring_up_wall_seconds", bring_up_wall_seconds_},

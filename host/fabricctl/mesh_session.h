@@ -193,6 +193,7 @@ class MeshSession {
     std::unique_ptr<fabric::EventLogFile> events_;  // --events
     fabric::DropLog drops_;
     bool brought_up_ = false;
+    bool attached_ = false;  // the routers were already up (mesh down, attach-and-run verbs)
     bool terminated_ = false;
     double bring_up_wall_seconds_ = 0;
     std::vector<fabric::RouterSnapshot> live_;   // while the fabric runs

@@ -138,6 +138,9 @@ TEST_CASE("the live fabric: serve, mesh up, status, events, a user's program, fl
     const auto down = server.mesh("down");
     REQUIRE(down.code == 0);
     CHECK_THAT(down.out, Contains("terminated gracefully: 8 of 8 routers terminated"));
+    CHECK_THAT(down.err, Contains("fabricctl: mesh down: 1 mesh, 4 chips, 8 routers (plane 0: 8): "
+                                  "attached to the running routers; terminated gracefully\n"));
+    CHECK_THAT(down.out, !Contains("bring-up:"));  // `mesh up` brought them up, not this
     CHECK(routers_of(server.mesh("status", {"--json"}).out).status ==
           std::vector<std::string>(8, "terminated"));
 
