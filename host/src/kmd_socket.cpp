@@ -165,6 +165,8 @@ size_t ioctl_arg_bytes(unsigned long request, const void* arg) {
             return sizeof(k::FreeTlb);
         case k::kConfigureTlb:
             return sizeof(k::ConfigureTlb);
+        case k::kLockCtl:
+            return sizeof(k::LockCtl);
         case k::kQueryMappings: {
             k::QueryMappingsIn in{};
             std::memcpy(&in, arg, sizeof(in));

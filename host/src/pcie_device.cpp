@@ -300,6 +300,44 @@ RemoteAccess& PcieDevice::remote(const CoreLocation& core) {
     return *r.access;
 }
 
+// LOCK_CTL on the gateway's chip, lock index = its eth channel. True when the lock is ours (or
+// the driver has no locks: tt-kmd before LOCK_CTL).
+bool PcieDevice::lock_gateway(const CoreLocation& gateway, uint32_t flags) {
+    kmd::LockCtl l{};
+    l.in.output_size_bytes = sizeof(l.out);
+    l.in.flags = flags;
+    l.in.index = static_cast<uint8_t>(*soc_.eth_channel(gateway.core));
+    const int rc = chips_[gateway.chip]->file->ioctl(kmd::kLockCtl, &l);
+    if (rc == -ENOTTY) return true;
+    if (rc != 0) {
+        fail(ErrorCategory::Device, "{}: LOCK_CTL on {} failed: {}", description(), gateway.str(),
+             errno_text(rc));
+    }
+    return l.out.value == 1;
+}
+
+template <typename F>
+void PcieDevice::with_remote(const CoreLocation& core, F&& f) {
+    RemoteAccess& access = remote(core);
+    const CoreLocation gateway = access.gateway();
+    for (uint64_t waited = 0; !lock_gateway(gateway, kmd::kLockAcquire);
+         waited += kRemotePollCycles) {
+        if (waited >= kRemoteTimeoutCycles) {
+            fail(ErrorCategory::Timeout,
+                 "{}: chip {}: another process held the lock of the gateway {} for {} cycles",
+                 description(), core.chip, gateway.str(), kRemoteTimeoutCycles);
+        }
+        port_->step(kRemotePollCycles, clock_mhz_);
+    }
+    try {
+        f(access);
+    } catch (...) {
+        (void)lock_gateway(gateway, kmd::kLockRelease);
+        throw;
+    }
+    (void)lock_gateway(gateway, kmd::kLockRelease);
+}
+
 void PcieDevice::check_range(const CoreLocation& core, uint64_t addr, size_t len) const {
     const uint64_t l1 = soc_.l1_size(core.core);
     if (addr <= l1 && len <= l1 - addr) return;
@@ -404,7 +442,7 @@ void PcieDevice::for_each_chunk(const CoreLocation& core, uint64_t addr, size_t 
 void PcieDevice::write(const CoreLocation& core, uint64_t addr, std::span<const uint8_t> data) {
     const bool mmio = check_core(core);
     check_range(core, addr, data.size());
-    if (!mmio) return remote(core).write(core.core, addr, data);
+    if (!mmio) return with_remote(core, [&](RemoteAccess& r) { r.write(core.core, addr, data); });
     const bool regs = addr >= kRegisterSpaceBase;
     for_each_chunk(core, addr, data.size(), [&](Window& w, uint64_t off, size_t from, size_t n) {
         (regs ? w.uc : w.wc)->write(off, data.subspan(from, n));
@@ -415,7 +453,7 @@ void PcieDevice::write(const CoreLocation& core, uint64_t addr, std::span<const 
 void PcieDevice::read(const CoreLocation& core, uint64_t addr, std::span<uint8_t> data) {
     const bool mmio = check_core(core);
     check_range(core, addr, data.size());
-    if (!mmio) return remote(core).read(core.core, addr, data);
+    if (!mmio) return with_remote(core, [&](RemoteAccess& r) { r.read(core.core, addr, data); });
     const bool regs = addr >= kRegisterSpaceBase;
     for_each_chunk(core, addr, data.size(), [&](Window& w, uint64_t off, size_t from, size_t n) {
         (regs ? w.uc : w.wc)->read(off, data.subspan(from, n));
@@ -430,8 +468,9 @@ void PcieDevice::write32(const CoreLocation& core, uint64_t addr, uint32_t value
     }
     check_range(core, addr, 4);
     if (!mmio) {
-        return remote(core).write(core.core, addr,
-                                  std::span(reinterpret_cast<const uint8_t*>(&value), 4));
+        return with_remote(core, [&](RemoteAccess& r) {
+            r.write(core.core, addr, std::span(reinterpret_cast<const uint8_t*>(&value), 4));
+        });
     }
     for_each_chunk(core, addr, 4,
                    [&](Window& w, uint64_t off, size_t, size_t) { w.uc->write32(off, value); });
@@ -446,7 +485,9 @@ uint32_t PcieDevice::read32(const CoreLocation& core, uint64_t addr) {
     check_range(core, addr, 4);
     uint32_t v = 0;
     if (!mmio) {
-        remote(core).read(core.core, addr, std::span(reinterpret_cast<uint8_t*>(&v), 4));
+        with_remote(core, [&](RemoteAccess& r) {
+            r.read(core.core, addr, std::span(reinterpret_cast<uint8_t*>(&v), 4));
+        });
         return v;
     }
     for_each_chunk(core, addr, 4,

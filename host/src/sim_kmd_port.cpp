@@ -2,6 +2,7 @@
 // with each request (host-and-pcie §1.3-1.4): copy in, check, act, copy out min(output_size, ...).
 #include "fabric/sim_kmd_port.h"
 
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -20,6 +21,7 @@ struct SimKmdPort::Node {
     ChipId chip = 0;
     std::unique_ptr<sim::PcieTlb> tlb;
     std::map<uint32_t, const void*> owner;  // allocated window -> the open file that holds it
+    std::array<const void*, kmd::kLockCount> lock_holder{};  // LOCK_CTL: the file holding each
 };
 
 namespace {
@@ -151,9 +153,12 @@ class SimKmdFile final : public KmdFile {
     SimKmdFile(SimKmdPort& port, SimKmdPort::Node& node, std::string path)
         : port_(port), node_(node), path_(std::move(path)) {}
     ~SimKmdFile() override {
-        // The driver releases a file's windows when it is closed.
+        // The driver releases a file's windows and locks when it is closed.
         for (auto it = node_.owner.begin(); it != node_.owner.end();) {
             it = it->second == this ? node_.owner.erase(it) : std::next(it);
+        }
+        for (const void*& holder : node_.lock_holder) {
+            if (holder == this) holder = nullptr;
         }
     }
     const std::string& path() const override { return path_; }
@@ -173,8 +178,10 @@ class SimKmdFile final : public KmdFile {
                 return free_tlb(*static_cast<kmd::FreeTlb*>(arg));
             case kmd::kConfigureTlb:
                 return configure_tlb(*static_cast<kmd::ConfigureTlb*>(arg));
+            case kmd::kLockCtl:
+                return lock_ctl(*static_cast<kmd::LockCtl*>(arg));
             default:
-                return -ENOTTY;  // not simulated (DMA, pinning, reset, locks, power)
+                return -ENOTTY;  // not simulated (DMA, pinning, reset, power)
         }
     }
 
@@ -213,6 +220,29 @@ class SimKmdFile final : public KmdFile {
     }
 
   private:
+    // One of the device's locks (tt-kmd's LOCK_CTL: e.g. one per eth core for remote access),
+    // held by at most one open file; never blocking here (a blocking acquire is refused, as the
+    // single-threaded server cannot wait).
+    int lock_ctl(kmd::LockCtl& l) {
+        if (l.in.index >= kmd::kLockCount) return -EINVAL;
+        const void*& holder = node_.lock_holder[l.in.index];
+        switch (l.in.flags) {
+            case kmd::kLockAcquire:
+                if (holder == nullptr) holder = this;
+                l.out.value = holder == this ? 1 : 0;
+                return 0;
+            case kmd::kLockRelease:
+                l.out.value = holder == this ? 1 : 0;
+                if (holder == this) holder = nullptr;
+                return 0;
+            case kmd::kLockTest:
+                l.out.value = holder == this ? 1 : 0;
+                return 0;
+            default:
+                return -EINVAL;
+        }
+    }
+
     template <typename Out>
     static void copy_out(Out& dst, const Out& src, uint32_t output_size) {
         // The driver clears the output, then copies min(output_size_bytes, sizeof(out)) bytes.

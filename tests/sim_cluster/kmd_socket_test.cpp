@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <random>
@@ -220,4 +221,46 @@ TEST_CASE("sim server: no server at the path is a device error that says what to
         fabric::test::expect_error(ErrorCategory::Device, [&] { fabric::RemoteKmdPort p(path); }) ==
         "no sim server answers at " + path +
             ": No such file or directory (start one with `fabricctl sim serve`)");
+}
+
+TEST_CASE("sim server: LOCK_CTL, one holder per lock, released when its file closes",
+          "[kmd_socket]") {
+    namespace kmd = fabric::kmd;
+    Served s("locks", /*paused=*/true);
+    const auto lock = [](fabric::KmdFile& f, uint32_t flags, uint32_t index, int* rc = nullptr) {
+        kmd::LockCtl l{};
+        l.in.output_size_bytes = sizeof(l.out);
+        l.in.flags = flags;
+        l.in.index = static_cast<uint8_t>(index);
+        const int r = f.ioctl(kmd::kLockCtl, &l);
+        if (rc != nullptr) *rc = r;
+        return l.out.value;
+    };
+    auto a_port = std::make_shared<fabric::RemoteKmdPort>(s.path());
+    auto b_port = std::make_shared<fabric::RemoteKmdPort>(s.path());
+    auto a = a_port->open(0);
+    auto b = b_port->open(0);
+    CHECK(lock(*a, kmd::kLockAcquire, 8) == 1);
+    CHECK(lock(*a, kmd::kLockAcquire, 8) == 1);  // held already: still ours
+    CHECK(lock(*b, kmd::kLockAcquire, 8) == 0);  // another file holds it
+    CHECK(lock(*b, kmd::kLockTest, 8) == 0);
+    CHECK(lock(*a, kmd::kLockTest, 8) == 1);
+    CHECK(lock(*b, kmd::kLockRelease, 8) == 0);  // not b's to release
+    CHECK(lock(*b, kmd::kLockAcquire, 9) == 1);  // another index is free
+    int rc = 0;
+    (void)lock(*a, kmd::kLockAcquire, kmd::kLockCount, &rc);
+    CHECK(rc == -EINVAL);
+    (void)lock(*a, kmd::kLockAcquireBlocking, 8, &rc);
+    CHECK(rc == -EINVAL);  // the single-threaded server cannot wait
+    CHECK(lock(*a, kmd::kLockRelease, 8) == 1);
+    CHECK(lock(*b, kmd::kLockAcquire, 8) == 1);
+    // A client that goes away (here: closes its file) gives its locks back.
+    b.reset();
+    uint8_t got = 0;
+    for (int i = 0; i < 100 && got == 0; ++i) {
+        got = lock(*a, kmd::kLockAcquire, 8);
+        if (got == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    CHECK(got == 1);
+    CHECK(lock(*a, kmd::kLockAcquire, 9) == 1);
 }

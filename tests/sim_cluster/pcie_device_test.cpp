@@ -887,6 +887,16 @@ TEST_CASE("PcieDevice (sim): the n300's remote chip through the gateway's routin
         dev.read(core, 0x30000, back);
         CHECK(back == big);
     }
+    // Each access held the gateway's LOCK_CTL lock (index: its eth channel) and let it go.
+    {
+        auto other = n->port->open(0);
+        fabric::kmd::LockCtl l{};
+        l.in.output_size_bytes = sizeof(l.out);
+        l.in.flags = fabric::kmd::kLockAcquire;
+        l.in.index = 8;  // the gateway chip 0 eth 8, the first idle one
+        REQUIRE(other->ioctl(fabric::kmd::kLockCtl, &l) == 0);
+        CHECK(l.out.value == 1);
+    }  // closed: released
     // Register words: the soft reset and reset PC of a remote core.
     dev.write32(worker, hc::kErisc0ResetPcReg, 0x1234);
     CHECK(n->sim->read32(worker, hc::kErisc0ResetPcReg) == 0x1234);

@@ -160,6 +160,17 @@ struct LockCtlOut {
     uint8_t reserved[3];
 };
 static_assert(sizeof(LockCtlIn) == 12 && sizeof(LockCtlOut) == 4);
+struct LockCtl {
+    LockCtlIn in;
+    LockCtlOut out;
+};
+enum LockCtlFlags : uint32_t {
+    kLockAcquire = 0,  // out.value 1: this file holds it now; 0: another file does
+    kLockRelease = 1,  // out.value 1: this file held it and let it go
+    kLockTest = 2,     // out.value 1: this file holds it
+    kLockAcquireBlocking = 3,
+};
+inline constexpr uint32_t kLockCount = 64;
 
 struct AllocateTlbIn {
     uint64_t size;  // exactly one of the arch's window sizes

@@ -7,8 +7,9 @@
 //              of their asic ids: they are in the cluster descriptor, and every access to them
 //              goes through a gateway, an eth core of a PCIe-attached chip linked to them
 //              (fabric/remote_access.h): one whose base firmware is idle (not running a router)
-//              when there is one, else the first. One process at a time may drive a gateway's
-//              queues (tt-kmd's LOCK_CTL is not taken yet).
+//              when there is one, else the first. Each access holds the gateway's tt-kmd lock
+//              (LOCK_CTL, index = its eth channel) so two processes never interleave commands
+//              in one gateway's queues; a driver without LOCK_CTL is used unlocked.
 //   access     Every read/write goes through a small per-chip cache of TLB windows (ALLOCATE_TLB
 //              of one window size, mmap of its UC and WC offsets). A window is CONFIGURE_TLB'd
 //              for (x, y, address & ~(size-1)) with strict ordering on NOC0, reused while it fits,
@@ -116,6 +117,10 @@ class PcieDevice final : public Device {
     bool check_core(const CoreLocation& core) const;
     ChipPort& mmio_chip(const CoreLocation& core);
     RemoteAccess& remote(const CoreLocation& core);
+    // f(RemoteAccess&) with the gateway's lock held (bounded wait for another holder).
+    template <typename F>
+    void with_remote(const CoreLocation& core, F&& f);
+    bool lock_gateway(const CoreLocation& gateway, uint32_t flags);
     bool is_remote(const CoreLocation& core) const { return core.chip >= chips_.size(); }
     void check_range(const CoreLocation& core, uint64_t addr, size_t len) const;
     Window& window_for(ChipPort& cp, const CoreLocation& core, uint64_t base);

@@ -14,7 +14,8 @@
 //
 // The gateway core is accessed through `mmio` (a Device whose chip `gateway.chip` is directly
 // reachable); `wait` lets time pass between polls (the model steps, silicon sleeps). Only one
-// user may drive a gateway's queues at a time (the caller serialises).
+// user may drive a gateway's queues at a time: PcieDevice holds the gateway's LOCK_CTL lock
+// around each access.
 #pragma once
 
 #include <cstdint>

@@ -6,6 +6,8 @@
 // and CONFIGURE_TLB programs the model's PCIe tile registers (sim/model/pcie_tlb.h) with the arch's
 // encoding. mmap of a TLB window returns a mapping whose accesses the model's PCIe tile routes to
 // the target core; mmap of BAR0 reaches the TLB config registers and the BAR0 windows directly.
+// LOCK_CTL: 64 locks per device, one holder each, a file's released when it closes (no blocking
+// acquire). Opening the port powers the model on as a board (SimDevice::power_on_as_device).
 //
 // Everything above it is PcieDevice, unchanged: only this file stands in for the system calls.
 #pragma once
