@@ -64,16 +64,8 @@ void store(uint32_t addr, const T& v) {
     for (uint32_t i = 0; i < sizeof(T) / 4; ++i) set_word(addr + 4 * i, w[i]);
 }
 
-uint32_t queue_word(uint32_t queue, uint32_t field) {
-    return word(queue + field);
-}
-constexpr uint32_t kWptr = offsetof(ra::CmdQueue, wptr);
-constexpr uint32_t kRptr = offsetof(ra::CmdQueue, rptr);
-constexpr uint32_t cmd_addr(uint32_t queue, uint32_t ptr) {
-    return queue + offsetof(ra::CmdQueue, cmd) + (ptr % ra::kQueueSlots) * sizeof(ra::RoutingCmd);
-}
 void bump_counter(uint32_t index) {
-    const uint32_t a = ra::kRequestQueue + 4 * index;
+    const uint32_t a = ra::counter_addr(index);
     set_word(a, word(a) + 1);
 }
 
@@ -178,30 +170,29 @@ ra::LinkMsg message_of(const ra::RoutingCmd& c) {
 // Finish the command at the queue's read pointer with the answer `m` (its data, for a read, at
 // data_at(data_l1)). False while the response queue is full (try again later).
 bool complete(const ra::LinkMsg& m, uint32_t data_l1) {
-    const uint32_t req_rptr = queue_word(ra::kRequestQueue, kRptr);
-    ra::RoutingCmd c = load<ra::RoutingCmd>(cmd_addr(ra::kRequestQueue, req_rptr));
+    const uint32_t req_rptr = word(ra::rptr_addr(ra::kRequestQueue));
+    ra::RoutingCmd c = load<ra::RoutingCmd>(ra::cmd_addr(ra::kRequestQueue, req_rptr));
     if (is_read(m)) {
-        const uint32_t wptr = queue_word(ra::kResponseQueue, kWptr);
-        if (ra::queue_full(wptr, queue_word(ra::kResponseQueue, kRptr))) return false;
+        const uint32_t wptr = word(ra::wptr_addr(ra::kResponseQueue));
+        if (ra::queue_full(wptr, word(ra::rptr_addr(ra::kResponseQueue)))) return false;
         const uint32_t slot = wptr % ra::kQueueSlots;
         if (is_block(m) && m.status == 0)
             copy_words(ra::response_block(slot), data_at(data_l1, m), m.size);
         c.flags = ra::kFlagRdData | (c.flags & ra::kFlagDataBlock) | m.status;
         c.data = is_block(m) ? m.size : m.data;
-        store(cmd_addr(ra::kResponseQueue, wptr), c);
-        set_word(ra::kResponseQueue + kWptr, ra::next_ptr(wptr));
+        store(ra::cmd_addr(ra::kResponseQueue, wptr), c);
+        set_word(ra::wptr_addr(ra::kResponseQueue), ra::next_ptr(wptr));
         bump_counter(ra::kReadsDone);
     } else {
         bump_counter(ra::kWritesDone);
     }
     if (m.status != 0) {
         bump_counter(ra::kErrors);
-        set_word(ra::kRequestQueue + 4 * ra::kLastErrorFlags, m.status);
-        set_word(ra::kRequestQueue + 4 * ra::kLastErrorAddrLo, static_cast<uint32_t>(m.sys_addr));
-        set_word(ra::kRequestQueue + 4 * ra::kLastErrorAddrHi,
-                 static_cast<uint32_t>(m.sys_addr >> 32));
+        set_word(ra::counter_addr(ra::kLastErrorFlags), m.status);
+        set_word(ra::counter_addr(ra::kLastErrorAddrLo), static_cast<uint32_t>(m.sys_addr));
+        set_word(ra::counter_addr(ra::kLastErrorAddrHi), static_cast<uint32_t>(m.sys_addr >> 32));
     }
-    set_word(ra::kRequestQueue + kRptr, ra::next_ptr(req_rptr));
+    set_word(ra::rptr_addr(ra::kRequestQueue), ra::next_ptr(req_rptr));
     return true;
 }
 
@@ -213,8 +204,8 @@ void await_peer() {
         return;
     }
     if (hal::wall_clock() < g_pending_deadline) return;
-    const uint32_t rptr = queue_word(ra::kRequestQueue, kRptr);
-    ra::LinkMsg m = message_of(load<ra::RoutingCmd>(cmd_addr(ra::kRequestQueue, rptr)));
+    const uint32_t rptr = word(ra::rptr_addr(ra::kRequestQueue));
+    ra::LinkMsg m = message_of(load<ra::RoutingCmd>(ra::cmd_addr(ra::kRequestQueue, rptr)));
     m.status = ra::kFlagDestUnreachable;
     if (complete(m, ra::kOutStaging + ra::kBoxData)) g_pending = 0;
 }
@@ -224,8 +215,8 @@ bool link_up() {
 }
 
 void take_command() {
-    const uint32_t rptr = queue_word(ra::kRequestQueue, kRptr);
-    ra::LinkMsg m = message_of(load<ra::RoutingCmd>(cmd_addr(ra::kRequestQueue, rptr)));
+    const uint32_t rptr = word(ra::rptr_addr(ra::kRequestQueue));
+    ra::LinkMsg m = message_of(load<ra::RoutingCmd>(ra::cmd_addr(ra::kRequestQueue, rptr)));
     const ra::SysAddr a = ra::decode_sys_addr(m.sys_addr);
     const uint32_t target = ra::pack_coord(a.chip_x, a.chip_y);
     const uint32_t block = ra::request_block(rptr % ra::kQueueSlots);
@@ -256,8 +247,8 @@ void serve_host_queue() {
         await_peer();
         return;
     }
-    const uint32_t wptr = queue_word(ra::kRequestQueue, kWptr);
-    if (!ra::queue_empty(wptr, queue_word(ra::kRequestQueue, kRptr))) take_command();
+    const uint32_t wptr = word(ra::wptr_addr(ra::kRequestQueue));
+    if (!ra::queue_empty(wptr, word(ra::rptr_addr(ra::kRequestQueue)))) take_command();
 }
 
 }  // namespace
@@ -277,8 +268,8 @@ bool remote_access_has_work() {
     if (g_pending != 0) return word(ra::kReplyBox + ra::kBoxDoorbell) == g_pending;
     const uint32_t seq = word(ra::kInbox + ra::kBoxDoorbell);
     return (seq != 0 && seq != g_last_served) ||
-           !ra::queue_empty(queue_word(ra::kRequestQueue, kWptr),
-                            queue_word(ra::kRequestQueue, kRptr));
+           !ra::queue_empty(word(ra::wptr_addr(ra::kRequestQueue)),
+                            word(ra::rptr_addr(ra::kRequestQueue)));
 }
 
 void remote_access_service() {

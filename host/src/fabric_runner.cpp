@@ -300,12 +300,8 @@ RouterSnapshot FabricRunner::snapshot(size_t i) {
     s.dir = r.dir;
     if (r.mesh) s.mesh = r.mesh->port();
     s.method = i < methods_.size() ? methods_[i] : LaunchMethod::ResetPc;
-    std::vector<uint8_t> raw(sizeof(pf::RouterStatusBlock));
-    device_.read(r.core, r.layout.status, raw);
-    std::memcpy(&s.block, raw.data(), raw.size());
-    std::vector<uint8_t> report(sizeof(pf::RouterControlReport));
-    device_.read(r.core, pf::router_control_report(r.layout), report);
-    std::memcpy(&s.control, report.data(), report.size());
+    // The core's state first: once it has ended, the blocks read after it are final (the device
+    // may run between the reads: a sim server, silicon).
     s.run = device_.core_status(r.core);
     s.core_finished = s.run.state == CoreRunState::Exited || s.run.state == CoreRunState::Trapped;
     if (started_ && !s.core_finished && s.method == LaunchMethod::LaunchFlag &&
@@ -316,6 +312,12 @@ RouterSnapshot FabricRunner::snapshot(size_t i) {
             device_.read32(r.core, protocol::base_fw::kStatusBlock +
                                        offsetof(protocol::base_fw::StatusBlock, app_result));
     }
+    std::vector<uint8_t> raw(sizeof(pf::RouterStatusBlock));
+    device_.read(r.core, r.layout.status, raw);
+    std::memcpy(&s.block, raw.data(), raw.size());
+    std::vector<uint8_t> report(sizeof(pf::RouterControlReport));
+    device_.read(r.core, pf::router_control_report(r.layout), report);
+    std::memcpy(&s.control, report.data(), report.size());
     return s;
 }
 

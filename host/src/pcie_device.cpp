@@ -282,8 +282,10 @@ RemoteAccess& PcieDevice::remote(const CoreLocation& core) {
                bfw::kStatusMagic;
     };
     const auto idle = [&](const CoreLocation& g) {
-        return booted(g) && read32(g, bfw::kStatusBlock + offsetof(bfw::StatusBlock, state)) ==
-                                static_cast<uint32_t>(bfw::State::Idle);
+        uint32_t w[2];  // magic, state: one read
+        static_assert(offsetof(bfw::StatusBlock, state) == 4);
+        read(g, bfw::kStatusBlock, std::span(reinterpret_cast<uint8_t*>(w), sizeof w));
+        return w[0] == bfw::kStatusMagic && w[1] == static_cast<uint32_t>(bfw::State::Idle);
     };
     if (r.access && idle(r.access->gateway())) return *r.access;
     // A base firmware that has not finished booting would clear a command queued now.

@@ -18,15 +18,6 @@ namespace {
 
 namespace ra = protocol::remote_access;
 
-constexpr uint32_t kWptr = offsetof(ra::CmdQueue, wptr);
-constexpr uint32_t kRptr = offsetof(ra::CmdQueue, rptr);
-
-constexpr uint32_t cmd_addr(uint32_t queue, uint32_t ptr) {
-    return queue + offsetof(ra::CmdQueue, cmd) + (ptr % ra::kQueueSlots) * sizeof(ra::RoutingCmd);
-}
-constexpr uint32_t counter_addr(uint32_t index) {
-    return ra::kRequestQueue + 4 * index;
-}
 // Register words go one at a time: a block is for L1.
 bool in_registers(uint64_t addr) {
     return addr >= hal::common::kLocalDataRamBase;
@@ -71,57 +62,68 @@ void RemoteAccess::fail_reported(std::string_view what, uint32_t flags, uint64_t
          a.noc_x, a.noc_y, a.offset, flags_text(flags));
 }
 
+// Poll `done` every kRemotePollCycles until it holds; `timed_out` (which throws) once timeout_
+// cycles have passed.
+template <typename Done, typename TimedOut>
+void RemoteAccess::await(Done&& done, TimedOut&& timed_out) {
+    for (uint64_t waited = 0; !done(); waited += kRemotePollCycles) {
+        if (waited >= timeout_) timed_out();
+        wait_(kRemotePollCycles);
+    }
+}
+
 // Queue one command (and a write's block); returns the slot it took.
 uint32_t RemoteAccess::push(uint32_t flags, uint64_t sys, uint32_t data,
                             std::span<const uint8_t> block) {
-    uint32_t wptr = 0;
-    for (uint64_t waited = 0;; waited += kRemotePollCycles) {
-        wptr = mmio_.read32(gateway_, ra::kRequestQueue + kWptr);
-        const uint32_t rptr = mmio_.read32(gateway_, ra::kRequestQueue + kRptr);
-        if (!ra::queue_full(wptr, rptr)) break;
-        if (waited >= timeout_) {
+    uint32_t wptr = 0, rptr = 0;
+    await(
+        [&] {
+            wptr = mmio_.read32(gateway_, ra::wptr_addr(ra::kRequestQueue));
+            rptr = mmio_.read32(gateway_, ra::rptr_addr(ra::kRequestQueue));
+            return !ra::queue_full(wptr, rptr);
+        },
+        [&] {
             fail(ErrorCategory::Timeout,
                  "{}: the gateway took no command from its full queue within {} cycles (write "
                  "pointer {}, read pointer {}): is the Wormhole base firmware running on it?",
                  where(), timeout_, wptr, rptr);
-        }
-        wait_(kRemotePollCycles);
-    }
+        });
     const uint32_t slot = wptr % ra::kQueueSlots;
     if (!block.empty()) mmio_.write(gateway_, ra::request_block(slot), block);
     ra::RoutingCmd c{};
     c.sys_addr = sys;
     c.data = data;
     c.flags = flags;
-    mmio_.write(gateway_, cmd_addr(ra::kRequestQueue, wptr),
+    mmio_.write(gateway_, ra::cmd_addr(ra::kRequestQueue, wptr),
                 std::span(reinterpret_cast<const uint8_t*>(&c), sizeof c));
-    mmio_.write32(gateway_, ra::kRequestQueue + kWptr, ra::next_ptr(wptr));
+    mmio_.write32(gateway_, ra::wptr_addr(ra::kRequestQueue), ra::next_ptr(wptr));
     return slot;
 }
 
 void RemoteAccess::wait_writes(uint32_t done_before, uint32_t errors_before, uint32_t count) {
-    for (uint64_t waited = 0;; waited += kRemotePollCycles) {
-        const uint32_t done = mmio_.read32(gateway_, counter_addr(ra::kWritesDone));
-        if (done - done_before >= count) break;
-        if (waited >= timeout_) {
+    uint32_t done = 0;
+    await(
+        [&] {
+            done = mmio_.read32(gateway_, ra::counter_addr(ra::kWritesDone)) - done_before;
+            return done >= count;
+        },
+        [&] {
             fail(ErrorCategory::Timeout,
                  "{}: {} of {} writes done after {} cycles: the gateway's base firmware or its "
                  "link peer is not answering",
-                 where(), done - done_before, count, timeout_);
-        }
-        wait_(kRemotePollCycles);
-    }
-    if (mmio_.read32(gateway_, counter_addr(ra::kErrors)) != errors_before) {
-        const uint64_t sys = mmio_.read32(gateway_, counter_addr(ra::kLastErrorAddrLo)) |
-                             uint64_t{mmio_.read32(gateway_, counter_addr(ra::kLastErrorAddrHi))}
-                                 << 32;
-        fail_reported("write", mmio_.read32(gateway_, counter_addr(ra::kLastErrorFlags)), sys);
+                 where(), done, count, timeout_);
+        });
+    if (mmio_.read32(gateway_, ra::counter_addr(ra::kErrors)) != errors_before) {
+        const uint64_t sys =
+            mmio_.read32(gateway_, ra::counter_addr(ra::kLastErrorAddrLo)) |
+            uint64_t{mmio_.read32(gateway_, ra::counter_addr(ra::kLastErrorAddrHi))} << 32;
+        fail_reported("write", mmio_.read32(gateway_, ra::counter_addr(ra::kLastErrorFlags)), sys);
     }
 }
 
 void RemoteAccess::write(CoreCoord core, uint64_t addr, std::span<const uint8_t> data) {
-    const uint32_t done_before = mmio_.read32(gateway_, counter_addr(ra::kWritesDone));
-    const uint32_t errors_before = mmio_.read32(gateway_, counter_addr(ra::kErrors));
+    const uint32_t done_before = mmio_.read32(gateway_, ra::counter_addr(ra::kWritesDone));
+    const uint32_t errors_before = mmio_.read32(gateway_, ra::counter_addr(ra::kErrors));
     uint32_t count = 0;
     size_t i = 0;
     while (i < data.size()) {
@@ -158,23 +160,24 @@ void RemoteAccess::read_piece(CoreCoord core, uint64_t addr, std::span<uint8_t> 
     push(ra::kFlagRdReq | (block ? ra::kFlagDataBlock : 0), sys,
          block ? static_cast<uint32_t>(out.size()) : 0, {});
     uint32_t rptr = 0;
-    for (uint64_t waited = 0;; waited += kRemotePollCycles) {
-        rptr = mmio_.read32(gateway_, ra::kResponseQueue + kRptr);
-        if (!ra::queue_empty(mmio_.read32(gateway_, ra::kResponseQueue + kWptr), rptr)) break;
-        if (waited >= timeout_) {
+    await(
+        [&] {
+            rptr = mmio_.read32(gateway_, ra::rptr_addr(ra::kResponseQueue));
+            return !ra::queue_empty(mmio_.read32(gateway_, ra::wptr_addr(ra::kResponseQueue)),
+                                    rptr);
+        },
+        [&] {
             fail(ErrorCategory::Timeout,
                  "{}: no answer to a read at core {} {:#x} within {} cycles: the gateway's base "
                  "firmware or its link peer is not answering",
                  where(), core.str(), addr, timeout_);
-        }
-        wait_(kRemotePollCycles);
-    }
+        });
     ra::RoutingCmd c{};
-    mmio_.read(gateway_, cmd_addr(ra::kResponseQueue, rptr),
+    mmio_.read(gateway_, ra::cmd_addr(ra::kResponseQueue, rptr),
                std::span(reinterpret_cast<uint8_t*>(&c), sizeof c));
     const uint32_t errors = c.flags & (ra::kFlagDestUnreachable | ra::kFlagBlockUnavailable);
     if (errors == 0 && block) mmio_.read(gateway_, ra::response_block(rptr % ra::kQueueSlots), out);
-    mmio_.write32(gateway_, ra::kResponseQueue + kRptr, ra::next_ptr(rptr));
+    mmio_.write32(gateway_, ra::rptr_addr(ra::kResponseQueue), ra::next_ptr(rptr));
     if (errors != 0) fail_reported("read", c.flags, sys);
     if (!block) std::memcpy(out.data(), &c.data, 4);
 }

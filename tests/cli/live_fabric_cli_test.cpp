@@ -136,6 +136,7 @@ TEST_CASE("the live fabric: serve, mesh up, status, events, a user's program, fl
           std::vector<std::string>(8, "ready_for_traffic"));
 
     const auto down = server.mesh("down");
+    INFO("mesh down: " << down.out << down.err);
     REQUIRE(down.code == 0);
     CHECK_THAT(down.out, Contains("terminated gracefully: 8 of 8 routers terminated"));
     CHECK_THAT(down.err, Contains("fabricctl: mesh down: 1 mesh, 4 chips, 8 routers (plane 0: 8): "
@@ -188,6 +189,7 @@ TEST_CASE("the live fabric on a T3K: chips 4-7 reached through the PCIe chips' e
     CHECK(after.packets.at("M0D4 N p0") == std::pair<uint64_t, uint64_t>{0, 2});
 
     const auto down = server.mesh("down");
+    INFO("mesh down: " << down.out << down.err);
     REQUIRE(down.code == 0);
     CHECK_THAT(down.out, Contains("terminated gracefully: 20 of 20 routers terminated"));
     CHECK(routers_of(server.mesh("status", {"--json"}).out).status ==

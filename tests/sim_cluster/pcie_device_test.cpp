@@ -935,7 +935,7 @@ TEST_CASE("RemoteAccess: an unreachable chip and a gateway without base firmware
     step(20'000);  // the gateway's base firmware boots (and sets up its queues)
     // Chip (5, 0) is neither the gateway's chip nor its link peer: every access fails, named.
     fabric::RemoteAccess far(dev, gateway, ra::pack_coord(5, 0), "chip 5", step);
-    const uint32_t errors = dev.read32(gateway, ra::kRequestQueue + 4 * ra::kErrors);
+    const uint32_t errors = dev.read32(gateway, ra::counter_addr(ra::kErrors));
     std::vector<uint8_t> word(4);
     CHECK_THAT(ft::expect_error(ErrorCategory::Device,
                                 [&] {
@@ -947,7 +947,7 @@ TEST_CASE("RemoteAccess: an unreachable chip and a gateway without base firmware
                                     far.write({3, 5}, 0x20000, word);
                                 }),
                Contains("destination unreachable"));
-    CHECK(dev.read32(gateway, ra::kRequestQueue + 4 * ra::kErrors) == errors + 2);
+    CHECK(dev.read32(gateway, ra::counter_addr(ra::kErrors)) == errors + 2);
     // The gateway's own chip (0, 0) is served there (on a PCIe-attached chip of the model a core
     // exists once the host has touched it).
     fabric::RemoteAccess own(dev, gateway, ra::pack_coord(0, 0), "chip 0", step);

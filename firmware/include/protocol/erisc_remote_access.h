@@ -88,6 +88,20 @@ static_assert(offsetof(CmdQueue, wptr) == 32 && offsetof(CmdQueue, rptr) == 48 &
               offsetof(CmdQueue, cmd) == 64);
 static_assert(kRequestQueue + 2 * sizeof(CmdQueue) == kResponseQueue);
 
+// Addresses in a queue: its pointers, the command a pointer names, a counter word.
+constexpr uint32_t wptr_addr(uint32_t queue) {
+    return queue + offsetof(CmdQueue, wptr);
+}
+constexpr uint32_t rptr_addr(uint32_t queue) {
+    return queue + offsetof(CmdQueue, rptr);
+}
+constexpr uint32_t cmd_addr(uint32_t queue, uint32_t ptr) {
+    return queue + offsetof(CmdQueue, cmd) + (ptr % kQueueSlots) * sizeof(RoutingCmd);
+}
+constexpr uint32_t counter_addr(uint32_t index) {
+    return kRequestQueue + offsetof(CmdQueue, counters) + 4 * index;
+}
+
 constexpr uint32_t request_block(uint32_t slot) {
     return kRequestBlocks + slot * kMaxBlockBytes;
 }

@@ -46,7 +46,8 @@ class RemoteAccess {
     const CoreLocation& gateway() const { return gateway_; }
 
   private:
-    struct Piece;
+    template <typename Done, typename TimedOut>
+    void await(Done&& done, TimedOut&& timed_out);
     uint64_t sys_addr(CoreCoord core, uint64_t addr) const;
     uint32_t push(uint32_t flags, uint64_t sys, uint32_t data, std::span<const uint8_t> block);
     void wait_writes(uint32_t done_before, uint32_t errors_before, uint32_t count);
