@@ -14,7 +14,7 @@ namespace pf = protocol::fabric;
 
 // The control word as the router acts on it: a value that is not a RouterControl is Run.
 constexpr uint32_t control_word(uint32_t raw) {
-    return raw > static_cast<uint32_t>(pf::RouterControl::Drain) ? 0 : raw;
+    return raw > static_cast<uint32_t>(pf::RouterControl::Reroute) ? 0 : raw;
 }
 
 // Stall timeouts under control word `ctl`: as configured (Run); none while paused (a paused
@@ -37,9 +37,12 @@ constexpr StallRule stall_rule(const pf::RouterConfig& c, uint32_t ctl) {
     return s;
 }
 
-// A drain cuts a link that is down or whose peer is silent (link_watch.h), once.
+// A drain cuts a link that is down or whose peer is silent (link_watch.h), once; a reroute cuts
+// it whatever it looks like here (the host saw it fail at one end or the other).
 constexpr bool cuts_link(uint32_t ctl, bool cut, bool link_dead) {
-    return ctl == static_cast<uint32_t>(pf::RouterControl::Drain) && !cut && link_dead;
+    if (cut) return false;
+    return ctl == static_cast<uint32_t>(pf::RouterControl::Reroute) ||
+           (ctl == static_cast<uint32_t>(pf::RouterControl::Drain) && link_dead);
 }
 
 // The main loop takes and sends nothing while paused or once the link is cut.
@@ -49,9 +52,10 @@ constexpr bool loop_idle(uint32_t ctl, bool cut) {
 
 // The state the router reports for control word `ctl` (its State event's code).
 constexpr pf::RouterStatus control_event(uint32_t ctl) {
-    return ctl == static_cast<uint32_t>(pf::RouterControl::Pause) ? pf::RouterStatus::Paused
-           : ctl == static_cast<uint32_t>(pf::RouterControl::Drain)
-               ? pf::RouterStatus::Drained
+    return ctl == static_cast<uint32_t>(pf::RouterControl::Pause)   ? pf::RouterStatus::Paused
+           : ctl == static_cast<uint32_t>(pf::RouterControl::Drain) ? pf::RouterStatus::Drained
+           : ctl == static_cast<uint32_t>(pf::RouterControl::Reroute)
+               ? pf::RouterStatus::RerouteHeld
                : pf::RouterStatus::ReadyForTraffic;
 }
 
@@ -62,6 +66,21 @@ constexpr uint32_t slot_before(uint32_t base, uint32_t end, uint32_t next, uint3
     const uint32_t off = next - base;
     const uint32_t bytes = back * slot_bytes;
     return base + (off >= bytes ? off - bytes : off + (end - base) - bytes);
+}
+
+// How many of a sender channel's unacked packets (completed .. sent - 1, free-running) the peer
+// took, by its count `resume`: those were applied there and complete; the rest go again. Valid
+// iff completed <= resume <= sent (wrapping counters compared as distances).
+struct Resume {
+    bool ok = false;
+    uint32_t complete = 0;  // packets to complete now
+    uint32_t resend = 0;    // packets to send again, from position `resume` on
+};
+constexpr Resume resume_channel(uint32_t completed, uint32_t sent, uint32_t resume) {
+    const uint32_t unacked = sent - completed;
+    const uint32_t took = resume - completed;
+    if (took > unacked) return {};
+    return {true, took, unacked - took};
 }
 
 }  // namespace fabric::router

@@ -82,6 +82,16 @@ constexpr bool kSmallImage = true;  // also leaves out optional refinements (com
 #define ROUTER_HOT [[gnu::flatten]]
 constexpr bool kSmallImage = false;
 #endif
+// completion_step's wait for a lone completion's partner (topology.h says where it fits).
+constexpr bool kPairCompletions = !kSmallImage && Topology::kPairCompletions;
+// Start-up, control and error paths optimized for size where the code window is tight (the
+// Wormhole 2D image, with the reroute path). Not elsewhere: it costs the 1D data path ~8 % at
+// 2 KiB (docs/PERFORMANCE.md).
+#if defined(FABRIC_ROUTER_2D) && defined(FABRIC_ARCH_WORMHOLE_B0)
+#define ROUTER_COLD [[gnu::cold]]
+#else
+#define ROUTER_COLD
+#endif
 // Control (pause, drain, resume: control_step, ~2 KiB) is in every image: the Blackhole routers
 // have a 48 KiB window of their own (hal ArchMap::router_fw).
 constexpr bool kControl = true;
@@ -411,6 +421,7 @@ class Router {
     Status take_general_from(uint32_t r, TakeState& t);
     Status take_general(uint32_t r);
     Status forward(uint32_t p, uint32_t slot, uint32_t bytes, uint32_t id, Noc::Batch& batch);
+    Status forward_alone(uint32_t p, uint32_t slot, uint32_t bytes, uint32_t id);
     bool port_full(uint32_t p);
     bool send_completions(uint32_t src, uint32_t n);
     void complete(Receiver& rx, uint32_t n);
@@ -442,6 +453,8 @@ class Router {
     void set_stall(uint32_t ctl);
     bool link_dead() const { return !link_status_.up() || peer_watch_.silent(); }
     void cut_step();  // kControl only
+    void apply_order();
+    void reroute_step();
     uint32_t held();
     void publish_held() { report_store(offsetof(pf::RouterControlReport, held), held()); }
     void report_store(uint32_t offset, uint32_t v) {
@@ -535,6 +548,10 @@ class Router {
         bool stall_drop = false;                   // StallAction::Drop (or draining)
         BadPacket stall_why = BadPacket::Timeout;  // what a stalled packet is dropped as
         uint32_t acked[kSenders] = {};
+        // Reroute: the host's RerouteOrder applied (the sender channels go over the fallback), or
+        // answered in any way (applied or refused).
+        bool rerouted = false;
+        bool answered = false;
     };
     [[no_unique_address]] Only<kControl, Control> ctl_;
 };
@@ -568,7 +585,7 @@ void Router::publish() {
 }
 
 // Stop with an error or end state. The exit code is the low byte of the status (0 = Terminated).
-int Router::stop(RouterStatus s, RouterWait where, uint32_t detail) {
+ROUTER_COLD int Router::stop(RouterStatus s, RouterWait where, uint32_t detail) {
     publish();
     events_.record(pf::RouterEventKind::State, static_cast<uint32_t>(where),
                    static_cast<uint32_t>(s), detail);
@@ -577,7 +594,7 @@ int Router::stop(RouterStatus s, RouterWait where, uint32_t detail) {
 
 // A HAL call or bounded wait failed: Timeout for a wait that ran out, Terminated (the host's word
 // during a start-up wait) ends the router normally, anything else is a Fault.
-int Router::stop_hal(Status s, RouterWait where) {
+ROUTER_COLD int Router::stop_hal(Status s, RouterWait where) {
     if (s == Status::Terminated) {
         return finish(0);
     }
@@ -591,7 +608,7 @@ int Router::stop_hal(Status s, RouterWait where) {
 // Subordinate: wait for the master's message, answer once. Both judge the other (handshake.h) and
 // stop with HandshakeMismatch (detail: the HandshakeField) rather than wait for credits that
 // cannot come.
-int Router::handshake() {
+ROUTER_COLD int Router::handshake() {
     set_stage(RouterStatus::Handshaking);
     pf::HandshakeMsg out = handshake_msg(g_config, g_layout);
     const hal::Deadline deadline = hal::Deadline::after_us(kA, g_config.handshake_timeout_us);
@@ -653,7 +670,7 @@ int Router::handshake() {
 }
 
 // Wait for the host's ready word; the termination word ends the router instead.
-int Router::wait_ready() {
+ROUTER_COLD int Router::wait_ready() {
     // Keep-alives from here on (link_step): the peer, in its main loop already, must not take
     // this wait for silence. The first goes at once.
     keep_alive_at_ = hal::wall_clock_lo() - kKeepAliveCycles;
@@ -670,7 +687,7 @@ int Router::wait_ready() {
 // Neighbour n (nb): our ports nb.port[i] are its channels nb.channel[i] (VC0, VC1), their slot
 // layouts read from its config (written by the host before any router started). DownstreamConfig
 // if its config does not fit ours. Out of line: its copy of the config stays out of main's frame.
-[[gnu::noinline]] ConfigCheck Router::setup_neighbour(uint32_t n, const Neighbour& nb) {
+[[gnu::noinline]] ROUTER_COLD ConfigCheck Router::setup_neighbour(uint32_t n, const Neighbour& nb) {
     const uint32_t x = nb.x(), y = nb.y();
     // Its config's payload_bytes, sender_slots and receiver_slots (48 B from +32) into our (now
     // idle) handshake_out.
@@ -719,7 +736,7 @@ int Router::wait_ready() {
 // each neighbour, the credits of the channels it feeds first, then its ports (so on Wormhole 1D
 // kFwdPushedBuf is left programmed with a forward's handle, and a router's first forward does not
 // reprogram it: ~50 cycles on the packet's path).
-ConfigCheck Router::setup_ports() {
+ROUTER_COLD ConfigCheck Router::setup_ports() {
     for (uint32_t n = 0; n < kNeighbours; ++n) {
         Neighbour nb;
         if (!Topology::neighbour(n, g_config, g_mesh, nb)) continue;
@@ -984,6 +1001,14 @@ bool Router::port_full(uint32_t p) {
     return Status::Ok;
 }
 
+// One forward, its requests counted on their own (the general path's and a reroute's: one copy of
+// the forward's code for both).
+[[gnu::noinline]] Status Router::forward_alone(uint32_t p, uint32_t slot, uint32_t bytes,
+                                               uint32_t id) {
+    Noc::Batch batch(noc_);
+    return forward(p, slot, bytes, id, batch);
+}
+
 // Take the next packet of rx r if (when it goes on) the ports it goes to have a free slot (Busy
 // if not): deliver it here and/or forward it, all NoC requests tagged with the slot's trid. Only
 // the header words the packet needs are loaded (L1 loads take 7 cycles each).
@@ -1101,9 +1126,8 @@ Status Router::take(uint32_t r, Noc::Batch& batch, TakeState& t) {
         if (ports != 0) {
             topology_.pass_on(slot, v.hop);
             pass_ttl_on(slot, head);
-            Noc::Batch batch(noc_);
             for (uint32_t p = 1; p < kSenders; ++p) {
-                if ((ports >> p & 1) != 0) HAL_TRY(forward(p, slot, h.payload_bytes, id, batch));
+                if ((ports >> p & 1) != 0) HAL_TRY(forward_alone(p, slot, h.payload_bytes, id));
             }
         }
         rx.src.set(idx, h.src_channel);
@@ -1172,7 +1196,7 @@ template <uint32_t R>
     // same channel (taken, so its writes flush within the NoC's latency): one +2 instead of two +1
     // halves the completion frames competing with our data for TXQ0, and the peer's completion
     // and credit work. Otherwise at once: nothing to gain, and the producer waits for the slot.
-    if (!kSmallImage && n == 1 && pending > 1 && rx.src[idx] == src && data_to_send())
+    if (kPairCompletions && n == 1 && pending > 1 && rx.src[idx] == src && data_to_send())
         return Status::Ok;
     // TXQ0 was free above and nothing went on it since; n <= kCompletionLookahead, a valid delta.
     if (src < kSenders) {
@@ -1309,14 +1333,14 @@ Status Router::prepare_credit(uint32_t c, const fabric::NocWord& to) {
 }
 
 // A link health event: it names the peer's end of the link.
-[[gnu::noinline]] void Router::record_link(pf::RouterEventKind kind, uint32_t code) {
+[[gnu::noinline]] ROUTER_COLD void Router::record_link(pf::RouterEventKind kind, uint32_t code) {
     events_.record(kind, g_config.peer_eth_channel, code, g_config.peer_chip_id);
 }
 
 // Link health, at the main loop's polls (link_watch.h): what the peer sent since the last poll
 // (keep-alives, packets taken, completions) tells whether it is heard, the link status word
 // whether the link is up; a change is an event. Our own keep-alive when it is due.
-[[gnu::noinline]] void Router::link_step(uint32_t now) {
+[[gnu::noinline]] ROUTER_COLD void Router::link_step(uint32_t now) {
     const uint32_t alive = Streams::read(kPeerAlive);
     if (alive != 0) stream_add(kPeerAlive, -static_cast<int32_t>(alive));
     // What the peer sent us (packets we took, completions) and what we sent it (packets,
@@ -1329,7 +1353,10 @@ Status Router::prepare_credit(uint32_t c, const fabric::NocWord& to) {
     }
     const bool heard = alive != 0 || signs != signs_;
     signs_ = signs;
-    const LinkChange change = peer_watch_.poll(now, heard);
+    // A cut link's peer says nothing over it (a rerouted router's counts move without it).
+    bool cut = false;
+    if constexpr (kControl) cut = ctl_.get().cut != 0;
+    const LinkChange change = cut ? LinkChange::None : peer_watch_.poll(now, heard);
     if (change == LinkChange::PeerSilent) {
         record_link(pf::RouterEventKind::PeerSilent, peer_watch_.quiet_cycles(now));
     } else if (change == LinkChange::PeerHeard) {
@@ -1339,9 +1366,7 @@ Status Router::prepare_credit(uint32_t c, const fabric::NocWord& to) {
     // A keep-alive only when we sent the peer nothing else since the last one: on a link that
     // carries our traffic it would only delay the data (a frame and a TXQ0 command). None on a
     // link we cut: the peer must find it dead too (and cut it), not wait for our completions.
-    if constexpr (kControl) {
-        if (ctl_.get().cut != 0) return;
-    }
+    if (cut) return;
     if (told != told_) {
         told_ = told;
         keep_alive_at_ = now;
@@ -1375,7 +1400,7 @@ void Router::keep_alive_if_due(uint32_t now) {
 // waits for a full port, with nothing of the channel taken, for stall_timeout_us is stalled:
 // reported once (event Stalled); with StallAction::Drop that packet is dropped (bad_packet
 // timeout) and so is every later one for that port until it has room again.
-[[gnu::noinline]] void Router::stall_step(uint32_t now) {
+[[gnu::noinline]] ROUTER_COLD void Router::stall_step(uint32_t now) {
     if (stall_cycles_ == 0) return;
     for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
         Receiver& rx = rx_[r];
@@ -1429,8 +1454,10 @@ void Router::keep_alive_if_due(uint32_t now) {
 //          it, the MeshRouterConfig is read again (the host may have changed the tables).
 //   Drain  stalls drop (set_stall); a dead link is cut (cut_step from then on, whatever the word
 //          says); reached at once, or on a cut link once everything is reported.
-[[gnu::noinline]] uint32_t Router::control_step() {
+[[gnu::noinline]] ROUTER_COLD uint32_t Router::control_step() {
     constexpr uint32_t kPause = static_cast<uint32_t>(pf::RouterControl::Pause);
+    constexpr uint32_t kDrain = static_cast<uint32_t>(pf::RouterControl::Drain);
+    constexpr uint32_t kReroute = static_cast<uint32_t>(pf::RouterControl::Reroute);
     Control& k = ctl_.get();
     const uint32_t ctl = control_word(ld(kControlWord));
     if (ctl != k.word) {
@@ -1456,7 +1483,14 @@ void Router::keep_alive_if_due(uint32_t now) {
         }
     }
     if (k.cut != 0) {
-        cut_step();
+        // Cut by a drain, or held for the host's order, or rerouted (a drain drops what is left).
+        if (ctl == kDrain || (!k.rerouted && ctl != kReroute)) {
+            cut_step();
+        } else if (!k.answered) {
+            apply_order();
+        } else if (k.rerouted && ctl != kPause) {
+            reroute_step();
+        }
     } else if (ctl == kPause) {
         for (uint32_t c = 0; c < kSenders; ++c) {
             const uint32_t n = tx_[c].slots != 0 ? Streams::read(completed_id(c)) : 0;
@@ -1476,7 +1510,7 @@ void Router::keep_alive_if_due(uint32_t now) {
 // the link and never completed is reported Unacked with its position on its channel, then
 // freed; every packet pushed into a sender channel is dropped (Drained) and freed. Each report
 // only while the event log has room (the rest at later polls: none is lost).
-void Router::cut_step() {
+ROUTER_COLD void Router::cut_step() {
     for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
         if (rx_[r].slots != 0) (void)completion_walk(r);
     }
@@ -1508,10 +1542,90 @@ void Router::cut_step() {
     publish_held();
 }
 
+// The host's RerouteOrder, once written: each sender channel's unacked packets the peer took
+// complete, the rest are sent again over the fallback, in order, with everything after them.
+// What landed here from the peer and was not taken is dropped: the peer sends it again the same
+// way. Refused (RerouteState::Refused, nothing changed) without a fallback port or with a count
+// outside a channel's unacked packets.
+[[gnu::noinline]] ROUTER_COLD void Router::apply_order() {
+    const uint32_t order = pf::router_reroute_order(g_layout);
+    if (ld(order + offsetof(pf::RerouteOrder, magic)) != pf::kRerouteOrderMagic) return;
+    Control& k = ctl_.get();
+    k.answered = true;
+    const uint32_t fb = topology_.fallback_port();
+    bool ok = fb != 0 && port(fb).slots != 0;
+    // Checked for every channel first, then applied: a refused order changes nothing.
+    for (uint32_t pass = 0; pass < 2; ++pass) {
+        for (uint32_t c = 0; c < kSenders && ok; ++c) {
+            Sender& s = tx_[c];
+            if (s.slots == 0) continue;
+            const Resume r = resume_channel(s.completed, s.sent, ld(order + 4 * c));
+            ok = r.ok;
+            if (pass == 0 || !ok) continue;
+            s.next.addr = slot_before(s.base, s.end, s.next.addr, r.resend, slot_bytes_);
+            s.completed += r.complete;
+            s.sent = s.completed;
+            (void)Streams::reset(completed_id(c), 0);
+            stream_add(pushed_id(c), static_cast<int32_t>(r.resend));
+            credit_dirty_ |= 1u << c;
+        }
+        if (!ok) {
+            report_store(offsetof(pf::RouterControlReport, reroute),
+                         static_cast<uint32_t>(pf::RerouteState::Refused));
+            return;
+        }
+    }
+    for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
+        if (rx_[r].slots != 0) (void)Streams::reset(rx_sent_id(r), 0);
+    }
+    k.rerouted = true;
+    activity_ = true;
+    report_store(offsetof(pf::RouterControlReport, reroute),
+                 static_cast<uint32_t>(pf::RerouteState::Applied));
+    events_.record(pf::RouterEventKind::State, 0, static_cast<uint32_t>(RouterStatus::Rerouted), 0);
+    publish();
+}
+
+// Rerouted: every sender channel's packets go, in order, into the fallback's channel as they are
+// (header and payload; the fallback sends them on as its own), while it has room. A slot frees
+// once its forward has landed: all of them at once, when the forwards' transaction ID is flushed
+// (nothing else of ours uses it on a cut link).
+[[gnu::noinline]] ROUTER_COLD void Router::reroute_step() {
+    const uint32_t fb = topology_.fallback_port();
+    if (fb == 0) return;  // (1D: no fallback, never rerouted)
+    if (noc_.trid_flushed(kPushedTrid)) {
+        for (uint32_t c = 0; c < kSenders; ++c) {
+            if (tx_[c].sent == tx_[c].completed) continue;
+            tx_[c].completed = tx_[c].sent;
+            credit_dirty_ |= 1u << c;
+            activity_ = true;
+        }
+    }
+    for (uint32_t c = 0; c < kSenders; ++c) {
+        Sender& s = tx_[c];
+        if (s.slots == 0) continue;
+        const uint32_t pushed = Streams::read(pushed_id(c));
+        uint32_t n = 0;
+        while (n < pushed && !port_full(fb)) {
+            const uint32_t slot = s.next.addr;
+            topology_.before_send(c, slot);
+            uint32_t bytes = ld(slot + 4 * kHdrMetaWord) & 0xFFFF;
+            if (bytes > limits_.payload_bytes) bytes = limits_.payload_bytes;
+            if (forward_alone(fb, slot, bytes, kPushedTrid) != Status::Ok) break;
+            s.next.advance(s.base, s.end, slot_bytes_);
+            ++n;
+        }
+        if (n == 0) continue;
+        stream_add(pushed_id(c), -static_cast<int32_t>(n));
+        s.sent += n;
+        activity_ = true;
+    }
+}
+
 // RouterControlReport::held: what this router has not finished. On a cut link the packets it
 // still has to decide (pushed, sent and not reported Unacked, taken and not completed; what landed
 // from the peer is the peer's to report, as Unacked); otherwise everything undrained.
-uint32_t Router::held() {
+ROUTER_COLD uint32_t Router::held() {
     uint32_t n = undrained();
     if (ctl_.get().cut == 0) return n;
     for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
@@ -1528,13 +1642,16 @@ bool Router::drained() const {
 
 // What a pause or a drain waits for: packets taken and not completed, and sent packets not
 // announced (a cut link: not completed; they are reported Unacked).
-uint32_t Router::unfinished() {
+ROUTER_COLD uint32_t Router::unfinished() {
     const uint32_t cut = ctl_.get().cut;
     uint32_t n = 0;
     for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
         n += rx_[r].taken - rx_[r].done + (cut != 0 ? 0 : peer_rx_[r].unannounced);
     }
-    for (uint32_t c = 0; c < kSenders && cut != 0; ++c) n += tx_[c].sent - tx_[c].completed;
+    // (Held for a reroute, the sent packets wait for the host's order, which needs this state.)
+    const bool held = ctl_.get().word == static_cast<uint32_t>(pf::RouterControl::Reroute);
+    for (uint32_t c = 0; c < kSenders && cut != 0 && !held; ++c)
+        n += tx_[c].sent - tx_[c].completed;
     return n;
 }
 
@@ -1551,14 +1668,14 @@ uint32_t Router::undrained() const {
     return n;
 }
 
-int Router::finish(uint32_t undrained_packets) {
+ROUTER_COLD int Router::finish(uint32_t undrained_packets) {
     sb_store(SB_OFF(undrained), undrained_packets);
     return stop(RouterStatus::Terminated, RouterWait::None, 0);
 }
 
 // Immediate termination: take nothing new; let the NoC settle (bounded), return the credits of
 // what was delivered, tell producers, stop.
-int Router::terminate_immediate() {
+ROUTER_COLD int Router::terminate_immediate() {
     RouterWait where = RouterWait::None;
     if (noc_.full_barrier(progress_deadline()) != Status::Ok) where = RouterWait::NocFlush;
     for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
@@ -1601,7 +1718,7 @@ int Router::run() {
 }
 
 // Start-up (README.md "Start-up"), stage by stage, each recorded in the status block.
-int Router::start_up() {
+ROUTER_COLD int Router::start_up() {
     if (const int rc = check_config_words(); rc != kGoOn) return rc;
     if (const int rc = init_channels(); rc != kGoOn) return rc;
     if (const int rc = handshake(); rc != kGoOn) return rc;
@@ -1611,7 +1728,7 @@ int Router::start_up() {
 
 // Read and check the config. Status words first, so the host sees this router alive even if the
 // config is bad.
-int Router::check_config_words() {
+ROUTER_COLD int Router::check_config_words() {
     load_struct(g_config, kFixed.config);
     Topology::read_own_config(g_mesh, kFixed.mesh_config);
     g_layout = pf::router_layout(kA, g_config);
@@ -1632,7 +1749,7 @@ int Router::check_config_words() {
 // Streams and the words others write into our L1, before the peer can send anything (it can only
 // send after our handshake answer) and before any producer is allowed in (ready); then our
 // channels' state from the config.
-int Router::init_channels() {
+ROUTER_COLD int Router::init_channels() {
     for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) (void)Streams::reset(rx_sent_id(r), 0);
     for (uint32_t c = 0; c < kSenders; ++c) {
         (void)Streams::reset(completed_id(c), 0);
@@ -1673,7 +1790,7 @@ int Router::init_channels() {
 
 // Once the host says ready (every router of the chip configured): the ports into the other
 // routers of the chip, and the delivery writes' prepared request.
-int Router::connect_ports() {
+ROUTER_COLD int Router::connect_ports() {
     if (const ConfigCheck bad = setup_ports(); bad != ConfigCheck::None) {
         return stop(RouterStatus::ConfigInvalid, RouterWait::None, static_cast<uint32_t>(bad));
     }

@@ -109,6 +109,7 @@ struct LineRing {
     // with long packets, and prepared credit writes.
     static constexpr bool kFeedTxq = true;
     static constexpr bool kPrepareCredits = true;
+    static constexpr bool kPairCompletions = true;
     static constexpr uint32_t kCreditUnroll = kSenders;
 
     uint32_t route_mask = ~0u;  // ring_route_mask() of the config
@@ -173,6 +174,8 @@ struct LineRing {
         st(slot + 4 * kHdrRouteWord, route >> 2);
     }
     static void before_send(uint32_t, uint32_t) {}
+    // No fallback router in a line or ring (RouterControl::Reroute is refused).
+    static constexpr uint32_t fallback_port() { return 0; }
 };
 
 // ---- meshes and tori ---------------------------------------------------------------------------
@@ -189,6 +192,9 @@ struct Mesh {
     // nine prepared credit handles its stack frame.
     static constexpr bool kFeedTxq = false;
     static constexpr bool kPrepareCredits = false;
+    // Nor the wait for a lone completion's partner (nine stream reads, inlined in both receiver
+    // channels' steps), beside the reroute path.
+    static constexpr bool kPairCompletions = false;
     static constexpr uint32_t kCreditUnroll = 1;
 
     // Copied from MeshRouterConfig once checked (read per packet: the stack, not L1).
@@ -264,6 +270,10 @@ struct Mesh {
         }
     }
 
+    // The port into the fallback (MeshRouterConfig::neighbor[dir]: another plane's router whose
+    // link joins the same two chips): its ch(1 + dir), which nothing else feeds. A rerouted
+    // router's packets go there, ready to send: the fallback sends them on as its own.
+    uint32_t fallback_port() const { return pf::kMeshVc0Channel0 + dir; }
     // A plain forward is one whose route goes on in `route` (the fast path shifts it).
     [[gnu::always_inline]] PlainHop plain(const HeaderHead& h, uint32_t r) const {
         const uint32_t cmd = h.route & 15;
@@ -377,9 +387,10 @@ inline pf::ConfigCheck Mesh::check_config(const pf::RouterConfig& c,
         m.inter_mesh > 1 || m.exit_dirs > 15) {
         return kBad;
     }
-    // No channel from our own direction (a packet never comes back); datelines only on a torus,
-    // and a torus has no other meshes (its VC1 is the dateline's).
-    if (c.sender_slots[pf::kMeshVc0Channel0 + m.dir] != 0 ||
+    // No VC1 channel from our own direction (a packet never comes back); its VC0 channel only
+    // with a fallback (neighbor[dir]), whose packets it takes while that one is rerouted.
+    // Datelines only on a torus, and a torus has no other meshes (its VC1 is the dateline's).
+    if ((c.sender_slots[pf::kMeshVc0Channel0 + m.dir] != 0 && m.neighbor[m.dir] == 0) ||
         c.sender_slots[pf::kMeshVc1Channel0 + m.dir] != 0) {
         return kBad;
     }
@@ -388,7 +399,7 @@ inline pf::ConfigCheck Mesh::check_config(const pf::RouterConfig& c,
     for (uint32_t d = 0; d < pf::kMeshDirections; ++d) {
         const uint32_t n = m.neighbor[d];
         if (n == 0) continue;
-        if (d == m.dir || (n & ~(pf::kMeshNeighborPresent | 0xFFFFu)) != 0 ||
+        if ((n & ~(pf::kMeshNeighborPresent | 0xFFFFu)) != 0 ||
             (n & pf::kMeshNeighborPresent) == 0 || !hal::noc::coord_ok(n & 0xFF) ||
             !hal::noc::coord_ok((n >> 8) & 0xFF)) {
             return kBad;

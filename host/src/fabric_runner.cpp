@@ -623,8 +623,11 @@ std::optional<size_t> FabricRunner::peer_of(size_t router) const {
     return std::nullopt;
 }
 
-// Drain `router` and the router at the other end of its link, each once.
+// Reroute `router`'s link if both its ends have working fallbacks, else drain `router` and the
+// router at the other end of its link, each once.
 void FabricRunner::drain_link(size_t router) {
+    const auto peer = peer_of(router);
+    if (reaction_.reroute && peer && reroute_link(router, *peer)) return;
     const auto drain = [&](size_t i) {
         if (std::find(drained_.begin(), drained_.end(), i) != drained_.end()) return;
         drained_.push_back(i);
@@ -632,7 +635,100 @@ void FabricRunner::drain_link(size_t router) {
         write_control(pf::RouterControl::Drain, one);
     };
     drain(router);
-    if (const auto peer = peer_of(router)) drain(*peer);
+    if (peer) drain(*peer);
+}
+
+std::optional<size_t> FabricRunner::fallback_of(size_t router) const {
+    const RouterPlacement& r = plan_.routers.at(router);
+    if (!r.mesh) return std::nullopt;
+    const uint32_t word = r.mesh->config.neighbor[static_cast<uint32_t>(r.mesh->dir)];
+    if (word == 0) return std::nullopt;
+    for (size_t j = 0; j < plan_.routers.size(); ++j) {
+        const CoreLocation& c = plan_.routers[j].core;
+        if (c.chip == r.chip && c.core.x == (word & 0xFF) && c.core.y == ((word >> 8) & 0xFF))
+            return j;
+    }
+    return std::nullopt;
+}
+
+// Drained, rerouted or being rerouted: the host has acted on this router's link already.
+bool FabricRunner::link_handled(size_t router) const {
+    const auto has = [router](const std::vector<size_t>& v) {
+        return std::find(v.begin(), v.end(), router) != v.end();
+    };
+    return has(drained_) || has(rerouted_) ||
+           std::any_of(
+               pending_reroutes_.begin(), pending_reroutes_.end(),
+               [router](const PendingReroute& p) { return p.a == router || p.b == router; });
+}
+
+// Start rerouting the link between `router` and `peer` over their fallbacks (one link, the other
+// plane's between the same chips), if both have one whose link the host has not acted on; true
+// if started or already under way.
+bool FabricRunner::reroute_link(size_t router, size_t peer) {
+    const bool under_way =
+        std::any_of(pending_reroutes_.begin(), pending_reroutes_.end(),
+                    [router](const PendingReroute& p) { return p.a == router || p.b == router; });
+    if (under_way || std::find(rerouted_.begin(), rerouted_.end(), router) != rerouted_.end())
+        return true;
+    if (std::find(drained_.begin(), drained_.end(), router) != drained_.end()) return false;
+    const auto fa = fallback_of(router), fb = fallback_of(peer);
+    if (!fa || !fb || peer_of(*fa) != fb || link_handled(*fa) || link_handled(*fb)) return false;
+    const size_t both[] = {router, peer};
+    write_control(pf::RouterControl::Reroute, both);
+    const uint64_t bound =
+        uint64_t{reaction_.reroute_timeout_us} * hal::arch_map(plan_.arch).aiclk_mhz;
+    pending_reroutes_.push_back({router, peer, false, device_.cycles() + bound});
+    return true;
+}
+
+// The RerouteOrder for `router`: what its peer took of each of its sender channels, magic last.
+void FabricRunner::write_order(size_t router, const RouterSnapshot& peer) {
+    const RouterPlacement& r = plan_.routers[router];
+    pf::RerouteOrder order{};
+    std::copy(std::begin(peer.control.taken), std::end(peer.control.taken), order.resume);
+    std::vector<uint8_t> bytes(offsetof(pf::RerouteOrder, magic));
+    std::memcpy(bytes.data(), &order, bytes.size());
+    const uint32_t at = pf::router_reroute_order(r.layout);
+    device_.write(r.core, at, bytes);
+    device_.write32(r.core, at + offsetof(pf::RerouteOrder, magic), pf::kRerouteOrderMagic);
+}
+
+// Each link being rerouted, a step when both ends are there: both holding (their counts final)
+// -> the orders; both applied -> rerouted. An end that refuses, or does not get there in time,
+// has the link drained instead.
+void FabricRunner::advance_reroutes(uint64_t now) {
+    constexpr uint32_t kHeld = static_cast<uint32_t>(pf::RouterControl::Reroute);
+    for (auto it = pending_reroutes_.begin(); it != pending_reroutes_.end();) {
+        const RouterSnapshot a = snapshot(it->a), b = snapshot(it->b);
+        const auto state = [](const RouterSnapshot& s) {
+            return static_cast<pf::RerouteState>(s.control.reroute);
+        };
+        bool drop = now > it->deadline || core_failed(a) || core_failed(b);
+        if (!it->ordered && a.control.state == kHeld && b.control.state == kHeld) {
+            write_order(it->a, b);
+            write_order(it->b, a);
+            it->ordered = true;
+        } else if (it->ordered && state(a) == pf::RerouteState::Applied &&
+                   state(b) == pf::RerouteState::Applied) {
+            rerouted_.push_back(it->a);
+            rerouted_.push_back(it->b);
+            it = pending_reroutes_.erase(it);
+            continue;
+        }
+        drop =
+            drop || state(a) == pf::RerouteState::Refused || state(b) == pf::RerouteState::Refused;
+        if (!drop) {
+            ++it;
+            continue;
+        }
+        const size_t router = it->a;
+        it = pending_reroutes_.erase(it);
+        const bool again = reaction_.reroute;
+        reaction_.reroute = false;  // this link only: drain it
+        drain_link(router);
+        reaction_.reroute = again;
+    }
 }
 
 // Packets the two ends of `router`'s link have taken from each other: what crossed it.
@@ -668,6 +764,7 @@ void FabricRunner::react_to_link_down(std::span<const RouterEventRecord> fresh) 
         }
     }
     drain_expired(now);
+    advance_reroutes(now);
 }
 
 // A link whose grace ran out is drained unless packets crossed it meanwhile (a flapping link

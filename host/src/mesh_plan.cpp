@@ -137,7 +137,7 @@ std::vector<PortLink> selected_ports(const TopologyMap& map, const MeshFabricOpt
 // marks a used channel.
 pf::RouterConfig used_channels(const MeshFabricOptions& o, const MeshGraph& graph,
                                const MeshSpec& m, const PortLink& l,
-                               const std::map<MeshPort, size_t>& router_at) {
+                               const std::map<MeshPort, size_t>& router_at, bool has_fallback) {
     const pf::Topology topology = topology_of(graph);
     const bool torus = topology == pf::Topology::Torus;
     const bool multi_mesh = graph.mesh_count() > 1;
@@ -158,6 +158,8 @@ pf::RouterConfig used_channels(const MeshFabricOptions& o, const MeshGraph& grap
         if (multi_mesh || (torus && f == opposite(self.dir)))
             c.sender_slots[pf::kMeshVc1Channel0 + dir_index(f)] = 1;
     }
+    // The fallback's packets, while it is rerouted over this router's link.
+    if (has_fallback) c.sender_slots[pf::kMeshVc0Channel0 + dir_index(self.dir)] = kFallbackChannel;
     c.receiver_slots[0] = 1;
     c.receiver_slots[1] = torus || multi_mesh ? 1 : 0;
     if (torus) {
@@ -213,6 +215,28 @@ MeshRouterPlacement mesh_side(const MeshGraph& graph, const RoutingTables& table
     return mp;
 }
 
+// Each router's fallback (MeshRouterConfig::neighbor[dir], RouterControl::Reroute): the router
+// of the paired plane (the planes as listed, in pairs: first and second, third and fourth, ...) on
+// the same node and direction, whose link joins the same two chips. None on a torus (its VC1
+// dateline channels could not share the fallback's VC0 channel) nor between meshes.
+std::vector<std::optional<size_t>> fallbacks(const MeshFabricOptions& o, const MeshGraph& graph,
+                                             const std::vector<const PortLink*>& order,
+                                             const std::map<MeshPort, size_t>& router_at) {
+    std::vector<std::optional<size_t>> out(order.size());
+    if (topology_of(graph) == pf::Topology::Torus) return out;
+    for (size_t i = 0; i < order.size(); ++i) {
+        const PortLink& l = *order[i];
+        const size_t rank =
+            std::find(o.planes.begin(), o.planes.end(), l.self.plane) - o.planes.begin();
+        if (l.inter_mesh || (rank ^ 1) >= o.planes.size()) continue;
+        const auto it = router_at.find(MeshPort{l.self.node, l.self.dir, o.planes[rank ^ 1]});
+        if (it == router_at.end()) continue;
+        const PortLink& twin = *order[it->second];
+        if (!twin.inter_mesh && twin.peer_eth.chip == l.peer_eth.chip) out[i] = it->second;
+    }
+    return out;
+}
+
 }  // namespace
 
 MeshPlan plan_mesh(const TopologyMap& map, const SocDescriptor& soc, const MeshFabricOptions& o) {
@@ -234,6 +258,7 @@ MeshPlan plan_mesh(const TopologyMap& map, const SocDescriptor& soc, const MeshF
     });
     std::map<MeshPort, size_t> router_at;
     for (size_t i = 0; i < order.size(); ++i) router_at[order[i]->self] = i;
+    const std::vector<std::optional<size_t>> fallback = fallbacks(o, graph, order, router_at);
 
     FabricPlan& fp = plan.fabric;
     fp.arch = soc.arch();
@@ -242,7 +267,8 @@ MeshPlan plan_mesh(const TopologyMap& map, const SocDescriptor& soc, const MeshF
         for (MeshDeviceId d = 0; d < m.device_count(); ++d)
             fp.chips.push_back(map.chip_of({m.id, d}));
     }
-    for (const PortLink* l : order) {
+    for (size_t i = 0; i < order.size(); ++i) {
+        const PortLink* l = order[i];
         RouterPlacement p{};
         p.chip = l->self_eth.chip;
         p.eth_channel = l->self_eth.chan;
@@ -250,7 +276,8 @@ MeshPlan plan_mesh(const TopologyMap& map, const SocDescriptor& soc, const MeshF
         (void)soc.eth_core(l->peer_eth.chan);  // BadInput if the SoC descriptor lacks the channel
         p.dir = FabricDir::East;
         p.index_in_line = p.chip;
-        p.config = used_channels(o, graph, graph.mesh(l->self.node.mesh), *l, router_at);
+        p.config = used_channels(o, graph, graph.mesh(l->self.node.mesh), *l, router_at,
+                                 fallback[i].has_value());
         p.mesh = mesh_side(graph, plan.tables, *l);
         fp.routers.push_back(std::move(p));
     }
@@ -262,9 +289,14 @@ MeshPlan plan_mesh(const TopologyMap& map, const SocDescriptor& soc, const MeshF
     const SlotChoice slots =
         choose_slots(kWho, topology_name(fp.topology), tuning_of(o), soc, used, SlotSteps::Every);
     const hal::ArchMap& am = hal::arch_map(soc.arch());
-    for (RouterPlacement& p : fp.routers) {
+    for (size_t i = 0; i < fp.routers.size(); ++i) {
+        RouterPlacement& p = fp.routers[i];
         MeshRouterPlacement& mp = *p.mesh;
         p.config = with_slots(p.config, slots);
+        if (fallback[i]) {
+            const CoreCoord& f = fp.routers[*fallback[i]].core.core;
+            mp.config.neighbor[dir_index(mp.dir)] = pf::kMeshNeighborPresent | f.y << 8 | f.x;
+        }
         for (MeshDir d : kMeshDirs) {
             const auto it = router_at.find(MeshPort{mp.node, d, mp.plane});
             if (it == router_at.end()) continue;

@@ -56,7 +56,8 @@ pf::RouterConfig base_router_config(pf::Topology topology, const RouterTuning& t
 }
 
 pf::RouterConfig with_slots(pf::RouterConfig used, SlotChoice slots) {
-    for (uint32_t& s : used.sender_slots) s = s != 0 ? slots.sender : 0;
+    for (uint32_t& s : used.sender_slots)
+        s = s == kFallbackChannel ? kFallbackSlots : s != 0 ? slots.sender : 0;
     for (uint32_t& r : used.receiver_slots) r = r != 0 ? slots.receiver : 0;
     return used;
 }

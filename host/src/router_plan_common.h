@@ -46,7 +46,13 @@ struct SlotChoice {
     uint32_t receiver;
 };
 
-// `used` marks a router's channels with slot count 1 (0 = unused); the result has `slots` on them.
+// `used` marks a router's channels with slot count 1 (0 = unused), a 2D fallback channel (fed only
+// while its fallback is rerouted) with kFallbackChannel; the result has `slots` on the first and
+// kFallbackSlots on the second.
+inline constexpr uint32_t kFallbackChannel = 0xFB;
+// One slot: the others keep their counts (a t3k mesh on two planes: 7 / 14, as on one), and a
+// rerouted link moves a packet per round trip over its fallback (docs/RELIABILITY.md).
+inline constexpr uint32_t kFallbackSlots = 1;
 protocol::fabric::RouterConfig with_slots(protocol::fabric::RouterConfig used, SlotChoice slots);
 
 // The automatic choices, most first: {S, 2S} for S = 8, 4, 2, 1 (a line or ring, whose planner

@@ -232,6 +232,59 @@ TEST_CASE(
     CHECK_THAT(none.err, Contains("fabricctl: fabric run failed: "));
 }
 
+TEST_CASE(
+    "fabricctl mesh run --fault: a link down for good on a t3k mesh with two planes is rerouted "
+    "over the other plane's link, every atomic applied once",
+    "[cli][faults][reroute][sim]") {
+    if (!have_fabric_firmware()) return;
+    // Plane 1's link between chips 6 and 7 dies under all-to-all traffic of fused writes with
+    // atomic increments (counted at each sink: a packet applied twice would count twice). After
+    // the default grace both ends hold what they sent on it, get the other's counts, send the
+    // rest again over plane 0's routers between the same chips, and traffic goes on.
+    const std::string events = kTmp + "/reroute_events.jsonl";
+    std::filesystem::remove(events);
+    const auto r = fabricctl({"mesh",         "run",
+                              "--cluster",    kT3k,
+                              "--mesh-graph", kSoc + "/t3k_mesh_graph.yaml",
+                              "--planes",     "0,1",
+                              "--send-type",  "fused-write-atomic-inc",
+                              "--packets",    "8",
+                              "--bytes",      "2048",
+                              "--fault",      "link-down:6:3@5000",
+                              "--events",     events,
+                              "--json",       "-q"});
+    INFO("stderr: " << r.err);
+    REQUIRE(r.code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    const auto& a = j["account"];
+    CHECK(a["sent"] == 896);
+    CHECK(a["delivered"] == 896);
+    CHECK(a["dropped"] == 0);
+    CHECK(a["lost"] == 0);
+    CHECK(a["duplicated"] == 0);
+    CHECK_THAT(
+        j["verdict"].get<std::string>(),
+        Contains("rerouted: chip 6 eth 3 <-> chip 7 eth 5 over chip 6 eth 2 <-> chip 7 eth 4"));
+    // Both ends held, then rerouted; nothing dropped, no other link touched.
+    std::ifstream in(events);
+    std::vector<std::string> states;
+    std::string line;
+    while (std::getline(in, line)) {
+        const auto e = nlohmann::json::parse(line);
+        if (e["kind"] == "bad_packet" || e["kind"] == "unacked" || e["kind"] == "unsent")
+            FAIL("a packet was dropped: " << line);
+        if (e["kind"] != "state") continue;
+        const std::string st = e["status"];
+        if (st == "reroute_held" || st == "rerouted" || st == "drained") {
+            states.push_back(st + " " + std::to_string(e["chip"].get<int>()) + ":" +
+                             std::to_string(e["eth"].get<int>()));
+        }
+    }
+    std::sort(states.begin(), states.end());
+    CHECK(states == std::vector<std::string>{"reroute_held 6:3", "reroute_held 7:5", "rerouted 6:3",
+                                             "rerouted 7:5"});
+}
+
 TEST_CASE("fabricctl mesh run --fault: extra delay and a router stall on an n300 mesh, it passes",
           "[cli][faults][sim]") {
     if (!have_fabric_firmware()) return;

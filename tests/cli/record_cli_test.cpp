@@ -182,7 +182,10 @@ TEST_CASE("fabricctl mesh snapshot: a t3k with both planes, chips, links, routes
         REQUIRE(b["receivers"].size() == 1);
         CHECK(b["receivers"][0]["slots"] == 14);
         for (const json& ch : b["senders"]) {
-            CHECK(ch["slots"] == 7);
+            // The fallback's channel (ch1 + the router's own side, two planes): one slot.
+            const std::string sides = "NESW";
+            const int own = 1 + static_cast<int>(sides.find(rt["dir"].get<std::string>()));
+            CHECK(ch["slots"] == (ch["channel"] == own ? 1 : 7));
             CHECK(ch["sent"] == ch["taken_by_peer"]);
             CHECK(ch["on_link_or_waiting"] == 0);
             CHECK(ch["being_delivered"] == 0);

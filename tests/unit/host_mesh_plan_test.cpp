@@ -162,7 +162,7 @@ TEST_CASE("mesh plan: t3k 2x4 mesh, every router exact", "[mesh][plan]") {
     const pf::MeshRouterConfig& nc = n.mesh->config;
     CHECK(nc.magic == pf::kMeshConfigMagic);
     CHECK(nc.dir == N);
-    CHECK(nc.neighbor[N] == 0);
+    CHECK(nc.neighbor[N] == neighbor_word(wh_soc(), 1));  // plane 1's N router: the fallback
     CHECK(nc.neighbor[E] == neighbor_word(wh_soc(), 2));
     CHECK(nc.neighbor[E] == (pf::kMeshNeighborPresent | 0 << 8 | 8));  // channel 2 is core 8-0
     CHECK(nc.neighbor[S] == 0);
@@ -175,17 +175,17 @@ TEST_CASE("mesh plan: t3k 2x4 mesh, every router exact", "[mesh][plan]") {
     CHECK(nc.exit_dirs == 0);
     CHECK(nc.exit_count == 1);
     CHECK(n.mesh->exit_table == std::vector<uint32_t>{0});
-    // One mesh: no VC1 channels (ch5..ch8).
-    CHECK(sender_use(n) == std::vector<uint32_t>{1, 0, 1, 0, 1, 0, 0, 0, 0});
-    CHECK(sender_use(e) == std::vector<uint32_t>{1, 1, 0, 0, 1, 0, 0, 0, 0});
-    CHECK(sender_use(w) == std::vector<uint32_t>{1, 1, 1, 0, 0, 0, 0, 0, 0});
+    // One mesh: no VC1 channels (ch5..ch8). Two planes: ch1 + own side from the fallback.
+    CHECK(sender_use(n) == std::vector<uint32_t>{1, 1, 1, 0, 1, 0, 0, 0, 0});
+    CHECK(sender_use(e) == std::vector<uint32_t>{1, 1, 1, 0, 1, 0, 0, 0, 0});
+    CHECK(sender_use(w) == std::vector<uint32_t>{1, 1, 1, 0, 1, 0, 0, 0, 0});
     // Plane 1's routers know plane 1's.
     CHECK(plan.router({0, 5}, MeshDir::N, 1).mesh->config.neighbor[E] ==
           neighbor_word(wh_soc(), 3));
 
     // A corner: M0D3 (chip 3) has W and S only.
     const RouterPlacement& c3 = plan.router({0, 3}, MeshDir::W, 0);
-    CHECK(sender_use(c3) == std::vector<uint32_t>{1, 0, 0, 1, 0, 0, 0, 0, 0});
+    CHECK(sender_use(c3) == std::vector<uint32_t>{1, 0, 0, 1, 1, 0, 0, 0, 0});
     CHECK(c3.mesh->config.neighbor[S] == neighbor_word(wh_soc(), 8));
     CHECK(c3.mesh->config.neighbor[N] == 0);
     CHECK(c3.mesh->config.neighbor[E] == 0);
@@ -212,7 +212,14 @@ TEST_CASE("mesh plan: t3k 2x4 mesh, every router exact", "[mesh][plan]") {
         CHECK(r.layout.end <= wh_soc().eth_l1_size());
         CHECK(r.layout.end == pf::router_layout(hal::kWormholeB0, r.config).end);
         CHECK(r.index_in_line == r.chip);
-        CHECK(r.mesh->config.neighbor[static_cast<uint32_t>(r.mesh->dir)] == 0);
+        // The fallback: the other plane's router on the same node and side, its VC0 channel
+        // from our side one slot.
+        const uint32_t own = static_cast<uint32_t>(r.mesh->dir);
+        const RouterPlacement& twin = plan.router(r.mesh->node, r.mesh->dir, 1 - r.mesh->plane);
+        CHECK(twin.config.peer_chip_id == r.config.peer_chip_id);
+        CHECK(r.mesh->config.neighbor[own] ==
+              (pf::kMeshNeighborPresent | twin.core.core.y << 8 | twin.core.core.x));
+        CHECK(r.config.sender_slots[pf::kMeshVc0Channel0 + own] == 1);
         const RouterPlacement* peer =
             by_port.at({r.config.peer_chip_id, r.config.peer_eth_channel});
         CHECK(peer->config.peer_chip_id == r.chip);

@@ -89,6 +89,11 @@ TEST_CASE("router config: a mesh router and its MeshRouterConfig", "[router][con
     torus.receiver_slots[1] = 8;
     torus.dateline = 1;
     CHECK(check<Mesh>(torus, good.mesh) == C::None);
+    // A fallback (another plane's router on the same two chips) and the VC0 channel it feeds.
+    MeshRouter fallback = good;
+    fallback.mesh.neighbor[fallback.mesh.dir] = pf::kMeshNeighborPresent | 1 << 8 | 9;
+    fallback.config.sender_slots[pf::kMeshVc0Channel0 + fallback.mesh.dir] = 4;
+    CHECK(check<Mesh>(fallback.config, fallback.mesh) == C::None);
 
     struct MeshBad {
         std::string what;
@@ -103,8 +108,14 @@ TEST_CASE("router config: a mesh router and its MeshRouterConfig", "[router][con
         {"65 exits", [](auto& r) { r.mesh.exit_count = pf::kMeshExitEntries + 1; }},
         {"inter_mesh 2", [](auto& r) { r.mesh.inter_mesh = 2; }},
         {"exit_dirs above 15", [](auto& r) { r.mesh.exit_dirs = 16; }},
-        {"a channel from our own direction",
+        {"a VC0 channel from our own direction without a fallback",
          [](auto& r) { r.config.sender_slots[pf::kMeshVc0Channel0 + r.mesh.dir] = 1; }},
+        {"a VC1 channel from our own direction",
+         [](auto& r) {
+             r.mesh.neighbor[r.mesh.dir] = pf::kMeshNeighborPresent | 1 << 8 | 9;
+             r.config.sender_slots[pf::kMeshVc1Channel0 + r.mesh.dir] = 1;
+             r.config.receiver_slots[1] = 4;  // (VC1 goes into rx1)
+         }},
         {"a dateline on a mesh",
          [](auto& r) { r.config.receiver_slots[1] = 4, r.config.dateline = 1; }},
         {"a torus with another mesh",
@@ -112,8 +123,8 @@ TEST_CASE("router config: a mesh router and its MeshRouterConfig", "[router][con
              r.config.topology = static_cast<uint32_t>(pf::Topology::Torus);
              r.mesh.inter_mesh = 1;
          }},
-        {"a neighbour on our own side",
-         [](auto& r) { r.mesh.neighbor[r.mesh.dir] = pf::kMeshNeighborPresent; }},
+        {"a fallback off the NoC",
+         [](auto& r) { r.mesh.neighbor[r.mesh.dir] = pf::kMeshNeighborPresent | 64; }},
         {"a neighbour not marked present", [](auto& r) { r.mesh.neighbor[0] = 0x0102; }},
         {"a neighbour word with stray bits", [](auto& r) { r.mesh.neighbor[0] |= 1u << 20; }},
         {"a neighbour off the NoC",

@@ -13,6 +13,7 @@ using namespace fabric::router;
 constexpr uint32_t kRun = static_cast<uint32_t>(pf::RouterControl::Run);
 constexpr uint32_t kPause = static_cast<uint32_t>(pf::RouterControl::Pause);
 constexpr uint32_t kDrain = static_cast<uint32_t>(pf::RouterControl::Drain);
+constexpr uint32_t kReroute = static_cast<uint32_t>(pf::RouterControl::Reroute);
 
 pf::RouterConfig with_stall(uint32_t us, pf::StallAction action) {
     pf::RouterConfig c{};
@@ -27,7 +28,8 @@ TEST_CASE("control: a word that is not a RouterControl is Run", "[router][contro
     CHECK(control_word(kRun) == kRun);
     CHECK(control_word(kPause) == kPause);
     CHECK(control_word(kDrain) == kDrain);
-    CHECK(control_word(3) == kRun);
+    CHECK(control_word(kReroute) == kReroute);
+    CHECK(control_word(4) == kRun);
     CHECK(control_word(0xFFFFFFFF) == kRun);
 }
 
@@ -56,8 +58,11 @@ TEST_CASE("control: stalls as configured running, none paused, dropped as draine
     CHECK(stall_rule(quick, kDrain).why == pf::BadPacket::Drained);
 }
 
-TEST_CASE("control: only a drain cuts a dead link, once", "[router][control]") {
+TEST_CASE("control: a drain cuts a dead link, a reroute any link, once", "[router][control]") {
     CHECK(cuts_link(kDrain, false, true));
+    CHECK(cuts_link(kReroute, false, true));
+    CHECK(cuts_link(kReroute, false, false));  // dead at the other end: cut here too
+    CHECK_FALSE(cuts_link(kReroute, true, true));
     CHECK_FALSE(cuts_link(kDrain, true, true));    // cut already
     CHECK_FALSE(cuts_link(kDrain, false, false));  // the link lives: drain moves what it can
     CHECK_FALSE(cuts_link(kPause, false, true));
@@ -77,6 +82,26 @@ TEST_CASE("control: the state each word reports", "[router][control]") {
     CHECK(control_event(kRun) == pf::RouterStatus::ReadyForTraffic);
     CHECK(control_event(kPause) == pf::RouterStatus::Paused);
     CHECK(control_event(kDrain) == pf::RouterStatus::Drained);
+    CHECK(control_event(kReroute) == pf::RouterStatus::RerouteHeld);
+}
+
+TEST_CASE("control: a reroute order's count splits a channel's unacked packets",
+          "[router][control]") {
+    // Completed 10, sent 14: packets 10..13 unacked.
+    CHECK(resume_channel(10, 14, 10).ok);
+    CHECK(resume_channel(10, 14, 10).complete == 0);
+    CHECK(resume_channel(10, 14, 10).resend == 4);
+    CHECK(resume_channel(10, 14, 12).complete == 2);
+    CHECK(resume_channel(10, 14, 12).resend == 2);
+    CHECK(resume_channel(10, 14, 14).complete == 4);
+    CHECK(resume_channel(10, 14, 14).resend == 0);
+    CHECK_FALSE(resume_channel(10, 14, 15).ok);  // the peer took more than was sent
+    CHECK_FALSE(resume_channel(10, 14, 9).ok);   // less than it completed
+    // Free-running counters across the wrap.
+    const Resume w = resume_channel(0xFFFFFFFE, 2, 1);
+    CHECK(w.ok);
+    CHECK(w.complete == 3);
+    CHECK(w.resend == 1);
 }
 
 TEST_CASE("control: a cut link's oldest unfinished slot, back around the ring",

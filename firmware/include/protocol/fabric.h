@@ -346,6 +346,10 @@ enum class RouterStatus : uint32_t {
     // ReadyForTraffic (the firmware runs), RouterControlReport::state says which.
     Paused = 0xA3B3C3D5,   // RouterControl::Pause reached: quiescent
     Drained = 0xA3B3C3D6,  // RouterControl::Drain reached (a dead link cut, if it was dead)
+    // RouterControl::Reroute reached: the link cut, its unacked packets held for the host's
+    // RerouteOrder; then the order applied, the sender channels going over the fallback router.
+    RerouteHeld = 0xA3B3C3D7,
+    Rerouted = 0xA3B3C3D8,
     Terminated = 0xA4B4C4D4,
     // errors (the router stops; `stage` says where)
     ConfigInvalid = 0xE0000001,
@@ -365,6 +369,8 @@ inline constexpr CodeName<RouterStatus> kRouterStatusNames[] = {
     {RouterStatus::Draining, "draining"},
     {RouterStatus::Paused, "paused"},
     {RouterStatus::Drained, "drained"},
+    {RouterStatus::RerouteHeld, "reroute_held"},
+    {RouterStatus::Rerouted, "rerouted"},
     {RouterStatus::Terminated, "terminated"},
     {RouterStatus::ConfigInvalid, "config_invalid"},
     {RouterStatus::HandshakeMismatch, "handshake_mismatch"},
@@ -373,7 +379,7 @@ inline constexpr CodeName<RouterStatus> kRouterStatusNames[] = {
     {RouterStatus::Fault, "fault"},
 };
 static_assert(codes_distinct(kRouterStatusNames) &&
-              code_count(kRouterStatusNames) == 16);  // all of them
+              code_count(kRouterStatusNames) == 18);  // all of them
 
 // Where a router was when something went wrong (RouterStatusBlock::stuck_at).
 enum class RouterWait : uint32_t {
@@ -567,11 +573,17 @@ inline constexpr uint32_t kReadyMagic = 0x4EAD1111;
 //          sent on it, and every packet pushed into the router's sender channels later is
 //          dropped and reported too (so its producers finish). A cut link stays cut (until the
 //          fabric is brought up again); Run after Drain runs the live links on.
-enum class RouterControl : uint32_t { Run = 0, Pause = 1, Drain = 2 };
+// Reroute (2D, a router whose MeshRouterConfig names a fallback): the link is cut at once, the
+// packets sent on it and not completed are held (not reported), and once the host's RerouteOrder
+// says how many of each sender channel's packets the peer took, the rest are sent again, and
+// everything after them, over the fallback router (seeds/000 §7.4; firmware/router/README.md
+// "Rerouting").
+enum class RouterControl : uint32_t { Run = 0, Pause = 1, Drain = 2, Reroute = 3 };
 inline constexpr CodeName<RouterControl> kRouterControlNames[] = {
     {RouterControl::Run, "run"},
     {RouterControl::Pause, "pause"},
     {RouterControl::Drain, "drain"},
+    {RouterControl::Reroute, "reroute"},
 };
 static_assert(codes_consecutive(kRouterControlNames, 0));
 // A draining router's packet that waits this long for a port is dropped.
@@ -590,10 +602,28 @@ struct RouterControlReport {
     // to decide (what landed from the peer is the peer's to report, as Unacked). A graceful
     // termination waits for 0 on every router, so nothing is left to drop unnamed.
     uint32_t held;
-    uint32_t reserved[4];
+    uint32_t reroute;  // RerouteState
+    uint32_t reserved[3];
 };
 static_assert(sizeof(RouterControlReport) == 64);
 static_assert(offsetof(RouterControlReport, held) == 44);
+enum class RerouteState : uint32_t {
+    None = 0,
+    Applied = 1,  // the RerouteOrder applied: the sender channels go over the fallback router
+    // The order was refused: no fallback port (MeshRouterConfig::neighbor[dir] with slots in its
+    // ch(1 + dir)), or a resume count outside the channel's unacked packets
+    Refused = 2,
+};
+
+// The host's answer to RouterStatus::RerouteHeld, in the router's L1 (router_reroute_order):
+// resume[c] is the peer's RouterControlReport::taken[c] (its count of our channel c's packets it
+// took). Written once, magic last.
+struct RerouteOrder {
+    uint32_t resume[kMaxSenderChannels];
+    uint32_t magic;  // kRerouteOrderMagic
+};
+inline constexpr uint32_t kRerouteOrderMagic = 0xFAB1F0B0;
+static_assert(sizeof(RerouteOrder) == 40);
 
 // The router's main loop stores its iteration count as the heartbeat every kRouterPollEvery
 // iterations, and publishes its counters (the status block and RouterControlReport::held) every
@@ -792,6 +822,12 @@ constexpr uint32_t router_control_report(const RouterLayout& l) {
     return l.handshake_out;
 }
 static_assert(sizeof(RouterControlReport) <= 64);
+// The RerouteOrder (host writes): where the peer's handshake message landed, free once the main
+// loop runs (the peer's handshake is over; a router zeroes it at start-up).
+constexpr uint32_t router_reroute_order(const RouterLayout& l) {
+    return l.handshake_in;
+}
+static_assert(sizeof(RerouteOrder) <= 64);
 
 // Where a router's (and a mux's, protocol/fabric_mux.h) status word is: right after its config.
 // A client reads it to know the endpoint is ReadyForTraffic before it opens a connection.
@@ -1088,7 +1124,9 @@ struct MeshRouterConfig {
     uint32_t magic;                      // kMeshConfigMagic
     uint32_t dir;                        // MeshDirection this router's link leaves in
     uint32_t neighbor[kMeshDirections];  // the router of this chip on the same plane facing each
-                                         // direction (neighbor[dir] = 0)
+                                         // direction; neighbor[dir]: the fallback, this chip's
+                                         // router on another plane whose link joins the same two
+                                         // chips (RouterControl::Reroute; 0: none)
     uint32_t mesh_id;
     uint32_t device_id;
     uint32_t mesh_rows;

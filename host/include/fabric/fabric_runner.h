@@ -216,11 +216,19 @@ class FabricRunner {
     // briefly frozen peer is left alone). Drained routers cut the link and report what was on it
     // (protocol/fabric.h RouterControl), so traffic over it ends in bounded time with every packet
     // accounted for (traffic_account.h resolve_unacked).
+    // With `reroute`, a link whose two routers have fallbacks (2D, two planes: the other plane's
+    // routers on the same two chips, both working) is rerouted instead (RouterControl::Reroute,
+    // seeds/000 §7.4): both ends cut it and hold what they sent on it; once both hold, each gets a
+    // RerouteOrder with the other's counts of what it took, sends the rest again over its
+    // fallback, and traffic goes on with nothing lost or applied twice. An end that does not hold
+    // within reroute_timeout_us, or refuses the order, gets Drain (and so does the other).
     struct LinkDownReaction {
         enum class Mode : uint8_t { None, Drain, AfterGrace };
         Mode mode = Mode::None;
         uint32_t down_grace_us = 50;      // a link down: tens of microseconds
         uint32_t silent_grace_us = 1000;  // a silent peer: about a millisecond
+        bool reroute = true;
+        uint32_t reroute_timeout_us = 200;
     };
     void react_to_dead_links(LinkDownReaction reaction) { reaction_ = reaction; }
     void drain_on_link_down(bool on) {
@@ -228,6 +236,10 @@ class FabricRunner {
     }
     // The routers drained by that reaction so far (indices into plan().routers, in order).
     const std::vector<size_t>& drained_for_link_down() const { return drained_; }
+    // The routers rerouted over their fallbacks so far (their orders applied), in order.
+    const std::vector<size_t>& rerouted_for_link_down() const { return rerouted_; }
+    // The router plan().routers[i] reroutes over (MeshRouterConfig::neighbor[dir]), if any.
+    std::optional<size_t> fallback_of(size_t router) const;
 
     // ---- events (router_events.h) ----
     // `sink` gets every router's new event records at every poll of the runner's waits
@@ -300,6 +312,19 @@ class FabricRunner {
         uint64_t crossed = 0;  // crossed_link() when the grace began
     };
     std::vector<PendingDrain> pending_drains_;
+    // A link being rerouted: its two ends, held (Reroute written) or ordered (RerouteOrder
+    // written), and when they must have got there.
+    struct PendingReroute {
+        size_t a = 0, b = 0;
+        bool ordered = false;
+        uint64_t deadline = 0;
+    };
+    std::vector<PendingReroute> pending_reroutes_;
+    std::vector<size_t> rerouted_;
+    bool reroute_link(size_t router, size_t peer);
+    void advance_reroutes(uint64_t now);
+    void write_order(size_t router, const RouterSnapshot& peer);
+    bool link_handled(size_t router) const;
     // react_to_dead_links' share of a poll.
     void react_to_link_down(std::span<const RouterEventRecord> fresh);
     void drain_expired(uint64_t now);
