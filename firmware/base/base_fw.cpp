@@ -15,9 +15,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fabric/l1_words.h"
 #include "hal/arch.h"
 #include "hal/clock.h"
-#include "hal/mmio.h"
 #include "hal/wait.h"
 #include "protocol/erisc_base_fw.h"
 #include "remote_access.h"
@@ -31,20 +31,15 @@ namespace {
 
 using AppEntry = uint32_t (*)();
 
-uint32_t get(uint32_t addr) {
-    return hal::mmio::load_shared(hal::mmio::l1_ptr<uint32_t>(addr));
-}
-
-void put(uint32_t addr, uint32_t value) {
-    hal::mmio::store_shared(hal::mmio::l1_ptr<uint32_t>(addr), value);
-}
+using fabric::ld;
+using fabric::st;
 
 uint32_t status_field(uint32_t offset) {
-    return get(bfw::kStatusBlock + offset);
+    return ld(bfw::kStatusBlock + offset);
 }
 
 void set_status_field(uint32_t offset, uint32_t value) {
-    put(bfw::kStatusBlock + offset, value);
+    st(bfw::kStatusBlock + offset, value);
 }
 
 void bump_status_field(uint32_t offset) {
@@ -71,13 +66,13 @@ uint32_t link_status(uint32_t train_status) {
 
 // The periodic work: heartbeat and link status.
 void service() {
-    const uint32_t count = (get(bfw::kHeartbeat) + 1) & ~bfw::kHeartbeatSignatureMask;
-    put(bfw::kHeartbeat, bfw::kHeartbeatSignature | count);
-    put(bfw::kLinkStatus, link_status(get(bfw::kTrainStatus)));
+    const uint32_t count = (ld(bfw::kHeartbeat) + 1) & ~bfw::kHeartbeatSignatureMask;
+    st(bfw::kHeartbeat, bfw::kHeartbeatSignature | count);
+    st(bfw::kLinkStatus, link_status(ld(bfw::kTrainStatus)));
 }
 
 bool launch_requested() {
-    return get(bfw::kLaunchAppFlag) != 0;
+    return ld(bfw::kLaunchAppFlag) != 0;
 }
 
 bool launch_or_remote_work() {
@@ -96,9 +91,9 @@ extern "C" void base_fw_context_switch() {
 
 extern "C" [[noreturn]] void base_fw_main() {
     for (uint32_t off = 0; off < sizeof(bfw::StatusBlock); off += 4) set_status_field(off, 0);
-    put(bfw::kHeartbeat, bfw::kHeartbeatSignature);
-    put(bfw::kContextSwitchPtr,
-        static_cast<uint32_t>(reinterpret_cast<uintptr_t>(&base_fw_context_switch)));
+    st(bfw::kHeartbeat, bfw::kHeartbeatSignature);
+    st(bfw::kContextSwitchPtr,
+       static_cast<uint32_t>(reinterpret_cast<uintptr_t>(&base_fw_context_switch)));
     service();
     remote_access_init();
     set_state(bfw::State::Idle);
@@ -120,6 +115,6 @@ extern "C" [[noreturn]] void base_fw_main() {
         set_status_field(offsetof(bfw::StatusBlock, app_result), result);
         bump_status_field(offsetof(bfw::StatusBlock, app_returns));
         set_state(bfw::State::Idle);
-        put(bfw::kLaunchAppFlag, 0);  // last: once the host sees 0, the status block is final
+        st(bfw::kLaunchAppFlag, 0);  // last: once the host sees 0, the status block is final
     }
 }

@@ -13,10 +13,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fabric/l1_words.h"
 #include "hal/arch.h"
 #include "hal/clock.h"
 #include "hal/eth.h"
-#include "hal/mmio.h"
 #include "hal/noc.h"
 #include "protocol/erisc_base_fw.h"
 #include "protocol/erisc_remote_access.h"
@@ -42,31 +42,24 @@ constinit uint32_t g_pending = 0;  // the sequence number awaiting the peer's an
 constinit uint64_t g_pending_deadline = 0;
 constinit uint32_t g_last_served = 0;  // the last inbox doorbell answered
 
-uint32_t word(uint32_t addr) {
-    return hal::mmio::load_shared(hal::mmio::l1_ptr<uint32_t>(addr));
-}
-void set_word(uint32_t addr, uint32_t value) {
-    hal::mmio::store_shared(hal::mmio::l1_ptr<uint32_t>(addr), value);
-}
-void copy_words(uint32_t dst, uint32_t src, uint32_t bytes) {
-    for (uint32_t i = 0; i < bytes; i += 4) set_word(dst + i, word(src + i));
-}
+using fabric::ld;
+using fabric::st;
+using fabric::store_struct;
+
 template <typename T>
 T load(uint32_t addr) {
     T v;
-    auto* w = reinterpret_cast<uint32_t*>(&v);
-    for (uint32_t i = 0; i < sizeof(T) / 4; ++i) w[i] = word(addr + 4 * i);
+    fabric::load_struct(v, addr);
     return v;
 }
-template <typename T>
-void store(uint32_t addr, const T& v) {
-    const auto* w = reinterpret_cast<const uint32_t*>(&v);
-    for (uint32_t i = 0; i < sizeof(T) / 4; ++i) set_word(addr + 4 * i, w[i]);
+
+void copy_words(uint32_t dst, uint32_t src, uint32_t bytes) {
+    for (uint32_t i = 0; i < bytes; i += 4) st(dst + i, ld(src + i));
 }
 
 void bump_counter(uint32_t index) {
     const uint32_t a = ra::counter_addr(index);
-    set_word(a, word(a) + 1);
+    st(a, ld(a) + 1);
 }
 
 constexpr uint32_t align16(uint32_t v) {
@@ -103,13 +96,13 @@ uint32_t execute(ra::LinkMsg& m, uint32_t data_l1) {
     const hal::NocAddr target = noc1_target(m);
     const auto deadline = hal::Deadline::after_cycles(kNocTimeoutCycles);
     if ((m.flags & ra::kFlagWrReq) != 0) {
-        if ((m.flags & ra::kFlagDataBlock) == 0) set_word(local, m.data);
+        if ((m.flags & ra::kFlagDataBlock) == 0) st(local, m.data);
         if (g_noc.write(local, target, m.size) != Status::Ok) return kFlagFailed;
         return g_noc.write_barrier(deadline) == Status::Ok ? 0 : kFlagFailed;
     }
     if (g_noc.read(target, local, m.size) != Status::Ok) return kFlagFailed;
     if (g_noc.read_barrier(deadline) != Status::Ok) return kFlagFailed;
-    if ((m.flags & ra::kFlagDataBlock) == 0) m.data = word(local);
+    if ((m.flags & ra::kFlagDataBlock) == 0) m.data = ld(local);
     return 0;
 }
 
@@ -129,10 +122,10 @@ Status post(uint32_t staging, uint32_t box, const ra::LinkMsg& m, uint32_t data_
         if (send(data_src, box + ra::kBoxData, lead + data_bytes) != Status::Ok)
             return Status::Timeout;
     }
-    store(staging + ra::kBoxMsg, m);
+    store_struct(staging + ra::kBoxMsg, m);
     if (send(staging + ra::kBoxMsg, box + ra::kBoxMsg, sizeof(m)) != Status::Ok)
         return Status::Timeout;
-    store(staging + ra::kBoxDoorbell, ra::Doorbell{seq, {}});
+    store_struct(staging + ra::kBoxDoorbell, ra::Doorbell{seq, {}});
     return send(staging + ra::kBoxDoorbell, box + ra::kBoxDoorbell, sizeof(ra::Doorbell));
 }
 
@@ -146,7 +139,7 @@ bool is_block(const ra::LinkMsg& m) {
 // ---- peer role ---------------------------------------------------------------------------------
 
 void serve_inbox() {
-    const uint32_t seq = word(ra::kInbox + ra::kBoxDoorbell);
+    const uint32_t seq = ld(ra::kInbox + ra::kBoxDoorbell);
     if (seq == 0 || seq == g_last_served) return;
     ra::LinkMsg m = load<ra::LinkMsg>(ra::kInbox + ra::kBoxMsg);
     const uint32_t data = ra::kInbox + ra::kBoxData;
@@ -170,63 +163,63 @@ ra::LinkMsg message_of(const ra::RoutingCmd& c) {
 // Finish the command at the queue's read pointer with the answer `m` (its data, for a read, at
 // data_at(data_l1)). False while the response queue is full (try again later).
 bool complete(const ra::LinkMsg& m, uint32_t data_l1) {
-    const uint32_t req_rptr = word(ra::rptr_addr(ra::kRequestQueue));
+    const uint32_t req_rptr = ld(ra::rptr_addr(ra::kRequestQueue));
     ra::RoutingCmd c = load<ra::RoutingCmd>(ra::cmd_addr(ra::kRequestQueue, req_rptr));
     if (is_read(m)) {
-        const uint32_t wptr = word(ra::wptr_addr(ra::kResponseQueue));
-        if (ra::queue_full(wptr, word(ra::rptr_addr(ra::kResponseQueue)))) return false;
+        const uint32_t wptr = ld(ra::wptr_addr(ra::kResponseQueue));
+        if (ra::queue_full(wptr, ld(ra::rptr_addr(ra::kResponseQueue)))) return false;
         const uint32_t slot = wptr % ra::kQueueSlots;
         if (is_block(m) && m.status == 0)
             copy_words(ra::response_block(slot), data_at(data_l1, m), m.size);
         c.flags = ra::kFlagRdData | (c.flags & ra::kFlagDataBlock) | m.status;
         c.data = is_block(m) ? m.size : m.data;
-        store(ra::cmd_addr(ra::kResponseQueue, wptr), c);
-        set_word(ra::wptr_addr(ra::kResponseQueue), ra::next_ptr(wptr));
+        store_struct(ra::cmd_addr(ra::kResponseQueue, wptr), c);
+        st(ra::wptr_addr(ra::kResponseQueue), ra::next_ptr(wptr));
         bump_counter(ra::kReadsDone);
     } else {
         bump_counter(ra::kWritesDone);
     }
     if (m.status != 0) {
         bump_counter(ra::kErrors);
-        set_word(ra::counter_addr(ra::kLastErrorFlags), m.status);
-        set_word(ra::counter_addr(ra::kLastErrorAddrLo), static_cast<uint32_t>(m.sys_addr));
-        set_word(ra::counter_addr(ra::kLastErrorAddrHi), static_cast<uint32_t>(m.sys_addr >> 32));
+        st(ra::counter_addr(ra::kLastErrorFlags), m.status);
+        st(ra::counter_addr(ra::kLastErrorAddrLo), static_cast<uint32_t>(m.sys_addr));
+        st(ra::counter_addr(ra::kLastErrorAddrHi), static_cast<uint32_t>(m.sys_addr >> 32));
     }
-    set_word(ra::rptr_addr(ra::kRequestQueue), ra::next_ptr(req_rptr));
+    st(ra::rptr_addr(ra::kRequestQueue), ra::next_ptr(req_rptr));
     return true;
 }
 
 void await_peer() {
-    const bool answered = word(ra::kReplyBox + ra::kBoxDoorbell) == g_pending;
+    const bool answered = ld(ra::kReplyBox + ra::kBoxDoorbell) == g_pending;
     if (answered) {
         const ra::LinkMsg m = load<ra::LinkMsg>(ra::kReplyBox + ra::kBoxMsg);
         if (complete(m, ra::kReplyBox + ra::kBoxData)) g_pending = 0;
         return;
     }
     if (hal::wall_clock() < g_pending_deadline) return;
-    const uint32_t rptr = word(ra::rptr_addr(ra::kRequestQueue));
+    const uint32_t rptr = ld(ra::rptr_addr(ra::kRequestQueue));
     ra::LinkMsg m = message_of(load<ra::RoutingCmd>(ra::cmd_addr(ra::kRequestQueue, rptr)));
     m.status = ra::kFlagDestUnreachable;
     if (complete(m, ra::kOutStaging + ra::kBoxData)) g_pending = 0;
 }
 
 bool link_up() {
-    return word(bfw::kTrainStatus) == bfw::kTrainStatusOk;
+    return ld(bfw::kTrainStatus) == bfw::kTrainStatusOk;
 }
 
 void take_command() {
-    const uint32_t rptr = word(ra::rptr_addr(ra::kRequestQueue));
+    const uint32_t rptr = ld(ra::rptr_addr(ra::kRequestQueue));
     ra::LinkMsg m = message_of(load<ra::RoutingCmd>(ra::cmd_addr(ra::kRequestQueue, rptr)));
     const ra::SysAddr a = ra::decode_sys_addr(m.sys_addr);
     const uint32_t target = ra::pack_coord(a.chip_x, a.chip_y);
     const uint32_t block = ra::request_block(rptr % ra::kQueueSlots);
-    if (target == word(bfw::results_word(ra::kResultsLocalCoordWord))) {
+    if (target == ld(bfw::results_word(ra::kResultsLocalCoordWord))) {
         const uint32_t data = is_read(m) ? ra::kOutStaging + ra::kBoxData : block;
         m.status = execute(m, data);
         (void)complete(m, data);  // a full response queue: done again on the next call
         return;
     }
-    if (target != word(bfw::results_word(ra::kResultsRemoteCoordWord)) || !link_up()) {
+    if (target != ld(bfw::results_word(ra::kResultsRemoteCoordWord)) || !link_up()) {
         m.status = ra::kFlagDestUnreachable;
         (void)complete(m, block);
         return;
@@ -247,17 +240,17 @@ void serve_host_queue() {
         await_peer();
         return;
     }
-    const uint32_t wptr = word(ra::wptr_addr(ra::kRequestQueue));
-    if (!ra::queue_empty(wptr, word(ra::rptr_addr(ra::kRequestQueue)))) take_command();
+    const uint32_t wptr = ld(ra::wptr_addr(ra::kRequestQueue));
+    if (!ra::queue_empty(wptr, ld(ra::rptr_addr(ra::kRequestQueue)))) take_command();
 }
 
 }  // namespace
 
 void remote_access_init() {
     for (uint32_t a = ra::kRequestQueue; a < ra::kResponseQueue + sizeof(ra::CmdQueue); a += 4)
-        set_word(a, 0);
-    set_word(ra::kInbox + ra::kBoxDoorbell, 0);
-    set_word(ra::kReplyBox + ra::kBoxDoorbell, 0);
+        st(a, 0);
+    st(ra::kInbox + ra::kBoxDoorbell, 0);
+    st(ra::kReplyBox + ra::kBoxDoorbell, 0);
     const uint32_t node0 =
         hal::mmio::read32(hal::noc::cmd_buf_base(hal::kArch, 0, 0) + hal::kArch.noc.node_id);
     const hal::NocXY self0 = hal::noc::decode_unicast_coord(node0);
@@ -265,11 +258,11 @@ void remote_access_init() {
 }
 
 bool remote_access_has_work() {
-    if (g_pending != 0) return word(ra::kReplyBox + ra::kBoxDoorbell) == g_pending;
-    const uint32_t seq = word(ra::kInbox + ra::kBoxDoorbell);
+    if (g_pending != 0) return ld(ra::kReplyBox + ra::kBoxDoorbell) == g_pending;
+    const uint32_t seq = ld(ra::kInbox + ra::kBoxDoorbell);
     return (seq != 0 && seq != g_last_served) ||
-           !ra::queue_empty(word(ra::wptr_addr(ra::kRequestQueue)),
-                            word(ra::rptr_addr(ra::kRequestQueue)));
+           !ra::queue_empty(ld(ra::wptr_addr(ra::kRequestQueue)),
+                            ld(ra::rptr_addr(ra::kRequestQueue)));
 }
 
 void remote_access_service() {

@@ -9,10 +9,10 @@
 
 #include <stdint.h>
 
+#include "fabric/l1_words.h"
 #include "hal/arch.h"
 #include "hal/eth.h"
 #include "hal/status.h"
-#include "l1_words.h"
 #include "protocol/fabric.h"
 
 namespace fabric::router {

@@ -10,8 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fabric/l1_words.h"
 #include "hal/encoding.h"
-#include "l1_words.h"
 #include "protocol/fabric.h"
 
 namespace fabric::router {

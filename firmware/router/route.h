@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#include "l1_words.h"
+#include "fabric/l1_words.h"
 #include "protocol/fabric.h"
 
 namespace fabric::router {

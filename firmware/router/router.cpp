@@ -28,6 +28,7 @@
 #include "config_check.h"
 #include "control.h"
 #include "fabric/event_log.h"
+#include "fabric/l1_words.h"
 #include "fabric/status_words.h"
 #include "fabric/worker_port.h"
 #include "hal/arch.h"
@@ -41,7 +42,6 @@
 #include "hal/wait.h"
 #include "handshake.h"
 #include "header.h"
-#include "l1_words.h"
 #include "link_watch.h"
 #include "protocol/fabric.h"
 #include "topology.h"
@@ -49,6 +49,11 @@
 namespace {
 
 using namespace fabric::router;
+using fabric::ld;
+using fabric::load_struct;
+using fabric::st;
+using fabric::store_struct;
+using fabric::Words;
 
 namespace pf = protocol::fabric;
 using hal::Status;
@@ -70,28 +75,29 @@ using Topology = LineRing;
 constexpr uint32_t kSenders = Topology::kSenders;
 // Other routers of the chip this one forwards into: 1D the downstream, 2D one per direction.
 constexpr uint32_t kNeighbours = Topology::kNeighbours;
+// The sender channels the main loop unrolls (constant stream IDs and state offsets for each); the
+// others share one copy of the steps.
+constexpr uint32_t kUnrolledSenders = Topology::kUnrolledSenders;
 
 // The per-packet steps are flattened (the HAL calls inline, their checks of constant options
 // fold away, no call saves and restores registers), except in the 2D image
 // for Blackhole, which would not fit its 24 KiB application window: there each step is one
-// function, called from the (unrolled) main loop.
+// function, called from the (unrolled) main loop. The sender step is inlined in both of the main
+// loop's copies (kUnrolledSenders), which GCC would otherwise call.
 #if defined(FABRIC_ROUTER_2D) && defined(FABRIC_ARCH_BLACKHOLE)
 #define ROUTER_HOT [[gnu::noinline]]
+#define ROUTER_HOT_INLINE [[gnu::noinline]]
 constexpr bool kSmallImage = true;  // also leaves out optional refinements (completion_step)
 #else
 #define ROUTER_HOT [[gnu::flatten]]
+#define ROUTER_HOT_INLINE [[gnu::flatten, gnu::always_inline]] inline
 constexpr bool kSmallImage = false;
 #endif
-// completion_step's wait for a lone completion's partner (topology.h says where it fits).
-constexpr bool kPairCompletions = !kSmallImage && Topology::kPairCompletions;
-// Start-up, control and error paths optimized for size where the code window is tight (the
-// Wormhole 2D image, with the reroute path). Not elsewhere: it costs the 1D data path ~8 % at
-// 2 KiB (docs/PERFORMANCE.md).
-#if defined(FABRIC_ROUTER_2D) && defined(FABRIC_ARCH_WORMHOLE_B0)
-#define ROUTER_COLD [[gnu::cold]]
-#else
-#define ROUTER_COLD
-#endif
+// The out-of-line steps that run at most at the polls (a neighbour's set-up, link health, stall
+// timeouts, control, reroute) are [[gnu::cold]]: compiled for size, which the Wormhole 2D image
+// needs to fit its window. Only functions already out of line: marking a start-up stage that is
+// inlined into main cold changes main's code and cost the data path 8 % and more
+// (docs/PERFORMANCE.md).
 // Control (pause, drain, resume: control_step, ~2 KiB) is in every image: the Blackhole routers
 // have a 48 KiB window of their own (hal ArchMap::router_fw).
 constexpr bool kControl = true;
@@ -421,7 +427,6 @@ class Router {
     Status take_general_from(uint32_t r, TakeState& t);
     Status take_general(uint32_t r);
     Status forward(uint32_t p, uint32_t slot, uint32_t bytes, uint32_t id, Noc::Batch& batch);
-    Status forward_alone(uint32_t p, uint32_t slot, uint32_t bytes, uint32_t id);
     bool port_full(uint32_t p);
     bool send_completions(uint32_t src, uint32_t n);
     void complete(Receiver& rx, uint32_t n);
@@ -585,7 +590,7 @@ void Router::publish() {
 }
 
 // Stop with an error or end state. The exit code is the low byte of the status (0 = Terminated).
-ROUTER_COLD int Router::stop(RouterStatus s, RouterWait where, uint32_t detail) {
+int Router::stop(RouterStatus s, RouterWait where, uint32_t detail) {
     publish();
     events_.record(pf::RouterEventKind::State, static_cast<uint32_t>(where),
                    static_cast<uint32_t>(s), detail);
@@ -594,7 +599,7 @@ ROUTER_COLD int Router::stop(RouterStatus s, RouterWait where, uint32_t detail) 
 
 // A HAL call or bounded wait failed: Timeout for a wait that ran out, Terminated (the host's word
 // during a start-up wait) ends the router normally, anything else is a Fault.
-ROUTER_COLD int Router::stop_hal(Status s, RouterWait where) {
+int Router::stop_hal(Status s, RouterWait where) {
     if (s == Status::Terminated) {
         return finish(0);
     }
@@ -608,7 +613,7 @@ ROUTER_COLD int Router::stop_hal(Status s, RouterWait where) {
 // Subordinate: wait for the master's message, answer once. Both judge the other (handshake.h) and
 // stop with HandshakeMismatch (detail: the HandshakeField) rather than wait for credits that
 // cannot come.
-ROUTER_COLD int Router::handshake() {
+int Router::handshake() {
     set_stage(RouterStatus::Handshaking);
     pf::HandshakeMsg out = handshake_msg(g_config, g_layout);
     const hal::Deadline deadline = hal::Deadline::after_us(kA, g_config.handshake_timeout_us);
@@ -670,7 +675,7 @@ ROUTER_COLD int Router::handshake() {
 }
 
 // Wait for the host's ready word; the termination word ends the router instead.
-ROUTER_COLD int Router::wait_ready() {
+int Router::wait_ready() {
     // Keep-alives from here on (link_step): the peer, in its main loop already, must not take
     // this wait for silence. The first goes at once.
     keep_alive_at_ = hal::wall_clock_lo() - kKeepAliveCycles;
@@ -687,7 +692,7 @@ ROUTER_COLD int Router::wait_ready() {
 // Neighbour n (nb): our ports nb.port[i] are its channels nb.channel[i] (VC0, VC1), their slot
 // layouts read from its config (written by the host before any router started). DownstreamConfig
 // if its config does not fit ours. Out of line: its copy of the config stays out of main's frame.
-[[gnu::noinline]] ROUTER_COLD ConfigCheck Router::setup_neighbour(uint32_t n, const Neighbour& nb) {
+[[gnu::noinline, gnu::cold]] ConfigCheck Router::setup_neighbour(uint32_t n, const Neighbour& nb) {
     const uint32_t x = nb.x(), y = nb.y();
     // Its config's payload_bytes, sender_slots and receiver_slots (48 B from +32) into our (now
     // idle) handshake_out.
@@ -736,7 +741,7 @@ ROUTER_COLD int Router::wait_ready() {
 // each neighbour, the credits of the channels it feeds first, then its ports (so on Wormhole 1D
 // kFwdPushedBuf is left programmed with a forward's handle, and a router's first forward does not
 // reprogram it: ~50 cycles on the packet's path).
-ROUTER_COLD ConfigCheck Router::setup_ports() {
+ConfigCheck Router::setup_ports() {
     for (uint32_t n = 0; n < kNeighbours; ++n) {
         Neighbour nb;
         if (!Topology::neighbour(n, g_config, g_mesh, nb)) continue;
@@ -776,7 +781,7 @@ ROUTER_COLD ConfigCheck Router::setup_ports() {
 // packet's one frame goes on the wire at once and frees the queue a cycle later), so its
 // announcement or the next packet does not wait for the next pass. `pushed`: the channel's
 // Pushed stream as the caller read it (> 0).
-ROUTER_HOT Status Router::sender_step(uint32_t c, uint32_t pushed) {
+ROUTER_HOT_INLINE Status Router::sender_step(uint32_t c, uint32_t pushed) {
     Sender& s = tx_[c];
     PeerRx& p = *s.peer;
     // Working copies, written back once: an MMIO store may alias any uint32_t, so the fields
@@ -1001,14 +1006,6 @@ bool Router::port_full(uint32_t p) {
     return Status::Ok;
 }
 
-// One forward, its requests counted on their own (the general path's and a reroute's: one copy of
-// the forward's code for both).
-[[gnu::noinline]] Status Router::forward_alone(uint32_t p, uint32_t slot, uint32_t bytes,
-                                               uint32_t id) {
-    Noc::Batch batch(noc_);
-    return forward(p, slot, bytes, id, batch);
-}
-
 // Take the next packet of rx r if (when it goes on) the ports it goes to have a free slot (Busy
 // if not): deliver it here and/or forward it, all NoC requests tagged with the slot's trid. Only
 // the header words the packet needs are loaded (L1 loads take 7 cycles each).
@@ -1126,8 +1123,9 @@ Status Router::take(uint32_t r, Noc::Batch& batch, TakeState& t) {
         if (ports != 0) {
             topology_.pass_on(slot, v.hop);
             pass_ttl_on(slot, head);
+            Noc::Batch batch(noc_);
             for (uint32_t p = 1; p < kSenders; ++p) {
-                if ((ports >> p & 1) != 0) HAL_TRY(forward_alone(p, slot, h.payload_bytes, id));
+                if ((ports >> p & 1) != 0) HAL_TRY(forward(p, slot, h.payload_bytes, id, batch));
             }
         }
         rx.src.set(idx, h.src_channel);
@@ -1196,7 +1194,7 @@ template <uint32_t R>
     // same channel (taken, so its writes flush within the NoC's latency): one +2 instead of two +1
     // halves the completion frames competing with our data for TXQ0, and the peer's completion
     // and credit work. Otherwise at once: nothing to gain, and the producer waits for the slot.
-    if (kPairCompletions && n == 1 && pending > 1 && rx.src[idx] == src && data_to_send())
+    if (!kSmallImage && n == 1 && pending > 1 && rx.src[idx] == src && data_to_send())
         return Status::Ok;
     // TXQ0 was free above and nothing went on it since; n <= kCompletionLookahead, a valid delta.
     if (src < kSenders) {
@@ -1333,14 +1331,14 @@ Status Router::prepare_credit(uint32_t c, const fabric::NocWord& to) {
 }
 
 // A link health event: it names the peer's end of the link.
-[[gnu::noinline]] ROUTER_COLD void Router::record_link(pf::RouterEventKind kind, uint32_t code) {
+[[gnu::noinline, gnu::cold]] void Router::record_link(pf::RouterEventKind kind, uint32_t code) {
     events_.record(kind, g_config.peer_eth_channel, code, g_config.peer_chip_id);
 }
 
 // Link health, at the main loop's polls (link_watch.h): what the peer sent since the last poll
 // (keep-alives, packets taken, completions) tells whether it is heard, the link status word
 // whether the link is up; a change is an event. Our own keep-alive when it is due.
-[[gnu::noinline]] ROUTER_COLD void Router::link_step(uint32_t now) {
+[[gnu::noinline, gnu::cold]] void Router::link_step(uint32_t now) {
     const uint32_t alive = Streams::read(kPeerAlive);
     if (alive != 0) stream_add(kPeerAlive, -static_cast<int32_t>(alive));
     // What the peer sent us (packets we took, completions) and what we sent it (packets,
@@ -1400,7 +1398,7 @@ void Router::keep_alive_if_due(uint32_t now) {
 // waits for a full port, with nothing of the channel taken, for stall_timeout_us is stalled:
 // reported once (event Stalled); with StallAction::Drop that packet is dropped (bad_packet
 // timeout) and so is every later one for that port until it has room again.
-[[gnu::noinline]] ROUTER_COLD void Router::stall_step(uint32_t now) {
+[[gnu::noinline, gnu::cold]] void Router::stall_step(uint32_t now) {
     if (stall_cycles_ == 0) return;
     for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
         Receiver& rx = rx_[r];
@@ -1454,7 +1452,7 @@ void Router::keep_alive_if_due(uint32_t now) {
 //          it, the MeshRouterConfig is read again (the host may have changed the tables).
 //   Drain  stalls drop (set_stall); a dead link is cut (cut_step from then on, whatever the word
 //          says); reached at once, or on a cut link once everything is reported.
-[[gnu::noinline]] ROUTER_COLD uint32_t Router::control_step() {
+[[gnu::noinline, gnu::cold]] uint32_t Router::control_step() {
     constexpr uint32_t kPause = static_cast<uint32_t>(pf::RouterControl::Pause);
     constexpr uint32_t kDrain = static_cast<uint32_t>(pf::RouterControl::Drain);
     constexpr uint32_t kReroute = static_cast<uint32_t>(pf::RouterControl::Reroute);
@@ -1510,7 +1508,7 @@ void Router::keep_alive_if_due(uint32_t now) {
 // the link and never completed is reported Unacked with its position on its channel, then
 // freed; every packet pushed into a sender channel is dropped (Drained) and freed. Each report
 // only while the event log has room (the rest at later polls: none is lost).
-ROUTER_COLD void Router::cut_step() {
+void Router::cut_step() {
     for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
         if (rx_[r].slots != 0) (void)completion_walk(r);
     }
@@ -1547,7 +1545,7 @@ ROUTER_COLD void Router::cut_step() {
 // What landed here from the peer and was not taken is dropped: the peer sends it again the same
 // way. Refused (RerouteState::Refused, nothing changed) without a fallback port or with a count
 // outside a channel's unacked packets.
-[[gnu::noinline]] ROUTER_COLD void Router::apply_order() {
+[[gnu::noinline, gnu::cold]] void Router::apply_order() {
     const uint32_t order = pf::router_reroute_order(g_layout);
     if (ld(order + offsetof(pf::RerouteOrder, magic)) != pf::kRerouteOrderMagic) return;
     Control& k = ctl_.get();
@@ -1590,7 +1588,7 @@ ROUTER_COLD void Router::cut_step() {
 // (header and payload; the fallback sends them on as its own), while it has room. A slot frees
 // once its forward has landed: all of them at once, when the forwards' transaction ID is flushed
 // (nothing else of ours uses it on a cut link).
-[[gnu::noinline]] ROUTER_COLD void Router::reroute_step() {
+[[gnu::noinline, gnu::cold]] void Router::reroute_step() {
     const uint32_t fb = topology_.fallback_port();
     if (fb == 0) return;  // (1D: no fallback, never rerouted)
     if (noc_.trid_flushed(kPushedTrid)) {
@@ -1606,12 +1604,13 @@ ROUTER_COLD void Router::cut_step() {
         if (s.slots == 0) continue;
         const uint32_t pushed = Streams::read(pushed_id(c));
         uint32_t n = 0;
+        Noc::Batch batch(noc_);
         while (n < pushed && !port_full(fb)) {
             const uint32_t slot = s.next.addr;
             topology_.before_send(c, slot);
             uint32_t bytes = ld(slot + 4 * kHdrMetaWord) & 0xFFFF;
             if (bytes > limits_.payload_bytes) bytes = limits_.payload_bytes;
-            if (forward_alone(fb, slot, bytes, kPushedTrid) != Status::Ok) break;
+            if (forward(fb, slot, bytes, kPushedTrid, batch) != Status::Ok) break;
             s.next.advance(s.base, s.end, slot_bytes_);
             ++n;
         }
@@ -1625,7 +1624,7 @@ ROUTER_COLD void Router::cut_step() {
 // RouterControlReport::held: what this router has not finished. On a cut link the packets it
 // still has to decide (pushed, sent and not reported Unacked, taken and not completed; what landed
 // from the peer is the peer's to report, as Unacked); otherwise everything undrained.
-ROUTER_COLD uint32_t Router::held() {
+uint32_t Router::held() {
     uint32_t n = undrained();
     if (ctl_.get().cut == 0) return n;
     for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
@@ -1642,15 +1641,15 @@ bool Router::drained() const {
 
 // What a pause or a drain waits for: packets taken and not completed, and sent packets not
 // announced (a cut link: not completed; they are reported Unacked).
-ROUTER_COLD uint32_t Router::unfinished() {
+uint32_t Router::unfinished() {
     const uint32_t cut = ctl_.get().cut;
     uint32_t n = 0;
     for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
         n += rx_[r].taken - rx_[r].done + (cut != 0 ? 0 : peer_rx_[r].unannounced);
     }
     // (Held for a reroute, the sent packets wait for the host's order, which needs this state.)
-    const bool held = ctl_.get().word == static_cast<uint32_t>(pf::RouterControl::Reroute);
-    for (uint32_t c = 0; c < kSenders && cut != 0 && !held; ++c)
+    const bool holding = ctl_.get().word == static_cast<uint32_t>(pf::RouterControl::Reroute);
+    for (uint32_t c = 0; c < kSenders && cut != 0 && !holding; ++c)
         n += tx_[c].sent - tx_[c].completed;
     return n;
 }
@@ -1668,14 +1667,14 @@ uint32_t Router::undrained() const {
     return n;
 }
 
-ROUTER_COLD int Router::finish(uint32_t undrained_packets) {
+int Router::finish(uint32_t undrained_packets) {
     sb_store(SB_OFF(undrained), undrained_packets);
     return stop(RouterStatus::Terminated, RouterWait::None, 0);
 }
 
 // Immediate termination: take nothing new; let the NoC settle (bounded), return the credits of
 // what was delivered, tell producers, stop.
-ROUTER_COLD int Router::terminate_immediate() {
+int Router::terminate_immediate() {
     RouterWait where = RouterWait::None;
     if (noc_.full_barrier(progress_deadline()) != Status::Ok) where = RouterWait::NocFlush;
     for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
@@ -1718,7 +1717,7 @@ int Router::run() {
 }
 
 // Start-up (README.md "Start-up"), stage by stage, each recorded in the status block.
-ROUTER_COLD int Router::start_up() {
+int Router::start_up() {
     if (const int rc = check_config_words(); rc != kGoOn) return rc;
     if (const int rc = init_channels(); rc != kGoOn) return rc;
     if (const int rc = handshake(); rc != kGoOn) return rc;
@@ -1728,7 +1727,7 @@ ROUTER_COLD int Router::start_up() {
 
 // Read and check the config. Status words first, so the host sees this router alive even if the
 // config is bad.
-ROUTER_COLD int Router::check_config_words() {
+int Router::check_config_words() {
     load_struct(g_config, kFixed.config);
     Topology::read_own_config(g_mesh, kFixed.mesh_config);
     g_layout = pf::router_layout(kA, g_config);
@@ -1749,7 +1748,7 @@ ROUTER_COLD int Router::check_config_words() {
 // Streams and the words others write into our L1, before the peer can send anything (it can only
 // send after our handshake answer) and before any producer is allowed in (ready); then our
 // channels' state from the config.
-ROUTER_COLD int Router::init_channels() {
+int Router::init_channels() {
     for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) (void)Streams::reset(rx_sent_id(r), 0);
     for (uint32_t c = 0; c < kSenders; ++c) {
         (void)Streams::reset(completed_id(c), 0);
@@ -1790,7 +1789,7 @@ ROUTER_COLD int Router::init_channels() {
 
 // Once the host says ready (every router of the chip configured): the ports into the other
 // routers of the chip, and the delivery writes' prepared request.
-ROUTER_COLD int Router::connect_ports() {
+int Router::connect_ports() {
     if (const ConfigCheck bad = setup_ports(); bad != ConfigCheck::None) {
         return stop(RouterStatus::ConfigInvalid, RouterWait::None, static_cast<uint32_t>(bad));
     }
@@ -1882,18 +1881,35 @@ int Router::main_loop() {
             s = r == 0 ? completion_step<0>() : completion_step<1>();
             if (s != Status::Ok) return stop_hal(s, RouterWait::NocCmdBuf);
         }
-#pragma GCC unroll 9
-        for (uint32_t c = 0; c < kSenders; ++c) {
-            if ((senders & (1u << c)) == 0) continue;
+        // Channel c's completions, then its sends: Ok, or what failed and where.
+        struct Failed {
+            Status s;
+            RouterWait where;
+        };
+        const auto serve_sender = [this](uint32_t c) __attribute__((always_inline)) {
             if (const uint32_t n = Streams::read(completed_id(c)); n != 0) {
-                s = sender_completions(c, n);
-                if (s != Status::Ok) return stop_hal(s, RouterWait::NocCmdBuf);
+                const Status st = sender_completions(c, n);
+                if (st != Status::Ok) return Failed{st, RouterWait::NocCmdBuf};
             }
             // Nothing pushed: nothing to send (unannounced packets go in the announce loop below).
             const uint32_t pushed = Streams::read(pushed_id(c));
-            if (pushed == 0) continue;
-            s = sender_step(c, pushed);
-            if (s != Status::Ok) return stop_hal(s, RouterWait::EthTxq);
+            if (pushed == 0) return Failed{Status::Ok, RouterWait::None};
+            return Failed{sender_step(c, pushed), RouterWait::EthTxq};
+        };
+#pragma GCC unroll 9
+        for (uint32_t c = 0; c < kUnrolledSenders; ++c) {
+            if ((senders & (1u << c)) == 0) continue;
+            if (const Failed f = serve_sender(c); f.s != Status::Ok) return stop_hal(f.s, f.where);
+        }
+        // The rest share one copy, looked at only when one of them is active (a mesh of one mesh
+        // has none).
+        if ((senders >> kUnrolledSenders) != 0) {
+#pragma GCC unroll 1
+            for (uint32_t c = kUnrolledSenders; c < kSenders; ++c) {
+                if ((senders & (1u << c)) == 0) continue;
+                if (const Failed f = serve_sender(c); f.s != Status::Ok)
+                    return stop_hal(f.s, f.where);
+            }
         }
         // Sent packets no sender step announced (nothing more to send): announce them now.
 #pragma GCC unroll 2

@@ -33,9 +33,9 @@
 
 #include <stdint.h>
 
+#include "fabric/l1_words.h"
 #include "hal/encoding.h"
 #include "header.h"
-#include "l1_words.h"
 #include "protocol/fabric.h"
 #include "route.h"
 
@@ -109,7 +109,7 @@ struct LineRing {
     // with long packets, and prepared credit writes.
     static constexpr bool kFeedTxq = true;
     static constexpr bool kPrepareCredits = true;
-    static constexpr bool kPairCompletions = true;
+    static constexpr uint32_t kUnrolledSenders = kSenders;
     static constexpr uint32_t kCreditUnroll = kSenders;
 
     uint32_t route_mask = ~0u;  // ring_route_mask() of the config
@@ -192,9 +192,9 @@ struct Mesh {
     // nine prepared credit handles its stack frame.
     static constexpr bool kFeedTxq = false;
     static constexpr bool kPrepareCredits = false;
-    // Nor the wait for a lone completion's partner (nine stream reads, inlined in both receiver
-    // channels' steps), beside the reroute path.
-    static constexpr bool kPairCompletions = false;
+    // Nor nine copies of the sender step: the worker's and the VC0 channels are unrolled, the VC1
+    // channels (a torus's datelines, traffic from other meshes) share one copy.
+    static constexpr uint32_t kUnrolledSenders = pf::kMeshVc1Channel0;
     static constexpr uint32_t kCreditUnroll = 1;
 
     // Copied from MeshRouterConfig once checked (read per packet: the stack, not L1).

@@ -112,6 +112,7 @@ nlohmann::json control_states_json(const std::vector<fabric::RouterSnapshot>& sn
                        {"eth", s.eth_channel},
                        {"state", fabric::router_control_name(s.control.state)},
                        {"cut", s.control.cut != 0},
+                       {"reroute", fabric::reroute_state_name(s.control.reroute)},
                        {"sent", s.sent()},
                        {"completed", s.completed()},
                        {"received", s.received()},

@@ -140,7 +140,8 @@ json buffers_json(const RouterPlacement& p, const RouterSnapshot& s, const Route
             {"receivers", std::move(receivers)},
             {"held", s.control.held},
             {"control_state", s.control.state},
-            {"cut", s.control.cut != 0}};
+            {"cut", s.control.cut != 0},
+            {"reroute", fabric::reroute_state_name(s.control.reroute)}};
 }
 
 json routers_json(fabric::Device& dev, const fabric::FabricPlan& plan,

@@ -41,6 +41,10 @@ std::string router_control_name(uint32_t control) {
     return name_or_unknown(pf::kRouterControlNames, control);
 }
 
+std::string reroute_state_name(uint32_t state) {
+    return name_or_unknown(pf::kRerouteStateNames, state);
+}
+
 std::string termination_name(uint32_t mode) {
     return name_or_unknown(pf::kTerminationNames, mode);
 }
@@ -623,19 +627,31 @@ std::optional<size_t> FabricRunner::peer_of(size_t router) const {
     return std::nullopt;
 }
 
-// Reroute `router`'s link if both its ends have working fallbacks, else drain `router` and the
-// router at the other end of its link, each once.
+namespace {
+
+bool holds(const std::vector<size_t>& routers, size_t router) {
+    return std::find(routers.begin(), routers.end(), router) != routers.end();
+}
+
+}  // namespace
+
+// Reroute `router`'s link if both its ends have working fallbacks, else drain it.
 void FabricRunner::drain_link(size_t router) {
     const auto peer = peer_of(router);
     if (reaction_.reroute && peer && reroute_link(router, *peer)) return;
+    drain_ends(router);
+}
+
+// Drain `router` and the router at the other end of its link, each once.
+void FabricRunner::drain_ends(size_t router) {
     const auto drain = [&](size_t i) {
-        if (std::find(drained_.begin(), drained_.end(), i) != drained_.end()) return;
+        if (holds(drained_, i)) return;
         drained_.push_back(i);
         const size_t one[] = {i};
         write_control(pf::RouterControl::Drain, one);
     };
     drain(router);
-    if (peer) drain(*peer);
+    if (const auto peer = peer_of(router)) drain(*peer);
 }
 
 std::optional<size_t> FabricRunner::fallback_of(size_t router) const {
@@ -651,27 +667,25 @@ std::optional<size_t> FabricRunner::fallback_of(size_t router) const {
     return std::nullopt;
 }
 
-// Drained, rerouted or being rerouted: the host has acted on this router's link already.
-bool FabricRunner::link_handled(size_t router) const {
-    const auto has = [router](const std::vector<size_t>& v) {
-        return std::find(v.begin(), v.end(), router) != v.end();
-    };
-    return has(drained_) || has(rerouted_) ||
+// Being rerouted now, or rerouted.
+bool FabricRunner::rerouting(size_t router) const {
+    return holds(rerouted_, router) ||
            std::any_of(
                pending_reroutes_.begin(), pending_reroutes_.end(),
                [router](const PendingReroute& p) { return p.a == router || p.b == router; });
+}
+
+// Drained, rerouted or being rerouted: the host has acted on this router's link already.
+bool FabricRunner::link_handled(size_t router) const {
+    return holds(drained_, router) || rerouting(router);
 }
 
 // Start rerouting the link between `router` and `peer` over their fallbacks (one link, the other
 // plane's between the same chips), if both have one whose link the host has not acted on; true
 // if started or already under way.
 bool FabricRunner::reroute_link(size_t router, size_t peer) {
-    const bool under_way =
-        std::any_of(pending_reroutes_.begin(), pending_reroutes_.end(),
-                    [router](const PendingReroute& p) { return p.a == router || p.b == router; });
-    if (under_way || std::find(rerouted_.begin(), rerouted_.end(), router) != rerouted_.end())
-        return true;
-    if (std::find(drained_.begin(), drained_.end(), router) != drained_.end()) return false;
+    if (rerouting(router)) return true;
+    if (holds(drained_, router)) return false;
     const auto fa = fallback_of(router), fb = fallback_of(peer);
     if (!fa || !fb || peer_of(*fa) != fb || link_handled(*fa) || link_handled(*fb)) return false;
     const size_t both[] = {router, peer};
@@ -724,10 +738,7 @@ void FabricRunner::advance_reroutes(uint64_t now) {
         }
         const size_t router = it->a;
         it = pending_reroutes_.erase(it);
-        const bool again = reaction_.reroute;
-        reaction_.reroute = false;  // this link only: drain it
-        drain_link(router);
-        reaction_.reroute = again;
+        drain_ends(router);
     }
 }
 

@@ -469,11 +469,7 @@ void PcieDevice::write32(const CoreLocation& core, uint64_t addr, uint32_t value
              core.str(), hex32(addr));
     }
     check_range(core, addr, 4);
-    if (!mmio) {
-        return with_remote(core, [&](RemoteAccess& r) {
-            r.write(core.core, addr, std::span(reinterpret_cast<const uint8_t*>(&value), 4));
-        });
-    }
+    if (!mmio) return write(core, addr, std::span(reinterpret_cast<const uint8_t*>(&value), 4));
     for_each_chunk(core, addr, 4,
                    [&](Window& w, uint64_t off, size_t, size_t) { w.uc->write32(off, value); });
 }
@@ -487,9 +483,7 @@ uint32_t PcieDevice::read32(const CoreLocation& core, uint64_t addr) {
     check_range(core, addr, 4);
     uint32_t v = 0;
     if (!mmio) {
-        with_remote(core, [&](RemoteAccess& r) {
-            r.read(core.core, addr, std::span(reinterpret_cast<uint8_t*>(&v), 4));
-        });
+        read(core, addr, std::span(reinterpret_cast<uint8_t*>(&v), 4));
         return v;
     }
     for_each_chunk(core, addr, 4,

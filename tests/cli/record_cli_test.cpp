@@ -179,6 +179,7 @@ TEST_CASE("fabricctl mesh snapshot: a t3k with both planes, chips, links, routes
         CHECK(rt["exit_table"] == json::array({0}));
         const json& b = rt["buffers"];
         CHECK(b["held"] == 0);
+        CHECK(b["reroute"] == "none");
         REQUIRE(b["receivers"].size() == 1);
         CHECK(b["receivers"][0]["slots"] == 14);
         for (const json& ch : b["senders"]) {

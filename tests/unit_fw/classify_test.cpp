@@ -429,7 +429,7 @@ TEST_CASE("pass_on, pass_ttl_on: the next router gets the route shifted and one 
     using fabric::router::pass_ttl_on;
     using fabric::router::read_head;
     FakeCore core;
-    const auto word = [&](uint32_t i) { return fabric::router::ld(kSlot + 4 * i); };
+    const auto word = [&](uint32_t i) { return fabric::ld(kSlot + 4 * i); };
 
     // 1D: a forward from a router of a line; the TTL byte alone changes in the magic word.
     const LineRing line = line_router(line_config());

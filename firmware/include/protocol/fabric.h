@@ -614,6 +614,12 @@ enum class RerouteState : uint32_t {
     // ch(1 + dir)), or a resume count outside the channel's unacked packets
     Refused = 2,
 };
+inline constexpr CodeName<RerouteState> kRerouteStateNames[] = {
+    {RerouteState::None, "none"},
+    {RerouteState::Applied, "applied"},
+    {RerouteState::Refused, "refused"},
+};
+static_assert(codes_consecutive(kRerouteStateNames, 0));
 
 // The host's answer to RouterStatus::RerouteHeld, in the router's L1 (router_reroute_order):
 // resume[c] is the peer's RouterControlReport::taken[c] (its count of our channel c's packets it

@@ -54,7 +54,8 @@ namespace fabric {
 std::string router_status_name(uint32_t status);
 std::string router_wait_name(uint32_t wait);
 std::string termination_name(uint32_t mode);
-std::string router_control_name(uint32_t control);  // "run", "pause", "drain"
+std::string router_control_name(uint32_t control);  // "run", "pause", "drain", "reroute"
+std::string reroute_state_name(uint32_t state);     // "none", "applied", "refused"
 // ConfigInvalid, HandshakeMismatch, Timeout, Fault and undefined values (BadPacket is counted,
 // not fatal; NotStarted and the start-up stages are not errors).
 bool router_status_is_error(uint32_t status);
@@ -324,11 +325,13 @@ class FabricRunner {
     bool reroute_link(size_t router, size_t peer);
     void advance_reroutes(uint64_t now);
     void write_order(size_t router, const RouterSnapshot& peer);
+    bool rerouting(size_t router) const;
     bool link_handled(size_t router) const;
     // react_to_dead_links' share of a poll.
     void react_to_link_down(std::span<const RouterEventRecord> fresh);
     void drain_expired(uint64_t now);
     void drain_link(size_t router);
+    void drain_ends(size_t router);
     std::optional<size_t> peer_of(size_t router) const;
     uint64_t crossed_link(size_t router);
     uint64_t grace_cycles(bool silent) const;

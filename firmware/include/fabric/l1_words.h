@@ -1,13 +1,13 @@
-// L1 words the router shares with other agents (the host, the peer over Ethernet, producers over
-// the NoC), read and written through the MMIO seam so the compiler never caches them, and
-// whole structs copied word by word.
+// L1 words a firmware shares with other agents (the host, a peer over Ethernet, producers over the
+// NoC), read and written through the MMIO seam so the compiler never caches them, and whole
+// structs copied word by word.
 #pragma once
 
 #include <stdint.h>
 
 #include "hal/mmio.h"
 
-namespace fabric::router {
+namespace fabric {
 
 inline uint32_t ld(uint32_t addr) {
     return hal::mmio::load_shared(hal::mmio::l1_ptr<const uint32_t>(addr));
@@ -18,7 +18,7 @@ inline void st(uint32_t addr, uint32_t value) {
 
 // A struct and its words. Copies between L1 and a struct go word by word through the union
 // (GCC defines reading the other member): a memcpy would be a call to picolibc's byte loop,
-// ~6 instructions per byte (the router reads a 64-B header per packet).
+// ~6 instructions per byte (a router reads a 64-B header per packet).
 template <typename T>
 union Words {
     static_assert(sizeof(T) % 4 == 0);
@@ -41,4 +41,4 @@ void store_struct(uint32_t addr, const T& in) {
     for (uint32_t i = 0; i < sizeof(T) / 4; ++i) st(addr + 4 * i, u.w[i]);
 }
 
-}  // namespace fabric::router
+}  // namespace fabric
