@@ -943,3 +943,74 @@ TEST_CASE("mesh (sim): a routing table changed while the fabric is paused is use
     m.dev.read(sink, region, got);
     CHECK(got == std::vector<uint8_t>(64, 0));
 }
+
+namespace {
+
+// The RerouteOrder for router `i`: `resume` per sender channel, magic last (as the host writes it).
+void write_order(Mesh& m, size_t i, const std::array<uint32_t, pf::kMaxSenderChannels>& resume) {
+    const fabric::RouterPlacement& r = m.plan.fabric.routers[i];
+    const uint32_t at = pf::router_reroute_order(r.layout);
+    for (uint32_t c = 0; c < pf::kMaxSenderChannels; ++c)
+        m.dev.write32(r.core, at + 4 * c, resume[c]);
+    m.dev.write32(r.core, at + offsetof(pf::RerouteOrder, magic), pf::kRerouteOrderMagic);
+}
+
+size_t router_at(const fabric::FabricPlan& p, fabric::ChipId chip, uint32_t eth) {
+    for (size_t i = 0; i < p.routers.size(); ++i) {
+        if (p.routers[i].chip == chip && p.routers[i].eth_channel == eth) return i;
+    }
+    FAIL("no router at chip " << chip << " eth " << eth);
+    return 0;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "mesh (sim): a reroute order is refused without a fallback or with a count past what was "
+    "sent, and changes nothing, a good one is applied",
+    "[mesh][sim][reroute]") {
+    REQUIRE_FIRMWARE();
+    constexpr auto kReroute = pf::RouterControl::Reroute;
+    const auto state = [](const fabric::RouterSnapshot& s) {
+        return fabric::reroute_state_name(s.control.reroute);
+    };
+    // One plane: no fallback. The link is held (cut, nothing reported), the order refused.
+    {
+        Mesh m("n300_mesh_graph.yaml", "n300_cluster.yaml", options(), *router);
+        m.runner.bring_up(5'000'000);
+        const size_t a = router_at(m.plan.fabric, 0, 8), b = router_at(m.plan.fabric, 1, 0);
+        const size_t both[] = {a, b};
+        const auto held = m.runner.control(kReroute, 1'000'000, both);
+        CHECK(held[a].control.cut == 1);
+        CHECK(held[b].control.cut == 1);
+        CHECK(state(held[a]) == "none");
+        write_order(m, a, {});
+        m.runner.monitor(20'000);
+        const auto after = m.runner.status();
+        CHECK(state(after[a]) == "refused");
+        CHECK(state(after[b]) == "none");
+        CHECK(after[a].control.state == static_cast<uint32_t>(kReroute));
+        (void)m.runner.terminate(pf::Termination::Immediate, 1'000'000);
+    }
+    // Two planes: chip 0 eth 8's fallback is eth 9 (plane 1). A count for a channel past what it
+    // sent (nothing) is refused; counts that match are applied.
+    Mesh m("n300_mesh_graph.yaml", "n300_cluster.yaml", options(pf::Topology::Mesh, {0, 1}),
+           *router);
+    m.runner.bring_up(5'000'000);
+    const size_t a = router_at(m.plan.fabric, 0, 8), b = router_at(m.plan.fabric, 1, 0);
+    REQUIRE(m.runner.fallback_of(a) == router_at(m.plan.fabric, 0, 9));
+    REQUIRE(m.runner.fallback_of(b) == router_at(m.plan.fabric, 1, 1));
+    const size_t both[] = {a, b};
+    (void)m.runner.control(kReroute, 1'000'000, both);
+    std::array<uint32_t, pf::kMaxSenderChannels> past{};
+    past[pf::kWorkerChannel] = 1;
+    write_order(m, a, past);
+    write_order(m, b, {});
+    m.runner.monitor(20'000);
+    const auto after = m.runner.status();
+    CHECK(state(after[a]) == "refused");
+    CHECK(state(after[b]) == "applied");
+    CHECK(after[a].block.sent[pf::kWorkerChannel] == 0);
+    CHECK(after[a].block.completed[pf::kWorkerChannel] == 0);
+    (void)m.runner.terminate(pf::Termination::Immediate, 1'000'000);
+}
