@@ -460,6 +460,7 @@ class Router {
     void cut_step();  // kControl only
     void apply_order();
     void reroute_step();
+    bool forwards_landed();
     uint32_t held();
     void publish_held() { report_store(offsetof(pf::RouterControlReport, held), held()); }
     void report_store(uint32_t offset, uint32_t v) {
@@ -1483,7 +1484,9 @@ void Router::keep_alive_if_due(uint32_t now) {
     if (k.cut != 0) {
         // Cut by a drain, or held for the host's order, or rerouted (a drain drops what is left).
         if (ctl == kDrain || (!k.rerouted && ctl != kReroute)) {
-            cut_step();
+            // (Rerouted: what went to the fallback is the fallback's to deliver or report, once
+            // it has landed there.)
+            if (!k.rerouted || forwards_landed()) cut_step();
         } else if (!k.answered) {
             apply_order();
         } else if (k.rerouted && ctl != kPause) {
@@ -1551,7 +1554,7 @@ void Router::cut_step() {
     Control& k = ctl_.get();
     k.answered = true;
     const uint32_t fb = topology_.fallback_port();
-    bool ok = fb != 0 && port(fb).slots != 0;
+    bool ok = Topology::kReroutes && port(fb).slots != 0;
     // Checked for every channel first, then applied: a refused order changes nothing.
     for (uint32_t pass = 0; pass < 2; ++pass) {
         for (uint32_t c = 0; c < kSenders && ok; ++c) {
@@ -1581,24 +1584,29 @@ void Router::cut_step() {
     report_store(offsetof(pf::RouterControlReport, reroute),
                  static_cast<uint32_t>(pf::RerouteState::Applied));
     events_.record(pf::RouterEventKind::State, 0, static_cast<uint32_t>(RouterStatus::Rerouted), 0);
-    publish();
 }
 
 // Rerouted: every sender channel's packets go, in order, into the fallback's channel as they are
 // (header and payload; the fallback sends them on as its own), while it has room. A slot frees
-// once its forward has landed: all of them at once, when the forwards' transaction ID is flushed
-// (nothing else of ours uses it on a cut link).
-[[gnu::noinline, gnu::cold]] void Router::reroute_step() {
-    const uint32_t fb = topology_.fallback_port();
-    if (fb == 0) return;  // (1D: no fallback, never rerouted)
-    if (noc_.trid_flushed(kPushedTrid)) {
-        for (uint32_t c = 0; c < kSenders; ++c) {
-            if (tx_[c].sent == tx_[c].completed) continue;
-            tx_[c].completed = tx_[c].sent;
-            credit_dirty_ |= 1u << c;
-            activity_ = true;
-        }
+// once its forward has landed (forwards_landed).
+// Rerouted: the forwards into the fallback have all landed (their transaction ID is flushed:
+// nothing else of ours uses it on a cut link), and their slots are completed; false while some
+// are on their way.
+[[gnu::noinline, gnu::cold]] bool Router::forwards_landed() {
+    if (!noc_.trid_flushed(kPushedTrid)) return false;
+    for (uint32_t c = 0; c < kSenders; ++c) {
+        if (tx_[c].sent == tx_[c].completed) continue;
+        tx_[c].completed = tx_[c].sent;
+        credit_dirty_ |= 1u << c;
+        activity_ = true;
     }
+    return true;
+}
+
+[[gnu::noinline, gnu::cold]] void Router::reroute_step() {
+    if constexpr (!Topology::kReroutes) return;  // (never rerouted: apply_order refuses)
+    const uint32_t fb = topology_.fallback_port();
+    (void)forwards_landed();
     for (uint32_t c = 0; c < kSenders; ++c) {
         Sender& s = tx_[c];
         if (s.slots == 0) continue;

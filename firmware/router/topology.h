@@ -175,7 +175,8 @@ struct LineRing {
     }
     static void before_send(uint32_t, uint32_t) {}
     // No fallback router in a line or ring (RouterControl::Reroute is refused).
-    static constexpr uint32_t fallback_port() { return 0; }
+    static constexpr bool kReroutes = false;
+    static constexpr uint32_t fallback_port() { return 1; }  // (any port: never used)
 };
 
 // ---- meshes and tori ---------------------------------------------------------------------------
@@ -273,6 +274,7 @@ struct Mesh {
     // The port into the fallback (MeshRouterConfig::neighbor[dir]: another plane's router whose
     // link joins the same two chips): its ch(1 + dir), which nothing else feeds. A rerouted
     // router's packets go there, ready to send: the fallback sends them on as its own.
+    static constexpr bool kReroutes = true;
     uint32_t fallback_port() const { return pf::kMeshVc0Channel0 + dir; }
     // A plain forward is one whose route goes on in `route` (the fast path shifts it).
     [[gnu::always_inline]] PlainHop plain(const HeaderHead& h, uint32_t r) const {

@@ -95,20 +95,44 @@ void add_events_option(CLI::App& cmd, std::string& path) {
                    "prints it)");
 }
 
-void add_on_link_down_option(CLI::App& cmd, std::string& reaction) {
-    cmd.add_option("--on-link-down", reaction,
-                   "What the host does when a router reports its link down or its peer silent: "
-                   "drain-after-grace (drain the routers at both ends once the link has stayed "
-                   "down 50 us or the peer silent 1 ms), drain (at once), or none; a drained "
-                   "link's packets are dropped or found delivered, each named in the account")
+void add_link_down_options(CLI::App& cmd, LinkDownArgs& args) {
+    cmd.add_option("--on-link-down", args.reaction,
+                   "When the host acts on a router reporting its link down or its peer silent: "
+                   "drain-after-grace (once the link has stayed down 50 us or the peer silent "
+                   "1 ms), drain (at once), or none. It reroutes the link over its fallback (2D, "
+                   "paired planes: the other plane's link between the same chips), else drains "
+                   "its ends (--reliability): every packet is delivered once or named dropped")
         ->check(CLI::IsMember({"drain-after-grace", "drain", "none"}))
+        ->capture_default_str();
+    cmd.add_option("--reliability", args.reliability,
+                   "A dead link with no other link between its chips: relaxed (drain its ends; "
+                   "what needs it is dropped and reported) or strict (stop the fabric: every "
+                   "router drained)")
+        ->check(CLI::IsMember({"relaxed", "strict"}))
         ->capture_default_str();
 }
 
-void apply_on_link_down(fabric::FabricRunner& runner, const std::string& reaction) {
+void apply_link_down(fabric::FabricRunner& runner, const LinkDownArgs& args,
+                     const fabric::ClusterDescriptor& cluster) {
     using Mode = fabric::FabricRunner::LinkDownReaction::Mode;
     fabric::FabricRunner::LinkDownReaction r;
-    r.mode = reaction == "drain" ? Mode::Drain : reaction == "none" ? Mode::None : Mode::AfterGrace;
+    if (args.reaction == "drain") {
+        r.mode = Mode::Drain;
+    } else if (args.reaction == "none") {
+        r.mode = Mode::None;
+    } else if (args.reaction == "drain-after-grace") {
+        r.mode = Mode::AfterGrace;
+    } else {
+        fabric::fail(fabric::ErrorCategory::BadInput,
+                     "on-link-down '{}': use drain-after-grace, drain or none", args.reaction);
+    }
+    const auto mode = fabric::parse_reliability_mode(args.reliability);
+    if (!mode) {
+        fabric::fail(fabric::ErrorCategory::BadInput, "reliability '{}': use relaxed or strict",
+                     args.reliability);
+    }
+    r.reliability = *mode;
+    r.cluster = &cluster;
     runner.react_to_dead_links(r);
 }
 
@@ -138,6 +162,14 @@ std::unique_ptr<fabric::ProgressLine> fabric_progress(const std::string& title,
 void print_account(const fabric::TrafficAccount& account) {
     fmt::print("\n");
     for (const std::string& line : fabric::account_table(account)) fmt::print("{}\n", line);
+}
+
+void print_link_reports(const fabric::FabricRunner& runner) {
+    for (const std::string& line : runner.link_reports()) fmt::print("link: {}\n", line);
+}
+
+nlohmann::json link_reports_json(const fabric::FabricRunner& runner) {
+    return runner.link_reports();
 }
 
 int exit_code_for(fabric::TrafficFailure failure) {

@@ -98,12 +98,20 @@ void add_events_option(CLI::App& cmd, std::string& path);
 std::unique_ptr<fabric::EventLogFile> log_events(fabric::FabricRunner& runner,
                                                  const std::string& path, fabric::DropLog& drops);
 
-// --on-link-down drain-after-grace|drain|none (fabric::FabricRunner::react_to_dead_links): the
-// host drains the routers at both ends of a link that stays down 50 us or whose peer stays silent
-// 1 ms (the default), or at the first link_down / peer_silent (drain), or never (none); a drained
-// link's traffic ends in bounded time with every packet delivered or dropped with its identity.
-void add_on_link_down_option(CLI::App& cmd, std::string& reaction);
-void apply_on_link_down(fabric::FabricRunner& runner, const std::string& reaction);
+// --on-link-down drain-after-grace|drain|none and --reliability relaxed|strict
+// (fabric::FabricRunner::react_to_dead_links): the host acts on a link that stays down 50 us or
+// whose peer stays silent 1 ms (the default), or at the first link_down / peer_silent (drain), or
+// never (none): it reroutes the link over its fallback (2D, paired planes), else drains its ends
+// (relaxed) or stops the fabric when no link between the two chips is left (strict). Either way
+// the traffic ends in bounded time with every packet delivered or dropped with its identity.
+struct LinkDownArgs {
+    std::string reaction = "drain-after-grace";
+    std::string reliability = "relaxed";
+};
+void add_link_down_options(CLI::App& cmd, LinkDownArgs& args);
+// Error(BadInput) for a reaction or mode that is not one (a record's fields).
+void apply_link_down(fabric::FabricRunner& runner, const LinkDownArgs& args,
+                     const fabric::ClusterDescriptor& cluster);
 
 // What `fabric run` and `mesh run` say in their help about the account and the exit code.
 inline constexpr const char* kAccountHelp =
@@ -114,6 +122,10 @@ inline constexpr const char* kAccountHelp =
     "does one with lost or duplicated packets.";
 // The account as text (fabric::account_table), after a blank line.
 void print_account(const fabric::TrafficAccount& account);
+// What the host did about each dead link (FabricRunner::link_reports): "link: ..." lines, and
+// the same lines as a JSON array ("links").
+void print_link_reports(const fabric::FabricRunner& runner);
+nlohmann::json link_reports_json(const fabric::FabricRunner& runner);
 
 // A kernel's launch result and mailbox (the same for 1D and 2D traffic).
 using TrafficOutcome = fabric::MeshWorkerOutcome;

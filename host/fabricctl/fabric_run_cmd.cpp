@@ -53,7 +53,7 @@ class FabricRun final : public FabricCommand {
                          "Worker traffic kernel (default: this build's fabric_traffic.elf)");
         faults_.add_options(*cmd_);
         trace_.add_options(*cmd_);
-        add_on_link_down_option(*cmd_, on_link_down_);
+        add_link_down_options(*cmd_, link_down_);
     }
 
     int run() const override {
@@ -72,7 +72,7 @@ class FabricRun final : public FabricCommand {
         const auto trace = PacketTraceFile::start(trace_, s.plan(), s.device());
         const RunFaults armed(std::move(faults), faults_.seed, s.device(), s.runner(),
                               s.event_log());
-        apply_on_link_down(s.runner(), on_link_down_);
+        apply_link_down(s.runner(), link_down_, s.cluster());
         s.bring_up();
         TrafficResults results = run_traffic(s, traffic);
         fabric::resolve_link_down_drains(s.runner(), s.drops(), s.cycles_left());
@@ -187,11 +187,13 @@ class FabricRun final : public FabricCommand {
             j["bytes_per_cycle"] = rate;
             j["account"] = fabric::account_json(results.account);
             j["faults"] = faults.json();
+            j["links"] = link_reports_json(s.runner());
         };
         r.print_body = [&] {
             s.print_router_table(bytes_, results.send_cycles);
             print_workers(traffic, results.outcomes);
             print_account(results.account);
+            print_link_reports(s.runner());
         };
         return s.report(r);
     }
@@ -236,7 +238,7 @@ class FabricRun final : public FabricCommand {
     std::string worker_elf_;
     FaultArgs faults_;
     PacketTraceArgs trace_;
-    std::string on_link_down_ = "drain-after-grace";
+    LinkDownArgs link_down_;
 };
 
 }  // namespace

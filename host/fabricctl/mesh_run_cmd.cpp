@@ -120,7 +120,9 @@ class MeshTrafficRun {
                               s.event_log());
         // `mesh drain`: a link that dies is drained at both ends too (and resolved after).
         const bool draining = control_ && control_->verb == pf::RouterControl::Drain;
-        apply_on_link_down(s.runner(), draining ? "drain" : run_.on_link_down);
+        LinkDownArgs link_down = run_.link_down;
+        if (draining) link_down.reaction = "drain";
+        apply_link_down(s.runner(), link_down, s.cluster());
         std::optional<ControlSchedule> control;
         if (control_) control.emplace(*control_, s.device(), s.runner());
         held_ = control ? &control->held() : nullptr;
@@ -356,6 +358,7 @@ class MeshTrafficRun {
             j["bytes_per_cycle"] = rate;
             j["account"] = fabric::account_json(t.account);
             j["faults"] = faults.json();
+            j["links"] = link_reports_json(s.runner());
             if (expect_) {
                 j["replay"] = {{"flows", expect_->flows.size()},
                                {"same_account", replay_differences_.empty()},
@@ -375,6 +378,7 @@ class MeshTrafficRun {
                 print_workers(t);
             }
             print_account(t.account);
+            print_link_reports(s.runner());
             if (expect_) print_replay();
             s.print_terminated("\n");
         };

@@ -332,31 +332,14 @@ std::string MeshSession::what() const {
 
 namespace {
 
-// The links rerouted over their fallbacks: "; rerouted: chip 6 eth 3 <-> chip 7 eth 5 over chip 6
-// eth 2 <-> chip 7 eth 4" (empty: none).
-std::string rerouted_links(const fabric::FabricRunner& runner) {
-    const std::vector<size_t>& ends = runner.rerouted_for_link_down();
-    const auto& routers = runner.plan().routers;
-    std::string out;
-    for (size_t i = 0; i + 1 < ends.size(); i += 2) {
-        const auto fa = runner.fallback_of(ends[i]), fb = runner.fallback_of(ends[i + 1]);
-        if (!fa || !fb) continue;
-        const auto port = [&](size_t r) {
-            return fmt::format("chip {} eth {}", routers[r].chip, routers[r].eth_channel);
-        };
-        out += fmt::format("{} {} <-> {} over {} <-> {}", out.empty() ? "; rerouted:" : ",",
-                           port(ends[i]), port(ends[i + 1]), port(*fa), port(*fb));
-    }
-    return out;
-}
-
 // How a termination that went as asked ended: gracefully, or (a link a drain or a reroute cut)
-// immediately once the rest of the fabric was quiet; and the links rerouted.
+// immediately once the rest of the fabric was quiet; and what was done about dead links.
 std::string termination_kind(fabric::FabricRunner& runner) {
-    return (runner.termination_written() == pf::Termination::Immediate
-                ? std::string("terminated (a link was cut: immediately, once the rest was quiet)")
-                : std::string("terminated gracefully")) +
-           rerouted_links(runner);
+    std::string out = runner.termination_written() == pf::Termination::Immediate
+                          ? "terminated (a link was cut: immediately, once the rest was quiet)"
+                          : "terminated gracefully";
+    for (const std::string& line : runner.link_reports()) out += "; " + line;
+    return out;
 }
 
 }  // namespace

@@ -164,7 +164,7 @@ void MeshRunArgs::add_options(CLI::App& cmd) {
                    "Traffic kernel (default: this build's fabric_traffic.elf)");
     faults.add_options(cmd);
     trace.add_options(cmd);
-    add_on_link_down_option(cmd, on_link_down);
+    add_link_down_options(cmd, link_down);
     cmd.add_option("--page", page,
                    "Draw the fabric after the traffic, before termination, as an HTML page (as "
                    "`mesh show`: links by state and load)");
@@ -217,7 +217,8 @@ json record_json(const TrafficRecord& r) {
             {"send_type", r.run.send_type},
             {"faults", r.run.faults.specs},
             {"fault_seed", r.run.faults.seed},
-            {"on_link_down", r.run.on_link_down},
+            {"on_link_down", r.run.link_down.reaction},
+            {"reliability", r.run.link_down.reliability},
             {"flows", std::move(flows)}};
 }
 
@@ -244,7 +245,9 @@ TrafficRecord parse_traffic_record(const json& j, const std::string& path) {
     r.run.send_type = rd.get<std::string>(j, "send_type");
     r.run.faults.specs = rd.get<std::vector<std::string>>(j, "faults");
     r.run.faults.seed = rd.get<uint64_t>(j, "fault_seed");
-    r.run.on_link_down = rd.get<std::string>(j, "on_link_down");
+    r.run.link_down.reaction = rd.get<std::string>(j, "on_link_down");
+    if (j.contains("reliability"))
+        r.run.link_down.reliability = rd.get<std::string>(j, "reliability");
     for (const json& f : rd.array(j, "flows")) r.flows.push_back(parse_flow(rd, f));
     return r;
 }

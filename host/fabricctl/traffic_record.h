@@ -16,6 +16,7 @@
 //    "stall_cycles": 0, "packet_timeout_us": 0, "packet_timeout_action": "drop",
 //    "packets": 16, "bytes": 1024, "send_type": "fused-write-atomic-inc",
 //    "faults": [SPEC...], "fault_seed": 1, "on_link_down": "drain-after-grace",
+//    "reliability": "relaxed" (optional: relaxed),
 //    "flows": [{"id", "name", "sent", "delivered", "dropped",
 //               "drops": [{"chip", "eth_channel", "reason", "packets": [...]}]}]}
 #pragma once
@@ -28,6 +29,7 @@
 #include <vector>
 
 #include "fabric/traffic_account.h"
+#include "fabric_common.h"
 #include "fault_option.h"
 #include "mesh_session.h"
 #include "packet_trace_option.h"
@@ -42,7 +44,7 @@ struct MeshRunArgs {
     std::string worker_elf;
     FaultArgs faults;
     PacketTraceArgs trace;  // --trace-packets (not recorded)
-    std::string on_link_down = "drain-after-grace";
+    LinkDownArgs link_down;
     std::string page;    // --page FILE
     std::string record;  // --record FILE
 
@@ -66,7 +68,7 @@ struct TrafficRecord {
     uint64_t stall_cycles = 0;
     uint32_t packet_timeout_us = 0;
     std::string packet_timeout_action = "drop";
-    MeshRunArgs run;  // traffic, faults, on_link_down (page and record left empty)
+    MeshRunArgs run;  // traffic, faults, link_down (page and record left empty)
     std::vector<fabric::FlowAccount> flows;
 };
 

@@ -635,11 +635,34 @@ bool holds(const std::vector<size_t>& routers, size_t router) {
 
 }  // namespace
 
-// Reroute `router`'s link if both its ends have working fallbacks, else drain it.
+// A dead link, acted on once: without a cluster (no decision possible) both ends are drained;
+// with one, the control plane's decision (reroute_plan.h) is carried out: rerouted over the
+// routers' configured fallbacks, the link removed (both ends drained: what needs it is dropped and
+// reported) or, strict with no link left, the fabric stopped (every router drained).
 void FabricRunner::drain_link(size_t router) {
+    if (link_handled(router)) return;
     const auto peer = peer_of(router);
-    if (reaction_.reroute && peer && reroute_link(router, *peer)) return;
-    drain_ends(router);
+    if (!reaction_.cluster || !peer) return drain_ends(router);
+    const RerouteDecision d = decide_reroute(*reaction_.cluster, plan_, port_of(router),
+                                             failed_ports(), reaction_.reliability);
+    switch (d.action) {
+        case RerouteAction::Reroute:
+            if (reroute_link(d)) return;
+            link_reports_.push_back(
+                d.summary(plan_) +
+                (d.fallback->near_router
+                     ? ": not the routers this link's were configured to fall "
+                       "back on (not built): drained instead"
+                     : ": starting routers there is not built: drained instead"));
+            return drain_ends(router);
+        case RerouteAction::RemoveLink:
+            link_reports_.push_back(d.summary(plan_));
+            return drain_ends(router);
+        case RerouteAction::Stop:
+            link_reports_.push_back(d.summary(plan_));
+            for (size_t i = 0; i < plan_.routers.size(); ++i) drain_ends(i);
+            return;
+    }
 }
 
 // Drain `router` and the router at the other end of its link, each once.
@@ -654,25 +677,31 @@ void FabricRunner::drain_ends(size_t router) {
     if (const auto peer = peer_of(router)) drain(*peer);
 }
 
-std::optional<size_t> FabricRunner::fallback_of(size_t router) const {
-    const RouterPlacement& r = plan_.routers.at(router);
-    if (!r.mesh) return std::nullopt;
-    const uint32_t word = r.mesh->config.neighbor[static_cast<uint32_t>(r.mesh->dir)];
-    if (word == 0) return std::nullopt;
-    for (size_t j = 0; j < plan_.routers.size(); ++j) {
-        const CoreLocation& c = plan_.routers[j].core;
-        if (c.chip == r.chip && c.core.x == (word & 0xFF) && c.core.y == ((word >> 8) & 0xFF))
-            return j;
-    }
-    return std::nullopt;
+EthPortRef FabricRunner::port_of(size_t router) const {
+    return {plan_.routers[router].chip, plan_.routers[router].eth_channel};
+}
+
+// Both ends of every link the host has acted on: known down.
+std::set<EthPortRef> FabricRunner::failed_ports() const {
+    std::set<EthPortRef> down;
+    const auto add = [&](size_t r) {
+        down.insert(port_of(r));
+        if (const auto peer = peer_of(r)) down.insert(port_of(*peer));
+    };
+    for (size_t r : drained_) add(r);
+    for (size_t r : rerouted_) add(r);
+    for (const PendingReroute& p : pending_reroutes_) add(p.decision.near_router);
+    return down;
 }
 
 // Being rerouted now, or rerouted.
 bool FabricRunner::rerouting(size_t router) const {
     return holds(rerouted_, router) ||
-           std::any_of(
-               pending_reroutes_.begin(), pending_reroutes_.end(),
-               [router](const PendingReroute& p) { return p.a == router || p.b == router; });
+           std::any_of(pending_reroutes_.begin(), pending_reroutes_.end(),
+                       [router](const PendingReroute& p) {
+                           return p.decision.near_router == router ||
+                                  p.decision.far_router == router;
+                       });
 }
 
 // Drained, rerouted or being rerouted: the host has acted on this router's link already.
@@ -680,19 +709,21 @@ bool FabricRunner::link_handled(size_t router) const {
     return holds(drained_, router) || rerouting(router);
 }
 
-// Start rerouting the link between `router` and `peer` over their fallbacks (one link, the other
-// plane's between the same chips), if both have one whose link the host has not acted on; true
-// if started or already under way.
-bool FabricRunner::reroute_link(size_t router, size_t peer) {
-    if (rerouting(router)) return true;
-    if (holds(drained_, router)) return false;
-    const auto fa = fallback_of(router), fb = fallback_of(peer);
-    if (!fa || !fb || peer_of(*fa) != fb || link_handled(*fa) || link_handled(*fb)) return false;
-    const size_t both[] = {router, peer};
+// Start the reroute `d` decided, if its fallback routers are the ones the failed link's routers
+// were configured with (the firmware forwards into those only) and their own link is untouched.
+bool FabricRunner::reroute_link(const RerouteDecision& d) {
+    const FallbackLink& f = *d.fallback;
+    if (!reaction_.reroute || !f.near_router || !f.far_router ||
+        f.near_router != configured_fallback(plan_, d.near_router) ||
+        f.far_router != configured_fallback(plan_, d.far_router) || link_handled(*f.near_router) ||
+        link_handled(*f.far_router)) {
+        return false;
+    }
+    const size_t both[] = {d.near_router, d.far_router};
     write_control(pf::RouterControl::Reroute, both);
     const uint64_t bound =
         uint64_t{reaction_.reroute_timeout_us} * hal::arch_map(plan_.arch).aiclk_mhz;
-    pending_reroutes_.push_back({router, peer, false, device_.cycles() + bound});
+    pending_reroutes_.push_back({d, false, device_.cycles() + bound});
     return true;
 }
 
@@ -713,32 +744,35 @@ void FabricRunner::write_order(size_t router, const RouterSnapshot& peer) {
 // has the link drained instead.
 void FabricRunner::advance_reroutes(uint64_t now) {
     constexpr uint32_t kHeld = static_cast<uint32_t>(pf::RouterControl::Reroute);
+    const auto state = [](const RouterSnapshot& s) {
+        return static_cast<pf::RerouteState>(s.control.reroute);
+    };
     for (auto it = pending_reroutes_.begin(); it != pending_reroutes_.end();) {
-        const RouterSnapshot a = snapshot(it->a), b = snapshot(it->b);
-        const auto state = [](const RouterSnapshot& s) {
-            return static_cast<pf::RerouteState>(s.control.reroute);
-        };
-        bool drop = now > it->deadline || core_failed(a) || core_failed(b);
-        if (!it->ordered && a.control.state == kHeld && b.control.state == kHeld) {
-            write_order(it->a, b);
-            write_order(it->b, a);
+        const size_t a = it->decision.near_router, b = it->decision.far_router;
+        const RouterSnapshot sa = snapshot(a), sb = snapshot(b);
+        if (!it->ordered && sa.control.state == kHeld && sb.control.state == kHeld) {
+            write_order(a, sb);
+            write_order(b, sa);
             it->ordered = true;
-        } else if (it->ordered && state(a) == pf::RerouteState::Applied &&
-                   state(b) == pf::RerouteState::Applied) {
-            rerouted_.push_back(it->a);
-            rerouted_.push_back(it->b);
+        } else if (it->ordered && state(sa) == pf::RerouteState::Applied &&
+                   state(sb) == pf::RerouteState::Applied) {
+            rerouted_.push_back(a);
+            rerouted_.push_back(b);
+            link_reports_.push_back(it->decision.summary(plan_));
             it = pending_reroutes_.erase(it);
             continue;
         }
-        drop =
-            drop || state(a) == pf::RerouteState::Refused || state(b) == pf::RerouteState::Refused;
-        if (!drop) {
+        const bool refused =
+            state(sa) == pf::RerouteState::Refused || state(sb) == pf::RerouteState::Refused;
+        if (!refused && now <= it->deadline && !core_failed(sa) && !core_failed(sb)) {
             ++it;
             continue;
         }
-        const size_t router = it->a;
+        link_reports_.push_back(
+            fmt::format("{}: the reroute {}: drained instead", it->decision.summary(plan_),
+                        refused ? "was refused" : "did not reach both ends in time"));
         it = pending_reroutes_.erase(it);
-        drain_ends(router);
+        drain_ends(a);
     }
 }
 

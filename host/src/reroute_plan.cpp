@@ -49,6 +49,19 @@ std::string fallback_routers(const FabricPlan& plan, const FallbackLink& f) {
 
 }  // namespace
 
+std::optional<size_t> configured_fallback(const FabricPlan& plan, size_t router) {
+    const RouterPlacement& r = plan.routers.at(router);
+    if (!r.mesh) return std::nullopt;
+    const uint32_t word = r.mesh->config.neighbor[static_cast<uint32_t>(r.mesh->dir)];
+    if (word == 0) return std::nullopt;
+    for (size_t j = 0; j < plan.routers.size(); ++j) {
+        const CoreLocation& c = plan.routers[j].core;
+        if (c.chip == r.chip && c.core.x == (word & 0xFF) && c.core.y == ((word >> 8) & 0xFF))
+            return j;
+    }
+    return std::nullopt;
+}
+
 std::optional<ReliabilityMode> parse_reliability_mode(const std::string& s) {
     if (s == "strict") return ReliabilityMode::Strict;
     if (s == "relaxed") return ReliabilityMode::Relaxed;
@@ -114,7 +127,12 @@ RerouteDecision decide_reroute(const ClusterDescriptor& cluster, const FabricPla
     d.failed = {failed_port, *far};
     d.near_router = *near_router;
     d.far_router = *far_router;
-    const std::vector<FallbackLink> links = candidates(cluster, plan, d.failed, down);
+    std::vector<FallbackLink> links = candidates(cluster, plan, d.failed, down);
+    const std::optional<size_t> configured = configured_fallback(plan, *near_router);
+    const auto it = std::find_if(links.begin(), links.end(), [&](const FallbackLink& f) {
+        return configured && f.near_router == configured;
+    });
+    if (it != links.end()) std::rotate(links.begin(), it, it + 1);
     if (!links.empty()) {
         d.action = RerouteAction::Reroute;
         d.fallback = links.front();

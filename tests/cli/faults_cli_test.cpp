@@ -34,6 +34,26 @@ std::vector<std::string> n300_run(std::vector<std::string> extra) {
     return a;
 }
 
+// `mesh run` on the t3k with both planes, all-to-all fused writes with atomic increments (each
+// counted at its sink), plane 1's link between chips 6 and 7 down at traffic cycle 5,000, and
+// `extra`; and what the host then says about that link.
+std::vector<std::string> t3k_link_down(std::vector<std::string> extra) {
+    std::vector<std::string> a{"mesh",         "run",
+                               "--cluster",    kT3k,
+                               "--mesh-graph", kSoc + "/t3k_mesh_graph.yaml",
+                               "--planes",     "0,1",
+                               "--send-type",  "fused-write-atomic-inc",
+                               "--packets",    "8",
+                               "--bytes",      "2048",
+                               "--fault",      "link-down:6:3@5000",
+                               "--json",       "-q"};
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+}
+const std::string kRerouted6to7 =
+    "link chip 6 chan 3 <-> chip 7 chan 5 failed: rerouted over chip 6 chan 2 <-> chip 7 chan 4 "
+    "(plane 0's routers)";
+
 // One "fault: ..." line of stderr that applied a change: what it says before " (device cycle N)",
 // and N.
 struct FaultLine {
@@ -243,16 +263,7 @@ TEST_CASE(
     // rest again over plane 0's routers between the same chips, and traffic goes on.
     const std::string events = kTmp + "/reroute_events.jsonl";
     std::filesystem::remove(events);
-    const auto r = fabricctl({"mesh",         "run",
-                              "--cluster",    kT3k,
-                              "--mesh-graph", kSoc + "/t3k_mesh_graph.yaml",
-                              "--planes",     "0,1",
-                              "--send-type",  "fused-write-atomic-inc",
-                              "--packets",    "8",
-                              "--bytes",      "2048",
-                              "--fault",      "link-down:6:3@5000",
-                              "--events",     events,
-                              "--json",       "-q"});
+    const auto r = fabricctl(t3k_link_down({"--events", events}));
     INFO("stderr: " << r.err);
     REQUIRE(r.code == 0);
     const auto j = nlohmann::json::parse(r.out);
@@ -262,9 +273,8 @@ TEST_CASE(
     CHECK(a["dropped"] == 0);
     CHECK(a["lost"] == 0);
     CHECK(a["duplicated"] == 0);
-    CHECK_THAT(
-        j["verdict"].get<std::string>(),
-        Contains("rerouted: chip 6 eth 3 <-> chip 7 eth 5 over chip 6 eth 2 <-> chip 7 eth 4"));
+    CHECK(j["links"] == nlohmann::json::array({kRerouted6to7}));
+    CHECK_THAT(j["verdict"].get<std::string>(), Contains(kRerouted6to7));
     // Both ends held, then rerouted; nothing dropped, no other link touched.
     std::ifstream in(events);
     std::vector<std::string> states;
@@ -283,6 +293,40 @@ TEST_CASE(
     std::sort(states.begin(), states.end());
     CHECK(states == std::vector<std::string>{"reroute_held 6:3", "reroute_held 7:5", "rerouted 6:3",
                                              "rerouted 7:5"});
+}
+
+TEST_CASE(
+    "fabricctl mesh run --reliability: the fallback link dies too, relaxed drains its ends, strict "
+    "stops the fabric, every packet accounted for",
+    "[cli][faults][reroute][sim]") {
+    if (!have_fabric_firmware()) return;
+    // Chip 6's E link on plane 1 dies and is rerouted over plane 0's; then plane 0's dies too: no
+    // link between chips 6 and 7 is left.
+    const std::string none =
+        "link chip 6 chan 2 <-> chip 7 chan 4 failed and no other link "
+        "between chip 6 and chip 7 works: ";
+    for (const std::string mode : {"relaxed", "strict"}) {
+        INFO(mode);
+        const auto r =
+            fabricctl(t3k_link_down({"--fault", "link-down:6:2@40000", "--reliability", mode}));
+        INFO("stderr: " << r.err);
+        CHECK(r.code == 108);  // packets that needed the link are dropped, each named
+        const auto j = nlohmann::json::parse(r.out);
+        const auto& a = j["account"];
+        CHECK(a["sent"] == 896);
+        CHECK(a["delivered"].get<uint64_t>() + a["dropped"].get<uint64_t>() == 896);
+        CHECK(a["dropped"].get<uint64_t>() > 0);
+        CHECK(a["lost"] == 0);
+        CHECK(a["duplicated"] == 0);
+        const std::string second =
+            none + (mode == "relaxed" ? "relaxed: removed from the routing tables; packets that "
+                                        "need it are dropped and reported"
+                                      : "strict: the fabric stops");
+        CHECK(j["links"] == nlohmann::json::array({kRerouted6to7, second}));
+    }
+    const auto bad = fabricctl({"mesh", "run", "--cluster", kT3k, "--reliability", "lax"});
+    expect_failure(bad, 100);
+    CHECK_THAT(bad.err, Contains("--reliability: lax not in {relaxed,strict}"));
 }
 
 TEST_CASE("fabricctl mesh run --fault: extra delay and a router stall on an n300 mesh, it passes",

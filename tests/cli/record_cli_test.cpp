@@ -84,6 +84,7 @@ TEST_CASE("fabricctl mesh replay: a link cut mid-traffic gives the same drops ag
     const json record = read_json(rec);
     CHECK(record["faults"] == json::array({"link-down:0:2@3000"}));
     CHECK(record["on_link_down"] == "drain");
+    CHECK(record["reliability"] == "relaxed");
     uint64_t dropped = 0;
     for (const json& f : record["flows"]) dropped += f["dropped"].get<uint64_t>();
     CHECK(dropped == run["account"]["dropped"]);
@@ -121,6 +122,13 @@ TEST_CASE("fabricctl mesh replay: an account that differs is named flow by flow"
                         "  replay: flow M0D0 -> M0D6 plane 0 (id 5) is not in the record\n"));
     CHECK_THAT(r.err, Contains("fabricctl: mesh replay failed: replay: flow M0D0 -> M0D1 plane 0: "
                                "delivered 2, recorded 1"));
+    // A reliability mode that is not one.
+    record = read_json(rec);
+    record["reliability"] = "lax";
+    const std::string lax = write_file("t3k_lax.json", record.dump());
+    r = fabricctl({"mesh", "replay", lax});
+    expect_failure(r, 101);
+    CHECK(r.err == "fabricctl: error: reliability 'lax': use relaxed or strict\n");
 }
 
 TEST_CASE("fabricctl mesh replay: bad records", "[cli][record]") {

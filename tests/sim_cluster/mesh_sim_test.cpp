@@ -998,8 +998,8 @@ TEST_CASE(
            *router);
     m.runner.bring_up(5'000'000);
     const size_t a = router_at(m.plan.fabric, 0, 8), b = router_at(m.plan.fabric, 1, 0);
-    REQUIRE(m.runner.fallback_of(a) == router_at(m.plan.fabric, 0, 9));
-    REQUIRE(m.runner.fallback_of(b) == router_at(m.plan.fabric, 1, 1));
+    REQUIRE(fabric::configured_fallback(m.plan.fabric, a) == router_at(m.plan.fabric, 0, 9));
+    REQUIRE(fabric::configured_fallback(m.plan.fabric, b) == router_at(m.plan.fabric, 1, 1));
     const size_t both[] = {a, b};
     (void)m.runner.control(kReroute, 1'000'000, both);
     std::array<uint32_t, pf::kMaxSenderChannels> past{};

@@ -136,6 +136,26 @@ TEST_CASE("reroute: a Galaxy link prefers a running plane's link, then the lowes
     const auto none =
         fabric::decide_reroute(c, two.fabric, p0, {p1, p2, p3}, ReliabilityMode::Relaxed);
     CHECK(none.action == RerouteAction::RemoveLink);
+    // Four planes: each router's configured fallback is its pair's (0-1, 2-3), and a failed link
+    // goes there first, whatever the channel numbers.
+    const EthPortRef q0 = port_of(all.fabric, node, fabric::MeshDir::E, 0);
+    const auto at = [&](EthPortRef p) {
+        for (size_t i = 0; i < all.fabric.routers.size(); ++i) {
+            const auto& r = all.fabric.routers[i];
+            if (r.chip == p.chip && r.eth_channel == p.chan) return i;
+        }
+        FAIL("no router at " << p.str());
+        return size_t{0};
+    };
+    CHECK(fabric::configured_fallback(all.fabric, at(p2)) == at(p3));
+    CHECK(fabric::configured_fallback(all.fabric, at(p3)) == at(p2));
+    CHECK(fabric::configured_fallback(all.fabric, at(q0)) ==
+          at(port_of(all.fabric, node, fabric::MeshDir::E, 1)));
+    for (const EthPortRef failed : {p2, p3}) {
+        const auto d = fabric::decide_reroute(c, all.fabric, failed, {}, ReliabilityMode::Strict);
+        REQUIRE(d.action == RerouteAction::Reroute);
+        CHECK(d.fallback->near_router == fabric::configured_fallback(all.fabric, at(failed)));
+    }
 }
 
 TEST_CASE("reroute: a port without a router of the fabric is refused", "[reroute]") {

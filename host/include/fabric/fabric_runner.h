@@ -44,6 +44,7 @@
 #include "fabric/fabric_plan.h"
 #include "fabric/health_monitor.h"
 #include "fabric/launch.h"
+#include "fabric/reroute_plan.h"
 #include "fabric/router_events.h"
 #include "protocol/fabric.h"
 
@@ -217,17 +218,22 @@ class FabricRunner {
     // briefly frozen peer is left alone). Drained routers cut the link and report what was on it
     // (protocol/fabric.h RouterControl), so traffic over it ends in bounded time with every packet
     // accounted for (traffic_account.h resolve_unacked).
-    // With `reroute`, a link whose two routers have fallbacks (2D, two planes: the other plane's
-    // routers on the same two chips, both working) is rerouted instead (RouterControl::Reroute,
-    // seeds/000 §7.4): both ends cut it and hold what they sent on it; once both hold, each gets a
-    // RerouteOrder with the other's counts of what it took, sends the rest again over its
-    // fallback, and traffic goes on with nothing lost or applied twice. An end that does not hold
-    // within reroute_timeout_us, or refuses the order, gets Drain (and so does the other).
+    // With `cluster`, the control plane decides first (reroute_plan.h decide_reroute, in
+    // `reliability` mode): a link whose two routers have their configured fallbacks working (2D,
+    // paired planes: the other plane's routers on the same two chips) is rerouted
+    // (RouterControl::Reroute, seeds/000 §7.4; not with reroute false): both ends cut it and hold
+    // what they sent on it; once both hold, each gets a RerouteOrder with the other's counts of
+    // what it took, sends the rest again over its fallback, and traffic goes on with nothing lost
+    // or applied twice (an end that does not hold within reroute_timeout_us, or refuses the order,
+    // is drained with the other). With no link left between the two chips, relaxed drains the
+    // link's ends and strict stops the fabric (every router drained). link_reports() says which.
     struct LinkDownReaction {
         enum class Mode : uint8_t { None, Drain, AfterGrace };
         Mode mode = Mode::None;
-        uint32_t down_grace_us = 50;      // a link down: tens of microseconds
-        uint32_t silent_grace_us = 1000;  // a silent peer: about a millisecond
+        uint32_t down_grace_us = 50;                 // a link down: tens of microseconds
+        uint32_t silent_grace_us = 1000;             // a silent peer: about a millisecond
+        const ClusterDescriptor* cluster = nullptr;  // the caller's, while the runner runs
+        ReliabilityMode reliability = ReliabilityMode::Relaxed;
         bool reroute = true;
         uint32_t reroute_timeout_us = 200;
     };
@@ -239,8 +245,9 @@ class FabricRunner {
     const std::vector<size_t>& drained_for_link_down() const { return drained_; }
     // The routers rerouted over their fallbacks so far (their orders applied), in order.
     const std::vector<size_t>& rerouted_for_link_down() const { return rerouted_; }
-    // The router plan().routers[i] reroutes over (MeshRouterConfig::neighbor[dir]), if any.
-    std::optional<size_t> fallback_of(size_t router) const;
+    // What the control plane did about each dead link it decided on, one line each
+    // (RerouteDecision::summary, and how a reroute that could not be done ended).
+    const std::vector<std::string>& link_reports() const { return link_reports_; }
 
     // ---- events (router_events.h) ----
     // `sink` gets every router's new event records at every poll of the runner's waits
@@ -316,13 +323,16 @@ class FabricRunner {
     // A link being rerouted: its two ends, held (Reroute written) or ordered (RerouteOrder
     // written), and when they must have got there.
     struct PendingReroute {
-        size_t a = 0, b = 0;
+        RerouteDecision decision;
         bool ordered = false;
         uint64_t deadline = 0;
     };
     std::vector<PendingReroute> pending_reroutes_;
     std::vector<size_t> rerouted_;
-    bool reroute_link(size_t router, size_t peer);
+    std::vector<std::string> link_reports_;
+    bool reroute_link(const RerouteDecision& d);
+    EthPortRef port_of(size_t router) const;
+    std::set<EthPortRef> failed_ports() const;
     void advance_reroutes(uint64_t now);
     void write_order(size_t router, const RouterSnapshot& peer);
     bool rerouting(size_t router) const;

@@ -51,11 +51,16 @@ struct RerouteDecision {
     std::string summary(const FabricPlan& plan) const;
 };
 
+// The router plan.routers[router] reroutes over (its MeshRouterConfig::neighbor[dir]: the router
+// of the paired plane on the same chip and side, mesh_plan.h), if the plan configured one.
+std::optional<size_t> configured_fallback(const FabricPlan& plan, size_t router);
+
 // The decision for the link at `failed_port` (a port the plan runs a router on), with the ports
 // in `down` (either end of a link) known to be down too. The fallback is the working link
-// between the same two chips that already runs a router of the plan, lowest channel first, else
-// the lowest idle one. Error(BadInput) if no router of the plan is at `failed_port` or its port
-// is not connected in `cluster`.
+// between the same two chips that already runs a router of the plan: the failed router's
+// configured fallback's if it works, else the lowest channel; else the lowest idle one.
+// Error(BadInput) if no router of the plan is at `failed_port` or its port is not connected in
+// `cluster`.
 RerouteDecision decide_reroute(const ClusterDescriptor& cluster, const FabricPlan& plan,
                                EthPortRef failed_port, const std::set<EthPortRef>& down,
                                ReliabilityMode mode);
