@@ -14,7 +14,7 @@ namespace pf = protocol::fabric;
 
 // The control word as the router acts on it: a value that is not a RouterControl is Run.
 constexpr uint32_t control_word(uint32_t raw) {
-    return raw > static_cast<uint32_t>(pf::RouterControl::Reroute) ? 0 : raw;
+    return raw > static_cast<uint32_t>(pf::RouterControl::Rejoin) ? 0 : raw;
 }
 
 // Stall timeouts under control word `ctl`: as configured (Run); none while paused (a paused
@@ -45,6 +45,14 @@ constexpr bool cuts_link(uint32_t ctl, bool cut, bool link_dead) {
            (ctl == static_cast<uint32_t>(pf::RouterControl::Drain) && link_dead);
 }
 
+// A rerouted router's link state starts again (RouterControl::Rejoin) once every forward into
+// the fallback has landed, its own marker is on the link and the peer's has landed (all the peer
+// sent before the cut with it), and every packet it took from the peer is completed.
+constexpr bool rejoin_ready(bool forwards_landed, bool marked, uint32_t peer_markers,
+                            uint32_t taken_not_done) {
+    return forwards_landed && marked && peer_markers != 0 && taken_not_done == 0;
+}
+
 // The main loop takes and sends nothing while paused or once the link is cut.
 constexpr bool loop_idle(uint32_t ctl, bool cut) {
     return ctl == static_cast<uint32_t>(pf::RouterControl::Pause) || cut;
@@ -56,6 +64,8 @@ constexpr pf::RouterStatus control_event(uint32_t ctl) {
            : ctl == static_cast<uint32_t>(pf::RouterControl::Drain) ? pf::RouterStatus::Drained
            : ctl == static_cast<uint32_t>(pf::RouterControl::Reroute)
                ? pf::RouterStatus::RerouteHeld
+           : ctl == static_cast<uint32_t>(pf::RouterControl::Rejoin)
+               ? pf::RouterStatus::Rejoined
                : pf::RouterStatus::ReadyForTraffic;
 }
 

@@ -24,6 +24,15 @@ static_assert(ring_route_mask(static_cast<uint32_t>(pf::Topology::Ring), 8) == 0
 static_assert(ring_route_mask(static_cast<uint32_t>(pf::Topology::Ring), 2) == 0x3);
 static_assert(ring_route_mask(static_cast<uint32_t>(pf::Topology::Line), 8) == ~0u);
 
+// The lowest bit set in `bits` (31 for none). Not __builtin_ctz: on rv32im that pulls in
+// libgcc's 256-B table, which the Wormhole 2D image's window has no room for.
+constexpr uint32_t lowest_bit(uint32_t bits) {
+    uint32_t i = 0;
+    while (i < 31 && ((bits >> i) & 1) == 0) ++i;
+    return i;
+}
+static_assert(lowest_bit(0b1000) == 3 && lowest_bit(1) == 0 && lowest_bit(0) == 31);
+
 // 2D torus, a worker's packet taken by the router at the far end of its first link (its whole
 // route is still in the header): at most ring - 1 hops per dimension along the trunk (counting
 // the one that brought it here), and branches shorter than the column rings, so it crosses each
@@ -37,7 +46,7 @@ inline bool torus_route_fits(uint32_t route, uint32_t route_ext, uint32_t branch
     for (uint32_t i = 0; i < pf::kMaxHops2D; ++i) {
         const uint32_t fwd = pf::hop_cmd(r, i) & ~pf::dir_bit(pf::opposite_dir(dir));
         if (fwd == 0) break;
-        dir = (fwd & pf::dir_bit(dir)) != 0 ? dir : static_cast<uint32_t>(__builtin_ctz(fwd));
+        dir = (fwd & pf::dir_bit(dir)) != 0 ? dir : lowest_bit(fwd);
         ++hops[dir & 1];
     }
     const uint32_t branch_n = (branch_hops >> 4 * static_cast<uint32_t>(pf::MeshDirection::N)) & 15;

@@ -176,11 +176,12 @@ static_assert(Streams::encode_delta(1).ok());
 // a 7-cycle load on every use in the loop). The highest ID is checked against the arch here.
 constexpr hal::StreamId kPeerDrained = Streams::id<pf::kStreamPeerDrained>();
 constexpr hal::StreamId kPeerAlive = Streams::id<pf::kStreamPeerAlive>();
+constexpr hal::StreamId kPeerRejoin = Streams::id<pf::kStreamPeerRejoin>();
 static_assert((kPollEvery & (kPollEvery - 1)) == 0 && (kLinkPollBusy & (kLinkPollBusy - 1)) == 0);
 static_assert(pf::kStreamPeerAlive > pf::kStreamPeerDrained &&
               pf::kStreamPeerDrained + 1 >= pf::kStreamPushed0 + pf::kMaxSenderChannels);
 constexpr hal::StreamId stream_id(uint32_t n) {
-    return Streams::make_id(n).value;  // n <= kStreamPeerAlive (above), so always ok
+    return Streams::make_id(n).value;  // n < kStreamPeerAlive (above), so always ok
 }
 constexpr hal::StreamId rx_sent_id(uint32_t r) {
     return stream_id(pf::kStreamRxSent0 + r);
@@ -435,7 +436,7 @@ class Router {
     template <uint32_t R>
     Status completion_step();
     template <uint32_t R>
-    Status completion_walk();
+    Status completion_walk(uint32_t any_r);
     Status completion_walk(uint32_t r);
     Status issue_armed(uint32_t r, uint32_t idx, uint32_t id);
     Status deliver(const pf::PacketHeader& h, uint32_t slot, uint32_t trid, bool& armed);
@@ -455,12 +456,17 @@ class Router {
     void stall_step(uint32_t now);
     // ---- control (RouterControl: README.md "Control") ----
     uint32_t control_step();
+    void reached(uint32_t ctl);
     void set_stall(uint32_t ctl);
     bool link_dead() const { return !link_status_.up() || peer_watch_.silent(); }
     void cut_step();  // kControl only
     void apply_order();
     void reroute_step();
     bool forwards_landed();
+    void rerouted_step(uint32_t ctl);
+    void rejoin_step();
+    void restart_link();
+    void uncut();
     uint32_t held();
     void publish_held() { report_store(offsetof(pf::RouterControlReport, held), held()); }
     void report_store(uint32_t offset, uint32_t v) {
@@ -558,6 +564,10 @@ class Router {
         // answered in any way (applied or refused).
         bool rerouted = false;
         bool answered = false;
+        // Rejoin: our marker is on the link; the link's state started again (RerouteState
+        // Rejoined), waiting for the host's Run.
+        bool marked = false;
+        bool rejoined = false;
     };
     [[no_unique_address]] Only<kControl, Control> ctl_;
 };
@@ -1143,6 +1153,14 @@ Status Router::take(uint32_t r, Noc::Batch& batch, TakeState& t) {
 // was just issued completes once that is flushed as well.
 constexpr uint32_t kCompletionLookahead = 16;
 
+// 1D: one copy of the walk per receiver channel (its state at constant offsets on the stack);
+// 2D: one for both, the channel known at run time (kAnyRx; room in its code window).
+constexpr uint32_t kAnyRx = pf::kNumReceiverChannels;
+constexpr bool kWalkPerChannel = !Topology::kSharedWalk;
+constexpr uint32_t walk_copy(uint32_t r) {
+    return kWalkPerChannel ? r : kAnyRx;
+}
+
 // The armed atomic of slot `idx` of rx r, out of line: inlined, its registers would make every
 // completion_walk call save and restore a dozen more.
 // Its target and value are read again from the header (the slot is ours until it completes):
@@ -1160,7 +1178,8 @@ constexpr uint32_t kCompletionLookahead = 16;
 }
 
 Status Router::completion_walk(uint32_t r) {
-    return r == 0 ? completion_walk<0>() : completion_walk<1>();
+    if constexpr (kWalkPerChannel) return r == 0 ? completion_walk<0>(0) : completion_walk<1>(1);
+    return completion_walk<kAnyRx>(r);
 }
 
 // A packet pushed into one of our sender channels waits to be sent.
@@ -1182,7 +1201,7 @@ template <uint32_t R>
     uint32_t idx = rx.complete_idx;
     if (!noc_.trid_flushed(rx.trid[idx])) return Status::Ok;  // the oldest is not done yet
     if (rx.armed != 0) [[unlikely]]
-        return completion_walk<R>();
+        return completion_walk<walk_copy(R)>(R);
     if (Eth::is_busy(kTxq)) return Status::Ok;  // the +n could not go now: no walk for nothing
     const uint32_t src = rx.src[idx];
     uint32_t n = 1;
@@ -1208,11 +1227,10 @@ template <uint32_t R>
 }
 
 // The walk: every flushed slot from the oldest, up to kCompletionLookahead, issuing armed atomics
-// and sending each run of one src_channel as one +n. One copy per receiver channel: its state at
-// constant offsets on the stack.
+// and sending each run of one src_channel as one +n. Receiver channel R, or any_r for kAnyRx.
 template <uint32_t R>
-ROUTER_HOT Status Router::completion_walk() {
-    constexpr uint32_t r = R;
+ROUTER_HOT Status Router::completion_walk(uint32_t any_r) {
+    const uint32_t r = R == kAnyRx ? any_r : R;
     Receiver& rx = rx_[r];
     if (rx.done == rx.taken) return Status::Ok;
     // Consecutive flushed slots of the same src_channel complete with one +n (a run).
@@ -1475,7 +1493,6 @@ void Router::keep_alive_if_due(uint32_t now) {
         for (PeerRx& p : peer_rx_) p.unannounced = 0;
     }
     const bool idle = loop_idle(ctl, k.cut != 0);
-    const uint32_t masks = idle ? 0 : k.senders | k.receivers << 16;
     if (idle) {
         for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
             if (rx_[r].slots != 0) (void)completion_walk(r);
@@ -1490,7 +1507,7 @@ void Router::keep_alive_if_due(uint32_t now) {
         } else if (!k.answered) {
             apply_order();
         } else if (k.rerouted && ctl != kPause) {
-            reroute_step();
+            rerouted_step(ctl);
         }
     } else if (ctl == kPause) {
         for (uint32_t c = 0; c < kSenders; ++c) {
@@ -1499,12 +1516,17 @@ void Router::keep_alive_if_due(uint32_t now) {
         }
     }
     link_mask_ = ctl != 0 || k.cut != 0 ? kPollEvery - 1 : kPollEvery * kLinkPollBusy - 1;
-    if (k.reached || (idle && unfinished() != 0)) return masks;
-    k.reached = true;
+    // (After the steps: a link uncut here is served from this pass on.)
+    if (!k.reached && !(idle && unfinished() != 0)) reached(ctl);
+    return loop_idle(ctl, k.cut != 0) ? 0 : k.senders | k.receivers << 16;
+}
+
+// The state of control word `ctl` is reached: counters published, then the state reported.
+[[gnu::noinline, gnu::cold]] void Router::reached(uint32_t ctl) {
+    ctl_.get().reached = true;
     publish();
     report_store(offsetof(pf::RouterControlReport, state), ctl);
     events_.record(pf::RouterEventKind::State, 0, static_cast<uint32_t>(control_event(ctl)), 0);
-    return masks;
 }
 
 // A cut link: taken packets complete here (send_completions counts them sent); a packet sent on
@@ -1629,6 +1651,71 @@ void Router::cut_step() {
     }
 }
 
+// A rerouted router: Rejoin takes the link back (rejoin_step); Run once that is done uncuts it;
+// otherwise its traffic goes on over the fallback.
+[[gnu::noinline, gnu::cold]] void Router::rerouted_step(uint32_t ctl) {
+    if constexpr (!Topology::kReroutes) return;  // (never rerouted: apply_order refuses)
+    if (ctl == static_cast<uint32_t>(pf::RouterControl::Rejoin)) return rejoin_step();
+    if (ctl == static_cast<uint32_t>(pf::RouterControl::Run) && ctl_.get().rejoined) return uncut();
+    reroute_step();
+}
+
+// Rejoin (the link is up again): nothing more goes to the fallback; once every forward there has
+// landed, our marker goes on the link behind all we sent on it before the cut; once the peer's
+// has landed (all it sent before the cut with it: the link keeps order and loses nothing) and
+// everything taken from it is completed, the link's state starts again (restart_link). Reached
+// then (RouterStatus::Rejoined); the host's Run uncuts the link.
+void Router::rejoin_step() {
+    Control& k = ctl_.get();
+    if (k.rejoined || !forwards_landed()) return;
+    if (!k.marked) {
+        k.marked = Eth::try_write_remote_reg(kTxq, Streams::update_reg_addr(kPeerRejoin),
+                                             kIncOne) == Status::Ok;
+    }
+    uint32_t open = 0;
+    for (const Receiver& rx : rx_) open += rx.taken - rx.done;
+    if (!rejoin_ready(true, k.marked, Streams::read(kPeerRejoin), open)) return;
+    restart_link();
+    k.rejoined = true;
+    report_store(offsetof(pf::RouterControlReport, reroute),
+                 static_cast<uint32_t>(pf::RerouteState::Rejoined));
+}
+
+// The link's state as after the handshake: both ends do this before either sends again, and
+// everything each sent before lies behind its marker, so nothing old is counted in the new.
+// The free-running counts go on (the host's accounting and a later RerouteOrder use them).
+void Router::restart_link() {
+    for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
+        Receiver& rx = rx_[r];
+        rx.take = {0, rx.base};
+        rx.complete_idx = 0;
+        rx.armed = 0;
+        rx.blocked = 0;
+        (void)Streams::reset(rx_sent_id(r), 0);
+        PeerRx& p = peer_rx_[r];
+        p.next.addr = p.base;
+        p.room = p.slots;
+        p.unannounced = 0;
+    }
+#pragma GCC unroll 1
+    for (uint32_t c = 0; c < kSenders; ++c) (void)Streams::reset(completed_id(c), 0);
+    (void)Streams::reset(kPeerRejoin, 0);
+    // A later Reroute waits for a new order.
+    st(pf::router_reroute_order(g_layout) + offsetof(pf::RerouteOrder, magic), 0);
+}
+
+// Run after Rejoin: the link carries the traffic again, watched as after start-up.
+void Router::uncut() {
+    Control& k = ctl_.get();
+    k.cut = 0;
+    k.rerouted = k.answered = k.marked = k.rejoined = false;
+    report_store(offsetof(pf::RouterControlReport, cut), 0);
+    report_store(offsetof(pf::RouterControlReport, reroute),
+                 static_cast<uint32_t>(pf::RerouteState::None));
+    peer_watch_ = PeerWatch{kPeerSilentCycles, hal::wall_clock_lo()};
+    keep_alive_at_ = hal::wall_clock_lo() - kKeepAliveCycles;
+}
+
 // RouterControlReport::held: what this router has not finished. On a cut link the packets it
 // still has to decide (pushed, sent and not reported Unacked, taken and not completed; what landed
 // from the peer is the peer's to report, as Unacked); otherwise everything undrained.
@@ -1648,15 +1735,16 @@ bool Router::drained() const {
 }
 
 // What a pause or a drain waits for: packets taken and not completed, and sent packets not
-// announced (a cut link: not completed; they are reported Unacked).
+// announced (a cut link: not completed; they are reported Unacked). A rejoin: the link's restart.
 uint32_t Router::unfinished() {
-    const uint32_t cut = ctl_.get().cut;
-    uint32_t n = 0;
+    const Control& k = ctl_.get();
+    const uint32_t cut = k.cut;
+    uint32_t n = k.word == static_cast<uint32_t>(pf::RouterControl::Rejoin) && !k.rejoined;
     for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
         n += rx_[r].taken - rx_[r].done + (cut != 0 ? 0 : peer_rx_[r].unannounced);
     }
     // (Held for a reroute, the sent packets wait for the host's order, which needs this state.)
-    const bool holding = ctl_.get().word == static_cast<uint32_t>(pf::RouterControl::Reroute);
+    const bool holding = k.word == static_cast<uint32_t>(pf::RouterControl::Reroute);
     for (uint32_t c = 0; c < kSenders && cut != 0 && !holding; ++c)
         n += tx_[c].sent - tx_[c].completed;
     return n;
@@ -1765,6 +1853,7 @@ int Router::init_channels() {
     }
     (void)Streams::reset(kPeerDrained, 0);
     (void)Streams::reset(kPeerAlive, 0);
+    (void)Streams::reset(kPeerRejoin, 0);
     port_.reset(g_layout.connection, kScratchCreditLine, kScratchTeardownLine);
     port_.publish_line(pf::line_info(g_config, g_mesh));
     for (uint32_t off = 0; off < 64; off += 4) st(g_layout.handshake_in + off, 0);

@@ -111,6 +111,7 @@ struct LineRing {
     static constexpr bool kPrepareCredits = true;
     static constexpr uint32_t kUnrolledSenders = kSenders;
     static constexpr uint32_t kCreditUnroll = kSenders;
+    static constexpr bool kSharedWalk = false;
 
     uint32_t route_mask = ~0u;  // ring_route_mask() of the config
     uint32_t present = 0;       // bit p: port p has slots (index_ports)
@@ -197,6 +198,8 @@ struct Mesh {
     // channels (a torus's datelines, traffic from other meshes) share one copy.
     static constexpr uint32_t kUnrolledSenders = pf::kMeshVc1Channel0;
     static constexpr uint32_t kCreditUnroll = 1;
+    // Both receiver channels share one completion walk (armed atomics, termination).
+    static constexpr bool kSharedWalk = true;
 
     // Copied from MeshRouterConfig once checked (read per packet: the stack, not L1).
     uint32_t dir = 0;         // the direction our link leaves in

@@ -110,6 +110,12 @@ void add_link_down_options(CLI::App& cmd, LinkDownArgs& args) {
                    "router drained)")
         ->check(CLI::IsMember({"relaxed", "strict"}))
         ->capture_default_str();
+    cmd.add_flag("--no-reroute", args.no_reroute,
+                 "Drain a dead link's ends even where its fallback works (no reroute)");
+    cmd.add_option("--rejoin-after-us", args.rejoin_after_us,
+                   "A rerouted link gets its traffic back once both ends have seen it up this "
+                   "long (0: it stays on its fallback)")
+        ->capture_default_str();
 }
 
 void apply_link_down(fabric::FabricRunner& runner, const LinkDownArgs& args,
@@ -132,6 +138,8 @@ void apply_link_down(fabric::FabricRunner& runner, const LinkDownArgs& args,
                      args.reliability);
     }
     r.reliability = *mode;
+    r.reroute = !args.no_reroute;
+    r.rejoin_after_us = args.rejoin_after_us;
     r.cluster = &cluster;
     runner.react_to_dead_links(r);
 }

@@ -104,9 +104,13 @@ std::unique_ptr<fabric::EventLogFile> log_events(fabric::FabricRunner& runner,
 // never (none): it reroutes the link over its fallback (2D, paired planes), else drains its ends
 // (relaxed) or stops the fabric when no link between the two chips is left (strict). Either way
 // the traffic ends in bounded time with every packet delivered or dropped with its identity.
+// --no-reroute drains a dead link's ends even where it has a working fallback; --rejoin-after-us N
+// gives a rerouted link its traffic back once both ends have seen it up N us (0: never).
 struct LinkDownArgs {
     std::string reaction = "drain-after-grace";
     std::string reliability = "relaxed";
+    bool no_reroute = false;
+    uint32_t rejoin_after_us = fabric::FabricRunner::LinkDownReaction{}.rejoin_after_us;
 };
 void add_link_down_options(CLI::App& cmd, LinkDownArgs& args);
 // Error(BadInput) for a reaction or mode that is not one (a record's fields).

@@ -13,7 +13,8 @@ using fabric::ErrorCategory;
 void FaultArgs::add_options(CLI::App& cmd) {
     cmd.add_option("--fault", specs,
                    "Simulator fault during the traffic (repeatable), cycles from the workers' "
-                   "start: link-down:CHIP:ETH@CYCLE, link-flap:CHIP:ETH@CYCLE/PERIOD, "
+                   "start: link-down:CHIP:ETH@CYCLE[/CYCLES] (up again CYCLES later), "
+                   "link-flap:CHIP:ETH@CYCLE/PERIOD, "
                    "link-drop:CHIP:ETH@CYCLE/PPM, link-delay:CHIP:ETH@CYCLE/CYCLES, "
                    "router-stall:CHIP:ETH@CYCLE/CYCLES");
     cmd.add_option("--seed", seed, "Seed of the faults' random draws (link-drop)")

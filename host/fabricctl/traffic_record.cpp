@@ -219,6 +219,8 @@ json record_json(const TrafficRecord& r) {
             {"fault_seed", r.run.faults.seed},
             {"on_link_down", r.run.link_down.reaction},
             {"reliability", r.run.link_down.reliability},
+            {"reroute", !r.run.link_down.no_reroute},
+            {"rejoin_after_us", r.run.link_down.rejoin_after_us},
             {"flows", std::move(flows)}};
 }
 
@@ -248,6 +250,9 @@ TrafficRecord parse_traffic_record(const json& j, const std::string& path) {
     r.run.link_down.reaction = rd.get<std::string>(j, "on_link_down");
     if (j.contains("reliability"))
         r.run.link_down.reliability = rd.get<std::string>(j, "reliability");
+    if (j.contains("reroute")) r.run.link_down.no_reroute = !rd.get<bool>(j, "reroute");
+    if (j.contains("rejoin_after_us"))
+        r.run.link_down.rejoin_after_us = rd.get<uint32_t>(j, "rejoin_after_us");
     for (const json& f : rd.array(j, "flows")) r.flows.push_back(parse_flow(rd, f));
     return r;
 }

@@ -322,6 +322,14 @@ RouterSnapshot FabricRunner::snapshot(size_t i) {
     std::vector<uint8_t> report(sizeof(pf::RouterControlReport));
     device_.read(r.core, pf::router_control_report(r.layout), report);
     std::memcpy(&s.control, report.data(), report.size());
+    // A rejoined link: what the fallback carried for it counts as taken and received, so the
+    // counts stay those of the link's positions and sent and received balance.
+    if (const auto off = taken_offset_.find(i); off != taken_offset_.end()) {
+        for (size_t c = 0; c < off->second.size(); ++c) {
+            s.control.taken[c] += off->second[c];
+            s.block.received[c >= pf::kMeshVc1Channel0 ? 1 : 0] += off->second[c];
+        }
+    }
     return s;
 }
 
@@ -650,7 +658,8 @@ void FabricRunner::drain_link(size_t router) {
             if (reroute_link(d)) return;
             link_reports_.push_back(
                 d.summary(plan_) +
-                (d.fallback->near_router
+                (!reaction_.reroute ? ": rerouting is off: drained instead"
+                 : d.fallback->near_router
                      ? ": not the routers this link's were configured to fall "
                        "back on (not built): drained instead"
                      : ": starting routers there is not built: drained instead"));
@@ -689,19 +698,28 @@ std::set<EthPortRef> FabricRunner::failed_ports() const {
         if (const auto peer = peer_of(r)) down.insert(port_of(*peer));
     };
     for (size_t r : drained_) add(r);
-    for (size_t r : rerouted_) add(r);
+    for (size_t r : rerouted_) {
+        if (on_fallback(r)) add(r);
+    }
     for (const PendingReroute& p : pending_reroutes_) add(p.decision.near_router);
     return down;
 }
 
-// Being rerouted now, or rerouted.
+// Rerouted, and its link has not taken its traffic back.
+bool FabricRunner::on_fallback(size_t router) const {
+    return std::any_of(rerouted_links_.begin(), rerouted_links_.end(), [&](const ReroutedLink& l) {
+        return l.phase != ReroutedLink::Phase::Back &&
+               (l.decision.near_router == router || l.decision.far_router == router);
+    });
+}
+
+// Being rerouted now, or rerouted (and not back on its link).
 bool FabricRunner::rerouting(size_t router) const {
-    return holds(rerouted_, router) ||
-           std::any_of(pending_reroutes_.begin(), pending_reroutes_.end(),
-                       [router](const PendingReroute& p) {
-                           return p.decision.near_router == router ||
-                                  p.decision.far_router == router;
-                       });
+    return on_fallback(router) || std::any_of(pending_reroutes_.begin(), pending_reroutes_.end(),
+                                              [router](const PendingReroute& p) {
+                                                  return p.decision.near_router == router ||
+                                                         p.decision.far_router == router;
+                                              });
 }
 
 // Drained, rerouted or being rerouted: the host has acted on this router's link already.
@@ -758,6 +776,7 @@ void FabricRunner::advance_reroutes(uint64_t now) {
                    state(sb) == pf::RerouteState::Applied) {
             rerouted_.push_back(a);
             rerouted_.push_back(b);
+            rerouted_links_.push_back({it->decision});
             link_reports_.push_back(it->decision.summary(plan_));
             it = pending_reroutes_.erase(it);
             continue;
@@ -807,9 +826,71 @@ void FabricRunner::react_to_link_down(std::span<const RouterEventRecord> fresh) 
             const auto it = pending(r.router, silent);
             if (it != pending_drains_.end()) pending_drains_.erase(it);
         }
+        if (kind == Kind::LinkUp || kind == Kind::LinkDown) {
+            link_seen_[r.router] = {kind == Kind::LinkUp, now};
+        }
     }
     drain_expired(now);
     advance_reroutes(now);
+    advance_rejoins(now);
+}
+
+// Each rerouted link, a step: both ends have seen it up for rejoin_after_us -> Rejoin to both;
+// both rejoined -> Run to both (rejoined()); an end that does not get there in time (or ends,
+// or sees the link go down again) -> Reroute to both: the link stays on its fallback.
+void FabricRunner::advance_rejoins(uint64_t now) {
+    using Phase = ReroutedLink::Phase;
+    if (reaction_.rejoin_after_us == 0) return;
+    const uint64_t mhz = hal::arch_map(plan_.arch).aiclk_mhz;
+    for (ReroutedLink& l : rerouted_links_) {
+        const size_t ends[] = {l.decision.near_router, l.decision.far_router};
+        const LinkSeen a = link_seen_[ends[0]], b = link_seen_[ends[1]];
+        if (l.phase == Phase::OnFallback && a.up && b.up &&
+            now >= std::max(a.since, b.since) + uint64_t{reaction_.rejoin_after_us} * mhz) {
+            write_control(pf::RouterControl::Rejoin, ends);
+            l.phase = Phase::Rejoining;
+            l.deadline = now + uint64_t{reaction_.reroute_timeout_us} * mhz;
+            continue;
+        }
+        if (l.phase != Phase::Rejoining) continue;
+        const RouterSnapshot sa = snapshot(ends[0]), sb = snapshot(ends[1]);
+        const auto done = [](const RouterSnapshot& s) {
+            return s.control.reroute == static_cast<uint32_t>(pf::RerouteState::Rejoined) &&
+                   s.control.state == static_cast<uint32_t>(pf::RouterControl::Rejoin);
+        };
+        if (done(sa) && done(sb)) {
+            rejoined(l);
+            continue;
+        }
+        if (now <= l.deadline && a.up && b.up && !core_failed(sa) && !core_failed(sb)) continue;
+        write_control(pf::RouterControl::Reroute, ends);
+        l.phase = Phase::Stays;
+        link_reports_.push_back(fmt::format(
+            "link {} up again, but its ends did not rejoin it {}: it stays on its fallback",
+            l.decision.failed.str(), a.up && b.up ? "in time" : "before it went down again"));
+    }
+}
+
+// Both ends of `link` have started their link state again: from here a packet's position on it
+// counts the packets of its channel the fallback carried too, so each end's taken counts are
+// offset by what they did not see (snapshot()); then Run to both: the traffic returns to it.
+void FabricRunner::rejoined(ReroutedLink& link) {
+    const size_t ends[] = {link.decision.near_router, link.decision.far_router};
+    for (size_t i = 0; i < 2; ++i) {
+        const RouterSnapshot sender = snapshot(ends[i]), taker = snapshot(ends[1 - i]);
+        auto& offset = taken_offset_[ends[1 - i]];
+        for (size_t c = 0; c < offset.size(); ++c)
+            offset[c] += sender.block.completed[c] - taker.control.taken[c];
+    }
+    write_control(pf::RouterControl::Run, ends);
+    link.phase = ReroutedLink::Phase::Back;
+    // The markers crossed it: a grace still running from its failure (a silent peer's) is moot.
+    std::erase_if(pending_drains_, [&](const PendingDrain& p) {
+        return p.router == ends[0] || p.router == ends[1];
+    });
+    rejoined_.insert(rejoined_.end(), std::begin(ends), std::end(ends));
+    link_reports_.push_back(
+        fmt::format("link {} up again: its traffic returned to it", link.decision.failed.str()));
 }
 
 // A link whose grace ran out is drained unless packets crossed it meanwhile (a flapping link

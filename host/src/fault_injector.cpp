@@ -64,6 +64,12 @@ void FaultInjector::schedule(const FaultSpec& f, uint64_t at) {
                 model.link(chip, f.eth).set_up(false);
                 record(f, "");
             });
+            if (f.amount != 0) {
+                device_.at_cycle(at + f.amount, [this, &f, &model, chip] {
+                    model.link(chip, f.eth).set_up(true);
+                    record(f, "up");
+                });
+            }
             break;
         case FaultKind::LinkFlap:
             schedule_flap(f, at, true);

@@ -22,10 +22,11 @@ struct KindSyntax {
     std::string_view amount;  // the field after '/', empty when the kind has none
     uint64_t amount_max;
     uint64_t amount_min;
+    bool amount_optional = false;  // "/AMOUNT" may be left out (0)
 };
 
 constexpr std::array<KindSyntax, 5> kKinds{{
-    {FaultKind::LinkDown, "link-down", "", 0, 0},
+    {FaultKind::LinkDown, "link-down", "CYCLES", kMaxFaultCycles, 1, true},
     {FaultKind::LinkFlap, "link-flap", "PERIOD", kMaxFaultCycles, 1},
     {FaultKind::LinkDrop, "link-drop", "PPM", std::numeric_limits<uint64_t>::max(), 0},
     {FaultKind::LinkDelay, "link-delay", "CYCLES", std::numeric_limits<uint32_t>::max(), 1},
@@ -39,7 +40,9 @@ const KindSyntax& syntax_of(FaultKind kind) {
 // "link-flap:CHIP:ETH@CYCLE/PERIOD"
 std::string form_of(const KindSyntax& k) {
     std::string form = fmt::format("{}:CHIP:ETH@CYCLE", k.name);
-    if (!k.amount.empty()) form += fmt::format("/{}", k.amount);
+    if (k.amount.empty()) return form;
+    return form +
+           (k.amount_optional ? fmt::format("[/{}]", k.amount) : fmt::format("/{}", k.amount));
     return form;
 }
 
@@ -65,6 +68,7 @@ class SpecParser {
         f.at = number("CYCLE", cycle, kMaxFaultCycles);
         const std::string_view amount =
             slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
+        if (k.amount_optional && slash == std::string_view::npos) return f;
         if (k.amount.empty()) {
             if (slash != std::string_view::npos) {
                 bad("unexpected '/{}' (expected {})", amount, form_of(k));

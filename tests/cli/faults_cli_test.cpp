@@ -296,6 +296,87 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "fabricctl mesh run --fault: a rerouted link that comes back gets its traffic back, twice, "
+    "every atomic applied once",
+    "[cli][faults][reroute][sim]") {
+    if (!have_fabric_firmware()) return;
+    const std::string back =
+        "link chip 6 chan 3 <-> chip 7 chan 5 up again: its traffic returned to it";
+    // Plane 1's link between chips 6 and 7 is down from traffic cycle 5,000 to 100,000: rerouted
+    // over plane 0's after the grace, then, 20 us after both ends saw it up, rejoined: both ends
+    // exchange markers over it, start its state again and take their traffic back.
+    const std::string events = kTmp + "/rejoin_events.jsonl";
+    std::filesystem::remove(events);
+    std::vector<std::string> args{"mesh",         "run",
+                                  "--cluster",    kT3k,
+                                  "--mesh-graph", kSoc + "/t3k_mesh_graph.yaml",
+                                  "--planes",     "0,1",
+                                  "--send-type",  "fused-write-atomic-inc",
+                                  "--bytes",      "2048",
+                                  "--json",       "-q",
+                                  "--fault",      "link-down:6:3@5000/95000"};
+    auto once = args;
+    once.insert(once.end(), {"--packets", "8", "--events", events});
+    const auto r = fabricctl(once);
+    INFO("stderr: " << r.err);
+    REQUIRE(r.code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["account"]["delivered"] == 896);
+    CHECK(j["account"]["lost"] == 0);
+    CHECK(j["account"]["duplicated"] == 0);
+    CHECK(j["links"] == nlohmann::json::array({kRerouted6to7, back}));
+    // Nothing left cut: the fabric ends with a graceful termination (sent and received balance).
+    CHECK_THAT(j["verdict"].get<std::string>(), Contains("terminated gracefully"));
+    std::ifstream in(events);
+    std::vector<std::string> states;
+    for (std::string line; std::getline(in, line);) {
+        const auto e = nlohmann::json::parse(line);
+        if (e["kind"] == "bad_packet" || e["kind"] == "unacked" || e["kind"] == "unsent")
+            FAIL("a packet was dropped: " << line);
+        if (e["kind"] != "state" || e["chip"] != 6 || e["eth"] != 3) continue;
+        const std::string st = e["status"];
+        if (states.empty() && st != "reroute_held") continue;  // (its start-up)
+        states.push_back(st);
+    }
+    CHECK(states == std::vector<std::string>{"reroute_held", "rerouted", "rejoined",
+                                             "ready_for_traffic", "draining", "terminated"});
+    // Down again once back, and back again (drained at the first report: no grace), with longer
+    // traffic: the second RerouteOrder counts what the fallback carried the first time.
+    auto twice = args;
+    twice.insert(twice.end(), {"--packets", "16", "--fault", "link-down:6:3@140000/60000",
+                               "--on-link-down", "drain"});
+    const auto r2 = fabricctl(twice);
+    INFO("stderr: " << r2.err);
+    REQUIRE(r2.code == 0);
+    const auto j2 = nlohmann::json::parse(r2.out);
+    CHECK(j2["account"]["delivered"] == 1792);
+    CHECK(j2["account"]["lost"] == 0);
+    CHECK(j2["account"]["duplicated"] == 0);
+    CHECK(j2["links"] == nlohmann::json::array({kRerouted6to7, back, kRerouted6to7, back}));
+    // --rejoin-after-us 0: it stays on its fallback (the fabric ends with the link cut).
+    auto stays = args;
+    stays.insert(stays.end(), {"--packets", "8", "--rejoin-after-us", "0"});
+    const auto r3 = fabricctl(stays);
+    INFO("stderr: " << r3.err);
+    REQUIRE(r3.code == 0);
+    const auto j3 = nlohmann::json::parse(r3.out);
+    CHECK(j3["account"]["delivered"] == 896);
+    CHECK(j3["links"] == nlohmann::json::array({kRerouted6to7}));
+    CHECK_THAT(j3["verdict"].get<std::string>(), Contains("a link was cut"));
+    // --no-reroute: drained instead, each packet that needed it dropped and named.
+    auto off = args;
+    off.insert(off.end(), {"--packets", "8", "--no-reroute"});
+    const auto r4 = fabricctl(off);
+    INFO("stderr: " << r4.err);
+    CHECK(r4.code == 108);
+    const auto j4 = nlohmann::json::parse(r4.out);
+    CHECK(j4["account"]["lost"] == 0);
+    CHECK(j4["account"]["dropped"].get<uint64_t>() > 0);
+    CHECK(j4["links"] ==
+          nlohmann::json::array({kRerouted6to7 + ": rerouting is off: drained instead"}));
+}
+
+TEST_CASE(
     "fabricctl mesh run --reliability: the fallback link dies too, relaxed drains its ends, strict "
     "stops the fabric, every packet accounted for",
     "[cli][faults][reroute][sim]") {

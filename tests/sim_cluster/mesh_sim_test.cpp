@@ -1014,3 +1014,51 @@ TEST_CASE(
     CHECK(after[a].block.completed[pf::kWorkerChannel] == 0);
     (void)m.runner.terminate(pf::Termination::Immediate, 1'000'000);
 }
+
+TEST_CASE(
+    "mesh (sim): a rerouted link rejoins only once both ends have sent their marker over it, "
+    "then Run gives it back its traffic",
+    "[mesh][sim][reroute]") {
+    REQUIRE_FIRMWARE();
+    const auto state = [](const fabric::RouterSnapshot& s) {
+        return fabric::reroute_state_name(s.control.reroute);
+    };
+    Mesh m("n300_mesh_graph.yaml", "n300_cluster.yaml", options(pf::Topology::Mesh, {0, 1}),
+           *router);
+    m.runner.bring_up(5'000'000);
+    const size_t a = router_at(m.plan.fabric, 0, 8), b = router_at(m.plan.fabric, 1, 0);
+    const size_t both[] = {a, b}, only_a[] = {a}, only_b[] = {b};
+    (void)m.runner.control(pf::RouterControl::Reroute, 1'000'000, both);
+    write_order(m, a, {});
+    write_order(m, b, {});
+    m.runner.monitor(20'000);
+    REQUIRE(state(m.runner.status()[a]) == "applied");
+    // One end told to rejoin: its marker goes, the peer's never comes; it stays rerouted.
+    m.runner.write_control(pf::RouterControl::Rejoin, only_a);
+    m.runner.monitor(50'000);
+    auto now = m.runner.status();
+    CHECK(state(now[a]) == "applied");
+    CHECK(state(now[b]) == "applied");
+    CHECK(now[a].control.cut == 1);
+    // The other end too: both rejoin (still cut until Run).
+    m.runner.write_control(pf::RouterControl::Rejoin, only_b);
+    const auto rejoined = m.runner.control(pf::RouterControl::Rejoin, 1'000'000, both);
+    CHECK(state(rejoined[a]) == "rejoined");
+    CHECK(state(rejoined[b]) == "rejoined");
+    CHECK(rejoined[a].control.cut == 1);
+    CHECK(rejoined[b].control.cut == 1);
+    const auto back = m.runner.control(pf::RouterControl::Run, 1'000'000, both);
+    for (const size_t i : both) {
+        CHECK(back[i].control.cut == 0);
+        CHECK(state(back[i]) == "none");
+        CHECK(back[i].control.state == static_cast<uint32_t>(pf::RouterControl::Run));
+    }
+    // Its keep-alives cross it again: neither end reports its peer silent.
+    m.runner.monitor(50'000);
+    for (const fabric::RouterEventRecord& e : m.runner.collect_events()) {
+        CHECK(e.event.kind != static_cast<uint32_t>(pf::RouterEventKind::PeerSilent));
+    }
+    const auto end = m.runner.terminate(pf::Termination::Graceful, 1'000'000);
+    CHECK(end[a].block.status == static_cast<uint32_t>(pf::RouterStatus::Terminated));
+    CHECK(end[b].block.status == static_cast<uint32_t>(pf::RouterStatus::Terminated));
+}

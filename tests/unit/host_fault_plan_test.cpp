@@ -35,6 +35,10 @@ TEST_CASE("fault specs: every kind parsed", "[faults]") {
     CHECK(down.at == 5000);
     CHECK(down.amount == 0);
     CHECK(down.text == "link-down:0:8@5000");
+    const FaultSpec back = fabric::parse_fault("link-down:0:8@5000/40000");
+    CHECK(back.kind == FaultKind::LinkDown);
+    CHECK(back.at == 5000);
+    CHECK(back.amount == 40000);
     const FaultSpec flap = fabric::parse_fault("link-flap:1:0@0/250");
     CHECK(flap.kind == FaultKind::LinkFlap);
     CHECK(flap.chip == 1);
@@ -64,17 +68,17 @@ TEST_CASE("fault specs: an unknown kind", "[faults]") {
 
 TEST_CASE("fault specs: a missing field", "[faults]") {
     CHECK(parse_error("link-down") ==
-          "fault 'link-down': missing CHIP (expected link-down:CHIP:ETH@CYCLE)");
+          "fault 'link-down': missing CHIP (expected link-down:CHIP:ETH@CYCLE[/CYCLES])");
     CHECK(parse_error("link-down:0@5") ==
-          "fault 'link-down:0@5': missing ETH (expected link-down:CHIP:ETH@CYCLE)");
+          "fault 'link-down:0@5': missing ETH (expected link-down:CHIP:ETH@CYCLE[/CYCLES])");
     CHECK(parse_error("link-down:0:8") ==
-          "fault 'link-down:0:8': missing CYCLE (expected link-down:CHIP:ETH@CYCLE)");
+          "fault 'link-down:0:8': missing CYCLE (expected link-down:CHIP:ETH@CYCLE[/CYCLES])");
     CHECK(parse_error("link-down:0:") ==
-          "fault 'link-down:0:': missing ETH (expected link-down:CHIP:ETH@CYCLE)");
+          "fault 'link-down:0:': missing ETH (expected link-down:CHIP:ETH@CYCLE[/CYCLES])");
     CHECK(parse_error("link-down:0:8@") ==
-          "fault 'link-down:0:8@': missing CYCLE (expected link-down:CHIP:ETH@CYCLE)");
+          "fault 'link-down:0:8@': missing CYCLE (expected link-down:CHIP:ETH@CYCLE[/CYCLES])");
     CHECK(parse_error("link-down::8@5") ==
-          "fault 'link-down::8@5': missing CHIP (expected link-down:CHIP:ETH@CYCLE)");
+          "fault 'link-down::8@5': missing CHIP (expected link-down:CHIP:ETH@CYCLE[/CYCLES])");
     CHECK(parse_error("link-flap:0:8@5") ==
           "fault 'link-flap:0:8@5': missing PERIOD (expected link-flap:CHIP:ETH@CYCLE/PERIOD)");
     CHECK(parse_error("link-drop:0:8@5/") ==
@@ -82,8 +86,10 @@ TEST_CASE("fault specs: a missing field", "[faults]") {
     CHECK(parse_error("router-stall:0:8@5") ==
           "fault 'router-stall:0:8@5': missing CYCLES (expected "
           "router-stall:CHIP:ETH@CYCLE/CYCLES)");
-    CHECK(parse_error("link-down:0:8@5/100") ==
-          "fault 'link-down:0:8@5/100': unexpected '/100' (expected link-down:CHIP:ETH@CYCLE)");
+    CHECK(parse_error("link-down:0:8@5/") ==
+          "fault 'link-down:0:8@5/': missing CYCLES (expected link-down:CHIP:ETH@CYCLE[/CYCLES])");
+    CHECK(parse_error("link-down:0:8@5/0") ==
+          "fault 'link-down:0:8@5/0': CYCLES must be at least 1");
 }
 
 TEST_CASE("fault specs: a field that is not a number", "[faults]") {

@@ -14,6 +14,7 @@ constexpr uint32_t kRun = static_cast<uint32_t>(pf::RouterControl::Run);
 constexpr uint32_t kPause = static_cast<uint32_t>(pf::RouterControl::Pause);
 constexpr uint32_t kDrain = static_cast<uint32_t>(pf::RouterControl::Drain);
 constexpr uint32_t kReroute = static_cast<uint32_t>(pf::RouterControl::Reroute);
+constexpr uint32_t kRejoin = static_cast<uint32_t>(pf::RouterControl::Rejoin);
 
 pf::RouterConfig with_stall(uint32_t us, pf::StallAction action) {
     pf::RouterConfig c{};
@@ -29,7 +30,8 @@ TEST_CASE("control: a word that is not a RouterControl is Run", "[router][contro
     CHECK(control_word(kPause) == kPause);
     CHECK(control_word(kDrain) == kDrain);
     CHECK(control_word(kReroute) == kReroute);
-    CHECK(control_word(4) == kRun);
+    CHECK(control_word(kRejoin) == kRejoin);
+    CHECK(control_word(5) == kRun);
     CHECK(control_word(0xFFFFFFFF) == kRun);
 }
 
@@ -83,6 +85,7 @@ TEST_CASE("control: the state each word reports", "[router][control]") {
     CHECK(control_event(kPause) == pf::RouterStatus::Paused);
     CHECK(control_event(kDrain) == pf::RouterStatus::Drained);
     CHECK(control_event(kReroute) == pf::RouterStatus::RerouteHeld);
+    CHECK(control_event(kRejoin) == pf::RouterStatus::Rejoined);
 }
 
 TEST_CASE("control: a reroute order's count splits a channel's unacked packets",
@@ -113,4 +116,14 @@ TEST_CASE("control: a cut link's oldest unfinished slot, back around the ring",
     CHECK(slot_before(base, end, 0x1300, 3, bytes) == 0x1000);
     CHECK(slot_before(base, end, 0x1100, 2, bytes) == 0x1300);  // wraps
     CHECK(slot_before(base, end, 0x1000, 4, bytes) == 0x1000);  // the whole ring
+}
+
+TEST_CASE("control: a rerouted link starts again only once both ends' old traffic has landed",
+          "[router][control]") {
+    // Forwards landed, our marker sent, the peer's landed, nothing taken unfinished.
+    CHECK(rejoin_ready(true, true, 1, 0));
+    CHECK_FALSE(rejoin_ready(false, true, 1, 0));  // a forward into the fallback still on its way
+    CHECK_FALSE(rejoin_ready(true, false, 1, 0));  // our marker not on the link yet
+    CHECK_FALSE(rejoin_ready(true, true, 0, 0));   // the peer's marker not here yet
+    CHECK_FALSE(rejoin_ready(true, true, 1, 2));   // two packets taken and not completed
 }

@@ -223,9 +223,13 @@ inline constexpr uint32_t kStreamCompleted0 = 2;  // + ch: completions for sende
 inline constexpr uint32_t kStreamPushed0 = 11;    // + ch: packets pushed into sender ch (producer)
 inline constexpr uint32_t kStreamPeerDrained = 20;  // peer says it drained (graceful termination)
 inline constexpr uint32_t kStreamPeerAlive = 21;    // the peer's keep-alives (link health)
+// The peer's rejoin marker (RouterControl::Rejoin): behind everything it sent before the link was
+// cut, so its arrival says all of that has landed.
+inline constexpr uint32_t kStreamPeerRejoin = 22;
 static_assert(kStreamCompleted0 >= kStreamRxSent0 + kNumReceiverChannels);
 static_assert(kStreamPushed0 >= kStreamCompleted0 + kMaxSenderChannels);
 static_assert(kStreamPeerDrained >= kStreamPushed0 + kMaxSenderChannels);
+static_assert(kStreamPeerRejoin == kStreamPeerAlive + 1);
 
 // ---- router configuration (host -> router L1) ------------------------------------------------
 
@@ -350,6 +354,9 @@ enum class RouterStatus : uint32_t {
     // RerouteOrder; then the order applied, the sender channels going over the fallback router.
     RerouteHeld = 0xA3B3C3D7,
     Rerouted = 0xA3B3C3D8,
+    // RouterControl::Rejoin reached: the link back, its state as after the handshake, still cut
+    // until the host's Run.
+    Rejoined = 0xA3B3C3D9,
     Terminated = 0xA4B4C4D4,
     // errors (the router stops; `stage` says where)
     ConfigInvalid = 0xE0000001,
@@ -371,6 +378,7 @@ inline constexpr CodeName<RouterStatus> kRouterStatusNames[] = {
     {RouterStatus::Drained, "drained"},
     {RouterStatus::RerouteHeld, "reroute_held"},
     {RouterStatus::Rerouted, "rerouted"},
+    {RouterStatus::Rejoined, "rejoined"},
     {RouterStatus::Terminated, "terminated"},
     {RouterStatus::ConfigInvalid, "config_invalid"},
     {RouterStatus::HandshakeMismatch, "handshake_mismatch"},
@@ -379,7 +387,7 @@ inline constexpr CodeName<RouterStatus> kRouterStatusNames[] = {
     {RouterStatus::Fault, "fault"},
 };
 static_assert(codes_distinct(kRouterStatusNames) &&
-              code_count(kRouterStatusNames) == 18);  // all of them
+              code_count(kRouterStatusNames) == 19);  // all of them
 
 // Where a router was when something went wrong (RouterStatusBlock::stuck_at).
 enum class RouterWait : uint32_t {
@@ -578,12 +586,17 @@ inline constexpr uint32_t kReadyMagic = 0x4EAD1111;
 // says how many of each sender channel's packets the peer took, the rest are sent again, and
 // everything after them, over the fallback router (seeds/000 §7.4; firmware/router/README.md
 // "Rerouting").
-enum class RouterControl : uint32_t { Run = 0, Pause = 1, Drain = 2, Reroute = 3 };
+// Rejoin (a rerouted router whose link is up again): forwarding over the fallback stops; once
+// every forward has landed, the router sends its rejoin marker (kStreamPeerRejoin) over the link,
+// and once the peer's has landed (everything the peer sent before the cut with it) it starts the
+// link's state again as after the handshake and reports RerouteState::Rejoined. The link stays
+// cut until the host writes Run (to both ends, once both report Rejoined): then its traffic
+// returns to it.
+enum class RouterControl : uint32_t { Run = 0, Pause = 1, Drain = 2, Reroute = 3, Rejoin = 4 };
 inline constexpr CodeName<RouterControl> kRouterControlNames[] = {
-    {RouterControl::Run, "run"},
-    {RouterControl::Pause, "pause"},
-    {RouterControl::Drain, "drain"},
-    {RouterControl::Reroute, "reroute"},
+    {RouterControl::Run, "run"},       {RouterControl::Pause, "pause"},
+    {RouterControl::Drain, "drain"},   {RouterControl::Reroute, "reroute"},
+    {RouterControl::Rejoin, "rejoin"},
 };
 static_assert(codes_consecutive(kRouterControlNames, 0));
 // A draining router's packet that waits this long for a port is dropped.
@@ -613,11 +626,14 @@ enum class RerouteState : uint32_t {
     // The order was refused: no fallback port (MeshRouterConfig::neighbor[dir] with slots in its
     // ch(1 + dir)), or a resume count outside the channel's unacked packets
     Refused = 2,
+    // RouterControl::Rejoin done: the link's state as after the handshake (cut until Run)
+    Rejoined = 3,
 };
 inline constexpr CodeName<RerouteState> kRerouteStateNames[] = {
     {RerouteState::None, "none"},
     {RerouteState::Applied, "applied"},
     {RerouteState::Refused, "refused"},
+    {RerouteState::Rejoined, "rejoined"},
 };
 static_assert(codes_consecutive(kRerouteStateNames, 0));
 

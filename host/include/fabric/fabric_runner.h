@@ -31,8 +31,10 @@
 // routers' new event records and hands them over.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -227,6 +229,10 @@ class FabricRunner {
     // or applied twice (an end that does not hold within reroute_timeout_us, or refuses the order,
     // is drained with the other). With no link left between the two chips, relaxed drains the
     // link's ends and strict stops the fabric (every router drained). link_reports() says which.
+    // A rerouted link that both ends see up again for rejoin_after_us gets its traffic back
+    // (RouterControl::Rejoin to both ends; once both report RerouteState::Rejoined, Run to both);
+    // an end that does not get there within reroute_timeout_us leaves the link on its fallback
+    // for good (Reroute again). 0: a rerouted link stays on its fallback.
     struct LinkDownReaction {
         enum class Mode : uint8_t { None, Drain, AfterGrace };
         Mode mode = Mode::None;
@@ -236,6 +242,7 @@ class FabricRunner {
         ReliabilityMode reliability = ReliabilityMode::Relaxed;
         bool reroute = true;
         uint32_t reroute_timeout_us = 200;
+        uint32_t rejoin_after_us = 20;
     };
     void react_to_dead_links(LinkDownReaction reaction) { reaction_ = reaction; }
     void drain_on_link_down(bool on) {
@@ -245,6 +252,8 @@ class FabricRunner {
     const std::vector<size_t>& drained_for_link_down() const { return drained_; }
     // The routers rerouted over their fallbacks so far (their orders applied), in order.
     const std::vector<size_t>& rerouted_for_link_down() const { return rerouted_; }
+    // The routers whose rerouted link carries their traffic again, in order.
+    const std::vector<size_t>& rejoined_after_link_down() const { return rejoined_; }
     // What the control plane did about each dead link it decided on, one line each
     // (RerouteDecision::summary, and how a reroute that could not be done ended).
     const std::vector<std::string>& link_reports() const { return link_reports_; }
@@ -329,6 +338,30 @@ class FabricRunner {
     };
     std::vector<PendingReroute> pending_reroutes_;
     std::vector<size_t> rerouted_;
+    std::vector<size_t> rejoined_;
+    // A rerouted link: on its fallback, rejoining (Rejoin written, until `deadline`), back (its
+    // traffic returned to it) or staying on the fallback for good (the rejoin failed).
+    struct ReroutedLink {
+        enum class Phase : uint8_t { OnFallback, Rejoining, Back, Stays };
+        RerouteDecision decision;
+        Phase phase = Phase::OnFallback;
+        uint64_t deadline = 0;
+    };
+    std::vector<ReroutedLink> rerouted_links_;
+    // Each router's link as its events said (LinkDown / LinkUp) and since when.
+    struct LinkSeen {
+        bool up = true;
+        uint64_t since = 0;
+    };
+    std::map<size_t, LinkSeen> link_seen_;
+    // Added to a router's RouterControlReport::taken[c] (and its received count of the channel's
+    // VC) in its snapshots: the packets of its
+    // peer's channel c that did not cross the link (sent over the fallback) before it rejoined,
+    // so taken[c] stays comparable with the peer's positions on the link (its completed count).
+    std::map<size_t, std::array<uint32_t, protocol::fabric::kMaxSenderChannels>> taken_offset_;
+    void advance_rejoins(uint64_t now);
+    void rejoined(ReroutedLink& link);
+    bool on_fallback(size_t router) const;
     std::vector<std::string> link_reports_;
     bool reroute_link(const RerouteDecision& d);
     EthPortRef port_of(size_t router) const;

@@ -1,7 +1,8 @@
 // Faults injected into the model during a run (issue 18 item 8), as `fabricctl fabric run` and
 // `mesh run` take them with --fault SPEC:
 //
-//   link-down:CHIP:ETH@CYCLE            the link goes down and stays down
+//   link-down:CHIP:ETH@CYCLE[/CYCLES]   the link goes down and stays down, or comes up again
+//                                       CYCLES later
 //   link-flap:CHIP:ETH@CYCLE/PERIOD     down for PERIOD cycles, up for PERIOD cycles, again and
 //                                       again until the run ends
 //   link-drop:CHIP:ETH@CYCLE/PPM        from CYCLE on, each frame is corrupted with probability
@@ -52,7 +53,7 @@ struct FaultSpec {
     ChipId chip = 0;
     uint32_t eth = 0;
     uint64_t at = 0;      // traffic cycle
-    uint64_t amount = 0;  // flap: PERIOD; drop: PPM; delay, stall: CYCLES; link-down: 0
+    uint64_t amount = 0;  // flap: PERIOD; drop: PPM; delay, stall, link-down: CYCLES (0: for good)
     std::string text;     // as written
 };
 
@@ -71,7 +72,7 @@ struct AppliedFault {
     FaultKind kind = FaultKind::LinkDown;
     ChipId chip = 0;
     uint32_t eth = 0;
-    // What changed beside the kind: "" (link-down), "down" / "up" (link-flap), "1000 ppm",
+    // What changed beside the kind: "" / "up" (link-down), "down" / "up" (link-flap), "1000 ppm",
     // "+300 cycles", "frozen" / "thawed".
     std::string change;
     uint64_t device_cycle = 0;
