@@ -436,8 +436,10 @@ class Router {
     template <uint32_t R>
     Status completion_step();
     template <uint32_t R>
-    Status completion_walk(uint32_t any_r);
+    Status completion_walk();
     Status completion_walk(uint32_t r);
+    template <uint32_t R>
+    Status walk(uint32_t any_r);
     Status issue_armed(uint32_t r, uint32_t idx, uint32_t id);
     Status deliver(const pf::PacketHeader& h, uint32_t slot, uint32_t trid, bool& armed);
     Status deliver_other(const pf::PacketHeader& h, uint32_t slot, uint32_t trid, bool& armed);
@@ -1177,9 +1179,14 @@ constexpr uint32_t walk_copy(uint32_t r) {
     return noc_.atomic_inc({xy & 0xFF, (xy >> 8) & 0xFF, addr}, value, {.trid = id});
 }
 
+// The main loop's call, the same in both (its code does not change with the walk's copies).
+template <uint32_t R>
+[[gnu::noinline]] Status Router::completion_walk() {
+    return walk<walk_copy(R)>(R);
+}
+
 Status Router::completion_walk(uint32_t r) {
-    if constexpr (kWalkPerChannel) return r == 0 ? completion_walk<0>(0) : completion_walk<1>(1);
-    return completion_walk<kAnyRx>(r);
+    return r == 0 ? completion_walk<0>() : completion_walk<1>();
 }
 
 // A packet pushed into one of our sender channels waits to be sent.
@@ -1201,7 +1208,7 @@ template <uint32_t R>
     uint32_t idx = rx.complete_idx;
     if (!noc_.trid_flushed(rx.trid[idx])) return Status::Ok;  // the oldest is not done yet
     if (rx.armed != 0) [[unlikely]]
-        return completion_walk<walk_copy(R)>(R);
+        return completion_walk<R>();
     if (Eth::is_busy(kTxq)) return Status::Ok;  // the +n could not go now: no walk for nothing
     const uint32_t src = rx.src[idx];
     uint32_t n = 1;
@@ -1229,7 +1236,7 @@ template <uint32_t R>
 // The walk: every flushed slot from the oldest, up to kCompletionLookahead, issuing armed atomics
 // and sending each run of one src_channel as one +n. Receiver channel R, or any_r for kAnyRx.
 template <uint32_t R>
-ROUTER_HOT Status Router::completion_walk(uint32_t any_r) {
+ROUTER_HOT Status Router::walk(uint32_t any_r) {
     const uint32_t r = R == kAnyRx ? any_r : R;
     Receiver& rx = rx_[r];
     if (rx.done == rx.taken) return Status::Ok;
@@ -1270,7 +1277,7 @@ ROUTER_HOT Status Router::completion_walk(uint32_t any_r) {
 // +n on the peer's completion stream of sender channel `src` (nothing for 0xFF: a packet whose
 // src_channel was bad), if TXQ0 takes it now.
 // On a cut link the completions count as sent: the peer's drain decides from Control::acked.
-bool Router::send_completions(uint32_t src, uint32_t n) {
+[[gnu::noinline]] bool Router::send_completions(uint32_t src, uint32_t n) {
     if (src >= kSenders) return true;
     bool cut = false;
     if constexpr (kControl) cut = ctl_.get().cut != 0;

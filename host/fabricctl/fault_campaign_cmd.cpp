@@ -85,6 +85,9 @@ class FaultCampaign final : public CliCommand {
                          "Comma-separated fault kinds to draw (default: link-flap, link-drop, "
                          "link-delay, router-stall, link-down; a link-down iteration runs with "
                          "--on-link-down drain)");
+        cmd_->add_flag("--link-returns", options_.link_returns,
+                       "Each link-down comes up again 5,000 to 60,000 cycles later (a rerouted "
+                       "link rejoins; a drained one stays cut)");
         cmd_->add_option("--jobs,-j", jobs_, "Iterations run at once")->capture_default_str();
         cmd_->add_option("--wall-limit-s", wall_limit_s_,
                          "Wall-clock seconds an iteration may take before it is killed as a hang")

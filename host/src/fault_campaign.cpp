@@ -196,13 +196,14 @@ uint64_t draw_amount(FaultKind kind, Draw& d) {
 }
 
 FaultSpec draw_fault(const std::vector<FaultKind>& kinds, const std::vector<CampaignPort>& ports,
-                     uint64_t window, Draw& d) {
+                     uint64_t window, bool link_returns, Draw& d) {
     const FaultKind kind = d.pick(kinds);
     const CampaignPort& port = d.pick(ports);
     const uint64_t at = d.between(0, window - 1);
-    const uint64_t amount = draw_amount(kind, d);
+    uint64_t amount = draw_amount(kind, d);
+    if (kind == FaultKind::LinkDown && link_returns) amount = d.between(5'000, 60'000);
     std::string text = fmt::format("{}:{}:{}@{}", fault_kind_name(kind), port.chip, port.eth, at);
-    if (kind != FaultKind::LinkDown) text += fmt::format("/{}", amount);
+    if (amount != 0 || kind != FaultKind::LinkDown) text += fmt::format("/{}", amount);
     return parse_fault(text);
 }
 
@@ -314,7 +315,7 @@ Iteration draw_iteration(const CampaignOptions& o, const CampaignPorts& ports, u
     const std::vector<FaultKind> kinds = drawn_kinds(o);
     const auto count = static_cast<size_t>(d.chance(70) ? 1 : d.between(2, 3));
     for (size_t i = 0; i < count; ++i)
-        it.faults.push_back(draw_fault(kinds, usable, info.traffic_window, d));
+        it.faults.push_back(draw_fault(kinds, usable, info.traffic_window, o.link_returns, d));
     keep_flaps_passable(it.faults, usable);
     draw_packet_timeout(it, d);
     it.run_seed = d.between(1, 1'000'000);

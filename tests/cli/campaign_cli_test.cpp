@@ -277,3 +277,25 @@ TEST_CASE("fabricctl fault campaign: a lost or duplicated packet fails it with t
         }
     }
 }
+
+TEST_CASE(
+    "fabricctl fault campaign --link-returns: links that die and come back, each iteration "
+    "passes, and a rerouted link rejoins",
+    "[cli][campaign][sim]") {
+    if (!have_fabric_firmware()) return;
+    const auto c =
+        fabricctl(campaign({"--seed", "21", "--iterations", "6", "--topology", "t3k-mesh",
+                            "--faults", "link-down", "--link-returns", "--reports", "--json"}));
+    CHECK(c.code == 0);
+    const json j = parsed(c);
+    CHECK(j["ok"] == true);
+    CHECK(j["summary"]["failed"] == 0);
+    REQUIRE(j["iterations"].size() == 6);
+    size_t up = 0;
+    for (const json& it : j["iterations"]) {
+        CHECK(it["passed"] == true);
+        CHECK(it["delivered"] == it["sent"]);  // every dead link rerouted: nothing dropped
+        for (const json& f : it["faults"]["applied"]) up += f["change"] == "up" ? 1 : 0;
+    }
+    CHECK(up > 0);  // some came back while the fabric ran
+}
