@@ -181,7 +181,7 @@ static_assert((kPollEvery & (kPollEvery - 1)) == 0 && (kLinkPollBusy & (kLinkPol
 static_assert(pf::kStreamPeerAlive > pf::kStreamPeerDrained &&
               pf::kStreamPeerDrained + 1 >= pf::kStreamPushed0 + pf::kMaxSenderChannels);
 constexpr hal::StreamId stream_id(uint32_t n) {
-    return Streams::make_id(n).value;  // n < kStreamPeerAlive (above), so always ok
+    return Streams::make_id(n).value;  // n <= kStreamPeerAlive (above), so always ok
 }
 constexpr hal::StreamId rx_sent_id(uint32_t r) {
     return stream_id(pf::kStreamRxSent0 + r);
