@@ -45,12 +45,11 @@ constexpr bool cuts_link(uint32_t ctl, bool cut, bool link_dead) {
            (ctl == static_cast<uint32_t>(pf::RouterControl::Drain) && link_dead);
 }
 
-// A rerouted router's link state starts again (RouterControl::Rejoin) once every forward into
-// the fallback has landed, its own marker is on the link and the peer's has landed (all the peer
-// sent before the cut with it), and every packet it took from the peer is completed.
-constexpr bool rejoin_ready(bool forwards_landed, bool marked, uint32_t peer_markers,
-                            uint32_t taken_not_done) {
-    return forwards_landed && marked && peer_markers != 0 && taken_not_done == 0;
+// A rerouted router whose forwards into the fallback have all landed starts its link's state
+// again (RouterControl::Rejoin) once its own marker is on the link and the peer's has landed (all
+// the peer sent before the cut with it), and every packet it took from the peer is completed.
+constexpr bool rejoin_ready(bool marked, uint32_t peer_markers, uint32_t taken_not_done) {
+    return marked && peer_markers != 0 && taken_not_done == 0;
 }
 
 // The main loop takes and sends nothing while paused or once the link is cut.

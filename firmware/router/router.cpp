@@ -1681,7 +1681,7 @@ void Router::rejoin_step() {
     }
     uint32_t open = 0;
     for (const Receiver& rx : rx_) open += rx.taken - rx.done;
-    if (!rejoin_ready(true, k.marked, Streams::read(kPeerRejoin), open)) return;
+    if (!rejoin_ready(k.marked, Streams::read(kPeerRejoin), open)) return;
     restart_link();
     k.rejoined = true;
     report_store(offsetof(pf::RouterControlReport, reroute),

@@ -859,7 +859,7 @@ void FabricRunner::advance_rejoins(uint64_t now) {
                    s.control.state == static_cast<uint32_t>(pf::RouterControl::Rejoin);
         };
         if (done(sa) && done(sb)) {
-            rejoined(l);
+            rejoined(l, sa, sb);
             continue;
         }
         if (now <= l.deadline && a.up && b.up && !core_failed(sa) && !core_failed(sb)) continue;
@@ -874,10 +874,12 @@ void FabricRunner::advance_rejoins(uint64_t now) {
 // Both ends of `link` have started their link state again: from here a packet's position on it
 // counts the packets of its channel the fallback carried too, so each end's taken counts are
 // offset by what they did not see (snapshot()); then Run to both: the traffic returns to it.
-void FabricRunner::rejoined(ReroutedLink& link) {
+void FabricRunner::rejoined(ReroutedLink& link, const RouterSnapshot& near,
+                            const RouterSnapshot& far) {
     const size_t ends[] = {link.decision.near_router, link.decision.far_router};
+    const RouterSnapshot* snaps[] = {&near, &far};
     for (size_t i = 0; i < 2; ++i) {
-        const RouterSnapshot sender = snapshot(ends[i]), taker = snapshot(ends[1 - i]);
+        const RouterSnapshot &sender = *snaps[i], &taker = *snaps[1 - i];
         auto& offset = taken_offset_[ends[1 - i]];
         for (size_t c = 0; c < offset.size(); ++c)
             offset[c] += sender.block.completed[c] - taker.control.taken[c];

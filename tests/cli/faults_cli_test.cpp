@@ -37,18 +37,23 @@ std::vector<std::string> n300_run(std::vector<std::string> extra) {
 // `mesh run` on the t3k with both planes, all-to-all fused writes with atomic increments (each
 // counted at its sink), plane 1's link between chips 6 and 7 down at traffic cycle 5,000, and
 // `extra`; and what the host then says about that link.
-std::vector<std::string> t3k_link_down(std::vector<std::string> extra) {
+// mesh run on the t3k with planes 0 and 1, all-to-all fused 2 KiB writes with atomic increments
+// (each counted at its sink), JSON out; `extra` adds the packets and the faults.
+std::vector<std::string> t3k_two_planes(std::vector<std::string> extra) {
     std::vector<std::string> a{"mesh",         "run",
                                "--cluster",    kT3k,
                                "--mesh-graph", kSoc + "/t3k_mesh_graph.yaml",
                                "--planes",     "0,1",
                                "--send-type",  "fused-write-atomic-inc",
-                               "--packets",    "8",
                                "--bytes",      "2048",
-                               "--fault",      "link-down:6:3@5000",
                                "--json",       "-q"};
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
+}
+// ... 8 packets per flow, plane 1's link chip 6 eth 3 <-> chip 7 eth 5 down for good at 5,000.
+std::vector<std::string> t3k_link_down(std::vector<std::string> extra) {
+    extra.insert(extra.begin(), {"--packets", "8", "--fault", "link-down:6:3@5000"});
+    return t3k_two_planes(std::move(extra));
 }
 const std::string kRerouted6to7 =
     "link chip 6 chan 3 <-> chip 7 chan 5 failed: rerouted over chip 6 chan 2 <-> chip 7 chan 4 "
@@ -307,17 +312,12 @@ TEST_CASE(
     // exchange markers over it, start its state again and take their traffic back.
     const std::string events = kTmp + "/rejoin_events.jsonl";
     std::filesystem::remove(events);
-    std::vector<std::string> args{"mesh",         "run",
-                                  "--cluster",    kT3k,
-                                  "--mesh-graph", kSoc + "/t3k_mesh_graph.yaml",
-                                  "--planes",     "0,1",
-                                  "--send-type",  "fused-write-atomic-inc",
-                                  "--bytes",      "2048",
-                                  "--json",       "-q",
-                                  "--fault",      "link-down:6:3@5000/95000"};
-    auto once = args;
-    once.insert(once.end(), {"--packets", "8", "--events", events});
-    const auto r = fabricctl(once);
+    const std::vector<std::string> back_at_100k{"--fault", "link-down:6:3@5000/95000"};
+    const auto with = [&](std::vector<std::string> extra) {
+        extra.insert(extra.begin(), back_at_100k.begin(), back_at_100k.end());
+        return t3k_two_planes(std::move(extra));
+    };
+    const auto r = fabricctl(with({"--packets", "8", "--events", events}));
     INFO("stderr: " << r.err);
     REQUIRE(r.code == 0);
     const auto j = nlohmann::json::parse(r.out);
@@ -342,10 +342,8 @@ TEST_CASE(
                                              "ready_for_traffic", "draining", "terminated"});
     // Down again once back, and back again (drained at the first report: no grace), with longer
     // traffic: the second RerouteOrder counts what the fallback carried the first time.
-    auto twice = args;
-    twice.insert(twice.end(), {"--packets", "16", "--fault", "link-down:6:3@140000/60000",
-                               "--on-link-down", "drain"});
-    const auto r2 = fabricctl(twice);
+    const auto r2 = fabricctl(with(
+        {"--packets", "16", "--fault", "link-down:6:3@140000/60000", "--on-link-down", "drain"}));
     INFO("stderr: " << r2.err);
     REQUIRE(r2.code == 0);
     const auto j2 = nlohmann::json::parse(r2.out);
@@ -354,9 +352,7 @@ TEST_CASE(
     CHECK(j2["account"]["duplicated"] == 0);
     CHECK(j2["links"] == nlohmann::json::array({kRerouted6to7, back, kRerouted6to7, back}));
     // --rejoin-after-us 0: it stays on its fallback (the fabric ends with the link cut).
-    auto stays = args;
-    stays.insert(stays.end(), {"--packets", "8", "--rejoin-after-us", "0"});
-    const auto r3 = fabricctl(stays);
+    const auto r3 = fabricctl(with({"--packets", "8", "--rejoin-after-us", "0"}));
     INFO("stderr: " << r3.err);
     REQUIRE(r3.code == 0);
     const auto j3 = nlohmann::json::parse(r3.out);
@@ -364,9 +360,7 @@ TEST_CASE(
     CHECK(j3["links"] == nlohmann::json::array({kRerouted6to7}));
     CHECK_THAT(j3["verdict"].get<std::string>(), Contains("a link was cut"));
     // --no-reroute: drained instead, each packet that needed it dropped and named.
-    auto off = args;
-    off.insert(off.end(), {"--packets", "8", "--no-reroute"});
-    const auto r4 = fabricctl(off);
+    const auto r4 = fabricctl(with({"--packets", "8", "--no-reroute"}));
     INFO("stderr: " << r4.err);
     CHECK(r4.code == 108);
     const auto j4 = nlohmann::json::parse(r4.out);

@@ -120,10 +120,9 @@ TEST_CASE("control: a cut link's oldest unfinished slot, back around the ring",
 
 TEST_CASE("control: a rerouted link starts again only once both ends' old traffic has landed",
           "[router][control]") {
-    // Forwards landed, our marker sent, the peer's landed, nothing taken unfinished.
-    CHECK(rejoin_ready(true, true, 1, 0));
-    CHECK_FALSE(rejoin_ready(false, true, 1, 0));  // a forward into the fallback still on its way
-    CHECK_FALSE(rejoin_ready(true, false, 1, 0));  // our marker not on the link yet
-    CHECK_FALSE(rejoin_ready(true, true, 0, 0));   // the peer's marker not here yet
-    CHECK_FALSE(rejoin_ready(true, true, 1, 2));   // two packets taken and not completed
+    // Our marker sent, the peer's landed, nothing taken unfinished.
+    CHECK(rejoin_ready(true, 1, 0));
+    CHECK_FALSE(rejoin_ready(false, 1, 0));  // our marker not on the link yet
+    CHECK_FALSE(rejoin_ready(true, 0, 0));   // the peer's marker not here yet
+    CHECK_FALSE(rejoin_ready(true, 1, 2));   // two packets taken and not completed
 }

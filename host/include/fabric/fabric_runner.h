@@ -348,7 +348,8 @@ class FabricRunner {
         uint64_t deadline = 0;
     };
     std::vector<ReroutedLink> rerouted_links_;
-    // Each router's link as its events said (LinkDown / LinkUp) and since when.
+    // Each router's link as its events said (LinkDown / LinkUp) and since when; none yet: up
+    // since bring-up (a link rerouted for a silent peer, not for its status word).
     struct LinkSeen {
         bool up = true;
         uint64_t since = 0;
@@ -360,7 +361,8 @@ class FabricRunner {
     // so taken[c] stays comparable with the peer's positions on the link (its completed count).
     std::map<size_t, std::array<uint32_t, protocol::fabric::kMaxSenderChannels>> taken_offset_;
     void advance_rejoins(uint64_t now);
-    void rejoined(ReroutedLink& link);
+    // `near`, `far`: the two ends' snapshots, both Rejoined (their counts final).
+    void rejoined(ReroutedLink& link, const RouterSnapshot& near, const RouterSnapshot& far);
     bool on_fallback(size_t router) const;
     std::vector<std::string> link_reports_;
     bool reroute_link(const RerouteDecision& d);
