@@ -1495,6 +1495,7 @@ void Router::keep_alive_if_due(uint32_t now) {
         // Reached again once the cut link's packets are settled, so the report's `taken` counts
         // (the host's exactly-once decisions) are published after them.
         k.reached = false;
+        report_store(offsetof(pf::RouterControlReport, state), pf::kControlStateSettling);
         report_store(offsetof(pf::RouterControlReport, cut), 1);
         // Packets sent and not announced stay so: the peer must not take them (they are Unacked).
         for (PeerRx& p : peer_rx_) p.unannounced = 0;

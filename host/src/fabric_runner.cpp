@@ -38,6 +38,7 @@ std::string router_wait_name(uint32_t wait) {
 }
 
 std::string router_control_name(uint32_t control) {
+    if (control == pf::kControlStateSettling) return "settling";
     return name_or_unknown(pf::kRouterControlNames, control);
 }
 

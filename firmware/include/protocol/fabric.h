@@ -619,6 +619,9 @@ struct RouterControlReport {
     uint32_t reserved[3];
 };
 static_assert(sizeof(RouterControlReport) == 64);
+// RouterControlReport::state from a link's cut until its packets are settled: the `taken` counts
+// published before the cut are stale until a state is reported again.
+inline constexpr uint32_t kControlStateSettling = 0xFFFFFFFFu;
 static_assert(offsetof(RouterControlReport, held) == 44);
 enum class RerouteState : uint32_t {
     None = 0,
