@@ -16,7 +16,8 @@ void FaultArgs::add_options(CLI::App& cmd) {
                    "start: link-down:CHIP:ETH@CYCLE[/CYCLES] (up again CYCLES later), "
                    "link-flap:CHIP:ETH@CYCLE/PERIOD, "
                    "link-drop:CHIP:ETH@CYCLE/PPM, link-delay:CHIP:ETH@CYCLE/CYCLES, "
-                   "router-stall:CHIP:ETH@CYCLE/CYCLES");
+                   "router-stall:CHIP:ETH@CYCLE/CYCLES, noc-hold:CHIP:X-Y@CYCLE[/CYCLES] (the "
+                   "NOC stops delivering to core X-Y, until CYCLES later)");
     cmd.add_option("--seed", seed, "Seed of the faults' random draws (link-drop)")
         ->capture_default_str();
 }
@@ -40,12 +41,17 @@ namespace {
 
 // One applied fault as the run report and the --events log give it.
 nlohmann::json applied_json(const fabric::AppliedFault& f) {
-    return {{"fault", fabric::fault_kind_name(f.kind)},
-            {"change", f.change},
-            {"chip", f.chip},
-            {"eth", f.eth},
-            {"device_cycle", f.device_cycle},
-            {"traffic_cycle", f.traffic_cycle}};
+    nlohmann::json j{{"fault", fabric::fault_kind_name(f.kind)},
+                     {"change", f.change},
+                     {"chip", f.chip},
+                     {"device_cycle", f.device_cycle},
+                     {"traffic_cycle", f.traffic_cycle}};
+    if (f.kind == fabric::FaultKind::NocHold) {
+        j["core"] = f.core.str();
+    } else {
+        j["eth"] = f.eth;
+    }
+    return j;
 }
 
 #ifdef FABRIC_HAVE_SIM

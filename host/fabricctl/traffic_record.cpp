@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -69,10 +70,22 @@ class Reader {
     T get(const json& j, const std::string& key, const std::string& where = "") const {
         const std::string field = where.empty() ? key : where + "." + key;
         if (!j.is_object() || !j.contains(key)) bad(field, "missing");
-        try {
-            return j.at(key).get<T>();
-        } catch (const json::exception&) {
-            bad(field, fmt::format("not a {}", type_name<T>()));
+        const json& v = j.at(key);
+        // nlohmann converts between numbers and booleans and wraps negatives: checked here.
+        if constexpr (std::is_same_v<T, bool>) {
+            if (!v.is_boolean()) bad(field, "not true or false");
+            return v.get<bool>();
+        } else if constexpr (std::is_integral_v<T>) {
+            constexpr uint64_t kMax = std::numeric_limits<T>::max();
+            if (!v.is_number_unsigned() || v.get<uint64_t>() > kMax)
+                bad(field, fmt::format("not an integer 0..{}", kMax));
+            return static_cast<T>(v.get<uint64_t>());
+        } else {
+            try {
+                return v.get<T>();
+            } catch (const json::exception&) {
+                bad(field, fmt::format("not a {}", type_name<T>()));
+            }
         }
     }
     const json& array(const json& j, const std::string& key, const std::string& where = "") const {
@@ -95,7 +108,6 @@ class Reader {
     template <typename T>
     static const char* type_name() {
         if constexpr (std::is_same_v<T, std::string>) return "string";
-        if constexpr (std::is_integral_v<T>) return "non-negative integer";
         return "list";
     }
     std::string path_;

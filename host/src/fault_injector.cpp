@@ -28,9 +28,10 @@ uint64_t drop_seed(uint64_t seed, const FaultSpec& f, sim::eth::Dir d) {
 
 FaultInjector::FaultInjector(SimDevice& device, std::vector<FaultSpec> faults, uint64_t seed)
     : device_(device), faults_(std::move(faults)), seed_(seed) {
-    const size_t channels = device_.soc(0).eth_channels();
     for (const FaultSpec& f : faults_) {
-        check_fault(f, device_.cluster_descriptor(), channels, device_.modeled_chips());
+        const bool known = f.chip < device_.cluster_descriptor().chip_count();
+        check_fault(f, device_.cluster_descriptor(), device_.soc(known ? f.chip : 0),
+                    device_.modeled_chips());
     }
 }
 
@@ -49,6 +50,7 @@ void FaultInjector::record(const FaultSpec& f, std::string change) {
     log_.push_back({.kind = f.kind,
                     .chip = f.chip,
                     .eth = f.eth,
+                    .core = f.core,
                     .change = std::move(change),
                     .device_cycle = now,
                     .traffic_cycle = now - *start_});
@@ -98,6 +100,18 @@ void FaultInjector::schedule(const FaultSpec& f, uint64_t at) {
                 device_.thaw_core(eth_core(f));
                 record(f, "thawed");
             });
+            break;
+        case FaultKind::NocHold:
+            device_.at_cycle(at, [this, &f] {
+                device_.hold_noc_ejection({f.chip, f.core}, true);
+                record(f, "");
+            });
+            if (f.amount != 0) {
+                device_.at_cycle(at + f.amount, [this, &f] {
+                    device_.hold_noc_ejection({f.chip, f.core}, false);
+                    record(f, "released");
+                });
+            }
             break;
         default:
             fail(ErrorCategory::Internal, "fault '{}': kind {} has no schedule", f.text,

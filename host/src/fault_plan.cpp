@@ -22,15 +22,17 @@ struct KindSyntax {
     std::string_view amount;  // the field after '/', empty when the kind has none
     uint64_t amount_max;
     uint64_t amount_min;
-    bool amount_optional = false;  // "/AMOUNT" may be left out (0)
+    bool amount_optional = false;    // "/AMOUNT" may be left out (0)
+    std::string_view place = "ETH";  // the field after CHIP: an eth channel, or a core (X-Y)
 };
 
-constexpr std::array<KindSyntax, 5> kKinds{{
+constexpr std::array<KindSyntax, 6> kKinds{{
     {FaultKind::LinkDown, "link-down", "CYCLES", kMaxFaultCycles, 1, true},
     {FaultKind::LinkFlap, "link-flap", "PERIOD", kMaxFaultCycles, 1},
     {FaultKind::LinkDrop, "link-drop", "PPM", std::numeric_limits<uint64_t>::max(), 0},
     {FaultKind::LinkDelay, "link-delay", "CYCLES", std::numeric_limits<uint32_t>::max(), 1},
     {FaultKind::RouterStall, "router-stall", "CYCLES", kMaxFaultCycles, 1},
+    {FaultKind::NocHold, "noc-hold", "CYCLES", kMaxFaultCycles, 1, true, "X-Y"},
 }};
 
 const KindSyntax& syntax_of(FaultKind kind) {
@@ -39,7 +41,7 @@ const KindSyntax& syntax_of(FaultKind kind) {
 
 // "link-flap:CHIP:ETH@CYCLE/PERIOD"
 std::string form_of(const KindSyntax& k) {
-    std::string form = fmt::format("{}:CHIP:ETH@CYCLE", k.name);
+    std::string form = fmt::format("{}:CHIP:{}@CYCLE", k.name, k.place);
     if (k.amount.empty()) return form;
     return form +
            (k.amount_optional ? fmt::format("[/{}]", k.amount) : fmt::format("/{}", k.amount));
@@ -59,12 +61,17 @@ class SpecParser {
         f.kind = k.kind;
         f.text = std::string(text_);
         std::string_view rest = colon == std::string_view::npos ? "" : text_.substr(colon + 1);
-        const std::string_view chip = take_until(rest, ':', "CHIP", "ETH");
-        const std::string_view eth = take_until(rest, '@', "ETH", "CYCLE");
+        const std::string_view chip = take_until(rest, ':', "CHIP", k.place);
+        const std::string_view place = take_until(rest, '@', k.place, "CYCLE");
         const size_t slash = rest.find('/');
         const std::string_view cycle = rest.substr(0, slash);
         f.chip = static_cast<ChipId>(number("CHIP", chip, std::numeric_limits<uint32_t>::max()));
-        f.eth = static_cast<uint32_t>(number("ETH", eth, std::numeric_limits<uint32_t>::max()));
+        if (k.kind == FaultKind::NocHold) {
+            f.core = core(place);
+        } else {
+            f.eth =
+                static_cast<uint32_t>(number("ETH", place, std::numeric_limits<uint32_t>::max()));
+        }
         f.at = number("CYCLE", cycle, kMaxFaultCycles);
         const std::string_view amount =
             slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
@@ -129,6 +136,13 @@ class SpecParser {
         return v;
     }
 
+    CoreCoord core(std::string_view text) const {
+        if (text.empty()) missing("X-Y");
+        const std::optional<CoreCoord> c = parse_core_coord(text);
+        if (!c) bad("X-Y '{}' is not a core (expected x-y, e.g. 1-1)", text);
+        return *c;
+    }
+
     std::string_view text_;
     const KindSyntax* kind_ = nullptr;
 };
@@ -143,7 +157,7 @@ FaultSpec parse_fault(std::string_view text) {
     return SpecParser(text).parse();
 }
 
-void check_fault(const FaultSpec& spec, const ClusterDescriptor& cluster, size_t eth_channels,
+void check_fault(const FaultSpec& spec, const ClusterDescriptor& cluster, const SocDescriptor& soc,
                  std::span<const ChipId> modeled) {
     const auto bad = [&](const std::string& what) {
         fail(ErrorCategory::BadInput, "fault '{}': {}", spec.text, what);
@@ -152,6 +166,21 @@ void check_fault(const FaultSpec& spec, const ClusterDescriptor& cluster, size_t
         bad(fmt::format("chip {} does not exist (chips 0..{} in {})", spec.chip,
                         cluster.chip_count() - 1, cluster.source()));
     }
+    const auto not_modeled = [&](ChipId c) {
+        return std::find(modeled.begin(), modeled.end(), c) == modeled.end();
+    };
+    if (spec.kind == FaultKind::NocHold) {
+        if (!soc.core_type(spec.core)) {
+            bad(fmt::format("chip {} has no core {} in {}", spec.chip, spec.core.str(),
+                            soc.source()));
+        }
+        if (not_modeled(spec.chip)) {
+            bad(fmt::format("chip {} is not modeled in this run (modeled: {})", spec.chip,
+                            fmt::join(modeled, ",")));
+        }
+        return;
+    }
+    const size_t eth_channels = soc.eth_channels();
     if (spec.eth >= eth_channels) {
         bad(fmt::format("chip {} has no eth channel {} (channels 0..{})", spec.chip, spec.eth,
                         eth_channels - 1));
@@ -160,9 +189,6 @@ void check_fault(const FaultSpec& spec, const ClusterDescriptor& cluster, size_t
     if (!peer) {
         bad(fmt::format("chip {} eth {} has no link in {}", spec.chip, spec.eth, cluster.source()));
     }
-    const auto not_modeled = [&](ChipId c) {
-        return std::find(modeled.begin(), modeled.end(), c) == modeled.end();
-    };
     if (not_modeled(spec.chip)) {
         bad(fmt::format("chip {} is not modeled in this run (modeled: {})", spec.chip,
                         fmt::join(modeled, ",")));
@@ -177,8 +203,10 @@ void check_fault(const FaultSpec& spec, const ClusterDescriptor& cluster, size_t
 }
 
 std::string AppliedFault::describe() const {
-    return fmt::format("{} chip {} eth {}{}{} at traffic cycle {} (device cycle {})",
-                       fault_kind_name(kind), chip, eth, change.empty() ? "" : " ", change,
+    const std::string where = kind == FaultKind::NocHold ? fmt::format("core {}", core.str())
+                                                         : fmt::format("eth {}", eth);
+    return fmt::format("{} chip {} {}{}{} at traffic cycle {} (device cycle {})",
+                       fault_kind_name(kind), chip, where, change.empty() ? "" : " ", change,
                        traffic_cycle, device_cycle);
 }
 

@@ -325,6 +325,12 @@ void SimDevice::thaw_core(const CoreLocation& core) {
     model_chip(core.chip).set_frozen(core.core.x, core.core.y, false);
 }
 
+void SimDevice::hold_noc_ejection(const CoreLocation& core, bool hold) {
+    if (!model_chip(core.chip).network().hold_ejection(core.core.x, core.core.y, hold)) {
+        fail(ErrorCategory::BadInput, "sim: {} is outside the chip's grid", core.str());
+    }
+}
+
 bool SimDevice::core_frozen(const CoreLocation& core) {
     tile(core);
     return model_chip(core.chip).frozen(core.core.x, core.core.y);

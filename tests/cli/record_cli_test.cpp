@@ -158,6 +158,60 @@ TEST_CASE("fabricctl mesh replay: bad records", "[cli][record]") {
     CHECK(r.err == "fabricctl: error: " + no_text + ": cluster.text: missing\n");
 }
 
+TEST_CASE("fabricctl mesh replay: a field of the wrong type or out of range is named",
+          "[cli][record]") {
+    // A record as `mesh run --record` writes it (no flows: refused before anything runs).
+    const json good{{"format", "erisc-fabric traffic record"},
+                    {"version", 1},
+                    {"mesh_graph", nullptr},
+                    {"cluster", {{"path", "c.yaml"}, {"text", "chips: {}"}}},
+                    {"soc", nullptr},
+                    {"pins", json::array()},
+                    {"topology", "mesh"},
+                    {"planes", "0"},
+                    {"payload", 2048},
+                    {"slots", ""},
+                    {"stall_cycles", 1000000},
+                    {"packet_timeout_us", 0},
+                    {"packet_timeout_action", "drop"},
+                    {"packets", 4},
+                    {"bytes", 1024},
+                    {"send_type", "unicast-write"},
+                    {"faults", json::array()},
+                    {"fault_seed", 1},
+                    {"on_link_down", "drain-after-grace"},
+                    {"reliability", "relaxed"},
+                    {"reroute", true},
+                    {"rejoin_after_us", 20},
+                    {"flows", json::array()}};
+    struct Case {
+        std::string key;
+        json value;
+        std::string why;
+    };
+    const std::vector<Case> cases{
+        {"reroute", 1, "reroute: not true or false"},
+        {"reroute", "yes", "reroute: not true or false"},
+        {"rejoin_after_us", true, "rejoin_after_us: not an integer 0..4294967295"},
+        {"rejoin_after_us", -5, "rejoin_after_us: not an integer 0..4294967295"},
+        {"rejoin_after_us", 20.5, "rejoin_after_us: not an integer 0..4294967295"},
+        {"rejoin_after_us", 4294967296, "rejoin_after_us: not an integer 0..4294967295"},
+        {"packets", "4", "packets: not an integer 0..4294967295"},
+        {"fault_seed", -1, "fault_seed: not an integer 0..18446744073709551615"},
+        {"send_type", 3, "send_type: not a string"},
+        {"faults", "link-down:0:8@5", "faults: not a list"},
+    };
+    for (const Case& c : cases) {
+        INFO(c.key << " = " << c.value.dump());
+        json bad = good;
+        bad[c.key] = c.value;
+        const std::string file = write_file("typed_" + c.key + ".json", bad.dump());
+        const auto r = fabricctl({"mesh", "replay", file});
+        expect_failure(r, 101);
+        CHECK(r.err == "fabricctl: error: " + file + ": " + c.why + "\n");
+    }
+}
+
 TEST_CASE("fabricctl mesh snapshot: a t3k with both planes, chips, links, routes and buffers",
           "[cli][snapshot][sim]") {
     if (!have_fabric_firmware()) return;

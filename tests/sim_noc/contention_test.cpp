@@ -345,3 +345,41 @@ TEST_CASE("stress: heavy random traffic always drains without errors", "[sim_noc
         CHECK(fp[2] == 0);
     }
 }
+
+TEST_CASE(
+    "a held ejection port takes nothing: writes back up to their source, other nodes are "
+    "served, released everything lands once",
+    "[sim_noc][hold]") {
+    const hal::ArchMap& a = hal::kWormholeB0;
+    Chip chip(10, 4, a);
+    Core& s = chip.add_core(0, 0);
+    Core& held = chip.add_core(3, 0);
+    Core& other = chip.add_core(0, 2);
+    Core& s2 = chip.add_core(1, 1);
+    const uint32_t len = a.noc_max_burst_bytes;
+    fill(s, 0x1000, len, 7);
+    fill(s2, 0x1000, 256, 9);
+    REQUIRE(chip.net.hold_ejection(3, 0, true));
+    CHECK(chip.net.ejection_held(3, 0));
+    CHECK_FALSE(chip.net.ejection_held(0, 2));
+    CHECK_FALSE(chip.net.hold_ejection(10, 0, true));
+    write(chip, s, 0x1000, held.at, 0x20000, len);
+    // The path buffers a few flits; the rest of the 8 KiB burst waits in the command buffer.
+    chip.net.run_until([] { return false; }, 20'000);
+    CHECK(s.niu->cmd_buf_busy(0, 0));
+    CHECK(held.l1.log().empty());
+    CHECK(counter(s, 0, st::mst_reqs_outstanding_id(0)) == 1);
+    CHECK_THAT(chip.net.describe_in_flight(), Catch::Matchers::Contains("(ejection held)"));
+    // Another node, on a path that does not cross the held one, is served meanwhile.
+    write(chip, s2, 0x1000, other.at, 0x20000, 256);
+    chip.run_until([&] { return counter(s2, 0, st::mst_reqs_outstanding_id(0)) == 0; });
+    CHECK(same(s2, 0x1000, other, 0x20000, 256));
+    CHECK(held.l1.log().empty());
+    // Released: the held burst lands whole and once, and its ack comes back.
+    REQUIRE(chip.net.hold_ejection(3, 0, false));
+    CHECK(chip.drain() < 1'000'000);
+    CHECK(chip.net.idle());
+    CHECK(same(s, 0x1000, held, 0x20000, len));
+    CHECK(chip.net.link_stats(0, 3, 0, Port::Local).packets == 1);
+    CHECK(counter(s, 0, st::mst_reqs_outstanding_id(0)) == 0);
+}

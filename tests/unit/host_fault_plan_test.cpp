@@ -20,8 +20,8 @@ std::string parse_error(const std::string& text) {
 
 std::string check_error(const std::string& text, const std::vector<fabric::ChipId>& modeled) {
     return t::expect_error(ErrorCategory::BadInput, [&] {
-        fabric::check_fault(fabric::parse_fault(text), t::cluster("n300_cluster.yaml"),
-                            t::wh_soc().eth_channels(), modeled);
+        fabric::check_fault(fabric::parse_fault(text), t::cluster("n300_cluster.yaml"), t::wh_soc(),
+                            modeled);
     });
 }
 
@@ -60,10 +60,10 @@ TEST_CASE("fault specs: every kind parsed", "[faults]") {
 TEST_CASE("fault specs: an unknown kind", "[faults]") {
     CHECK(parse_error("link-up:0:8@5") ==
           "fault 'link-up:0:8@5': unknown fault kind 'link-up' (link-down, link-flap, link-drop, "
-          "link-delay, router-stall)");
+          "link-delay, router-stall, noc-hold)");
     CHECK(parse_error("") ==
           "fault '': unknown fault kind '' (link-down, link-flap, link-drop, link-delay, "
-          "router-stall)");
+          "router-stall, noc-hold)");
 }
 
 TEST_CASE("fault specs: a missing field", "[faults]") {
@@ -134,9 +134,9 @@ TEST_CASE("fault specs: a zero period or duration", "[faults]") {
 TEST_CASE("fault specs: checked against the cluster and the modeled chips", "[faults]") {
     const std::vector<fabric::ChipId> both{0, 1};
     fabric::check_fault(fabric::parse_fault("link-down:0:8@5"), t::cluster("n300_cluster.yaml"),
-                        t::wh_soc().eth_channels(), both);
+                        t::wh_soc(), both);
     fabric::check_fault(fabric::parse_fault("router-stall:1:1@5/10"),
-                        t::cluster("n300_cluster.yaml"), t::wh_soc().eth_channels(), both);
+                        t::cluster("n300_cluster.yaml"), t::wh_soc(), both);
     CHECK(check_error("link-down:2:8@5", both) ==
           "fault 'link-down:2:8@5': chip 2 does not exist (chips 0..1 in " + t::descriptor_dir() +
               "/n300_cluster.yaml)");
@@ -156,6 +156,7 @@ TEST_CASE("fault specs: an applied fault in words", "[faults]") {
     fabric::AppliedFault f{.kind = FaultKind::LinkDown,
                            .chip = 0,
                            .eth = 8,
+                           .core = {},
                            .change = "",
                            .device_cycle = 123456,
                            .traffic_cycle = 5000};
@@ -163,4 +164,33 @@ TEST_CASE("fault specs: an applied fault in words", "[faults]") {
     f.kind = FaultKind::LinkFlap;
     f.change = "up";
     CHECK(f.describe() == "link-flap chip 0 eth 8 up at traffic cycle 5000 (device cycle 123456)");
+    f.kind = FaultKind::NocHold;
+    f.core = {1, 2};
+    f.change = "released";
+    CHECK(f.describe() ==
+          "noc-hold chip 0 core 1-2 released at traffic cycle 5000 (device cycle 123456)");
+}
+
+TEST_CASE("fault specs: noc-hold names a core, not a channel", "[faults]") {
+    const FaultSpec hold = fabric::parse_fault("noc-hold:1:1-2@300");
+    CHECK(hold.kind == FaultKind::NocHold);
+    CHECK(hold.chip == 1);
+    CHECK(hold.core == fabric::CoreCoord{1, 2});
+    CHECK(hold.at == 300);
+    CHECK(hold.amount == 0);
+    CHECK(fabric::parse_fault("noc-hold:1:1-2@300/4000").amount == 4000);
+    CHECK(parse_error("noc-hold:1:7@300") ==
+          "fault 'noc-hold:1:7@300': X-Y '7' is not a core (expected x-y, e.g. 1-1)");
+    CHECK(parse_error("noc-hold:1:@300") ==
+          "fault 'noc-hold:1:@300': missing X-Y (expected noc-hold:CHIP:X-Y@CYCLE[/CYCLES])");
+    CHECK(parse_error("noc-hold:1") ==
+          "fault 'noc-hold:1': missing X-Y (expected noc-hold:CHIP:X-Y@CYCLE[/CYCLES])");
+    CHECK(parse_error("noc-hold:1:1-1@5/0") ==
+          "fault 'noc-hold:1:1-1@5/0': CYCLES must be at least 1");
+    const std::vector<fabric::ChipId> both{0, 1};
+    fabric::check_fault(hold, t::cluster("n300_cluster.yaml"), t::wh_soc(), both);
+    CHECK(check_error("noc-hold:1:40-2@5", both) ==
+          "fault 'noc-hold:1:40-2@5': chip 1 has no core 40-2 in " + t::wh_soc().source());
+    CHECK(check_error("noc-hold:1:1-2@5", {0}) ==
+          "fault 'noc-hold:1:1-2@5': chip 1 is not modeled in this run (modeled: 0)");
 }

@@ -10,12 +10,15 @@
 //                                       resends it); drawn from the run's seed: reproducible
 //   link-delay:CHIP:ETH@CYCLE/CYCLES    from CYCLE on, CYCLES of extra latency in both directions
 //   router-stall:CHIP:ETH@CYCLE/CYCLES  the eth core's RISC frozen at CYCLE, thawed CYCLES later
+//   noc-hold:CHIP:X-Y@CYCLE[/CYCLES]    the chip's NOCs stop delivering to core X-Y (a destination
+//                                       that never accepts: what is sent to it backs up), for
+//                                       good or until CYCLES later
 //
 // CHIP is the cluster descriptor's chip id and ETH its Ethernet channel; the port must have a link
-// in the cluster and its chip must be modeled. CYCLE counts device cycles from the start of
-// traffic: the device cycle at which the runner released the workers
-// (FabricRunner::traffic_start_cycle). Every fault is applied exactly at its cycle (SimDevice
-// stops its clock there, see SimDevice::at_cycle) and logged as an AppliedFault.
+// in the cluster and its chip must be modeled. X-Y is a core of the chip's SoC descriptor. CYCLE
+// counts device cycles from the start of traffic: the device cycle at which the runner released the
+// workers (FabricRunner::traffic_start_cycle). Every fault is applied exactly at its cycle
+// (SimDevice stops its clock there, see SimDevice::at_cycle) and logged as an AppliedFault.
 //
 //   std::vector<FaultSpec> specs{parse_fault("link-delay:0:8@5000/300")};
 //   FaultInjector faults(sim_device, specs, seed);   // checks every spec against the model
@@ -33,14 +36,15 @@
 
 #include "fabric/cluster_descriptor.h"
 #include "fabric/coord.h"
+#include "fabric/soc_descriptor.h"
 
 namespace fabric {
 
 class SimDevice;
 
-enum class FaultKind : uint8_t { LinkDown, LinkFlap, LinkDrop, LinkDelay, RouterStall };
+enum class FaultKind : uint8_t { LinkDown, LinkFlap, LinkDrop, LinkDelay, RouterStall, NocHold };
 
-// "link-down", "link-flap", "link-drop", "link-delay", "router-stall"
+// "link-down", "link-flap", "link-drop", "link-delay", "router-stall", "noc-hold"
 std::string_view fault_kind_name(FaultKind kind);
 
 // The largest CYCLE, PERIOD or stall CYCLES a spec may give (2^48 cycles, over three days of
@@ -51,20 +55,23 @@ inline constexpr uint32_t kMaxFaultPpm = 1'000'000;
 struct FaultSpec {
     FaultKind kind = FaultKind::LinkDown;
     ChipId chip = 0;
-    uint32_t eth = 0;
-    uint64_t at = 0;      // traffic cycle
-    uint64_t amount = 0;  // flap: PERIOD; drop: PPM; delay, stall, link-down: CYCLES (0: for good)
-    std::string text;     // as written
+    uint32_t eth = 0;  // the link's kinds
+    CoreCoord core;    // noc-hold
+    uint64_t at = 0;   // traffic cycle
+    // flap: PERIOD; drop: PPM; delay, stall, link-down, noc-hold: CYCLES (0: for good)
+    uint64_t amount = 0;
+    std::string text;  // as written
 };
 
 // One spec; Error(BadInput) "fault 'TEXT': ..." naming what is wrong (unknown kind, a missing
-// field, a field that is not a number or out of range, a zero period or stall, PPM above 1e6).
+// field, a field that is not a number or not a core or out of range, a zero period or stall, PPM
+// above 1e6).
 FaultSpec parse_fault(std::string_view text);
 
 // Error(BadInput) "fault 'TEXT': ..." if the spec's chip is not in `cluster`, the chip has no eth
-// channel ETH (`eth_channels` per chip), the port has no link in the cluster, or the chip is not
-// among `modeled` (the chips the model holds).
-void check_fault(const FaultSpec& spec, const ClusterDescriptor& cluster, size_t eth_channels,
+// channel ETH (`eth_channels` per chip), the port has no link in the cluster, the chip is not
+// among `modeled` (the chips the model holds), or a noc-hold's core is not in `soc`.
+void check_fault(const FaultSpec& spec, const ClusterDescriptor& cluster, const SocDescriptor& soc,
                  std::span<const ChipId> modeled);
 
 // One change a fault made to the model.
@@ -72,14 +79,16 @@ struct AppliedFault {
     FaultKind kind = FaultKind::LinkDown;
     ChipId chip = 0;
     uint32_t eth = 0;
+    CoreCoord core;  // noc-hold
     // What changed beside the kind: "" / "up" (link-down), "down" / "up" (link-flap), "1000 ppm",
-    // "+300 cycles", "frozen" / "thawed".
+    // "+300 cycles", "frozen" / "thawed", "" / "released" (noc-hold).
     std::string change;
     uint64_t device_cycle = 0;
     uint64_t traffic_cycle = 0;  // device_cycle - the start of traffic
 
     // "link-down chip 0 eth 8 at traffic cycle 5000 (device cycle 123456)",
-    // "link-flap chip 0 eth 8 up at traffic cycle 7000 (device cycle 125456)"
+    // "link-flap chip 0 eth 8 up at traffic cycle 7000 (device cycle 125456)",
+    // "noc-hold chip 1 core 1-1 released at traffic cycle 9000 (device cycle 127456)"
     std::string describe() const;
 };
 

@@ -128,6 +128,10 @@ class SimDevice final : public Device {
     // Undo freeze_core (also a pending one): the core continues where it stopped.
     void thaw_core(const CoreLocation& core);
     bool core_frozen(const CoreLocation& core);
+    // Fault hook: the chip's NOCs stop (true) or start again (false) delivering to `core`
+    // (sim::noc::Network::hold_ejection): what is sent to it backs up, a destination that never
+    // accepts. Error(BadInput) for a chip the model does not have or a core outside its grid.
+    void hold_noc_ejection(const CoreLocation& core, bool hold);
     // The chips the model holds (every chip unless SimDeviceOptions::modeled_chips), in order.
     const std::vector<ChipId>& modeled_chips() const { return modeled_; }
 

@@ -160,6 +160,23 @@ void Network::on_error(std::function<void(const NocError&)> hook) {
     impl_->errors.on_error(std::move(hook));
 }
 
+bool Network::hold_ejection(uint32_t x, uint32_t y, bool hold) {
+    const Grid& g = impl_->grid;
+    if (!g.contains({x, y})) {
+        return false;
+    }
+    for (uint32_t noc = 0; noc < hal::noc::kNumNocs; ++noc) {
+        impl_->allocator.hold_local(noc, g.router_of_node(noc, g.node({x, y})), hold);
+    }
+    return true;
+}
+
+bool Network::ejection_held(uint32_t x, uint32_t y) const {
+    const Grid& g = impl_->grid;
+    return g.contains({x, y}) &&
+           impl_->allocator.local_held(0, g.router_of_node(0, g.node({x, y})));
+}
+
 LinkStats Network::link_stats(uint32_t noc, uint32_t x, uint32_t y, Port port) const {
     const Grid& g = impl_->grid;
     if (noc >= hal::noc::kNumNocs || !g.contains({x, y})) {
@@ -231,6 +248,9 @@ void describe_routers(const Network::Impl& I, uint32_t noc, std::ostream& os) {
                << kPortName[in / kSlots] << " slot " << in % kSlots << ": " << v.count
                << " flits, head flit " << f.idx << " of " << describe_packet(I, f.pkt) << " mask "
                << int(v.mask);
+            if ((v.mask & (1u << kPortLocal)) != 0 && I.allocator.local_held(noc, r)) {
+                os << " (ejection held)";
+            }
             for (uint32_t q = kPortX; q <= kPortY; ++q) {
                 if ((v.mask & (1u << q)) != 0) {
                     const OutputVc& o = I.outputs.vc(noc, r, q, v.out_slot[q]);

@@ -200,6 +200,13 @@ class Network {
     // check is one pointer test per landing). The observer must outlive the network or be reset.
     void observe_landings(LandingObserver* observer);
 
+    // The node at physical (x, y) stops (true) or starts again (false) taking what the NOC
+    // delivers to it, on both NOCs: its routers grant nothing to their Local output, so requests
+    // to it and everything behind them back up (a destination that never accepts). Returns false
+    // outside the grid.
+    bool hold_ejection(uint32_t x, uint32_t y, bool hold);
+    bool ejection_held(uint32_t x, uint32_t y) const;
+
     // Statistics of router (x, y) (physical) on `noc`, output `port`.
     LinkStats link_stats(uint32_t noc, uint32_t x, uint32_t y, Port port) const;
     // Zero every link counter; stats_cycles() counts from here.

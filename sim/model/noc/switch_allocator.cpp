@@ -29,6 +29,9 @@ SwitchAllocator::SwitchAllocator(uint32_t routers_per_noc) {
     for (auto& p : pointers_) {
         p.resize(routers_per_noc);
     }
+    for (auto& h : held_) {
+        h.resize(routers_per_noc);
+    }
 }
 
 Grants SwitchAllocator::allocate(uint32_t noc, uint32_t router, const InputUnit& inputs,
@@ -38,6 +41,7 @@ Grants SwitchAllocator::allocate(uint32_t noc, uint32_t router, const InputUnit&
     Grants grants;
     Requests req;
     uint32_t in_used = 0;  // input ports already granted (bit per port)
+    const uint32_t held = local_held(noc, router) ? 1u << kPortLocal : 0u;
     for (uint32_t port = 0; port < kNumPorts; ++port) {
         uint32_t slots = rt.occupied[port];
         while (slots != 0) {
@@ -55,7 +59,7 @@ Grants SwitchAllocator::allocate(uint32_t noc, uint32_t router, const InputUnit&
                 }
                 continue;
             }
-            if (outputs_free(v, input, out)) {
+            if ((v.mask & held) == 0 && outputs_free(v, input, out)) {
                 req.input[req.count] = static_cast<uint8_t>(input);
                 req.mask[req.count] = v.mask;
                 ++req.count;

@@ -35,6 +35,11 @@ class SwitchAllocator {
     Grants allocate(uint32_t noc, uint32_t router, const InputUnit& inputs,
                     const OutputUnit& outputs, uint64_t now);
 
+    // Router `router` of `noc` grants nothing to its Local output while held: what is sent to
+    // its node backs up in the network (a destination that does not accept).
+    void hold_local(uint32_t noc, uint32_t router, bool hold) { held_[noc][router] = hold; }
+    bool local_held(uint32_t noc, uint32_t router) const { return held_[noc][router] != 0; }
+
     // The round-robin pointer of an output port: the input favoured next.
     uint32_t pointer(uint32_t noc, uint32_t router, uint32_t port) const {
         return pointers_[noc][router][port];
@@ -42,6 +47,7 @@ class SwitchAllocator {
 
   private:
     std::array<std::vector<std::array<uint32_t, kNumPorts>>, hal::noc::kNumNocs> pointers_;
+    std::array<std::vector<uint8_t>, hal::noc::kNumNocs> held_;
 };
 
 }  // namespace sim::noc
