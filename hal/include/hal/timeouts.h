@@ -10,10 +10,11 @@ namespace hal::timeouts {
 // NoC command buffer ready (NOC_CMD_CTRL reads 0 again). The NIU frees a command buffer as soon as
 // the request gets a virtual channel for its first hop, which takes tens of cycles when the NoC
 // is idle and a few microseconds behind a congested router (one 16 KiB burst occupies a link for
-// ~512 cycles on WH). 1 ms is more than 100x the worst congestion seen in the reference
-// benchmarks, yet short enough that a wedged NIU (e.g. a VC_LINKED transaction never closed) is
-// reported promptly instead of hanging the router.
-inline constexpr uint32_t kNocCmdBufReadyUs = 1000;
+// ~512 cycles on WH). 200 us is more than 20x the worst congestion seen in the reference
+// benchmarks, yet short enough that a wedged NIU (e.g. a VC_LINKED transaction never closed) or a
+// destination that stopped accepting (the write ahead never leaves the buffer) is reported by the
+// waiting core itself, with where it waited, well inside the host's 1 ms stall window.
+inline constexpr uint32_t kNocCmdBufReadyUs = 200;
 
 // NoC write/read/atomic barrier (every ack or response back). A round trip across a 12x17 mesh
 // is ~1-10 us even under load; responses can also queue behind a destination whose L1 is
