@@ -48,9 +48,9 @@ std::vector<T> parse_list(const std::string& option, const std::string& text, Pa
 }
 
 std::optional<fabric::FaultKind> parse_kind(const std::string& name) {
-    for (auto k :
-         {fabric::FaultKind::LinkDown, fabric::FaultKind::LinkFlap, fabric::FaultKind::LinkDrop,
-          fabric::FaultKind::LinkDelay, fabric::FaultKind::RouterStall}) {
+    for (auto k : {fabric::FaultKind::LinkDown, fabric::FaultKind::LinkFlap,
+                   fabric::FaultKind::LinkDrop, fabric::FaultKind::LinkDelay,
+                   fabric::FaultKind::RouterStall, fabric::FaultKind::NocHold}) {
         if (fabric::fault_kind_name(k) == name) return k;
     }
     return std::nullopt;
@@ -84,7 +84,8 @@ class FaultCampaign final : public CliCommand {
         cmd_->add_option("--faults", kinds_,
                          "Comma-separated fault kinds to draw (default: link-flap, link-drop, "
                          "link-delay, router-stall, link-down; a link-down iteration runs with "
-                         "--on-link-down drain)");
+                         "--on-link-down drain; also noc-hold, not drawn by default: a router "
+                         "core's NOC ejection held 1,000-100,000 cycles)");
         cmd_->add_flag("--link-returns", options_.link_returns,
                        "Each link-down comes up again 5,000 to 60,000 cycles later (a rerouted "
                        "link rejoins; a drained one stays cut)");
@@ -170,7 +171,7 @@ class FaultCampaign final : public CliCommand {
         if (!kinds_.empty()) {
             o.kinds = parse_list<fabric::FaultKind>(
                 "--faults", kinds_, parse_kind,
-                "link-down, link-flap, link-drop, link-delay, router-stall");
+                "link-down, link-flap, link-drop, link-delay, router-stall, noc-hold");
         }
         if (o.descriptor_dir.empty()) {
             o.descriptor_dir = std::filesystem::path(find_default_descriptor(hal::Arch::WormholeB0))

@@ -90,7 +90,8 @@ std::vector<CampaignPort> router_ports(const FabricPlan& plan, const ClusterDesc
     std::vector<CampaignPort> out;
     for (const RouterPlacement& r : plan.routers) {
         const auto peer = cluster.peer({r.chip, r.eth_channel});
-        out.push_back({r.chip, r.eth_channel, peer ? peer->chip : r.chip, peer ? peer->chan : 0});
+        out.push_back({r.chip, r.eth_channel, peer ? peer->chip : r.chip, peer ? peer->chan : 0,
+                       r.core.core});
     }
     return out;
 }
@@ -189,6 +190,8 @@ uint64_t draw_amount(FaultKind kind, Draw& d) {
             return d.between(10, 5'000);
         case FaultKind::RouterStall:  // a quarter long enough for the packet timeout's drops
             return d.chance(25) ? d.between(kLongStall, 250'000) : d.between(100, 40'000);
+        case FaultKind::NocHold:  // within the workers' and routers' 200-us NoC bound
+            return d.between(1'000, 100'000);
         case FaultKind::LinkDown:
         default:
             return 0;
@@ -202,7 +205,10 @@ FaultSpec draw_fault(const std::vector<FaultKind>& kinds, const std::vector<Camp
     const uint64_t at = d.between(0, window - 1);
     uint64_t amount = draw_amount(kind, d);
     if (kind == FaultKind::LinkDown && link_returns) amount = d.between(5'000, 60'000);
-    std::string text = fmt::format("{}:{}:{}@{}", fault_kind_name(kind), port.chip, port.eth, at);
+    // noc-hold: the router core's NOC ejection (workers' pushes and other routers' forwards).
+    const std::string place =
+        kind == FaultKind::NocHold ? port.core.str() : std::to_string(port.eth);
+    std::string text = fmt::format("{}:{}:{}@{}", fault_kind_name(kind), port.chip, place, at);
     if (amount != 0 || kind != FaultKind::LinkDown) text += fmt::format("/{}", amount);
     return parse_fault(text);
 }

@@ -78,6 +78,7 @@ struct CampaignPort {
     uint32_t eth = 0;
     ChipId peer = 0;  // the chip at the link's other end
     uint32_t peer_eth = 0;
+    CoreCoord core;  // the router's eth core (what a noc-hold on this port holds)
 };
 // Per topology, the router ports of its fabric (t3k-line: those of t3k's 8-chip ring; a drawn
 // line uses the ports between its own chips).
