@@ -543,9 +543,14 @@ std::vector<LaunchResult> FabricRunner::run_workers(
         auto stuck = mon.poll();
         if (!stuck.empty()) {
             const std::string what = describe_stuck(stuck, mon.components().size());
+            // A component that stopped or trapped said so itself; one that stalled did not.
+            const bool stalled = std::all_of(stuck.begin(), stuck.end(), [](const StuckReport& r) {
+                return r.reason == StuckReason::Stalled;
+            });
             throw HealthError(
-                fmt::format("fabric: no progress while workers ran ({} cycles in, stall window "
-                            "{} cycles): {}",
+                fmt::format("fabric: {} while workers ran ({} cycles in, stall window {} "
+                            "cycles): {}",
+                            stalled ? "no progress" : "a component failed",
                             device_.cycles() - begin, mon.stall_cycles(), what),
                 std::move(stuck));
         }

@@ -301,7 +301,7 @@ TEST_CASE(
                                "timeout, stage ready_for_traffic, stuck at noc_cmd_buf, detail "
                                "hal:timeout"));
     // Named within the bound and a few polls, not after the stall window.
-    const std::string in = "no progress while workers ran (";
+    const std::string in = "a component failed while workers ran (";
     const size_t at = r.err.find(in);
     REQUIRE(at != std::string::npos);
     CHECK(std::stoull(r.err.substr(at + in.size())) < 300'000);

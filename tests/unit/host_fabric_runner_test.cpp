@@ -420,7 +420,7 @@ TEST_CASE("fabric runner: a router that fails while workers run ends the wait", 
     } catch (const fabric::HealthError& e) {
         CHECK(e.category() == ErrorCategory::Fabric);
         CHECK(std::string(e.what()) ==
-              "fabric: no progress while workers ran (1500 cycles in, stall window 1000000 "
+              "fabric: a component failed while workers ran (1500 cycles in, stall window 1000000 "
               "cycles): 1 of 4 components stuck: router east chip 1 eth 2 (chip 1 core 8-0): "
               "error; status fault, stage ready_for_traffic, stuck at noc_cmd_buf, detail "
               "hal:bad-arg, heartbeat 2304 unchanged for 0 cycles, core exited with status 3");
