@@ -157,6 +157,26 @@ FaultSpec parse_fault(std::string_view text) {
     return SpecParser(text).parse();
 }
 
+namespace {
+
+// The port of a link fault: the chip has the channel and the channel a link. Returns its peer.
+EthPortRef checked_port(const FaultSpec& spec, const ClusterDescriptor& cluster,
+                        const SocDescriptor& soc) {
+    const size_t eth_channels = soc.eth_channels();
+    if (spec.eth >= eth_channels) {
+        fail(ErrorCategory::BadInput, "fault '{}': chip {} has no eth channel {} (channels 0..{})",
+             spec.text, spec.chip, spec.eth, eth_channels - 1);
+    }
+    const std::optional<EthPortRef> peer = cluster.peer({spec.chip, spec.eth});
+    if (!peer) {
+        fail(ErrorCategory::BadInput, "fault '{}': chip {} eth {} has no link in {}", spec.text,
+             spec.chip, spec.eth, cluster.source());
+    }
+    return *peer;
+}
+
+}  // namespace
+
 void check_fault(const FaultSpec& spec, const ClusterDescriptor& cluster, const SocDescriptor& soc,
                  std::span<const ChipId> modeled) {
     const auto bad = [&](const std::string& what) {
@@ -166,39 +186,24 @@ void check_fault(const FaultSpec& spec, const ClusterDescriptor& cluster, const 
         bad(fmt::format("chip {} does not exist (chips 0..{} in {})", spec.chip,
                         cluster.chip_count() - 1, cluster.source()));
     }
+    const bool on_link = spec.kind != FaultKind::NocHold;
+    if (!on_link && !soc.core_type(spec.core)) {
+        bad(fmt::format("chip {} has no core {} in {}", spec.chip, spec.core.str(), soc.source()));
+    }
+    const ChipId peer_chip = on_link ? checked_port(spec, cluster, soc).chip : spec.chip;
     const auto not_modeled = [&](ChipId c) {
         return std::find(modeled.begin(), modeled.end(), c) == modeled.end();
     };
-    if (spec.kind == FaultKind::NocHold) {
-        if (!soc.core_type(spec.core)) {
-            bad(fmt::format("chip {} has no core {} in {}", spec.chip, spec.core.str(),
-                            soc.source()));
-        }
-        if (not_modeled(spec.chip)) {
-            bad(fmt::format("chip {} is not modeled in this run (modeled: {})", spec.chip,
-                            fmt::join(modeled, ",")));
-        }
-        return;
-    }
-    const size_t eth_channels = soc.eth_channels();
-    if (spec.eth >= eth_channels) {
-        bad(fmt::format("chip {} has no eth channel {} (channels 0..{})", spec.chip, spec.eth,
-                        eth_channels - 1));
-    }
-    const std::optional<EthPortRef> peer = cluster.peer({spec.chip, spec.eth});
-    if (!peer) {
-        bad(fmt::format("chip {} eth {} has no link in {}", spec.chip, spec.eth, cluster.source()));
-    }
     if (not_modeled(spec.chip)) {
         bad(fmt::format("chip {} is not modeled in this run (modeled: {})", spec.chip,
                         fmt::join(modeled, ",")));
     }
     // A link whose other end is left out of the model is down from the start: nothing to break.
-    if (spec.kind != FaultKind::RouterStall && not_modeled(peer->chip)) {
+    if (on_link && spec.kind != FaultKind::RouterStall && not_modeled(peer_chip)) {
         bad(
             fmt::format("chip {} eth {} leads to chip {}, which is not modeled in this run "
                         "(modeled: {})",
-                        spec.chip, spec.eth, peer->chip, fmt::join(modeled, ",")));
+                        spec.chip, spec.eth, peer_chip, fmt::join(modeled, ",")));
     }
 }
 
