@@ -47,15 +47,6 @@ std::vector<T> parse_list(const std::string& option, const std::string& text, Pa
     return out;
 }
 
-std::optional<fabric::FaultKind> parse_kind(const std::string& name) {
-    for (auto k : {fabric::FaultKind::LinkDown, fabric::FaultKind::LinkFlap,
-                   fabric::FaultKind::LinkDrop, fabric::FaultKind::LinkDelay,
-                   fabric::FaultKind::RouterStall, fabric::FaultKind::NocHold}) {
-        if (fabric::fault_kind_name(k) == name) return k;
-    }
-    return std::nullopt;
-}
-
 // One iteration's run and verdict.
 struct Outcome {
     fabric::Iteration iteration;
@@ -169,9 +160,8 @@ class FaultCampaign final : public CliCommand {
                 "n300-line, t3k-line, t3k-ring, t3k-mesh, spec-4mesh");
         }
         if (!kinds_.empty()) {
-            o.kinds = parse_list<fabric::FaultKind>(
-                "--faults", kinds_, parse_kind,
-                "link-down, link-flap, link-drop, link-delay, router-stall, noc-hold");
+            o.kinds = parse_list<fabric::FaultKind>("--faults", kinds_, fabric::fault_kind_of,
+                                                    fabric::fault_kind_names());
         }
         if (o.descriptor_dir.empty()) {
             o.descriptor_dir = std::filesystem::path(find_default_descriptor(hal::Arch::WormholeB0))

@@ -46,7 +46,7 @@ nlohmann::json applied_json(const fabric::AppliedFault& f) {
                      {"chip", f.chip},
                      {"device_cycle", f.device_cycle},
                      {"traffic_cycle", f.traffic_cycle}};
-    if (f.kind == fabric::FaultKind::NocHold) {
+    if (fabric::fault_on_core(f.kind)) {
         j["core"] = f.core.str();
     } else {
         j["eth"] = f.eth;

@@ -206,8 +206,7 @@ FaultSpec draw_fault(const std::vector<FaultKind>& kinds, const std::vector<Camp
     uint64_t amount = draw_amount(kind, d);
     if (kind == FaultKind::LinkDown && link_returns) amount = d.between(5'000, 60'000);
     // noc-hold: the router core's NOC ejection (workers' pushes and other routers' forwards).
-    const std::string place =
-        kind == FaultKind::NocHold ? port.core.str() : std::to_string(port.eth);
+    const std::string place = fault_on_core(kind) ? port.core.str() : std::to_string(port.eth);
     std::string text = fmt::format("{}:{}:{}@{}", fault_kind_name(kind), port.chip, place, at);
     if (amount != 0 || kind != FaultKind::LinkDown) text += fmt::format("/{}", amount);
     return parse_fault(text);

@@ -66,7 +66,7 @@ class SpecParser {
         const size_t slash = rest.find('/');
         const std::string_view cycle = rest.substr(0, slash);
         f.chip = static_cast<ChipId>(number("CHIP", chip, std::numeric_limits<uint32_t>::max()));
-        if (k.kind == FaultKind::NocHold) {
+        if (fault_on_core(k.kind)) {
             f.core = core(place);
         } else {
             f.eth =
@@ -98,12 +98,9 @@ class SpecParser {
     }
 
     const KindSyntax& kind(std::string_view name) const {
-        for (const KindSyntax& k : kKinds) {
-            if (k.name == name) return k;
-        }
-        std::vector<std::string_view> names;
-        for (const KindSyntax& k : kKinds) names.push_back(k.name);
-        bad("unknown fault kind '{}' ({})", name, fmt::join(names, ", "));
+        const std::optional<FaultKind> k = fault_kind_of(name);
+        if (!k) bad("unknown fault kind '{}' ({})", name, fault_kind_names());
+        return syntax_of(*k);
     }
 
     // The text before `sep` (removed from `rest` with it). Without `sep`, the field is missing
@@ -153,6 +150,19 @@ std::string_view fault_kind_name(FaultKind kind) {
     return syntax_of(kind).name;
 }
 
+std::optional<FaultKind> fault_kind_of(std::string_view name) {
+    for (const KindSyntax& k : kKinds) {
+        if (k.name == name) return k.kind;
+    }
+    return std::nullopt;
+}
+
+std::string fault_kind_names() {
+    std::vector<std::string_view> names;
+    for (const KindSyntax& k : kKinds) names.push_back(k.name);
+    return fmt::format("{}", fmt::join(names, ", "));
+}
+
 FaultSpec parse_fault(std::string_view text) {
     return SpecParser(text).parse();
 }
@@ -186,7 +196,7 @@ void check_fault(const FaultSpec& spec, const ClusterDescriptor& cluster, const 
         bad(fmt::format("chip {} does not exist (chips 0..{} in {})", spec.chip,
                         cluster.chip_count() - 1, cluster.source()));
     }
-    const bool on_link = spec.kind != FaultKind::NocHold;
+    const bool on_link = !fault_on_core(spec.kind);
     if (!on_link && !soc.core_type(spec.core)) {
         bad(fmt::format("chip {} has no core {} in {}", spec.chip, spec.core.str(), soc.source()));
     }
@@ -208,8 +218,8 @@ void check_fault(const FaultSpec& spec, const ClusterDescriptor& cluster, const 
 }
 
 std::string AppliedFault::describe() const {
-    const std::string where = kind == FaultKind::NocHold ? fmt::format("core {}", core.str())
-                                                         : fmt::format("eth {}", eth);
+    const std::string where =
+        fault_on_core(kind) ? fmt::format("core {}", core.str()) : fmt::format("eth {}", eth);
     return fmt::format("{} chip {} {}{}{} at traffic cycle {} (device cycle {})",
                        fault_kind_name(kind), chip, where, change.empty() ? "" : " ", change,
                        traffic_cycle, device_cycle);

@@ -46,6 +46,14 @@ enum class FaultKind : uint8_t { LinkDown, LinkFlap, LinkDrop, LinkDelay, Router
 
 // "link-down", "link-flap", "link-drop", "link-delay", "router-stall", "noc-hold"
 std::string_view fault_kind_name(FaultKind kind);
+// The kind of that name; nullopt for any other.
+std::optional<FaultKind> fault_kind_of(std::string_view name);
+// Every kind's name, comma-separated, in the order above (for messages).
+std::string fault_kind_names();
+// The fault names a core (X-Y, FaultSpec::core), not an eth channel.
+constexpr bool fault_on_core(FaultKind kind) {
+    return kind == FaultKind::NocHold;
+}
 
 // The largest CYCLE, PERIOD or stall CYCLES a spec may give (2^48 cycles, over three days of
 // device time at 1 GHz): far beyond any run, and start + CYCLE + PERIOD never overflows.
@@ -69,8 +77,8 @@ struct FaultSpec {
 FaultSpec parse_fault(std::string_view text);
 
 // Error(BadInput) "fault 'TEXT': ..." if the spec's chip is not in `cluster`, the chip has no eth
-// channel ETH (`eth_channels` per chip), the port has no link in the cluster, the chip is not
-// among `modeled` (the chips the model holds), or a noc-hold's core is not in `soc`.
+// channel ETH (among `soc`'s), the port has no link in the cluster, the chip is not among
+// `modeled` (the chips the model holds), or a noc-hold's core is not in `soc`.
 void check_fault(const FaultSpec& spec, const ClusterDescriptor& cluster, const SocDescriptor& soc,
                  std::span<const ChipId> modeled);
 
