@@ -94,10 +94,14 @@ constexpr bool kSmallImage = true;  // also leaves out optional refinements (com
 constexpr bool kSmallImage = false;
 #endif
 // The out-of-line steps that run at most at the polls (a neighbour's set-up, link health, stall
-// timeouts, control, reroute) are [[gnu::cold]]: compiled for size, which the Wormhole 2D image
+// timeouts, control, reroute) are ROUTER_COLD: compiled for size, which the Wormhole 2D image
 // needs to fit its window. Only functions already out of line: marking a start-up stage that is
 // inlined into main cold changes main's code and cost the data path 8 % and more
-// (docs/PERFORMANCE.md).
+// (docs/PERFORMANCE.md). The largest that run least (a neighbour's set-up, a reroute order) are
+// ROUTER_COLD_WINDOW: placed in the cold window (linker section .text_cold, hal ArchMap::
+// router_cold: 2 KiB above the slots on Wormhole).
+#define ROUTER_COLD [[gnu::noinline, gnu::cold]]
+#define ROUTER_COLD_WINDOW [[gnu::noinline, gnu::cold, gnu::section(".text_cold")]]
 // Control (pause, drain, resume: control_step, ~2 KiB) is in every image: the Blackhole routers
 // have a 48 KiB window of their own (hal ArchMap::router_fw).
 constexpr bool kControl = true;
@@ -705,7 +709,7 @@ int Router::wait_ready() {
 // Neighbour n (nb): our ports nb.port[i] are its channels nb.channel[i] (VC0, VC1), their slot
 // layouts read from its config (written by the host before any router started). DownstreamConfig
 // if its config does not fit ours. Out of line: its copy of the config stays out of main's frame.
-[[gnu::noinline, gnu::cold]] ConfigCheck Router::setup_neighbour(uint32_t n, const Neighbour& nb) {
+ROUTER_COLD_WINDOW ConfigCheck Router::setup_neighbour(uint32_t n, const Neighbour& nb) {
     const uint32_t x = nb.x(), y = nb.y();
     // Its config's payload_bytes, sender_slots and receiver_slots (48 B from +32) into our (now
     // idle) handshake_out.
@@ -1357,14 +1361,14 @@ Status Router::prepare_credit(uint32_t c, const fabric::NocWord& to) {
 }
 
 // A link health event: it names the peer's end of the link.
-[[gnu::noinline, gnu::cold]] void Router::record_link(pf::RouterEventKind kind, uint32_t code) {
+ROUTER_COLD void Router::record_link(pf::RouterEventKind kind, uint32_t code) {
     events_.record(kind, g_config.peer_eth_channel, code, g_config.peer_chip_id);
 }
 
 // Link health, at the main loop's polls (link_watch.h): what the peer sent since the last poll
 // (keep-alives, packets taken, completions) tells whether it is heard, the link status word
 // whether the link is up; a change is an event. Our own keep-alive when it is due.
-[[gnu::noinline, gnu::cold]] void Router::link_step(uint32_t now) {
+ROUTER_COLD void Router::link_step(uint32_t now) {
     const uint32_t alive = Streams::read(kPeerAlive);
     if (alive != 0) stream_add(kPeerAlive, -static_cast<int32_t>(alive));
     // What the peer sent us (packets we took, completions) and what we sent it (packets,
@@ -1424,7 +1428,7 @@ void Router::keep_alive_if_due(uint32_t now) {
 // waits for a full port, with nothing of the channel taken, for stall_timeout_us is stalled:
 // reported once (event Stalled); with StallAction::Drop that packet is dropped (bad_packet
 // timeout) and so is every later one for that port until it has room again.
-[[gnu::noinline, gnu::cold]] void Router::stall_step(uint32_t now) {
+ROUTER_COLD void Router::stall_step(uint32_t now) {
     if (stall_cycles_ == 0) return;
     for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
         Receiver& rx = rx_[r];
@@ -1478,7 +1482,7 @@ void Router::keep_alive_if_due(uint32_t now) {
 //          it, the MeshRouterConfig is read again (the host may have changed the tables).
 //   Drain  stalls drop (set_stall); a dead link is cut (cut_step from then on, whatever the word
 //          says); reached at once, or on a cut link once everything is reported.
-[[gnu::noinline, gnu::cold]] uint32_t Router::control_step() {
+ROUTER_COLD uint32_t Router::control_step() {
     constexpr uint32_t kPause = static_cast<uint32_t>(pf::RouterControl::Pause);
     constexpr uint32_t kDrain = static_cast<uint32_t>(pf::RouterControl::Drain);
     constexpr uint32_t kReroute = static_cast<uint32_t>(pf::RouterControl::Reroute);
@@ -1530,7 +1534,7 @@ void Router::keep_alive_if_due(uint32_t now) {
 }
 
 // The state of control word `ctl` is reached: counters published, then the state reported.
-[[gnu::noinline, gnu::cold]] void Router::reached(uint32_t ctl) {
+ROUTER_COLD void Router::reached(uint32_t ctl) {
     ctl_.get().reached = true;
     publish();
     report_store(offsetof(pf::RouterControlReport, state), ctl);
@@ -1578,7 +1582,7 @@ void Router::cut_step() {
 // What landed here from the peer and was not taken is dropped: the peer sends it again the same
 // way. Refused (RerouteState::Refused, nothing changed) without a fallback port or with a count
 // outside a channel's unacked packets.
-[[gnu::noinline, gnu::cold]] void Router::apply_order() {
+ROUTER_COLD_WINDOW void Router::apply_order() {
     const uint32_t order = pf::router_reroute_order(g_layout);
     if (ld(order + offsetof(pf::RerouteOrder, magic)) != pf::kRerouteOrderMagic) return;
     Control& k = ctl_.get();
@@ -1622,7 +1626,7 @@ void Router::cut_step() {
 // Rerouted: the forwards into the fallback have all landed (their transaction ID is flushed:
 // nothing else of ours uses it on a cut link), and their slots are completed; false while some
 // are on their way.
-[[gnu::noinline, gnu::cold]] bool Router::forwards_landed() {
+ROUTER_COLD bool Router::forwards_landed() {
     if (!noc_.trid_flushed(kPushedTrid)) return false;
     for (uint32_t c = 0; c < kSenders; ++c) {
         if (tx_[c].sent == tx_[c].completed) continue;
@@ -1633,7 +1637,7 @@ void Router::cut_step() {
     return true;
 }
 
-[[gnu::noinline, gnu::cold]] void Router::reroute_step() {
+ROUTER_COLD void Router::reroute_step() {
     if constexpr (!Topology::kReroutes) return;  // (never rerouted: apply_order refuses)
     const uint32_t fb = topology_.fallback_port();
     (void)forwards_landed();
@@ -1661,7 +1665,7 @@ void Router::cut_step() {
 
 // A rerouted router: Rejoin takes the link back (rejoin_step); Run once that is done uncuts it;
 // otherwise its traffic goes on over the fallback.
-[[gnu::noinline, gnu::cold]] void Router::rerouted_step(uint32_t ctl) {
+ROUTER_COLD void Router::rerouted_step(uint32_t ctl) {
     if constexpr (!Topology::kReroutes) return;  // (never rerouted: apply_order refuses)
     if (ctl == static_cast<uint32_t>(pf::RouterControl::Rejoin)) return rejoin_step();
     if (ctl == static_cast<uint32_t>(pf::RouterControl::Run) && ctl_.get().rejoined) return uncut();

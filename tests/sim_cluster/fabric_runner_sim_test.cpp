@@ -136,6 +136,31 @@ void patch(fabric::FabricPlan& p, size_t i, const std::function<void(pf::RouterC
 
 }  // namespace
 
+TEST_CASE("router images: code in the router window and the cold window, nowhere else",
+          "[fabric_runner][sim]") {
+    // The Wormhole images put their .text_cold in hal ArchMap::router_cold (above the router's
+    // slots); Blackhole has no cold window and keeps it in its 48 KiB router window.
+    for (const hal::ArchMap* a : {&hal::kWormholeB0, &hal::kBlackhole}) {
+        for (const char* name : {"fabric_router", "fabric_router_2d"}) {
+            const std::string path = kFwDir + "/" + a->name + "/" + name + ".elf";
+            INFO(path);
+            REQUIRE(std::filesystem::exists(path));
+            const fabric::ElfImage image = fabric::ElfImage::load_file(path);
+            bool in_cold = false;
+            for (const fabric::ElfSegment& seg : image.segments()) {
+                INFO("segment " << seg.index << " at 0x" << std::hex << seg.address);
+                const bool in_window =
+                    seg.address >= a->router_fw.base && seg.end() <= a->router_fw.end();
+                const bool cold = a->router_cold.size != 0 && seg.address >= a->router_cold.base &&
+                                  seg.end() <= a->router_cold.end();
+                CHECK((in_window || cold));
+                in_cold = in_cold || cold;
+            }
+            CHECK(in_cold == (a->router_cold.size != 0));
+        }
+    }
+}
+
 TEST_CASE("fabric runner (sim): line and ring come up, learn their peers, terminate",
           "[fabric_runner][sim]") {
     REQUIRE_ROUTER(router);

@@ -511,7 +511,8 @@ TEST_CASE("fabric protocol: the router block sits above the router image window"
     // Wormhole: above the routing firmware's 28 KiB at ROUTING_FW_RESERVED_BASE 0x11000, which
     // carries the host's remote-chip accesses.
     CHECK(pf::router_l1_base(hal::kWormholeB0) == 0x18000);
-    CHECK(pf::router_l1_top(hal::kWormholeB0) == 0x3FBE0);
+    // ... and below the router images' 2 KiB cold window, under the test mailbox at 0x3FBE0.
+    CHECK(pf::router_l1_top(hal::kWormholeB0) == 0x3FBE0 - 0x800);
     // Blackhole: the first 4 KiB boundary above the 48 KiB router window [0x15740, 0x21740).
     CHECK(pf::router_l1_base(hal::kBlackhole) == 0x22000);
     CHECK(pf::router_l1_top(hal::kBlackhole) == 0x6FC00);

@@ -14,7 +14,9 @@
 #include "fabric/mesh_plan.h"
 #include "fabric/routing_tables.h"
 #include "fabric/soc_descriptor.h"
+#include "hal/arch_map.h"
 #include "protocol/fabric.h"
+#include "protocol/test_mailbox.h"
 
 using Catch::Matchers::Contains;
 using fabric::ClusterDescriptor;
@@ -244,6 +246,28 @@ TEST_CASE("mesh plan: t3k 2x4 mesh, every router exact", "[mesh][plan]") {
     CHECK(plan.node_of(6) == MeshNode{0, 6});
     CHECK_THAT(expect_error(ErrorCategory::BadInput, [&] { (void)plan.node_of(8); }),
                Contains("mesh plan: chip 8 plays no device of"));
+}
+
+TEST_CASE("mesh plan: the Wormhole cold window leaves the default slots of the t3k and 4x4 mesh",
+          "[mesh][plan]") {
+    // hal ArchMap::router_cold takes the top 2 KiB of the router block: what the default slot
+    // counts left free there. The most slots a router has, and where its block ends.
+    const auto most = [](const MeshPlan& p) {
+        const RouterPlacement* big = &p.fabric.routers.front();
+        for (const RouterPlacement& r : p.fabric.routers)
+            if (r.layout.end > big->layout.end) big = &r;
+        return big;
+    };
+    const RouterPlacement* t3k = most(t3k_plan());
+    CHECK(t3k->config.sender_slots[0] == 7);
+    CHECK(t3k->config.receiver_slots[0] == 14);
+    const RouterPlacement* mesh =
+        most(plan_mesh(graph("mesh_4x4_mesh_graph.yaml"), cluster("mesh_4x4_cluster.yaml"),
+                       wh_soc(), opts(pf::Topology::Mesh)));
+    CHECK(mesh->config.sender_slots[0] == 6);
+    CHECK(mesh->config.receiver_slots[0] == 12);
+    CHECK(mesh->layout.end <= hal::kWormholeB0.router_cold.base);
+    CHECK(hal::kWormholeB0.router_cold.end() == protocol::kTestMailboxWormholeB0);
 }
 
 TEST_CASE("mesh plan: slots are chosen for the largest router and checked when given",

@@ -81,6 +81,31 @@ TEST_CASE("arch map router windows: WH the application window, BH unreserved L1"
     CHECK(hal::router_window_ok(kBlackhole));
 }
 
+TEST_CASE("arch map cold windows: WH 2 KiB above the router block, BH none", "[arch_map]") {
+    using hal::kBlackhole;
+    using hal::kWormholeB0;
+    CHECK(kWormholeB0.router_cold.base == 0x3F3E0);
+    CHECK(kWormholeB0.router_cold.size == 0x800);
+    CHECK(kBlackhole.router_cold.base == 0);
+    CHECK(kBlackhole.router_cold.size == 0);
+    CHECK(hal::router_cold_window_ok(kWormholeB0));
+    CHECK(hal::router_cold_window_ok(kBlackhole));
+    auto with_cold = [](hal::L1Window w) {
+        hal::ArchMap a = hal::kWormholeB0;
+        a.router_cold = w;
+        return a;
+    };
+    // Over the router window, in the reserved low L1, into the syseng area, misaligned, an empty
+    // window that names an address: refused.
+    CHECK_FALSE(hal::router_cold_window_ok(with_cold({.base = 0x10000, .size = 0x800})));
+    CHECK_FALSE(hal::router_cold_window_ok(with_cold({.base = 0x12000, .size = 0x800})));
+    CHECK_FALSE(hal::router_cold_window_ok(with_cold({.base = 0x3FC00, .size = 0x800})));
+    CHECK_FALSE(hal::router_cold_window_ok(with_cold({.base = 0x3F3E8, .size = 0x800})));
+    CHECK_FALSE(hal::router_cold_window_ok(with_cold({.base = 0x3F3E0, .size = 0})));
+    CHECK_FALSE(hal::router_window_ok(with_cold({.base = 0x3F3E0, .size = 0x808})));
+    CHECK(hal::router_cold_window_ok(with_cold({.base = 0x20000, .size = 0x1000})));
+}
+
 TEST_CASE("arch map router window check refuses misplaced windows", "[arch_map]") {
     auto with_window = [](hal::L1Window w) {
         hal::ArchMap a = hal::kBlackhole;

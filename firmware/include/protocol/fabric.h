@@ -748,21 +748,24 @@ constexpr uint32_t router_l1_base(const hal::ArchMap& a) {
         a.router_fw.end() > a.l1_unreserved_base ? a.router_fw.end() : a.l1_unreserved_base;
     return align_up(above, kRouterL1BlockAlign);
 }
-// First byte above it (the test mailbox sits there; routers keep clear of it).
+// First byte above it: the router images' cold window where they have one (hal ArchMap::
+// router_cold), else the test mailbox; routers keep clear of both.
 constexpr uint32_t router_l1_top(const hal::ArchMap& a) {
-    return a.arch == hal::Arch::Blackhole ? kTestMailboxBlackhole : kTestMailboxWormholeB0;
+    return a.router_cold.size != 0 ? a.router_cold.base : test_mailbox_addr(a.arch);
 }
 
-// The router block lies above every image window (application and router) and below the test
-// mailbox, the syseng area and the link status word when that sits up there.
+// The router block lies above every image window (application and router) and below the cold
+// window, the test mailbox, the syseng area and the link status word when that sits up there.
 constexpr bool router_block_placed(const hal::ArchMap& a) {
     const uint32_t base = router_l1_base(a);
     const uint32_t top = router_l1_top(a);
+    const uint32_t mailbox = test_mailbox_addr(a.arch);
     const bool above_images = base >= a.router_fw.end() && base >= a.app_fw_base + a.app_fw_size;
-    const bool below_syseng = top + sizeof(TestMailbox) <= a.eth_l1_usable_top;
+    const bool cold_below_mailbox = a.router_cold.size == 0 || a.router_cold.end() <= mailbox;
+    const bool below_syseng = mailbox + sizeof(TestMailbox) <= a.eth_l1_usable_top;
     const bool clear_of_link_status =
-        a.link_status.addr + 4 <= base || a.link_status.addr >= top + sizeof(TestMailbox);
-    return base < top && above_images && below_syseng && clear_of_link_status;
+        a.link_status.addr + 4 <= base || a.link_status.addr >= mailbox + sizeof(TestMailbox);
+    return base < top && above_images && cold_below_mailbox && below_syseng && clear_of_link_status;
 }
 static_assert(router_block_placed(hal::kWormholeB0));
 static_assert(router_block_placed(hal::kBlackhole));

@@ -26,11 +26,6 @@ namespace protocol {
 // ---- placement
 // ------------------------------------------------------------------------------------
 
-// The mailbox address of a core of arch `a`.
-constexpr uint32_t test_mailbox_addr(hal::Arch a) {
-    return a == hal::Arch::Blackhole ? kTestMailboxBlackhole : kTestMailboxWormholeB0;
-}
-
 // First L1 byte the test kernels use for buffers. Wormhole: ERISC_L1_UNRESERVED_BASE with the
 // routing firmware reserve kept free (0x11000 + 28 KiB, fabric-protocol §5.2); Blackhole: the
 // derived unreserved base 0x15740 rounded up to 4 KiB. Kernel buffers lie in

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hal/arch_map.h"
+
 namespace protocol {
 
 inline constexpr uint32_t kTestMailboxMagic = 0x7E57B0C5;
@@ -45,5 +47,10 @@ static_assert(sizeof(TestMailbox) % 16 == 0, "16-B aligned so it can be moved ov
 // exit/console mailbox (protocol/exit_mailbox.h) sits above it, right below that top.
 inline constexpr uint32_t kTestMailboxWormholeB0 = 0x3FFE0 - 0x400;
 inline constexpr uint32_t kTestMailboxBlackhole = 0x70000 - 0x400;
+
+// The mailbox address of a core of arch `a`.
+constexpr uint32_t test_mailbox_addr(hal::Arch a) {
+    return a == hal::Arch::Blackhole ? kTestMailboxBlackhole : kTestMailboxWormholeB0;
+}
 
 }  // namespace protocol

@@ -384,6 +384,10 @@ struct ArchMap {
     // is large enough, else a window of its own at l1_unreserved_base. The router's L1 block
     // (protocol/fabric.h router_l1_base) starts above it.
     L1Window router_fw;
+    // Where the router images' start-up code goes when router_fw has no room for it (linker
+    // section .text_cold): a window at the top of the router's L1 block, which the block then ends
+    // below (protocol/fabric.h router_l1_top). Size 0: in router_fw with the rest of the image.
+    L1Window router_cold;
     uint32_t noc_cmd_buf_stride;  // NOC command-buffer spacing
     uint32_t noc_word_bytes;      // NOC flit width (bytes per cycle per link)
     uint32_t noc_max_burst_bytes;
@@ -410,6 +414,11 @@ inline constexpr ArchMap kWormholeB0{
     // firmware carries the host's accesses to remote chips there (protocol/erisc_remote_access.h)
     .l1_unreserved_base = 0x18000,
     .router_fw = {.base = 0x9040, .size = 0x11000 - 0x9040},  // the application window
+    // 2 KiB right below the test mailbox (0x3FBE0, protocol/test_mailbox.h), for code the 2D
+    // router's 32 KiB window has no room for. Taken from the router's slots, where this much was
+    // still free with the default slot counts on the t3k and the 4x4 mesh (7/14 and 6/12 at
+    // 4352 B); 6 KiB cost the 4x4 a slot per channel and 14 % of its all-to-all rate.
+    .router_cold = {.base = 0x3FBE0 - 0x800, .size = 0x800},
     .noc_cmd_buf_stride = 0x400,
     .noc_word_bytes = 32,
     .noc_max_burst_bytes = 8192,
@@ -470,6 +479,7 @@ inline constexpr ArchMap kBlackhole{
     // 48 KiB is half as much again as Wormhole's 32 KiB window, which bounds the router's common
     // source anyway; every KiB more would come out of the router's slots above it.
     .router_fw = {.base = 0x15740, .size = 48 * 1024},
+    .router_cold = {.base = 0, .size = 0},  // the 48 KiB window has room for all of it
     .noc_cmd_buf_stride = 0x800,
     .noc_word_bytes = 64,
     .noc_max_burst_bytes = 16384,
@@ -519,6 +529,19 @@ static_assert(kWormholeB0.app_fw_base + kWormholeB0.app_fw_size <= kWormholeB0.e
 static_assert(kBlackhole.app_fw_base + kBlackhole.app_fw_size <= kBlackhole.eth_l1_usable_top);
 static_assert(simctrl::kBase + simctrl::kSize <= common::kLocalDataRamBase);
 
+// The router's cold window, when it has one: above every image window and the reserved low L1,
+// below the syseng area, clear of the link status word, 16-B aligned.
+constexpr bool router_cold_window_ok(const ArchMap& a) {
+    const L1Window& c = a.router_cold;
+    if (c.size == 0) return c.base == 0;
+    const bool above_images = c.base >= a.router_fw.end() &&
+                              c.base >= a.app_fw_base + a.app_fw_size &&
+                              c.base >= a.l1_unreserved_base;
+    return above_images && c.end() <= a.eth_l1_usable_top &&
+           !c.overlaps(a.link_status.addr, a.link_status.addr + 4) &&
+           c.base % noc::kL1Alignment == 0 && c.size % noc::kL1Alignment == 0;
+}
+
 // The router window: the application window itself, or a window of its own clear of it and of
 // every firmware slot below l1_unreserved_base; either way below the syseng area (and so clear
 // of the link status word when that lies there), 16-B aligned like every L1 transfer.
@@ -534,7 +557,7 @@ constexpr bool router_window_ok(const ArchMap& a) {
         !a.router_fw.overlaps(a.launch_app_flag, a.launch_app_flag + 4);
     return (is_app_window || own_window) && below_syseng && clear_of_link_status &&
            clear_of_launch_flag && a.router_fw.base % noc::kL1Alignment == 0 &&
-           a.router_fw.size > 0;
+           a.router_fw.size > 0 && router_cold_window_ok(a);
 }
 
 // Consistency of the per-arch layouts with the common blocks they sit in.
