@@ -455,6 +455,55 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "fabricctl mesh run --fault: a wrap link down for good on the 6U Galaxy cabled as a torus is "
+    "drained (no fallback on tori yet), every packet accounted for",
+    "[cli][faults][reroute][sim]") {
+    if (!have_fabric_firmware()) return;
+    // Our 6U torus fixture (four links per neighbour pair, chip ids in PCI bus order): plane 1's
+    // row wrap between chips 0 and 8 dies at traffic cycle 5,000, one fused write with an atomic
+    // increment per flow. The torus plan gives its routers no fallback: both ends drain, each
+    // packet that needed the link is dropped there and named, the rest arrive once.
+    const auto r = fabricctl({"mesh",         "run",
+                              "--cluster",    kSoc + "/clusters/galaxy_6u_torus_cluster.yaml",
+                              "--mesh-graph", kSoc + "/galaxy_8x4_torus_xy_mesh_graph.yaml",
+                              "--topology",   "torus",
+                              "--planes",     "0,1",
+                              "--packets",    "1",
+                              "--bytes",      "2048",
+                              "--send-type",  "fused-write-atomic-inc",
+                              "--fault",      "link-down:0:1@5000",
+                              "--json",       "-q"});
+    INFO("stderr: " << r.err);
+    CHECK(r.code == 108);
+    const auto j = nlohmann::json::parse(r.out);
+    const auto& a = j["account"];
+    CHECK(a["sent"] == 1984);
+    CHECK(a["delivered"] == 1952);
+    CHECK(a["dropped"] == 32);
+    CHECK(a["lost"] == 0);
+    CHECK(a["duplicated"] == 0);
+    uint32_t dropped_flows = 0;
+    for (const auto& f : a["flows"]) {
+        if (f["dropped"] == 0) continue;
+        ++dropped_flows;
+        CHECK_THAT(f["flow"].get<std::string>(), Contains("plane 1"));
+        for (const auto& d : f["drops"]) {
+            CHECK(d["reason"] == "drained");
+            CHECK(d["eth"] == 1);
+            CHECK((d["chip"] == 0 || d["chip"] == 8));
+        }
+    }
+    CHECK(dropped_flows == 32);
+    CHECK(j["links"] ==
+          nlohmann::json::array({"link chip 0 chan 1 <-> chip 8 chan 1 failed: rerouted over chip "
+                                 "0 chan 0 <-> chip 8 chan 0 (plane 0's routers): not the routers "
+                                 "this link's were configured to fall back on (not built): drained "
+                                 "instead"}));
+    CHECK_THAT(j["verdict"].get<std::string>(),
+               Contains("32 packets dropped by routers in 32 flows (all accounted for)"));
+}
+
+TEST_CASE(
     "fabricctl mesh run --reliability: the fallback link dies too, relaxed drains its ends, strict "
     "stops the fabric, every packet accounted for",
     "[cli][faults][reroute][sim]") {
