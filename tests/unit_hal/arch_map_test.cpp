@@ -81,6 +81,14 @@ TEST_CASE("arch map router windows: WH the application window, BH unreserved L1"
     CHECK(hal::router_window_ok(kBlackhole));
 }
 
+namespace {
+// `a` with one of its L1 windows replaced.
+hal::ArchMap with(hal::ArchMap a, hal::L1Window hal::ArchMap::*window, hal::L1Window w) {
+    a.*window = w;
+    return a;
+}
+}  // namespace
+
 TEST_CASE("arch map cold windows: WH 2 KiB above the router block, BH none", "[arch_map]") {
     using hal::kBlackhole;
     using hal::kWormholeB0;
@@ -91,9 +99,7 @@ TEST_CASE("arch map cold windows: WH 2 KiB above the router block, BH none", "[a
     CHECK(hal::router_cold_window_ok(kWormholeB0));
     CHECK(hal::router_cold_window_ok(kBlackhole));
     auto with_cold = [](hal::L1Window w) {
-        hal::ArchMap a = hal::kWormholeB0;
-        a.router_cold = w;
-        return a;
+        return with(hal::kWormholeB0, &hal::ArchMap::router_cold, w);
     };
     // Over the router window, in the reserved low L1, into the syseng area, misaligned, an empty
     // window that names an address: refused.
@@ -108,9 +114,7 @@ TEST_CASE("arch map cold windows: WH 2 KiB above the router block, BH none", "[a
 
 TEST_CASE("arch map router window check refuses misplaced windows", "[arch_map]") {
     auto with_window = [](hal::L1Window w) {
-        hal::ArchMap a = hal::kBlackhole;
-        a.router_fw = w;
-        return a;
+        return with(hal::kBlackhole, &hal::ArchMap::router_fw, w);
     };
     // Over the subordinate ERISC's firmware (below the unreserved base), over the application
     // window, into the syseng area, misaligned, empty.
