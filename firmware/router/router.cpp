@@ -1580,22 +1580,21 @@ void Router::cut_step() {
 // The host's RerouteOrder, once written: each sender channel's unacked packets the peer took
 // complete, the rest are sent again over the fallback, in order, with everything after them.
 // What landed here from the peer and was not taken is dropped: the peer sends it again the same
-// way. Refused (RerouteState::Refused, nothing changed) without a fallback port or with a count
-// outside a channel's unacked packets.
+// way. Refused (RerouteState::Refused, nothing changed) without a fallback port for some channel
+// or with a count outside a channel's unacked packets.
 ROUTER_COLD_WINDOW void Router::apply_order() {
     const uint32_t order = pf::router_reroute_order(g_layout);
     if (ld(order + offsetof(pf::RerouteOrder, magic)) != pf::kRerouteOrderMagic) return;
     Control& k = ctl_.get();
     k.answered = true;
-    const uint32_t fb = topology_.fallback_port();
-    bool ok = Topology::kReroutes && port(fb).slots != 0;
+    bool ok = Topology::kReroutes;
     // Checked for every channel first, then applied: a refused order changes nothing.
     for (uint32_t pass = 0; pass < 2; ++pass) {
         for (uint32_t c = 0; c < kSenders && ok; ++c) {
             Sender& s = tx_[c];
             if (s.slots == 0) continue;
             const Resume r = resume_channel(s.completed, s.sent, ld(order + 4 * c));
-            ok = r.ok;
+            ok = r.ok && port(topology_.fallback_port(c)).slots != 0;
             if (pass == 0 || !ok) continue;
             s.next.addr = slot_before(s.base, s.end, s.next.addr, r.resend, slot_bytes_);
             s.completed += r.complete;
@@ -1639,11 +1638,11 @@ ROUTER_COLD bool Router::forwards_landed() {
 
 ROUTER_COLD void Router::reroute_step() {
     if constexpr (!Topology::kReroutes) return;  // (never rerouted: apply_order refuses)
-    const uint32_t fb = topology_.fallback_port();
     (void)forwards_landed();
     for (uint32_t c = 0; c < kSenders; ++c) {
         Sender& s = tx_[c];
         if (s.slots == 0) continue;
+        const uint32_t fb = topology_.fallback_port(c);
         const uint32_t pushed = Streams::read(pushed_id(c));
         uint32_t n = 0;
         Noc::Batch batch(noc_);

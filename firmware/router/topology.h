@@ -177,7 +177,7 @@ struct LineRing {
     static void before_send(uint32_t, uint32_t) {}
     // No fallback router in a line or ring (RouterControl::Reroute is refused).
     static constexpr bool kReroutes = false;
-    static constexpr uint32_t fallback_port() { return 1; }  // (any port: never used)
+    static constexpr uint32_t fallback_port(uint32_t) { return 1; }  // (any port: never used)
 };
 
 // ---- meshes and tori ---------------------------------------------------------------------------
@@ -275,10 +275,13 @@ struct Mesh {
     }
 
     // The port into the fallback (MeshRouterConfig::neighbor[dir]: another plane's router whose
-    // link joins the same two chips): its ch(1 + dir), which nothing else feeds. A rerouted
+    // link joins the same two chips) for our channel c: its ch(1 + dir), or for a VC1 channel
+    // (a torus's packets past the dateline) its ch(5 + dir); nothing else feeds them. A rerouted
     // router's packets go there, ready to send: the fallback sends them on as its own.
     static constexpr bool kReroutes = true;
-    uint32_t fallback_port() const { return pf::kMeshVc0Channel0 + dir; }
+    uint32_t fallback_port(uint32_t c) const {
+        return (is_vc1(c) ? pf::kMeshVc1Channel0 : pf::kMeshVc0Channel0) + dir;
+    }
     // A plain forward is one whose route goes on in `route` (the fast path shifts it).
     [[gnu::always_inline]] PlainHop plain(const HeaderHead& h, uint32_t r) const {
         const uint32_t cmd = h.route & 15;
@@ -392,13 +395,15 @@ inline pf::ConfigCheck Mesh::check_config(const pf::RouterConfig& c,
         m.inter_mesh > 1 || m.exit_dirs > 15) {
         return kBad;
     }
-    // No VC1 channel from our own direction (a packet never comes back); its VC0 channel only
-    // with a fallback (neighbor[dir]), whose packets it takes while that one is rerouted.
-    // Datelines only on a torus, and a torus has no other meshes (its VC1 is the dateline's).
-    if ((c.sender_slots[pf::kMeshVc0Channel0 + m.dir] != 0 && m.neighbor[m.dir] == 0) ||
-        c.sender_slots[pf::kMeshVc1Channel0 + m.dir] != 0) {
+    // The channels of our own direction only with a fallback (neighbor[dir]), whose packets they
+    // take while that one is rerouted (a packet never comes back): VC0, and VC1 (a torus's
+    // packets past the dateline).
+    if ((c.sender_slots[pf::kMeshVc0Channel0 + m.dir] != 0 ||
+         c.sender_slots[pf::kMeshVc1Channel0 + m.dir] != 0) &&
+        m.neighbor[m.dir] == 0) {
         return kBad;
     }
+    // Datelines only on a torus, and a torus has no other meshes (its VC1 is the dateline's).
     const bool torus = c.topology == static_cast<uint32_t>(pf::Topology::Torus);
     if (torus ? (m.inter_mesh != 0 || m.exit_dirs != 0) : c.dateline != 0) return kBad;
     for (uint32_t d = 0; d < pf::kMeshDirections; ++d) {

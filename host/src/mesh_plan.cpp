@@ -158,8 +158,12 @@ pf::RouterConfig used_channels(const MeshFabricOptions& o, const MeshGraph& grap
         if (multi_mesh || (torus && f == opposite(self.dir)))
             c.sender_slots[pf::kMeshVc1Channel0 + dir_index(f)] = 1;
     }
-    // The fallback's packets, while it is rerouted over this router's link.
-    if (has_fallback) c.sender_slots[pf::kMeshVc0Channel0 + dir_index(self.dir)] = kFallbackChannel;
+    // The fallback's packets, while it is rerouted over this router's link (on a torus also those
+    // it carries on VC1, past the dateline, which must stay on VC1).
+    if (has_fallback) {
+        c.sender_slots[pf::kMeshVc0Channel0 + dir_index(self.dir)] = kFallbackChannel;
+        if (torus) c.sender_slots[pf::kMeshVc1Channel0 + dir_index(self.dir)] = kFallbackChannel;
+    }
     c.receiver_slots[0] = 1;
     c.receiver_slots[1] = torus || multi_mesh ? 1 : 0;
     if (torus) {
@@ -217,13 +221,12 @@ MeshRouterPlacement mesh_side(const MeshGraph& graph, const RoutingTables& table
 
 // Each router's fallback (MeshRouterConfig::neighbor[dir], RouterControl::Reroute): the router
 // of the paired plane (the planes as listed, in pairs: first and second, third and fourth, ...) on
-// the same node and direction, whose link joins the same two chips. None on a torus (its VC1
-// dateline channels could not share the fallback's VC0 channel) nor between meshes.
-std::vector<std::optional<size_t>> fallbacks(const MeshFabricOptions& o, const MeshGraph& graph,
+// the same node and direction, whose link joins the same two chips (on a torus its VC1 channel
+// of that direction takes the VC1 packets). None between meshes.
+std::vector<std::optional<size_t>> fallbacks(const MeshFabricOptions& o,
                                              const std::vector<const PortLink*>& order,
                                              const std::map<MeshPort, size_t>& router_at) {
     std::vector<std::optional<size_t>> out(order.size());
-    if (topology_of(graph) == pf::Topology::Torus) return out;
     for (size_t i = 0; i < order.size(); ++i) {
         const PortLink& l = *order[i];
         const size_t rank =
@@ -258,7 +261,7 @@ MeshPlan plan_mesh(const TopologyMap& map, const SocDescriptor& soc, const MeshF
     });
     std::map<MeshPort, size_t> router_at;
     for (size_t i = 0; i < order.size(); ++i) router_at[order[i]->self] = i;
-    const std::vector<std::optional<size_t>> fallback = fallbacks(o, graph, order, router_at);
+    const std::vector<std::optional<size_t>> fallback = fallbacks(o, order, router_at);
 
     FabricPlan& fp = plan.fabric;
     fp.arch = soc.arch();

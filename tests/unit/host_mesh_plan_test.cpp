@@ -378,6 +378,32 @@ TEST_CASE("mesh plan: 4x4 torus datelines, ring sizes and VC1", "[mesh][plan]") 
     CHECK(t35.router({0, 14}, MeshDir::N, 0).config.dateline == 0);
 }
 
+TEST_CASE("mesh plan: a torus with two planes pairs its routers as fallbacks, VC1 included",
+          "[mesh][plan]") {
+    // The 6U Galaxy cabled as a torus, four links per neighbour pair: planes 0 and 1 pair up.
+    const MeshPlan plan = plan_mesh(graph("galaxy_8x4_torus_xy_mesh_graph.yaml"),
+                                    cluster("clusters/galaxy_6u_torus_cluster.yaml"), wh_soc(),
+                                    opts(pf::Topology::Torus, {0, 1}));
+    REQUIRE(plan.fabric.routers.size() == 32 * 4 * 2);
+    for (const RouterPlacement& r : plan.fabric.routers) {
+        const auto& m = *r.mesh;
+        INFO(m.port().str());
+        const uint32_t own = static_cast<uint32_t>(m.dir);
+        const RouterPlacement& twin = plan.router(m.node, m.dir, 1 - m.plane);
+        CHECK(twin.config.peer_chip_id == r.config.peer_chip_id);
+        CHECK(m.config.neighbor[own] ==
+              (pf::kMeshNeighborPresent | twin.core.core.y << 8 | twin.core.core.x));
+        // ch0, the three others on VC0, the opposite one on VC1, and the twin's VC0 and VC1
+        // (its packets past the dateline stay on VC1) from our own side, one slot each.
+        std::vector<uint32_t> use{1, 1, 1, 1, 1, 0, 0, 0, 0};
+        use[pf::kMeshVc1Channel0 + static_cast<uint32_t>(fabric::opposite(m.dir))] = 1;
+        use[pf::kMeshVc1Channel0 + own] = 1;
+        CHECK(sender_use(r) == use);
+        CHECK(r.config.sender_slots[pf::kMeshVc0Channel0 + own] == 1);
+        CHECK(r.config.sender_slots[pf::kMeshVc1Channel0 + own] == 1);
+    }
+}
+
 TEST_CASE("mesh plan: the spec's 4 meshes, exit tables and inter-mesh routers", "[mesh][plan]") {
     const MeshPlan plan = spec_plan({0, 1});
     const auto& routers = plan.fabric.routers;

@@ -94,6 +94,13 @@ TEST_CASE("router config: a mesh router and its MeshRouterConfig", "[router][con
     fallback.mesh.neighbor[fallback.mesh.dir] = pf::kMeshNeighborPresent | 1 << 8 | 9;
     fallback.config.sender_slots[pf::kMeshVc0Channel0 + fallback.mesh.dir] = 4;
     CHECK(check<Mesh>(fallback.config, fallback.mesh) == C::None);
+    // On a torus also the VC1 channel it feeds (its packets past the dateline).
+    MeshRouter torus_fallback = fallback;
+    torus_fallback.config.topology = static_cast<uint32_t>(pf::Topology::Torus);
+    torus_fallback.config.receiver_slots[1] = 2;
+    torus_fallback.config.sender_slots[pf::kMeshVc0Channel0 + torus_fallback.mesh.dir] = 1;
+    torus_fallback.config.sender_slots[pf::kMeshVc1Channel0 + torus_fallback.mesh.dir] = 1;
+    CHECK(check<Mesh>(torus_fallback.config, torus_fallback.mesh) == C::None);
 
     struct MeshBad {
         std::string what;
@@ -110,9 +117,8 @@ TEST_CASE("router config: a mesh router and its MeshRouterConfig", "[router][con
         {"exit_dirs above 15", [](auto& r) { r.mesh.exit_dirs = 16; }},
         {"a VC0 channel from our own direction without a fallback",
          [](auto& r) { r.config.sender_slots[pf::kMeshVc0Channel0 + r.mesh.dir] = 1; }},
-        {"a VC1 channel from our own direction",
+        {"a VC1 channel from our own direction without a fallback",
          [](auto& r) {
-             r.mesh.neighbor[r.mesh.dir] = pf::kMeshNeighborPresent | 1 << 8 | 9;
              r.config.sender_slots[pf::kMeshVc1Channel0 + r.mesh.dir] = 1;
              r.config.receiver_slots[1] = 4;  // (VC1 goes into rx1)
          }},
