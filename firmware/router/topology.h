@@ -276,7 +276,8 @@ struct Mesh {
 
     // The port into the fallback (MeshRouterConfig::neighbor[dir]: another plane's router whose
     // link joins the same two chips) for our channel c: its ch(1 + dir), or for a VC1 channel
-    // (a torus's packets past the dateline) its ch(5 + dir); nothing else feeds them. A rerouted
+    // (a torus's packets past the dateline, a mesh's from other meshes) its ch(5 + dir); nothing
+    // else feeds them. A rerouted
     // router's packets go there, ready to send: the fallback sends them on as its own.
     static constexpr bool kReroutes = true;
     uint32_t fallback_port(uint32_t c) const {
@@ -396,8 +397,8 @@ inline pf::ConfigCheck Mesh::check_config(const pf::RouterConfig& c,
         return kBad;
     }
     // The channels of our own direction only with a fallback (neighbor[dir]), whose packets they
-    // take while that one is rerouted (a packet never comes back): VC0, and VC1 (a torus's
-    // packets past the dateline).
+    // take while that one is rerouted (a packet never comes back): VC0, and VC1 (where routers
+    // carry it: a torus past the dateline, a mesh of several from other meshes).
     if ((c.sender_slots[pf::kMeshVc0Channel0 + m.dir] != 0 ||
          c.sender_slots[pf::kMeshVc1Channel0 + m.dir] != 0) &&
         m.neighbor[m.dir] == 0) {

@@ -158,11 +158,13 @@ pf::RouterConfig used_channels(const MeshFabricOptions& o, const MeshGraph& grap
         if (multi_mesh || (torus && f == opposite(self.dir)))
             c.sender_slots[pf::kMeshVc1Channel0 + dir_index(f)] = 1;
     }
-    // The fallback's packets, while it is rerouted over this router's link (on a torus also those
-    // it carries on VC1, past the dateline, which must stay on VC1).
+    // The fallback's packets, while it is rerouted over this router's link; where routers carry
+    // VC1 (a torus past the dateline, a mesh of several from other meshes) also those, which
+    // must stay on VC1.
     if (has_fallback) {
         c.sender_slots[pf::kMeshVc0Channel0 + dir_index(self.dir)] = kFallbackChannel;
-        if (torus) c.sender_slots[pf::kMeshVc1Channel0 + dir_index(self.dir)] = kFallbackChannel;
+        if (torus || multi_mesh)
+            c.sender_slots[pf::kMeshVc1Channel0 + dir_index(self.dir)] = kFallbackChannel;
     }
     c.receiver_slots[0] = 1;
     c.receiver_slots[1] = torus || multi_mesh ? 1 : 0;
@@ -221,8 +223,8 @@ MeshRouterPlacement mesh_side(const MeshGraph& graph, const RoutingTables& table
 
 // Each router's fallback (MeshRouterConfig::neighbor[dir], RouterControl::Reroute): the router
 // of the paired plane (the planes as listed, in pairs: first and second, third and fourth, ...) on
-// the same node and direction, whose link joins the same two chips (on a torus its VC1 channel
-// of that direction takes the VC1 packets). None between meshes.
+// the same node and direction, whose link joins the same two chips (where routers carry VC1, its
+// VC1 channel of that direction takes the VC1 packets). None between meshes.
 std::vector<std::optional<size_t>> fallbacks(const MeshFabricOptions& o,
                                              const std::vector<const PortLink*>& order,
                                              const std::map<MeshPort, size_t>& router_at) {

@@ -378,6 +378,26 @@ TEST_CASE("mesh plan: 4x4 torus datelines, ring sizes and VC1", "[mesh][plan]") 
     CHECK(t35.router({0, 14}, MeshDir::N, 0).config.dateline == 0);
 }
 
+TEST_CASE("mesh plan: routers that carry VC1 get their fallback's VC1 channel too",
+          "[mesh][plan]") {
+    // The spec's four meshes, planes 0 and 1: VC1 carries traffic from other meshes. Routers
+    // inside a mesh fall back on their twin, VC0 and VC1; routers between meshes have none.
+    const MeshPlan plan = spec_plan({0, 1});
+    uint32_t with_fallback = 0;
+    for (const RouterPlacement& r : plan.fabric.routers) {
+        const auto& m = *r.mesh;
+        INFO(m.port().str());
+        const uint32_t own = static_cast<uint32_t>(m.dir);
+        const bool fallback = m.config.neighbor[own] != 0;
+        CHECK(fallback == (m.config.inter_mesh == 0));
+        const uint32_t slots = fallback ? 1 : 0;
+        CHECK(r.config.sender_slots[pf::kMeshVc0Channel0 + own] == slots);
+        CHECK(r.config.sender_slots[pf::kMeshVc1Channel0 + own] == slots);
+        with_fallback += fallback ? 1 : 0;
+    }
+    CHECK(with_fallback == 4 * 12 * 2 * 2);  // 12 links a mesh and plane, 2 ends, 2 planes
+}
+
 TEST_CASE("mesh plan: a torus with two planes pairs its routers as fallbacks, VC1 included",
           "[mesh][plan]") {
     // The 6U Galaxy cabled as a torus, four links per neighbour pair: planes 0 and 1 pair up.
