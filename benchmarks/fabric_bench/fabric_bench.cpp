@@ -3,6 +3,7 @@
 // fabric_traffic worker kernels sending through the worker adapter. Prints figures; not a test.
 //
 //   fabric_bench [bandwidth|latency|router|all] [--quick] [--firmware DIR] [--prefix P]
+//                [--phases K]
 //   fabric_bench profile|profile-bi16|profile-bi2k|profile-uni{16,2k,4k}|trace|stages{16,2k,4k}
 //                (development aids, below)
 //
@@ -46,6 +47,9 @@
 //              around them to P_stages_pc.txt (the trace format).
 //   FB_PAYLOAD, FB_SS, FB_RS  (environment) plan another slot payload / sender / receiver slot
 //              count than the automatic one, to see what slots are worth.
+//   --phases K   each bandwidth row as the mean of K start phases rather than 4 (the 16-B
+//                bidirectional row moves several percent with the phase alone: compare two
+//                firmwares with more)
 //   --firmware DIR  the ELFs of another build (DIR/wormhole_b0/*.elf), to compare two firmwares
 //   --prefix P   profile and trace files go to P_profile-<core>.txt / P_trace.txt instead of
 //                /tmp/fabric_... (several people profiling on one machine); `router --prefix P`
@@ -55,6 +59,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <set>
@@ -277,14 +282,14 @@ std::vector<uint32_t> send_cycles(Bench& b, bool bidir, uint32_t bytes, uint32_t
 // came up: where the two directions' routers meet in their loops at the start can settle the
 // rate a few percent apart (a bidirectional 2 KiB row moved 1-3 % with two instructions more
 // at start-up), so a row is the mean over the phases, with their range.
-constexpr uint32_t kBandwidthPhases = 4;
+uint32_t g_bandwidth_phases = 4;
 constexpr uint32_t kBandwidthPhaseStep = 29;
 
 void bandwidth(Bench& b, bool quick) {
     std::printf(
         "\n== bandwidth: one hop (chip 0 <-> chip 1), UnicastWrite, per direction, mean "
         "of %u start phases\n",
-        kBandwidthPhases);
+        g_bandwidth_phases);
     std::printf("%8s %6s %10s %10s %9s %12s %12s %16s\n", "payload", "dirs", "B/cycle", "capacity",
                 "of cap", "Mpackets/s", "packets", "B/cycle range");
     for (uint32_t bytes : {16u, 2048u, 4096u}) {
@@ -292,7 +297,7 @@ void bandwidth(Bench& b, bool quick) {
         const uint32_t n1 = n2 / 4;
         for (bool bidir : {false, true}) {
             double sum = 0, lo = 0, hi = 0;
-            for (uint32_t k = 0; k < kBandwidthPhases; ++k) {
+            for (uint32_t k = 0; k < g_bandwidth_phases; ++k) {
                 const uint32_t phase = k * kBandwidthPhaseStep;
                 const auto t1 = send_cycles(b, bidir, bytes, n1, phase);
                 const auto t2 = send_cycles(b, bidir, bytes, n2, phase);
@@ -305,7 +310,7 @@ void bandwidth(Bench& b, bool quick) {
                 lo = k == 0 ? rate : std::min(lo, rate);
                 hi = k == 0 ? rate : std::max(hi, rate);
             }
-            const double rate = sum / kBandwidthPhases;
+            const double rate = sum / g_bandwidth_phases;
             std::printf("%8u %6s %10.3f %10.3f %8.1f%% %12.3f %12u %7.3f..%-7.3f\n", bytes,
                         bidir ? "bi" : "uni", rate, capacity(bytes), 100 * rate / capacity(bytes),
                         rate / bytes * 1e3, n2, lo, hi);
@@ -737,6 +742,8 @@ int main(int argc, char** argv) {
             firmware_dir = argv[++i];
         else if (a == "--prefix" && i + 1 < argc)
             prefix = prefix_arg = argv[++i];
+        else if (a == "--phases" && i + 1 < argc)
+            g_bandwidth_phases = static_cast<uint32_t>(std::max(1, std::atoi(argv[++i])));
         else
             what = a;
     }

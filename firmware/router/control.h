@@ -37,8 +37,9 @@ constexpr StallRule stall_rule(const pf::RouterConfig& c, uint32_t ctl) {
     return s;
 }
 
-// A drain cuts a link that is down or whose peer is silent (link_watch.h), once; a reroute cuts
-// it whatever it looks like here (the host saw it fail at one end or the other).
+// A drain cuts a link that is dead (`link_dead`: down or its peer silent, link_watch.h; or its
+// packets pinned here by a destination that does not accept them), once; a reroute cuts it
+// whatever it looks like here (the host saw it fail at one end or the other).
 constexpr bool cuts_link(uint32_t ctl, bool cut, bool link_dead) {
     if (cut) return false;
     return ctl == static_cast<uint32_t>(pf::RouterControl::Reroute) ||

@@ -265,17 +265,27 @@ struct SlotBytes {
     }
 };
 
-// Receiver::blocked: the packet must be looked at again as a whole (it waits on several ports).
+// Receiver::blocked: the packet must be looked at again as a whole (it waits on several ports),
+// or it is to be delivered here and waits for the delivery buffer (looked at again once free).
 constexpr uint32_t kRetake = 0xFF;
-static_assert(kSenders < kRetake);
+constexpr uint32_t kWaitsNoc = 0xFE;
+static_assert(kSenders < kWaitsNoc);
 
-// NoC command buffers: ordinary requests (credits, atomics, the start-up read, the rare send
-// types) share buffer 0; the hot paths use prepared requests, each on a buffer of its own so their
-// constant registers stay programmed: 1 the forward data, 2 the forward's Pushed +1 (ch1 and ch2
-// alternate on a ring: reprogrammed then), 3 the delivery writes.
+// NoC command buffers: ordinary requests (credits, the start-up read, the rare send types) share
+// buffer 0; the hot paths use prepared requests, each on a buffer of its own so their constant
+// registers stay programmed: 1 the forward data, 2 the forward's Pushed +1 (ch1 and ch2
+// alternate on a ring: reprogrammed then), 3 the deliveries (writes, and the atomics after them).
 constexpr uint32_t kFwdDataBuf = 1;
 constexpr uint32_t kFwdPushedBuf = 2;
 constexpr uint32_t kDeliverBuf = 3;
+// Deliveries go to cores outside the fabric, one of which may stop accepting: on their own buffer
+// and VC (a VC's requests leave in launch order), what waits for it holds nothing else, and the
+// router looks at the buffer before each delivery rather than wait for it (delivery_ready).
+constexpr uint32_t kDeliverVc = 0;
+static_assert(kDeliverVc != hal::noc::kDefaultUnicastVc);
+// A busy delivery buffer frees within this (a burst leaves in a few hundred cycles) unless its
+// destination does not accept: then the packet waits in its slot and the loop goes on.
+constexpr uint32_t kDeliveryWaitUs = 2;
 // Feeding TXQ0 with packets of kFeedFrames or more frames (1D): the queue frees when a command's
 // last frame starts, and the wire idles unless the next command comes within that frame's time
 // (~100 cycles at 4 KiB), while a main-loop pass under load can take longer. So after such a send
@@ -315,8 +325,8 @@ constexpr bool kPreparedCredits =
     Topology::kPrepareCredits && !fabric::RemoteWords<kCreditTrid>::kStaged;
 // The prepared request streams (hal/noc.h NocStreamShape): a forward's header + payload, its +1
 // on the downstream's Pushed stream (value and transaction ID fixed), a prepared credit, and the
-// delivery writes (any core; alone on their buffer, as is the forward data of a single-neighbour
-// router).
+// deliveries (any core; their buffer also takes their atomics, so its constants are checked per
+// request; the forward data of a single-neighbour router is alone on its buffer).
 using ForwardData =
     hal::NocStream<hal::NocStreamShape{.cmd_buf = kFwdDataBuf, .owns_buffer = kNeighbours == 1}>;
 using ForwardPushed =
@@ -324,7 +334,7 @@ using ForwardPushed =
 using CreditWrite =
     hal::NocStream<hal::NocStreamShape{.cmd_buf = kFwdPushedBuf, .word = true, .posted = true}>;
 using Delivery = hal::NocStream<hal::NocStreamShape{
-    .cmd_buf = kDeliverBuf, .any_core = true, .owns_buffer = true}>;
+    .cmd_buf = kDeliverBuf, .any_core = true, .bounded_wait = true}>;
 constexpr hal::NocConfig kNocConfig{
     .cmd_bufs = {.write = 0, .read = 0, .write_reg = 0, .atomic = 0},
     .atomic_return_l1_addr = kFixed.scratch + kScratchAtomicReturn,
@@ -367,7 +377,8 @@ class Router {
         uint32_t complete_idx = 0;  // slot of packet `done`
         uint32_t armed = 0;         // bit per slot: its header's atomic waits for the slot's writes
         // The next packet is a forward that found its port full: 0 no, kRetake look at the whole
-        // packet again (a 2D multicast waits on several ports), else the port it waits on.
+        // packet again (a 2D multicast waits on several ports), kWaitsNoc the same once the
+        // delivery buffer is free, else the port it waits on.
         uint32_t blocked = 0;
         uint32_t next_id = 0;   // the transaction ID of the next packet taken
         uint32_t first_id = 0;  // its IDs: first_id .. end_id - 1, in turn
@@ -433,6 +444,9 @@ class Router {
     Status take_general(uint32_t r);
     Status forward(uint32_t p, uint32_t slot, uint32_t bytes, uint32_t id, Noc::Batch& batch);
     bool port_full(uint32_t p);
+    bool delivery_ready();
+    bool waits_for(uint32_t p, const Receiver& rx);
+    BadPacket stalled_drop();
     bool send_completions(uint32_t src, uint32_t n);
     void complete(Receiver& rx, uint32_t n);
     // The completion path: completion_step<R>() (inline: a run of flushed slots goes back as one
@@ -445,8 +459,12 @@ class Router {
     template <uint32_t R>
     Status walk(uint32_t any_r);
     Status issue_armed(uint32_t r, uint32_t idx, uint32_t id);
-    Status deliver(const pf::PacketHeader& h, uint32_t slot, uint32_t trid, bool& armed);
-    Status deliver_other(const pf::PacketHeader& h, uint32_t slot, uint32_t trid, bool& armed);
+    // What deliver() left to do besides its requests: an atomic that waits for the slot's writes
+    // (Armed), or, a scatter's later chunks not issued (its destination stopped accepting), the
+    // rest of the packet (CutShort: dropped, reported NotAccepted).
+    enum class Issued : uint8_t { All, Armed, CutShort };
+    Status deliver(const pf::PacketHeader& h, uint32_t slot, uint32_t trid, Issued& issued);
+    Status deliver_other(const pf::PacketHeader& h, uint32_t slot, uint32_t trid, Issued& issued);
     Status credit_step();
     Status connection_step();
     Status prepare_credit(uint32_t c, const fabric::NocWord& to);
@@ -460,6 +478,10 @@ class Router {
     void keep_alive_if_due(uint32_t now);
     void record_link(pf::RouterEventKind kind, uint32_t code);
     void stall_step(uint32_t now);
+    void pin_step(uint32_t r, uint32_t now);
+    void abandon_pinned(uint32_t r);
+    bool noc_stuck() const;
+    bool delivery_pinned() const;
     // ---- control (RouterControl: README.md "Control") ----
     uint32_t control_step();
     void reached(uint32_t ctl);
@@ -549,6 +571,20 @@ class Router {
         bool reported = false;
     };
     Stall stall_[pf::kNumReceiverChannels];
+    // Per receiver channel, its oldest packet not completed while its NoC requests do not flush
+    // (done: its count when first seen so, since: when): reported once as NotAccepted; on a cut
+    // link it then completes without them (abandon_pinned), and its slot (bit in `abandoned`)
+    // is watched until they flush (Accepted).
+    struct Pin {
+        uint32_t done = 0;
+        uint32_t since = 0;
+        bool reported = false;
+        uint32_t seq = 0;  // the reported packet's
+        uint32_t abandoned = 0;
+        uint32_t armed =
+            0;  // abandoned slots whose atomic waits for their writes (Receiver::armed)
+    };
+    Pin pin_[pf::kNumReceiverChannels];
     uint32_t stalled_ports_ = 0;
     uint32_t stall_cycles_ = 0;  // 0: stalls are not looked for
     // A busy router's link health (and control word) every kLinkPollBusy polls; every poll while
@@ -898,11 +934,11 @@ ROUTER_HOT_INLINE Status Router::sender_step(uint32_t c, uint32_t pushed) {
 }
 
 // Execute the packet's NoC command on this chip. Atomics that must follow flushed writes are
-// `armed`: issued by completion_walk (from the header, still in the slot) once the slot is
+// Issued::Armed: issued by completion_walk (from the header, still in the slot) once the slot is
 // flushed.
 // The common send type inline; the others out of line (code size: the receive path is inlined
 // once per receiver channel).
-Status Router::deliver(const pf::PacketHeader& h, uint32_t slot, uint32_t id, bool& armed) {
+Status Router::deliver(const pf::PacketHeader& h, uint32_t slot, uint32_t id, Issued& issued) {
     if (static_cast<pf::NocSendType>(h.send_type) == pf::NocSendType::UnicastWrite) [[likely]] {
         // Checked ahead: check_command() (header.h) checked the target as write() would (core, 16-B
         // alignment, so congruent with the slot's payload, range) and a non-zero size.
@@ -910,7 +946,7 @@ Status Router::deliver(const pf::PacketHeader& h, uint32_t slot, uint32_t id, bo
         return noc_.send(deliver_, slot + sizeof(pf::PacketHeader), hal::NocXY{d.x, d.y}, d.addr,
                          h.payload_bytes, id);
     }
-    return deliver_other(h, slot, id, armed);
+    return deliver_other(h, slot, id, issued);
 }
 
 // The stream writes' arguments are checked ahead: check_command() checked every target as write()
@@ -918,10 +954,10 @@ Status Router::deliver(const pf::PacketHeader& h, uint32_t slot, uint32_t id, bo
 // the slot's payload; an inline write's staging word sits at its destination's offset mod 16) and
 // sizes (non-zero, within payload_bytes: one burst).
 [[gnu::noinline]] Status Router::deliver_other(const pf::PacketHeader& h, uint32_t slot,
-                                               uint32_t id, bool& armed) {
+                                               uint32_t id, Issued& issued) {
     const uint32_t payload = slot + sizeof(pf::PacketHeader);
     const uint32_t bytes = h.payload_bytes;
-    const hal::NocAtomicOpts ao{.trid = id};
+    const hal::NocAtomicOpts ao{.vc = kDeliverVc, .trid = id};
     const auto to = [](const pf::NocTarget& t) { return hal::NocAddr{t.x, t.y, t.addr}; };
     const auto xy = [](const pf::NocTarget& t) { return hal::NocXY{t.x, t.y}; };
     switch (static_cast<pf::NocSendType>(h.send_type)) {
@@ -935,23 +971,29 @@ Status Router::deliver(const pf::PacketHeader& h, uint32_t slot, uint32_t id, bo
         }
         case pf::NocSendType::AtomicInc:
             if (h.cmd.atomic.flush != 0) {
-                armed = true;
+                issued = Issued::Armed;
                 return Status::Ok;
             }
-            return noc_.atomic_inc(to(h.cmd.atomic.dst), h.cmd.atomic.value, ao);
+            return noc_.atomic_inc_on(deliver_, to(h.cmd.atomic.dst), h.cmd.atomic.value, ao);
         case pf::NocSendType::FusedWriteAtomicInc:
             HAL_TRY(
                 noc_.send(deliver_, payload, xy(h.cmd.fused.dst), h.cmd.fused.dst.addr, bytes, id));
-            if (h.cmd.fused.flush != 0) {
-                armed = true;
+            // Its increment waits for the write's flush (armed) when asked to, or when the write
+            // does not leave (its destination stopped accepting).
+            if (h.cmd.fused.flush != 0 || !delivery_ready()) {
+                issued = Issued::Armed;
                 return Status::Ok;
             }
-            return noc_.atomic_inc(to(h.cmd.fused.sem), h.cmd.fused.value, ao);
+            return noc_.atomic_inc_on(deliver_, to(h.cmd.fused.sem), h.cmd.fused.value, ao);
         case pf::NocSendType::ScatterWrite: {
             const pf::ScatterWriteCmd& sc = h.cmd.scatter;
             uint32_t off = 0;
             for (uint32_t i = 0; i < sc.chunk_count; ++i) {
                 const uint32_t n = i + 1 < sc.chunk_count ? sc.chunk_bytes[i] : bytes - off;
+                if (i != 0 && !delivery_ready()) {  // (the first was checked by the caller)
+                    issued = Issued::CutShort;
+                    return Status::Ok;
+                }
                 HAL_TRY(noc_.send(deliver_, payload + off, xy(sc.dst[i]), sc.dst[i].addr, n, id));
                 off += n;
             }
@@ -971,7 +1013,8 @@ ROUTER_HOT Status Router::receiver_step(uint32_t r, uint32_t landed) {
     if (rx.blocked != 0) {
         // The oldest packet waits for a port: look at its credit word only, not at the header
         // again (three L1 loads and the checks) until there is room.
-        if (rx.blocked == kRetake) {
+        if (rx.blocked >= kWaitsNoc) {
+            if (rx.blocked == kWaitsNoc && !noc_.ready(deliver_)) return Status::Ok;
             const Status s = take_general(r);
             if (s == Status::Busy) return Status::Ok;
             HAL_TRY(s);
@@ -1005,6 +1048,34 @@ bool Router::port_full(uint32_t p) {
     if (q.pushed - q.credit < q.slots) return false;
     q.credit = ld(kFixed.upstream_credit[p]);
     return q.pushed - q.credit >= q.slots;
+}
+
+// The delivery buffer takes a request now or within kDeliveryWaitUs (a burst still leaving);
+// otherwise its destination does not accept, and the caller goes on. Once found so, nothing waits
+// for it (deliver_.ready_wait_us() 0: the fast path neither) until it is found free again.
+[[gnu::noinline]] bool Router::delivery_ready() {
+    if (noc_.ready(deliver_)) {
+        deliver_.set_ready_wait_us(kDeliveryWaitUs);
+        return true;
+    }
+    if (deliver_.ready_wait_us() == 0) return false;
+    const hal::Deadline d = hal::Deadline::after_us(kA, kDeliveryWaitUs);
+    if (noc_.wait_ready(deliver_, d) == Status::Ok) return true;
+    deliver_.set_ready_wait_us(0);
+    return false;
+}
+
+// Why a packet for a stalled port is dropped: Timeout, or while draining, the drain's reason.
+BadPacket Router::stalled_drop() {
+    if constexpr (kControl) return ctl_.get().stall_why;
+    return BadPacket::Timeout;
+}
+
+// Receiver `rx`'s head packet waits for port p: p's slots are full, or (p = 0) the NoC does not
+// take its delivery.
+bool Router::waits_for(uint32_t p, const Receiver& rx) {
+    if (p == 0) return rx.blocked == kWaitsNoc && !noc_.ready(deliver_);
+    return (rx.blocked == kRetake || rx.blocked == p) && port_full(p);
 }
 
 // Header + payload of our slot into port p's next slot, then +1 on its Pushed stream (same NoC
@@ -1060,12 +1131,18 @@ Status Router::take(uint32_t r, Noc::Batch& batch, TakeState& t) {
         const uint32_t bytes = head.payload_bytes();
         if (!unicast_write_ok(addr, xy, bytes)) return take_general_from(r, t);
         // Checked ahead: the target as write() checks it (above), 16-B aligned like the slot's
-        // payload, so congruent; the slot is ours.
+        // payload, so congruent; the slot is ours. A delivery buffer that stays busy (Timeout:
+        // nothing issued) leaves the packet to the general path, which does not wait for it.
         const uint32_t id = t.id;
         rx.trid.set(idx, id);
         t.id = id + 1 == rx.end_id ? rx.first_id : id + 1;
-        HAL_TRY(batch.send(deliver_, slot + sizeof(pf::PacketHeader),
-                           hal::NocXY{xy & 0xFF, (xy >> 8) & 0xFF}, addr, bytes, id));
+        const Status s = batch.send(deliver_, slot + sizeof(pf::PacketHeader),
+                                    hal::NocXY{xy & 0xFF, (xy >> 8) & 0xFF}, addr, bytes, id);
+        if (s != Status::Ok) [[unlikely]] {
+            if (s != Status::Timeout) return s;
+            t.id = id;
+            return take_general_from(r, t);
+        }
         ++delivered_;
     } else {
         return take_general_from(r, t);
@@ -1115,10 +1192,18 @@ Status Router::take(uint32_t r, Noc::Batch& batch, TakeState& t) {
     for (uint32_t p = 1; p < kSenders && why == BadPacket::None; ++p) {
         if ((ports >> p & 1) == 0 || !port_full(p)) continue;
         if ((stalled_ports_ >> p & 1) != 0) {
-            why = BadPacket::Timeout;
-            if constexpr (kControl) why = ctl_.get().stall_why;
+            why = stalled_drop();
         } else {  // try again later
             rx.blocked = (ports & (ports - 1)) == 0 ? p : kRetake;
+            return Status::Busy;
+        }
+    }
+    // The same for the delivery of a packet for this chip (its stall: bit 0).
+    if (v.hop.write && why == BadPacket::None && !delivery_ready()) {
+        if ((stalled_ports_ & 1) != 0) {
+            why = stalled_drop();
+        } else {
+            rx.blocked = kWaitsNoc;
             return Status::Busy;
         }
     }
@@ -1132,9 +1217,15 @@ Status Router::take(uint32_t r, Noc::Batch& batch, TakeState& t) {
     } else {
         const uint32_t id = rx.take_id(idx);
         if (v.hop.write) {
-            bool armed = false;
-            HAL_TRY(deliver(h, slot, id, armed));
-            if (armed) rx.armed |= bit;
+            Issued issued = Issued::All;
+            HAL_TRY(deliver(h, slot, id, issued));
+            if (issued == Issued::Armed) rx.armed |= bit;
+            if (issued == Issued::CutShort) {
+                ++bad_packets_;
+                events_.record(pf::RouterEventKind::BadPacket, r,
+                               static_cast<uint32_t>(BadPacket::NotAccepted),
+                               ld(slot + offsetof(pf::PacketHeader, seq)));
+            }
             ++delivered_;
         }
         if (ports != 0) {
@@ -1180,7 +1271,8 @@ constexpr uint32_t walk_copy(uint32_t r) {
     const uint32_t type = (ld(slot + 4 * kHdrMetaWord) >> 16) & 0xFF;
     const uint32_t at = slot + (type == static_cast<uint32_t>(pf::NocSendType::AtomicInc) ? 0 : 8);
     const uint32_t addr = ld(at), xy = ld(at + 4), value = ld(at + 8);
-    return noc_.atomic_inc({xy & 0xFF, (xy >> 8) & 0xFF, addr}, value, {.trid = id});
+    return noc_.atomic_inc_on(deliver_, {xy & 0xFF, (xy >> 8) & 0xFF, addr}, value,
+                              {.vc = kDeliverVc, .trid = id});
 }
 
 // The main loop's call, the same in both (its code does not change with the walk's copies).
@@ -1255,6 +1347,7 @@ ROUTER_HOT Status Router::walk(uint32_t any_r) {
         if (!noc_.trid_flushed(id)) break;
         const uint32_t bit = 1u << idx;
         if ((rx.armed & bit) != 0) [[unlikely]] {
+            if (!noc_.ready(deliver_)) break;  // the next pass (it never waits for the buffer)
             rx.armed &= ~bit;
             HAL_TRY(issue_armed(r, idx, id));
             in_order = false;
@@ -1433,6 +1526,7 @@ ROUTER_COLD void Router::stall_step(uint32_t now) {
     for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
         Receiver& rx = rx_[r];
         Stall& st = stall_[r];
+        pin_step(r, now);
         if (rx.blocked == 0 || rx.taken != st.taken) {
             st = {rx.taken, now, false};
             continue;
@@ -1440,21 +1534,95 @@ ROUTER_COLD void Router::stall_step(uint32_t now) {
         if (st.reported || now - st.since < stall_cycles_) continue;
         st.reported = true;
         const uint32_t slot = rx.take.addr;
-        events_.record(pf::RouterEventKind::Stalled, r, rx.blocked,
+        const bool noc = waits_for(0, rx);
+        events_.record(pf::RouterEventKind::Stalled, r, noc ? pf::kStalledOnNoc : rx.blocked,
                        ld(slot + offsetof(pf::PacketHeader, seq)));
         bool drop = g_config.stall_action == static_cast<uint32_t>(pf::StallAction::Drop);
         if constexpr (kControl) drop = ctl_.get().stall_drop;
         if (!drop) continue;
-        // Its ports that are full stall; take_general, at the channel's next pass, drops it.
-        for (uint32_t p = 1; p < kSenders; ++p) {
-            if ((rx.blocked == kRetake || rx.blocked == p) && port_full(p))
-                stalled_ports_ |= 1u << p;
+        // What it waits for stalls (its full ports; 0: the NoC); take_general, at the channel's
+        // next pass, drops it.
+        for (uint32_t p = 0; p < kSenders; ++p) {
+            if (waits_for(p, rx)) stalled_ports_ |= 1u << p;
         }
         rx.blocked = kRetake;
     }
+    if ((stalled_ports_ & 1) != 0 && noc_.ready(deliver_)) stalled_ports_ &= ~1u;
     for (uint32_t p = 1; p < kSenders; ++p) {
         if ((stalled_ports_ >> p & 1) != 0 && !port_full(p)) stalled_ports_ &= ~(1u << p);
     }
+}
+
+// Receiver channel r's oldest packet not completed, its requests issued and not flushed for
+// stall_timeout_us: its destination does not accept them (or not all of them). Its slot stays
+// pinned (the NoC may still read it), and so does every later one (completions go in order), so
+// it is reported once (NotAccepted: the destination core, its seq) for the host to cut the link;
+// and again (Accepted) if it flushes after all.
+ROUTER_COLD void Router::pin_step(uint32_t r, uint32_t now) {
+    const Receiver& rx = rx_[r];
+    Pin& pin = pin_[r];
+    for (uint32_t idx = 0; pin.abandoned != 0 && idx < rx.slots; ++idx) {
+        const uint32_t bit = 1u << idx;
+        if ((pin.abandoned & bit) == 0 || !noc_.trid_flushed(rx.trid[idx])) continue;
+        if ((pin.armed & bit) != 0) {  // its writes went: now its atomic, then it is delivered
+            if (noc_.ready(deliver_) && issue_armed(r, idx, rx.trid[idx]) == Status::Ok)
+                pin.armed &= ~bit;
+            continue;
+        }
+        pin.abandoned &= ~bit;
+        events_.record(pf::RouterEventKind::Accepted, r, 0,
+                       ld(rx.base + idx * slot_bytes_ + offsetof(pf::PacketHeader, seq)));
+    }
+    const bool pinned = rx.done != rx.taken && !noc_.trid_flushed(rx.trid[rx.complete_idx]);
+    if (pinned && rx.done == pin.done) {
+        if (pin.reported || now - pin.since < stall_cycles_) return;
+        const uint32_t slot = rx.base + rx.complete_idx * slot_bytes_;
+        static_assert(offsetof(pf::PacketHeader, cmd.write.dst.x) == 4 &&
+                      offsetof(pf::PacketHeader, cmd.atomic.dst.x) == 4 &&
+                      offsetof(pf::PacketHeader, cmd.scatter.dst[0].x) == 4);
+        pin.reported = true;
+        pin.seq = ld(slot + offsetof(pf::PacketHeader, seq));
+        events_.record(pf::RouterEventKind::NotAccepted, r, ld(slot + 4) & 0xFFFF, pin.seq);
+        return;
+    }
+    if (pin.reported) events_.record(pf::RouterEventKind::Accepted, r, 0, pin.seq);
+    pin = {rx.done, now, false, 0, pin.abandoned, pin.armed};
+}
+
+// A cut link takes no more packets into r's slots: a pinned packet reported NotAccepted
+// completes without its requests (the host counts it dropped unless Accepted follows), so the
+// ones behind it can. Its slot keeps its header while the link stays cut.
+ROUTER_COLD void Router::abandon_pinned(uint32_t r) {
+    Receiver& rx = rx_[r];
+    Pin& pin = pin_[r];
+    if (!pin.reported || rx.done != pin.done || rx.done == rx.taken) return;
+    const uint32_t idx = rx.complete_idx;
+    if constexpr (kControl) {
+        const uint32_t src = rx.src[idx];
+        if (src < kSenders) ctl_.get().acked[src] += 1;
+    }
+    const uint32_t bit = 1u << idx;
+    const uint32_t armed = pin.armed | (rx.armed & bit);
+    rx.armed &= ~bit;
+    complete(rx, 1);
+    pin = {rx.done, hal::wall_clock_lo(), false, 0, pin.abandoned | bit, armed};
+}
+
+// A delivery does not leave (its buffer busy) or one reported not accepted has not flushed: a
+// NoC barrier would wait for it.
+bool Router::noc_stuck() const {
+    for (const Pin& p : pin_) {
+        if (p.reported || p.abandoned != 0) return true;
+    }
+    return !noc_.ready(deliver_);
+}
+
+// A packet reported NotAccepted holds its receiver channel's slots.
+bool Router::delivery_pinned() const {
+    for (const Pin& p : pin_) {
+        if (p.reported) return true;
+    }
+    return false;
 }
 
 // ---- control (README.md "Control") --------------------------------------------------------------
@@ -1481,7 +1649,9 @@ ROUTER_COLD void Router::stall_step(uint32_t now) {
 //          link watch go on in the main loop); reached once nothing taken is unfinished. Leaving
 //          it, the MeshRouterConfig is read again (the host may have changed the tables).
 //   Drain  stalls drop (set_stall); a dead link is cut (cut_step from then on, whatever the word
-//          says); reached at once, or on a cut link once everything is reported.
+//          says), and so is one whose packets a destination does not accept (delivery_pinned:
+//          the peer then finds it silent and cuts it too); reached at once, or on a cut link once
+//          everything is reported.
 ROUTER_COLD uint32_t Router::control_step() {
     constexpr uint32_t kPause = static_cast<uint32_t>(pf::RouterControl::Pause);
     constexpr uint32_t kDrain = static_cast<uint32_t>(pf::RouterControl::Drain);
@@ -1494,7 +1664,7 @@ ROUTER_COLD uint32_t Router::control_step() {
         k.reached = false;
         set_stall(ctl);
     }
-    if (cuts_link(ctl, k.cut != 0, link_dead())) {
+    if (cuts_link(ctl, k.cut != 0, link_dead() || delivery_pinned())) {
         k.cut = 1;
         // Reached again once the cut link's packets are settled, so the report's `taken` counts
         // (the host's exactly-once decisions) are published after them.
@@ -1547,7 +1717,9 @@ ROUTER_COLD void Router::reached(uint32_t ctl) {
 // only while the event log has room (the rest at later polls: none is lost).
 void Router::cut_step() {
     for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
-        if (rx_[r].slots != 0) (void)completion_walk(r);
+        if (rx_[r].slots == 0) continue;
+        abandon_pinned(r);
+        (void)completion_walk(r);
     }
     for (uint32_t c = 0; c < kSenders; ++c) {
         Sender& s = tx_[c];
@@ -1702,6 +1874,7 @@ void Router::restart_link() {
         rx.complete_idx = 0;
         rx.armed = 0;
         rx.blocked = 0;
+        pin_[r] = {};  // (an abandoned packet still not flushed stays counted dropped)
         (void)Streams::reset(rx_sent_id(r), 0);
         PeerRx& p = peer_rx_[r];
         p.next.addr = p.base;
@@ -1783,13 +1956,17 @@ int Router::finish(uint32_t undrained_packets) {
 // what was delivered, tell producers, stop.
 int Router::terminate_immediate() {
     RouterWait where = RouterWait::None;
-    if (noc_.full_barrier(progress_deadline()) != Status::Ok) where = RouterWait::NocFlush;
+    // Not long for a delivery that does not leave: the host's watch would find the router stuck
+    // (what it pins is left undrained).
+    const uint32_t settle_us = noc_stuck() ? kDeliveryWaitUs : g_config.progress_timeout_us;
+    if (noc_.full_barrier(hal::Deadline::after_us(kA, settle_us)) != Status::Ok)
+        where = RouterWait::NocFlush;
     for (uint32_t r = 0; r < pf::kNumReceiverChannels; ++r) {
         if (rx_[r].slots == 0) continue;
         // Armed atomics are dropped (their writes are flushed; the slot completes without them).
         Receiver& rx = rx_[r];
         rx.armed = 0;
-        const hal::Deadline d = progress_deadline();
+        const hal::Deadline d = hal::Deadline::after_us(kA, settle_us);
         while (rx.done != rx.taken && !d.expired()) {
             if (completion_walk(r) != Status::Ok) break;
         }
@@ -1901,7 +2078,7 @@ int Router::connect_ports() {
     if (const ConfigCheck bad = setup_ports(); bad != ConfigCheck::None) {
         return stop(RouterStatus::ConfigInvalid, RouterWait::None, static_cast<uint32_t>(bad));
     }
-    const Status s = noc_.prepare({}, deliver_);
+    const Status s = noc_.prepare({.vc = kDeliverVc, .ready_wait_us = kDeliveryWaitUs}, deliver_);
     if (s != Status::Ok) return stop_hal(s, RouterWait::None);
     set_stage(RouterStatus::ReadyForTraffic);
     return kGoOn;

@@ -680,6 +680,22 @@ void FabricRunner::drain_link(size_t router) {
     }
 }
 
+// A delivery its destination core does not accept pins the receiver channel it came on (its
+// slots complete in order), so its peer gets no more completions: the link is drained (not
+// rerouted: another link leads to the same core), which frees the peer's packets and reports them.
+// Not with StallAction::Hold (debugging: everything stays where it is).
+void FabricRunner::drain_for_destination(const RouterEventRecord& r) {
+    const RouterPlacement& at = plan_.routers[r.router];
+    if (link_handled(r.router) ||
+        at.config.stall_action != static_cast<uint32_t>(pf::StallAction::Drop)) {
+        return;
+    }
+    link_reports_.push_back(fmt::format(
+        "chip {} core {}-{} does not accept deliveries from chip {} eth {}: its link drained",
+        at.chip, r.event.code & 0xFF, r.event.code >> 8, at.chip, at.eth_channel));
+    drain_ends(r.router);
+}
+
 // Drain `router` and the router at the other end of its link, each once.
 void FabricRunner::drain_ends(size_t router) {
     const auto drain = [&](size_t i) {
@@ -835,6 +851,7 @@ void FabricRunner::react_to_link_down(std::span<const RouterEventRecord> fresh) 
         if (kind == Kind::LinkUp || kind == Kind::LinkDown) {
             link_seen_[r.router] = {kind == Kind::LinkUp, now};
         }
+        if (kind == Kind::NotAccepted) drain_for_destination(r);
     }
     drain_expired(now);
     advance_reroutes(now);

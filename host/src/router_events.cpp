@@ -84,8 +84,11 @@ std::string describe_event(const RouterEventRecord& r) {
     }
     if (is_link_health(r)) return describe_link_health(r);
     if (is(r, Kind::Stalled)) {
-        return fmt::format("stalled: the packet at the head of rx{} waits for port {} (seq {})",
-                           e.channel, e.code, e.value);
+        const std::string on = e.code == pf::kStalledOnNoc
+                                   ? std::string("the NoC to take its delivery")
+                                   : fmt::format("port {}", e.code);
+        return fmt::format("stalled: the packet at the head of rx{} waits for {} (seq {})",
+                           e.channel, on, e.value);
     }
     if (is(r, Kind::Unacked)) {
         return fmt::format("unacked: ch{} sent position {} on the cut link (seq {})", e.channel,
@@ -94,6 +97,14 @@ std::string describe_event(const RouterEventRecord& r) {
     if (is(r, Kind::Unsent)) {
         return fmt::format("unsent: ch{} dropped, {} (seq {})", e.channel, bad_packet_name(e.code),
                            e.value);
+    }
+    if (is(r, Kind::NotAccepted)) {
+        return fmt::format(
+            "not_accepted: core {}-{} does not accept the delivery at the head of rx{} (seq {})",
+            e.code & 0xFF, e.code >> 8, e.channel, e.value);
+    }
+    if (is(r, Kind::Accepted)) {
+        return fmt::format("accepted: rx{}'s delivery went after all (seq {})", e.channel, e.value);
     }
     return fmt::format("{} channel {} code {} value {}", event_kind_name(r), e.channel,
                        hex32(e.code), hex32(e.value));
@@ -128,6 +139,10 @@ nlohmann::json event_json(const RouterEventRecord& r) {
     } else if (is(r, Kind::Unsent)) {
         j["channel"] = e.channel;
         j["reason"] = bad_packet_name(e.code);
+        j["seq"] = e.value;
+    } else if (is(r, Kind::NotAccepted) || is(r, Kind::Accepted)) {
+        j["channel"] = e.channel;
+        if (is(r, Kind::NotAccepted)) j["core"] = fmt::format("{}-{}", e.code & 0xFF, e.code >> 8);
         j["seq"] = e.value;
     } else if (is_link_health(r)) {
         j["peer_chip"] = e.value;

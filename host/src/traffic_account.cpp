@@ -24,9 +24,14 @@ constexpr size_t kListedPackets = 8;
 // verdict of a 1,000-flow run stays one readable line; the table and the JSON have them all.
 constexpr size_t kListedFlows = 8;
 
-bool counts_for(const FlowTally& flow, ChipId chip) {
-    return flow.drop_chips.empty() ||
-           std::find(flow.drop_chips.begin(), flow.drop_chips.end(), chip) != flow.drop_chips.end();
+// Whether drop `d` is `flow`'s: made on one of its drop chips; a delivery its destination did not
+// accept (NotAccepted) only on the chip the flow ends at (a multicast went on from there).
+bool counts_for(const FlowTally& flow, const PacketDrop& d) {
+    const ChipId chip = d.short_of.value_or(d.chip);
+    if (flow.drop_chips.empty()) return true;
+    if (d.reason == static_cast<uint32_t>(pf::BadPacket::NotAccepted))
+        return flow.drop_chips.back() == chip;
+    return std::find(flow.drop_chips.begin(), flow.drop_chips.end(), chip) != flow.drop_chips.end();
 }
 
 // The tallies by flow id.
@@ -83,6 +88,17 @@ void DropLog::add(std::span<const RouterEventRecord> records, const FabricPlan& 
             case pf::RouterEventKind::Unsent:
                 drops.push_back({router.chip, router.eth_channel, r.event.code, r.event.channel,
                                  r.event.value, peer});
+                continue;
+            case pf::RouterEventKind::NotAccepted:
+                not_accepted.push_back({router.chip, router.eth_channel,
+                                        static_cast<uint32_t>(pf::BadPacket::NotAccepted),
+                                        r.event.channel, r.event.value, std::nullopt});
+                continue;
+            case pf::RouterEventKind::Accepted:
+                std::erase_if(not_accepted, [&](const PacketDrop& d) {
+                    return d.chip == router.chip && d.eth_channel == router.eth_channel &&
+                           d.seq == r.event.value;
+                });
                 continue;
             case pf::RouterEventKind::BadPacket:
                 break;
@@ -164,11 +180,20 @@ TrafficAccount account_traffic(std::span<const FlowTally> flows, const DropLog& 
     const std::multimap<uint32_t, size_t> by_id = index_by_id(flows);
     TrafficAccount a;
     for (const FlowTally& t : flows) a.flows.push_back({t, 0, 0, 0, {}});
-    for (const PacketDrop& d : log.drops) {
+    // A packet reported not accepted counts once, also when its router dropped the rest of it
+    // (a scatter cut short: BadPacket NotAccepted).
+    std::vector<PacketDrop> drops = log.drops;
+    for (const PacketDrop& n : log.not_accepted) {
+        const bool known = std::any_of(drops.begin(), drops.end(), [&](const PacketDrop& d) {
+            return d.chip == n.chip && d.eth_channel == n.eth_channel && d.seq == n.seq;
+        });
+        if (!known) drops.push_back(n);
+    }
+    for (const PacketDrop& d : drops) {
         bool counted = false;
         auto [first, last] = by_id.equal_range(protocol::traffic_seq_flow(d.seq));
         for (auto it = first; it != last; ++it) {
-            if (!counts_for(flows[it->second], d.short_of.value_or(d.chip))) continue;
+            if (!counts_for(flows[it->second], d)) continue;
             FlowAccount& f = a.flows[it->second];
             ++f.dropped;
             add_to_group(f, d);

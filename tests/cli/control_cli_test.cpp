@@ -40,17 +40,17 @@ TEST_CASE(
     INFO("stdout: " << r.out);
     INFO("stderr: " << r.err);
     CHECK(r.code == 108);
-    // Each chip's first 16 packets were delivered; the rest were dropped, each named (none was
-    // in flight on the link when it died, at this timing).
+    // Chip 0's first 20 packets and chip 1's first 13 were delivered; the rest were dropped,
+    // each named (chip 0's packet 20 was on the link when it died, at this timing: unacked).
     CHECK_THAT(r.out,
-               Contains("worker chip 0 core 1-1 (east) -> chip 1      400        16     384      "
-                        "0          0  drained at chip 0 eth 8: 384 packets (16, 17, 18, 19, 20, "
-                        "21, 22, 23 and 376 more)") &&
-                   Contains("worker chip 1 core 2-1 (west) -> chip 0      400        16     384  "
-                            "    0          0  drained at chip 1 eth 0: 384 packets (16, 17, 18, "
-                            "19, 20, 21, 22, 23 and 376 more)") &&
-                   Contains("account: 2 flows, 800 sent, 32 delivered, 768 dropped, 0 lost"));
-    CHECK_THAT(r.err, Contains("fabricctl: fabric run failed: 768 packets dropped by routers in 2 "
+               Contains("worker chip 0 core 1-1 (east) -> chip 1      400        20     380      "
+                        "0          0  drained at chip 0 eth 8: 379 packets (21, 22, 23, 24, 25, "
+                        "26, 27, 28 and 371 more); unacked at chip 0 eth 8: 1 packet (20)") &&
+                   Contains("worker chip 1 core 2-1 (west) -> chip 0      400        13     387  "
+                            "    0          0  drained at chip 1 eth 0: 387 packets (13, 14, 15, "
+                            "16, 17, 18, 19, 20 and 379 more)") &&
+                   Contains("account: 2 flows, 800 sent, 33 delivered, 767 dropped, 0 lost"));
+    CHECK_THAT(r.err, Contains("fabricctl: fabric run failed: 767 packets dropped by routers in 2 "
                                "flows (all accounted for)"));
     // Without the reaction the same fault ends only at the workers' timeout (faults_cli_test).
 }

@@ -1028,10 +1028,10 @@ TEST_CASE(
     CHECK(a.duplicated == 0);
     CHECK(a.dropped > 0);
     CHECK(a.delivered + a.dropped == a.sent);
-    // In flight when it died (the model is deterministic): chip 1 had sent 8 of its worker's
-    // packets (ch0, positions 12..19) and 6 of chip 0's (ch1, 5..10) that were never completed,
-    // and chip 2 12 of its worker's (11..22). Chip 2 had taken all of them (their completions
-    // died on the link): delivered; chip 1 took chip 2's up to 16 (17..22 dropped, unacked; their
+    // In flight when it died (the model is deterministic): chip 1 had sent 10 of its worker's
+    // packets (ch0, positions 10..19) and 6 of chip 0's (ch1, 4..9) that were never completed,
+    // and chip 2 11 of its worker's (10..20). Chip 2 had taken all of them (their completions
+    // died on the link): delivered; chip 1 took chip 2's up to 15 (16..20 dropped, unacked; their
     // copies to chip 0 too).
     const auto positions = [&](size_t router, uint32_t channel) {
         std::vector<uint32_t> out;
@@ -1040,27 +1040,26 @@ TEST_CASE(
         }
         return out;
     };
-    CHECK(positions(east1, 0) == std::vector<uint32_t>{12, 13, 14, 15, 16, 17, 18, 19});
-    CHECK(positions(east1, 1) == std::vector<uint32_t>{5, 6, 7, 8, 9, 10});
-    CHECK(positions(west2, 0) ==
-          std::vector<uint32_t>{11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22});
+    CHECK(positions(east1, 0) == std::vector<uint32_t>{10, 11, 12, 13, 14, 15, 16, 17, 18, 19});
+    CHECK(positions(east1, 1) == std::vector<uint32_t>{4, 5, 6, 7, 8, 9});
+    CHECK(positions(west2, 0) == std::vector<uint32_t>{10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20});
     CHECK(fabric::account_table(a) ==
           std::vector<std::string>{
               "flow                                        sent delivered dropped   lost "
               "duplicated  drops",
-              "worker chip 0 core 1-1 (east) -> chip 2      100        11      89      0          "
-              "0  drained at chip 1 eth 2: 89 packets (11, 12, 13, 14, 15, 16, 17, 18 and 81 "
+              "worker chip 0 core 1-1 (east) -> chip 2      100        10      90      0          "
+              "0  drained at chip 1 eth 2: 90 packets (10, 11, 12, 13, 14, 15, 16, 17 and 82 "
               "more)",
               "worker chip 1 core 1-1 (east) -> chip 2      100        20      80      0          "
               "0  drained at chip 1 eth 2: 80 packets (20, 21, 22, 23, 24, 25, 26, 27 and 72 "
               "more)",
-              "worker chip 2 core 2-1 (west) -> chip 1      100        17      83      0          "
-              "0  drained at chip 2 eth 4: 77 packets (23, 24, 25, 26, 27, 28, 29, 30 and 69 "
-              "more); unacked at chip 2 eth 4: 6 packets (17, 18, 19, 20, 21, 22)",
-              "worker chip 2 core 2-1 (west) -> chip 0      100        17      83      0          "
-              "0  drained at chip 2 eth 4: 77 packets (23, 24, 25, 26, 27, 28, 29, 30 and 69 "
-              "more); unacked at chip 2 eth 4: 6 packets (17, 18, 19, 20, 21, 22)",
-              "account: 6 flows, 600 sent, 265 delivered, 335 dropped, 0 lost"});
+              "worker chip 2 core 2-1 (west) -> chip 1      100        16      84      0          "
+              "0  drained at chip 2 eth 4: 79 packets (21, 22, 23, 24, 25, 26, 27, 28 and 71 "
+              "more); unacked at chip 2 eth 4: 5 packets (16, 17, 18, 19, 20)",
+              "worker chip 2 core 2-1 (west) -> chip 0      100        16      84      0          "
+              "0  drained at chip 2 eth 4: 79 packets (21, 22, 23, 24, 25, 26, 27, 28 and 71 "
+              "more); unacked at chip 2 eth 4: 5 packets (16, 17, 18, 19, 20)",
+              "account: 6 flows, 600 sent, 262 delivered, 338 dropped, 0 lost"});
     // Only the traffic over the dead link was dropped, and only by its two routers.
     for (const auto& d : drops.drops) {
         CHECK((d.chip == 1 || d.chip == 2));

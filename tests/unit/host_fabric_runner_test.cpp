@@ -114,7 +114,9 @@ TEST_CASE("fabric runner: the detail word by name", "[fabric_runner]") {
           "bad_packet:drained");
     CHECK(fabric::router_detail_name(code(S::ReadyForTraffic), code(pf::BadPacket::Unacked)) ==
           "bad_packet:unacked");
-    CHECK(fabric::router_detail_name(code(S::ReadyForTraffic), 0x10F) == "0x0000010f");
+    CHECK(fabric::router_detail_name(code(S::ReadyForTraffic), code(pf::BadPacket::NotAccepted)) ==
+          "bad_packet:not_accepted");
+    CHECK(fabric::router_detail_name(code(S::ReadyForTraffic), 0x110) == "0x00000110");
 
     CHECK(fabric::mux_detail_name(code(S::ConfigInvalid), code(pf::MuxConfigCheck::Schedule)) ==
           "config:schedule");

@@ -208,6 +208,52 @@ TEST_CASE("traffic account: drops from event records, with the router that dropp
     CHECK(log.unrecorded == 3);
 }
 
+TEST_CASE(
+    "traffic account: a delivery not accepted is a drop unless accepted after all, and only for "
+    "the flow that ends on its chip",
+    "[account]") {
+    fabric::FabricOptions o;
+    o.chips = {0, 1};
+    const auto plan =
+        fabric::plan_fabric(fabric::test::cluster("t3k_cluster.yaml"), fabric::test::wh_soc(), o);
+    const auto record = [](size_t router, pf::RouterEventKind kind, uint32_t code, uint32_t seq) {
+        fabric::RouterEventRecord r{.router = router};
+        r.event = {.time = 10,
+                   .kind = static_cast<uint16_t>(kind),
+                   .channel = 0,
+                   .code = code,
+                   .value = seq};
+        return r;
+    };
+    // Router 1 (chip 1) could not deliver flow 0's packets 4 and 5 to core 3-1; packet 5 went
+    // after all.
+    const fabric::RouterEventRecord recs[] = {
+        record(1, pf::RouterEventKind::NotAccepted, 3 | 1 << 8, traffic_seq(0, 4)),
+        record(1, pf::RouterEventKind::NotAccepted, 3 | 1 << 8, traffic_seq(0, 5)),
+        record(0, pf::RouterEventKind::Accepted, 0, traffic_seq(0, 5)),  // another router's
+        record(1, pf::RouterEventKind::Accepted, 0, traffic_seq(0, 5))};
+    DropLog log;
+    log.add(recs, plan);
+    CHECK(log.drops.empty());
+    REQUIRE(log.not_accepted.size() == 1);
+    CHECK(log.not_accepted[0].chip == plan.routers[1].chip);
+    CHECK(log.not_accepted[0].seq == traffic_seq(0, 4));
+    CHECK(log.not_accepted[0].reason == reason(pf::BadPacket::NotAccepted));
+    // A 1D multicast from chip 0 to chips 1 and 2: packet 4 went on to chip 2 from chip 1.
+    const fabric::ChipId c1 = plan.routers[1].chip;
+    const std::vector<FlowTally> flows{{"chip 0 -> chip 1", 0, 8, 7, {c1}},
+                                       {"chip 0 -> chip 2", 0, 8, 8, {c1, 7}}};
+    const auto a = fabric::account_traffic(flows, log);
+    CHECK(a.flows[0].dropped == 1);
+    CHECK(a.flows[0].lost == 0);
+    CHECK(a.flows[1].dropped == 0);
+    CHECK(a.flows[1].duplicated == 0);
+    CHECK(a.accounted());
+    CHECK(fabric::describe_drops(a.flows[0]) ==
+          fmt::format("not_accepted at chip {} eth {}: 1 packet (4)", c1,
+                      plan.routers[1].eth_channel));
+}
+
 TEST_CASE("traffic account: JSON", "[account]") {
     const std::vector<FlowTally> flows{{"B", 1, 3, 1, {}}};
     DropLog log;

@@ -689,6 +689,80 @@ TEMPLATE_TEST_CASE("noc stream that owns its buffer: no other stream there", "[n
     CHECK(noc2.prepare({.dst = {9, 10, 0}}, late) == Status::BadArg);
 }
 
+TEMPLATE_TEST_CASE(
+    "noc atomic on a stream's buffer: the same registers as atomic_inc there, then the stream "
+    "programs its constants again",
+    "[noc][stream]", facts::Wormhole, facts::Blackhole) {
+    using F = TestType;
+    Core<F> core;
+    auto noc = core.noc(hal::NocId::Noc0, kStreamConfig);
+    const uint32_t b = facts::cmd_buf<F>(0, 2);
+    DataStream p;
+    REQUIRE(noc.prepare({.dst = {9, 10, 0}, .vc = 0}, p) == Status::Ok);
+    const std::vector<RegWrite> constants = core.fake.writes();
+    core.fake.clear_log();
+    REQUIRE(noc.atomic_inc_on(p, {.x = 5, .y = 6, .addr = 0x30014}, 3, {.vc = 0, .trid = 4}) ==
+            Status::Ok);
+    std::vector<RegWrite> expected;
+    expected += F::addr(b + 0x00, 0x30014, 5 | (6 << 6));
+    expected += F::addr(b + 0x0C, kAtomicRet, kSelfCoord);
+    expected += {{b + 0x18, 4u << 10},
+                 {b + 0x1C, 0x0091},  // AT | RESP_MARKED | VC_STATIC | VC 0
+                 {b + 0x20, (1u << 12) | (31u << 2) | 1u},
+                 {b + F::at_data, 3},
+                 {b + F::cmd_ctrl, 1}};
+    CHECK(core.fake.writes() == expected);
+    CHECK(noc.counters().atomic_resp_expected == 1);
+    core.fake.clear_log();
+    REQUIRE(noc.send(p, 0x11000u, 0x2000u, 64u, 5u) == Status::Ok);
+    std::vector<RegWrite> again = constants;
+    again += {{b + 0x00, 0x11000},
+              {b + 0x0C, 0x2000},
+              {b + 0x18, 5u << 10},
+              {b + 0x20, 64},
+              {b + F::cmd_ctrl, 1}};
+    CHECK(core.fake.writes() == again);
+    core.fake.clear_log();
+    REQUIRE(noc.send(p, 0x11040u, 0x2040u, 64u, 6u) == Status::Ok);
+    CHECK(core.fake.writes().size() == 5);  // constants stay from here on
+}
+
+TEMPLATE_TEST_CASE(
+    "noc stream with a bounded wait: a busy buffer is waited for its own bound, set at run time, "
+    "then Timeout with nothing written",
+    "[noc][stream][wait]", facts::Wormhole, facts::Blackhole) {
+    using F = TestType;
+    using Bounded =
+        hal::NocStream<hal::NocStreamShape{.cmd_buf = 2, .any_core = true, .bounded_wait = true}>;
+    Core<F> core;
+    auto noc = core.noc(hal::NocId::Noc0, kStreamConfig);
+    const uint32_t cmd_ctrl = facts::cmd_buf<F>(0, 2) + F::cmd_ctrl;
+    Bounded s;
+    REQUIRE(noc.prepare({.ready_wait_us = 2}, s) == Status::Ok);
+    CHECK(s.ready_wait_us() == 2);
+    core.fake.clear_log();
+    SECTION("busy a few polls: it goes") {
+        core.fake.script_reads(cmd_ctrl, {1, 1, 0});
+        CHECK(noc.ready(s) == false);
+        REQUIRE(noc.send(s, 0x11000u, hal::NocXY{1, 1}, 0x2000u, 64u, 5u) == Status::Ok);
+        CHECK(noc.counters().nonposted_wr_req_issued == 1);
+    }
+    SECTION("never free: Timeout after its 2 us, or at once with 0") {
+        core.fake.on_read(cmd_ctrl, [] { return 1u; });
+        for (const uint32_t us : {2u, 0u}) {
+            s.set_ready_wait_us(us);
+            const uint64_t start = core.fake.clock();
+            CHECK(noc.send(s, 0x11000u, hal::NocXY{1, 1}, 0x2000u, 64u, 5u) == Status::Timeout);
+            const uint64_t waited = core.fake.clock() - start;
+            CHECK(waited >= hal::us_to_cycles(F::map, us));
+            CHECK(waited <= hal::us_to_cycles(F::map, us) + 100);
+            CHECK(noc.wait_ready(s, hal::Deadline::after_us(F::map, us)) == Status::Timeout);
+        }
+        CHECK(core.fake.writes().empty());
+        CHECK(noc.counters().nonposted_wr_req_issued == 0);
+    }
+}
+
 TEMPLATE_TEST_CASE("noc stream of words: address, ctrl, byte enables once, data and ID each",
                    "[noc][stream]", facts::Wormhole, facts::Blackhole) {
     using F = TestType;

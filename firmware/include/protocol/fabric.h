@@ -495,9 +495,13 @@ enum class BadPacket : uint32_t {
     // RouterEventKind::Unacked record and the peer's RouterControlReport::taken; no router
     // reports it)
     Unacked = 0x10E,
+    // Its NoC requests were issued and its destination did not accept them (the host decides
+    // this from a RouterEventKind::NotAccepted record with no Accepted after it), or, reported
+    // by the router, a scatter whose later chunks could not be issued (its first ones were)
+    NotAccepted = 0x10F,
 };
 // The reasons proper: BadPacket::Magic .. kLastBadPacket (a detail in this range names one).
-inline constexpr BadPacket kLastBadPacket = BadPacket::Unacked;
+inline constexpr BadPacket kLastBadPacket = BadPacket::NotAccepted;
 inline constexpr CodeName<BadPacket> kBadPacketNames[] = {
     {BadPacket::Magic, "magic"},
     {BadPacket::SendType, "send_type"},
@@ -514,6 +518,7 @@ inline constexpr CodeName<BadPacket> kBadPacketNames[] = {
     {BadPacket::Timeout, "timeout"},
     {BadPacket::Drained, "drained"},
     {BadPacket::Unacked, "unacked"},
+    {BadPacket::NotAccepted, "not_accepted"},
 };
 static_assert(codes_consecutive(kBadPacketNames, static_cast<uint32_t>(BadPacket::Magic)) &&
               code_count(kBadPacketNames) == static_cast<uint32_t>(kLastBadPacket) -
@@ -1196,6 +1201,9 @@ static_assert(router_layout(hal::kWormholeB0, RouterConfig{}).events -
 // written and is counted in `dropped`. The host reads records [consumed, written) (record i is at
 // records[i % kRouterEventRecords]), then writes `consumed`. The router clears the log when it
 // starts.
+// RouterEventKind::Stalled's code for a packet to deliver on this chip whose NoC request cannot
+// be issued: the delivery command buffer stays busy (a destination that does not accept).
+inline constexpr uint32_t kStalledOnNoc = 0;
 enum class RouterEventKind : uint16_t {
     State = 1,      // code: the RouterStatus entered; at a stop also value: the status detail,
                     // channel: the RouterWait it was in
@@ -1208,7 +1216,8 @@ enum class RouterEventKind : uint16_t {
     PeerSilent = 5,  // code: cycles since the peer was last heard (>= kRouterPeerSilentUs)
     PeerHeard = 6,   // code: cycles it had been silent
     // A packet stalled at the head of receiver channel `channel` (code: the port it waits for,
-    // value: its seq), once per stall; StallAction::Drop then drops it and the port's next ones.
+    // or kStalledOnNoc, value: its seq), once per stall; StallAction::Drop then drops it and the
+    // port's next ones.
     Stalled = 7,
     // Drain cut the link: a packet of sender channel `channel` sent on it and never completed
     // (code: its position on the link, value: its seq). The host decides with the peer's
@@ -1217,6 +1226,14 @@ enum class RouterEventKind : uint16_t {
     // Drain cut the link: a packet pushed into sender channel `channel` dropped unsent (code:
     // BadPacket::Drained, value: its seq).
     Unsent = 9,
+    // The oldest packet of receiver channel `channel` not completed had its NoC requests issued
+    // and not flushed for stall_timeout_us (code: its destination core, x | y << 8; value: its
+    // seq): the destination does not accept them, and the channel's slots stay pinned behind it.
+    // Once the link is cut the packet completes without them (the host counts it dropped,
+    // BadPacket::NotAccepted) unless Accepted came first.
+    NotAccepted = 10,
+    // The packet reported NotAccepted flushed after all (value: its seq): delivered.
+    Accepted = 11,
 };
 inline constexpr CodeName<RouterEventKind> kRouterEventKindNames[] = {
     {RouterEventKind::State, "state"},
@@ -1228,6 +1245,8 @@ inline constexpr CodeName<RouterEventKind> kRouterEventKindNames[] = {
     {RouterEventKind::Stalled, "stalled"},
     {RouterEventKind::Unacked, "unacked"},
     {RouterEventKind::Unsent, "unsent"},
+    {RouterEventKind::NotAccepted, "not_accepted"},
+    {RouterEventKind::Accepted, "accepted"},
 };
 // Link health: a router sends its peer a keep-alive every kRouterKeepAliveUs and reports it
 // silent after kRouterPeerSilentUs without a sign of life (a keep-alive, a packet, a

@@ -137,6 +137,11 @@ struct NocStreamShape {
     bool posted = false;       // no acks: completion via posted_writes_sent / trid_writes_sent
     bool owns_buffer = false;  // the only stream ever prepared on cmd_buf (prepare refuses
                                // another), so its constants stay programmed: no check per request
+    // A request waits for its busy buffer at most NocStream::ready_wait_us() (its owner's to set at
+    // run time; 0: not at all), then returns Timeout, rather than the HAL's whole bound
+    // (timeouts::kNocCmdBufReadyUs): for a stream whose destinations may stop accepting, whose
+    // caller then goes on with other work.
+    bool bounded_wait = false;
 };
 
 // What prepare() programs besides the shape.
@@ -146,6 +151,7 @@ struct NocStreamTarget {
     uint32_t value = 0;                    // fixed_word: the word
     uint32_t trid = 0;                     // fixed_word: its transaction ID
     uint32_t byte_enable = 0xF;            // word: which of its 4 bytes to write (1..0xF)
+    uint32_t ready_wait_us = 0;            // bounded_wait: NocStream::ready_wait_us() to start with
 };
 
 // A prepared stream: plain data, kept beside the Noc that prepared it. token 0: never prepared.
@@ -161,7 +167,12 @@ struct NocStream {
     uint32_t ctrl = 0;      // NOC_CTRL
     uint32_t be = 0;        // word: the byte enables of its address
     uint32_t dst_addr = 0;  // word: its address (TARG lo)
-    uint32_t value = 0;     // fixed_word: the word
+    uint32_t value = 0;     // fixed_word: the word; bounded_wait: ready_wait_us()
+
+    // bounded_wait (a data stream, whose `value` is free): how long a request waits for its busy
+    // buffer, microseconds.
+    uint32_t ready_wait_us() const requires(S.bounded_wait) { return value; }
+    void set_ready_wait_us(uint32_t us) requires(S.bounded_wait) { value = us; }
 };
 static_assert(sizeof(NocStream<NocStreamShape{}>) == 36);
 
@@ -306,40 +317,20 @@ class Noc {
 
     // Atomically add `incr` to the 4-byte-aligned L1 word at `dst` (INCR_GET). Non-posted
     // atomics return the old value to NocConfig::atomic_return_l1_addr.
-    [[nodiscard]] Status atomic_inc(const NocAddr& dst_arg, uint32_t incr,
-                                    const NocAtomicOpts& o_arg = kNocAtomicDefaults) {
-        const NocAddr dst = dst_arg;
-        const NocAtomicOpts o = o_arg;
-        HAL_TRY(check_common(o.vc, noc::kVcUnicastMax, o.trid));
-        if (o.wrap > noc::kAtWrap32) {
-            return Status::BadArg;
-        }
-        if (!o.posted && cfg_.atomic_return_l1_addr == kNoL1Addr) {
-            return Status::BadArg;
-        }
-        if (!noc::addr_ok(dst)) {
-            return Status::OutOfRange;
-        }
-        if (dst.addr % 4 != 0) {
-            return Status::Misaligned;
-        }
-        if (dst.addr >= noc::kMmioStart) {
-            return Status::Unsupported;  // atomics only operate on L1
-        }
-        Request r{};
-        r.base = base_.atomic;
-        r.targ = noc::encode_addr(A, dst.addr, noc::unicast_coord(dst.x, dst.y));
-        if (!o.posted) {
-            r.ret = noc::encode_addr(A, cfg_.atomic_return_l1_addr, self_coord());
-            r.has_ret = true;
-        }
-        r.tag = noc::packet_tag(o.trid);
-        r.ctrl =
-            noc::kCtrlCmdAtomic | noc::static_vc(o.vc) | (o.posted ? 0u : noc::kCtrlRespMarked);
-        r.at_len_be = noc::atomic_incr_len_be(dst.addr, o.wrap);
-        r.at_data = incr;
-        r.has_at_data = true;
-        return issue(r, o.posted ? Kind::PostedAtomic : Kind::NonpostedAtomic, 1);
+    [[nodiscard]] Status atomic_inc(const NocAddr& dst, uint32_t incr,
+                                    const NocAtomicOpts& o = kNocAtomicDefaults) {
+        return atomic_request(base_.atomic, dst, incr, o);
+    }
+    // atomic_inc() on stream `s`'s command buffer: the increments that follow a stream's writes
+    // then wait for the same buffer (and, on the stream's VC, leave after them), and a request
+    // that cannot leave holds that buffer only. The stream's next request programs its constants
+    // again, so it must not own its buffer.
+    template <NocStreamShape S>
+    [[nodiscard]] Status atomic_inc_on(const NocStream<S>& s, const NocAddr& dst, uint32_t incr,
+                                       const NocAtomicOpts& o = kNocAtomicDefaults) {
+        static_assert(!S.owns_buffer, "an owned buffer keeps its stream's constants");
+        programmed_[S.cmd_buf] = 0;
+        return atomic_request(s.base, dst, incr, o);
     }
 
     // Write `size` bytes from local L1 `src_l1` to address `dst_addr` of every tile in `rect`.
@@ -389,6 +380,7 @@ class Noc {
         static_assert(S.cmd_buf < noc::kNumCmdBufs, "no such command buffer");
         static_assert(S.word || !S.fixed_word, "fixed_word is a kind of word stream");
         static_assert(!S.word || !S.any_core, "a word stream writes one fixed address");
+        static_assert(!S.word || !S.bounded_wait, "bounded_wait: a data stream");
         HAL_TRY(check_prepared_buf(S.cmd_buf));
         HAL_TRY(check_stream_target<S>(t));
         const uint32_t held = programmed_[S.cmd_buf];
@@ -416,6 +408,18 @@ class Noc {
     template <NocStreamShape S, typename... Args>
     [[nodiscard, gnu::always_inline]] Status send(const NocStream<S>& s, Args... args) {
         return stream_request<true>(s, args...);
+    }
+
+    // The stream's command buffer takes a request now (send() would not wait). A caller that must
+    // not wait out the bound for a destination that stops accepting looks first.
+    template <NocStreamShape S>
+    [[nodiscard, gnu::always_inline]] bool ready(const NocStream<S>& s) const {
+        return cmd_buf_ready(s.base);
+    }
+    // Wait until it does, at most until `deadline`: Ok, or Timeout.
+    template <NocStreamShape S>
+    [[nodiscard]] Status wait_ready(const NocStream<S>& s, Deadline deadline) const {
+        return wait_until([base = s.base] { return cmd_buf_ready(base); }, deadline);
     }
 
     // What the requests would say of a transfer of `size` bytes between local L1 `local` and
@@ -475,7 +479,8 @@ class Noc {
                                 .token = ++next_token_,
                                 .ret_mid = ret.mid,
                                 .ret_hi = ret.hi,
-                                .ctrl = noc::kCtrlCmdWrite | noc::static_vc(t.vc) | ack};
+                                .ctrl = noc::kCtrlCmdWrite | noc::static_vc(t.vc) | ack,
+                                .value = t.ready_wait_us};
         }
         const noc::AddrRegs targ =
             noc::encode_addr(A, t.dst.addr, noc::unicast_coord(t.dst.x, t.dst.y));
@@ -546,7 +551,12 @@ class Noc {
     template <NocStreamShape S>
     [[gnu::always_inline]] Status claim_buf(const NocStream<S>& s) {
         const uint32_t base = s.base, token = s.token;
-        HAL_TRY(wait_cmd_buf_ready(base));
+        if constexpr (!S.bounded_wait) {
+            HAL_TRY(wait_cmd_buf_ready(base));
+        } else if (!cmd_buf_ready(base)) [[unlikely]] {
+            HAL_TRY(wait_until_inline([base] { return cmd_buf_ready(base); },
+                                      Deadline::after_us(A, s.ready_wait_us())));
+        }
         if (!S.owns_buffer && programmed_[S.cmd_buf] != token) [[unlikely]] {
             program_constants(s);
         }
@@ -804,6 +814,43 @@ class Noc {
         if (A.noc.coord_reg == NocCoordReg::Hi) {
             mmio::write32(reg_lo + (noc::kTargAddrHi - noc::kTargAddrLo), a.hi);
         }
+    }
+
+    // An atomic increment (atomic_inc) on the command buffer at `base`.
+    [[gnu::always_inline]] Status atomic_request(uint32_t base, const NocAddr& dst_arg,
+                                                 uint32_t incr, const NocAtomicOpts& o_arg) {
+        const NocAddr dst = dst_arg;
+        const NocAtomicOpts o = o_arg;
+        HAL_TRY(check_common(o.vc, noc::kVcUnicastMax, o.trid));
+        if (o.wrap > noc::kAtWrap32) {
+            return Status::BadArg;
+        }
+        if (!o.posted && cfg_.atomic_return_l1_addr == kNoL1Addr) {
+            return Status::BadArg;
+        }
+        if (!noc::addr_ok(dst)) {
+            return Status::OutOfRange;
+        }
+        if (dst.addr % 4 != 0) {
+            return Status::Misaligned;
+        }
+        if (dst.addr >= noc::kMmioStart) {
+            return Status::Unsupported;  // atomics only operate on L1
+        }
+        Request r{};
+        r.base = base;
+        r.targ = noc::encode_addr(A, dst.addr, noc::unicast_coord(dst.x, dst.y));
+        if (!o.posted) {
+            r.ret = noc::encode_addr(A, cfg_.atomic_return_l1_addr, self_coord());
+            r.has_ret = true;
+        }
+        r.tag = noc::packet_tag(o.trid);
+        r.ctrl =
+            noc::kCtrlCmdAtomic | noc::static_vc(o.vc) | (o.posted ? 0u : noc::kCtrlRespMarked);
+        r.at_len_be = noc::atomic_incr_len_be(dst.addr, o.wrap);
+        r.at_data = incr;
+        r.has_at_data = true;
+        return issue(r, o.posted ? Kind::PostedAtomic : Kind::NonpostedAtomic, 1);
     }
 
     // Program a whole request and launch it. Everything it calls is inlined (the bounded wait

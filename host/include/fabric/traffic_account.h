@@ -52,8 +52,11 @@ struct DropLog {
     std::vector<PacketDrop> drops;
     uint64_t unrecorded = 0;             // event records the routers could not write (log full)
     std::vector<UnackedPacket> unacked;  // not resolved yet (resolve_unacked)
+    // Reported NotAccepted and not Accepted (yet): drops (BadPacket NotAccepted) in the account.
+    std::vector<PacketDrop> not_accepted;
 
-    // The BadPacket and Unacked events and lost-record entries of `records` (routers of `plan`).
+    // The BadPacket, Unsent, Unacked, NotAccepted and Accepted events and lost-record entries of
+    // `records` (routers of `plan`).
     void add(std::span<const RouterEventRecord> records, const FabricPlan& plan);
     // Decide every unacked packet with `peer_taken`: how many packets the router at the other end
     // of its link took from its sender channel (that router's RouterControlReport::taken), or
