@@ -1913,7 +1913,7 @@ uint32_t Router::held() {
 }
 
 // Nothing pushed and unsent, everything sent completed, nothing landed and untaken, every taken
-// packet completed.
+// packet completed, every forward's Pushed +1 landed.
 bool Router::drained() const {
     return undrained() == 0;
 }
@@ -1944,6 +1944,9 @@ uint32_t Router::undrained() const {
         if (rx_[r].slots == 0) continue;
         n += Streams::read(rx_sent_id(r)) + (rx_[r].taken - rx_[r].done);
     }
+    // A forward whose Pushed +1 has not landed (its core stopped accepting a while): its slot is
+    // completed here and not yet seen there, so it would be in nobody's count.
+    if (!noc_.trid_flushed(kPushedTrid)) ++n;
     return n;
 }
 

@@ -76,7 +76,9 @@ class FaultCampaign final : public CliCommand {
                          "Comma-separated fault kinds to draw (default: link-flap, link-drop, "
                          "link-delay, router-stall, link-down; a link-down iteration runs with "
                          "--on-link-down drain; also noc-hold, not drawn by default: a router "
-                         "core's NOC ejection held 1,000-100,000 cycles)");
+                         "core's NOC ejection held 1,000-100,000 cycles, or half the time the "
+                         "chip's sink core held for good or up to 300,000 cycles, with a packet "
+                         "timeout that drops)");
         cmd_->add_flag("--link-returns", options_.link_returns,
                        "Each link-down comes up again 5,000 to 60,000 cycles later (a rerouted "
                        "link rejoins; a drained one stays cut)");

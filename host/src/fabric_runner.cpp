@@ -626,9 +626,14 @@ std::vector<RouterEventRecord> FabricRunner::collect_events() {
 
 void FabricRunner::poll_events() {
     const bool reacting = reaction_.mode != LinkDownReaction::Mode::None;
-    if (!event_sink_ && !reacting) return;
+    const bool stall_drops = std::any_of(plan_.routers.begin(), plan_.routers.end(), drops_stalls);
+    if (!event_sink_ && !reacting && !stall_drops) return;
     const std::vector<RouterEventRecord> fresh = events_.collect(device_);
     if (reacting) react_to_link_down(fresh);
+    for (const RouterEventRecord& r : fresh) {
+        if (r.lost == 0 && r.event.kind == static_cast<uint16_t>(pf::RouterEventKind::NotAccepted))
+            drain_for_destination(r);
+    }
     if (event_sink_ && !fresh.empty()) event_sink_(fresh);
 }
 
@@ -648,6 +653,12 @@ bool holds(const std::vector<size_t>& routers, size_t router) {
 }
 
 }  // namespace
+
+// Its stall timeouts are on and drop what stalls.
+bool FabricRunner::drops_stalls(const RouterPlacement& r) {
+    return r.config.stall_timeout_us != 0 &&
+           r.config.stall_action == static_cast<uint32_t>(pf::StallAction::Drop);
+}
 
 // A dead link, acted on once: without a cluster (no decision possible) both ends are drained;
 // with one, the control plane's decision (reroute_plan.h) is carried out: rerouted over the
@@ -683,13 +694,11 @@ void FabricRunner::drain_link(size_t router) {
 // A delivery its destination core does not accept pins the receiver channel it came on (its
 // slots complete in order), so its peer gets no more completions: the link is drained (not
 // rerouted: another link leads to the same core), which frees the peer's packets and reports them.
-// Not with StallAction::Hold (debugging: everything stays where it is).
+// With the router's stall timeouts dropping (not StallAction::Hold, debugging: everything stays
+// where it is), whatever the reaction to dead links.
 void FabricRunner::drain_for_destination(const RouterEventRecord& r) {
     const RouterPlacement& at = plan_.routers[r.router];
-    if (link_handled(r.router) ||
-        at.config.stall_action != static_cast<uint32_t>(pf::StallAction::Drop)) {
-        return;
-    }
+    if (link_handled(r.router) || !drops_stalls(at)) return;
     link_reports_.push_back(fmt::format(
         "chip {} core {}-{} does not accept deliveries from chip {} eth {}: its link drained",
         at.chip, r.event.code & 0xFF, r.event.code >> 8, at.chip, at.eth_channel));
@@ -851,7 +860,6 @@ void FabricRunner::react_to_link_down(std::span<const RouterEventRecord> fresh) 
         if (kind == Kind::LinkUp || kind == Kind::LinkDown) {
             link_seen_[r.router] = {kind == Kind::LinkUp, now};
         }
-        if (kind == Kind::NotAccepted) drain_for_destination(r);
     }
     drain_expired(now);
     advance_reroutes(now);

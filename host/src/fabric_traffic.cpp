@@ -42,6 +42,22 @@ std::vector<CoreCoord> workers_on_every_chip(const ChipSocs& socs,
     return out;
 }
 
+}  // namespace
+
+CoreCoord fabric_traffic_sink(const ChipSocs& socs, const std::vector<ChipId>& chips) {
+    const std::vector<CoreCoord> cores = workers_on_every_chip(socs, chips);
+    const SocDescriptor& soc = socs(chips.front());
+    if (cores.size() < 3) {
+        fail(ErrorCategory::BadInput,
+             "{}: fabric traffic needs 3 worker cores that every chip has, {} has {} (harvesting "
+             "applied)",
+             soc.source(), soc.source(), cores.size());
+    }
+    return cores[2];
+}
+
+namespace {
+
 // Chip `i`'s kernels: (direction, how many chips its route writes).
 struct Send {
     FabricDir dir;
@@ -105,15 +121,9 @@ FabricTraffic plan_fabric_traffic(const FabricPlan& plan, const ChipSocs& socs,
     }
     const std::vector<CoreCoord> cores = workers_on_every_chip(socs, plan.chips);
     const SocDescriptor& soc = socs(plan.chips.front());
-    if (cores.size() < 3) {
-        fail(ErrorCategory::BadInput,
-             "{}: fabric traffic needs 3 worker cores that every chip has, {} has {} (harvesting "
-             "applied)",
-             soc.source(), soc.source(), cores.size());
-    }
     FabricTraffic t;
     t.arch = plan.arch;
-    t.sink = cores[2];
+    t.sink = fabric_traffic_sink(socs, plan.chips);
     t.packets = o.packets;
     t.packet_bytes = o.packet_bytes;
     t.slots = std::min(o.packets, kFabricTrafficMaxSlots);

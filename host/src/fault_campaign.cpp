@@ -17,6 +17,7 @@
 #include "fabric/cluster_descriptor.h"
 #include "fabric/error.h"
 #include "fabric/fabric_plan.h"
+#include "fabric/fabric_traffic.h"
 #include "fabric/mesh_graph.h"
 #include "fabric/mesh_plan.h"
 #include "fabric/mesh_traffic.h"
@@ -86,12 +87,15 @@ std::string path_in(const std::string& dir, const char* file) {
     return dir.empty() ? std::string(file) : dir + "/" + file;
 }
 
-std::vector<CampaignPort> router_ports(const FabricPlan& plan, const ClusterDescriptor& cluster) {
+// The routers of `plan`; `sink(chip)`: where the traffic lands on that chip.
+template <typename Sink>
+std::vector<CampaignPort> router_ports(const FabricPlan& plan, const ClusterDescriptor& cluster,
+                                       Sink sink) {
     std::vector<CampaignPort> out;
     for (const RouterPlacement& r : plan.routers) {
         const auto peer = cluster.peer({r.chip, r.eth_channel});
         out.push_back({r.chip, r.eth_channel, peer ? peer->chip : r.chip, peer ? peer->chan : 0,
-                       r.core.core});
+                       r.core.core, sink(r.chip)});
     }
     return out;
 }
@@ -99,12 +103,14 @@ std::vector<CampaignPort> router_ports(const FabricPlan& plan, const ClusterDesc
 std::vector<CampaignPort> plan_ports(const CampaignTopologyInfo& t, const std::string& dir) {
     const ClusterDescriptor cluster = ClusterDescriptor::load_file(path_in(dir, t.cluster));
     const SocDescriptor soc = SocDescriptor::load_file(path_in(dir, "wormhole_b0_80_arch.yaml"));
+    const HarvestedSocs socs(soc, cluster);
     if (t.mesh) {
         MeshFabricOptions mo;
         mo.planes = {0, 1};
         if (t.topology == CampaignTopology::Spec4Mesh) mo.planes = {0};
         const MeshGraph graph = MeshGraph::load_file(path_in(dir, t.mesh_graph));
-        return router_ports(plan_mesh(graph, cluster, soc, mo).fabric, cluster);
+        return router_ports(plan_mesh(graph, cluster, soc, mo).fabric, cluster,
+                            [&](ChipId chip) { return mesh_traffic_sink(socs(chip), chip); });
     }
     // t3k's lines are pieces of its ring, some across the ring's wrap: the ring's routers.
     FabricOptions fo;
@@ -113,7 +119,10 @@ std::vector<CampaignPort> plan_ports(const CampaignTopologyInfo& t, const std::s
     fo.chips = t.topology == CampaignTopology::N300Line
                    ? std::vector<ChipId>{0, 1}
                    : std::vector<ChipId>(kT3kRing.begin(), kT3kRing.end());
-    return router_ports(plan_fabric(cluster, soc, fo), cluster);
+    // (A drawn t3k line's sink: the third worker core its chips share; the ring's, unless
+    // their harvesting differs.)
+    const CoreCoord sink = fabric_traffic_sink(std::cref(socs), fo.chips);
+    return router_ports(plan_fabric(cluster, soc, fo), cluster, [&](ChipId) { return sink; });
 }
 
 std::vector<CampaignTopology> drawn_topologies(const CampaignOptions& o) {
@@ -190,7 +199,7 @@ uint64_t draw_amount(FaultKind kind, Draw& d) {
             return d.between(10, 5'000);
         case FaultKind::RouterStall:  // a quarter long enough for the packet timeout's drops
             return d.chance(25) ? d.between(kLongStall, 250'000) : d.between(100, 40'000);
-        case FaultKind::NocHold:  // within the workers' and routers' 200-us NoC bound
+        case FaultKind::NocHold:  // a router core: within the routers' 200-us NoC bound
             return d.between(1'000, 100'000);
         case FaultKind::LinkDown:
         default:
@@ -205,10 +214,17 @@ FaultSpec draw_fault(const std::vector<FaultKind>& kinds, const std::vector<Camp
     const uint64_t at = d.between(0, window - 1);
     uint64_t amount = draw_amount(kind, d);
     if (kind == FaultKind::LinkDown && link_returns) amount = d.between(5'000, 60'000);
-    // noc-hold: the router core's NOC ejection (workers' pushes and other routers' forwards).
-    const std::string place = fault_on_core(kind) ? port.core.str() : std::to_string(port.eth);
+    // noc-hold: the router core's NOC ejection (workers' pushes and other routers' forwards), or
+    // half the time the chip's sink core (a destination that stops accepting: for good a third of
+    // those, else up to 300 us).
+    CoreCoord core = port.core;
+    if (kind == FaultKind::NocHold && d.chance(50)) {
+        core = port.sink;
+        amount = d.chance(33) ? 0 : d.between(1'000, 300'000);
+    }
+    const std::string place = fault_on_core(kind) ? core.str() : std::to_string(port.eth);
     std::string text = fmt::format("{}:{}:{}@{}", fault_kind_name(kind), port.chip, place, at);
-    if (amount != 0 || kind != FaultKind::LinkDown) text += fmt::format("/{}", amount);
+    if (amount != 0) text += fmt::format("/{}", amount);
     return parse_fault(text);
 }
 
@@ -254,8 +270,23 @@ void keep_flaps_passable(std::vector<FaultSpec>& faults, const std::vector<Campa
     }
 }
 
-// The routers' packet timeout, drawn for an iteration with a long stall or a link down.
-void draw_packet_timeout(Iteration& it, Draw& d) {
+// Whether `f` holds a sink core of `ports`' chips (a destination that stops accepting).
+bool holds_sink(const FaultSpec& f, const std::vector<CampaignPort>& ports) {
+    return f.kind == FaultKind::NocHold &&
+           std::any_of(ports.begin(), ports.end(),
+                       [&](const CampaignPort& p) { return p.chip == f.chip && p.sink == f.core; });
+}
+
+// The routers' packet timeout, drawn for an iteration with a long stall or a link down; always,
+// dropping, with a sink held (what is not accepted is dropped or the run would end only at the
+// workers' send timeout).
+void draw_packet_timeout(Iteration& it, const std::vector<CampaignPort>& ports, Draw& d) {
+    if (std::any_of(it.faults.begin(), it.faults.end(),
+                    [&](const FaultSpec& f) { return holds_sink(f, ports); })) {
+        it.packet_timeout_us = static_cast<uint32_t>(d.between(5, 20));
+        it.on_packet_timeout = "drop";
+        return;
+    }
     const bool needs = std::any_of(it.faults.begin(), it.faults.end(), [](const FaultSpec& f) {
         return f.kind == FaultKind::LinkDown ||
                (f.kind == FaultKind::RouterStall && f.amount >= kLongStall);
@@ -322,7 +353,7 @@ Iteration draw_iteration(const CampaignOptions& o, const CampaignPorts& ports, u
     for (size_t i = 0; i < count; ++i)
         it.faults.push_back(draw_fault(kinds, usable, info.traffic_window, o.link_returns, d));
     keep_flaps_passable(it.faults, usable);
-    draw_packet_timeout(it, d);
+    draw_packet_timeout(it, usable, d);
     it.run_seed = d.between(1, 1'000'000);
     it.max_cycles = info.max_cycles;
     return it;
@@ -509,7 +540,8 @@ void judge_account(const nlohmann::json& account, std::vector<std::string>& fail
 }
 
 // "routers delivered X packets, expected Y" (traffic_verdict.h check_router_counters) where the
-// deliveries missing are exactly the packets dropped.
+// deliveries missing are exactly the packets dropped (`dropped`: those the routers did not count
+// as delivered; a packet not accepted was issued, so they did).
 bool deliveries_short_by(const std::string& line, uint64_t dropped) {
     unsigned long long delivered = 0, expected = 0;
     return std::sscanf(line.c_str(), "routers delivered %llu packets, expected %llu", &delivered,
@@ -517,10 +549,24 @@ bool deliveries_short_by(const std::string& line, uint64_t dropped) {
            delivered + dropped == expected;
 }
 
+// Packets of `account` dropped as not accepted by their destination (those named so, less those
+// that landed late: they count as delivered).
+uint64_t not_accepted(const nlohmann::json& account) {
+    uint64_t n = 0;
+    for (const nlohmann::json& flow : account.at("flows")) {
+        for (const nlohmann::json& d : flow.at("drops")) {
+            if (d.at("reason") == "not_accepted") n += d.at("packets").size();
+        }
+        n -= flow.value("landed_late", uint64_t{0});
+    }
+    return n;
+}
+
 // The problems a run that kept the promise may have: drops all accounted for, and where packets
 // were dropped, the data missing, the routers' rejections and exactly that many deliveries short.
 void judge_problems(const nlohmann::json& report, uint64_t dropped,
                     std::vector<std::string>& failures) {
+    const uint64_t issued = not_accepted(report.at("account"));
     for (const nlohmann::json& p : report.at("problems")) {
         const std::string line = p.get<std::string>();
         const bool accounted = line.find(" dropped by routers in ") != std::string::npos &&
@@ -529,7 +575,7 @@ void judge_problems(const nlohmann::json& report, uint64_t dropped,
             dropped != 0 &&
             (line.rfind("data from ", 0) == 0 ||
              (line.rfind("chip ", 0) == 0 && line.find(" rejected ") != std::string::npos) ||
-             deliveries_short_by(line, dropped));
+             deliveries_short_by(line, dropped - issued));
         if (!accounted && !of_drops) failures.push_back(line);
     }
 }

@@ -105,6 +105,16 @@ uint32_t mesh_worker_source_bytes(hal::Arch arch) {
     return protocol::test_mailbox_addr(arch) - protocol::test_l1_base(arch) - kSrcOffset;
 }
 
+CoreCoord mesh_traffic_sink(const SocDescriptor& soc, ChipId chip, uint32_t index) {
+    const auto& cores = soc.cores(CoreType::Worker);
+    if (index >= cores.size()) {
+        fail(ErrorCategory::BadInput,
+             "mesh traffic: sink core index {} (chip {} has {} worker cores)", index, chip,
+             cores.size());
+    }
+    return cores[index];
+}
+
 uint32_t mesh_sink_base(hal::Arch arch) {
     return pf::align_up(
         protocol::test_mailbox_addr(arch) + static_cast<uint32_t>(sizeof(protocol::TestMailbox)),
@@ -150,13 +160,7 @@ class WorkerPlacer {
 
     // The sink core of a chip: worker core `index` of that chip.
     CoreCoord sink(ChipId chip, uint32_t index) {
-        const auto& cores = *this->chip(chip).cores;
-        if (index >= cores.size()) {
-            fail(ErrorCategory::BadInput,
-                 "mesh traffic: sink core index {} (chip {} has {} worker cores)", index, chip,
-                 cores.size());
-        }
-        return cores[index];
+        return mesh_traffic_sink(socs_(chip), chip, index);
     }
 
   private:

@@ -52,7 +52,13 @@ void add_to_group(FlowAccount& flow, const PacketDrop& d) {
     flow.drops.push_back({d.chip, d.eth_channel, d.reason, {index}});
 }
 
-void settle(FlowAccount& f) {
+// `pending`: the flow's drops that were reported not accepted only (they may have landed late).
+void settle(FlowAccount& f, uint64_t pending) {
+    const uint64_t over = f.tally.delivered + f.dropped > f.tally.sent
+                              ? f.tally.delivered + f.dropped - f.tally.sent
+                              : 0;
+    f.landed_late = std::min(over, pending);
+    f.dropped -= f.landed_late;
     const uint64_t arrived = f.tally.delivered + f.dropped;
     f.lost = f.tally.sent > arrived ? f.tally.sent - arrived : 0;
     f.duplicated = arrived > f.tally.sent ? arrived - f.tally.sent : 0;
@@ -179,30 +185,35 @@ size_t TrafficAccount::flows_not_delivered() const {
 TrafficAccount account_traffic(std::span<const FlowTally> flows, const DropLog& log) {
     const std::multimap<uint32_t, size_t> by_id = index_by_id(flows);
     TrafficAccount a;
-    for (const FlowTally& t : flows) a.flows.push_back({t, 0, 0, 0, {}});
+    for (const FlowTally& t : flows) a.flows.push_back({t, 0, 0, 0, 0, {}});
     // A packet reported not accepted counts once, also when its router dropped the rest of it
     // (a scatter cut short: BadPacket NotAccepted).
     std::vector<PacketDrop> drops = log.drops;
+    const size_t definite = drops.size();
     for (const PacketDrop& n : log.not_accepted) {
         const bool known = std::any_of(drops.begin(), drops.end(), [&](const PacketDrop& d) {
             return d.chip == n.chip && d.eth_channel == n.eth_channel && d.seq == n.seq;
         });
         if (!known) drops.push_back(n);
     }
-    for (const PacketDrop& d : drops) {
+    std::vector<uint64_t> pending(flows.size(), 0);
+    for (size_t i = 0; i < drops.size(); ++i) {
+        const PacketDrop& d = drops[i];
         bool counted = false;
         auto [first, last] = by_id.equal_range(protocol::traffic_seq_flow(d.seq));
         for (auto it = first; it != last; ++it) {
             if (!counts_for(flows[it->second], d)) continue;
             FlowAccount& f = a.flows[it->second];
             ++f.dropped;
+            if (i >= definite) ++pending[it->second];
             add_to_group(f, d);
             counted = true;
         }
         if (!counted) a.strays.push_back(d);
     }
-    for (FlowAccount& f : a.flows) {
-        settle(f);
+    for (size_t i = 0; i < a.flows.size(); ++i) {
+        FlowAccount& f = a.flows[i];
+        settle(f, pending[i]);
         a.sent += f.tally.sent;
         a.delivered += f.tally.delivered;
         a.dropped += f.dropped;
@@ -219,6 +230,10 @@ std::string describe_drops(const FlowAccount& flow) {
         parts.push_back(fmt::format("{} at {}: {} packet{} ({})", bad_packet_name(g.reason),
                                     where(g.chip, g.eth_channel), g.packets.size(),
                                     g.packets.size() == 1 ? "" : "s", packet_list(g.packets)));
+    }
+    if (flow.landed_late != 0) {
+        parts.push_back(
+            fmt::format("{} of the not accepted landed late (delivered)", flow.landed_late));
     }
     return fmt::format("{}", fmt::join(parts, "; "));
 }
@@ -335,9 +350,11 @@ nlohmann::json flow_json(const FlowAccount& f) {
         one["packets"] = g.packets;
         drops.push_back(std::move(one));
     }
-    return {{"flow", f.tally.name},           {"id", f.tally.id},         {"sent", f.tally.sent},
-            {"delivered", f.tally.delivered}, {"dropped", f.dropped},     {"lost", f.lost},
-            {"duplicated", f.duplicated},     {"drops", std::move(drops)}};
+    return {{"flow", f.tally.name},       {"id", f.tally.id},
+            {"sent", f.tally.sent},       {"delivered", f.tally.delivered},
+            {"dropped", f.dropped},       {"lost", f.lost},
+            {"duplicated", f.duplicated}, {"landed_late", f.landed_late},
+            {"drops", std::move(drops)}};
 }
 
 }  // namespace

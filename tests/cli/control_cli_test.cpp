@@ -57,12 +57,14 @@ TEST_CASE(
 
 TEST_CASE(
     "fabricctl fabric run --on-link-down drain: a ring link dies after the traffic, during "
-    "termination; its unacked packets decided by the peer's final count",
+    "termination, its unacked packets decided by the peer's final count",
     "[cli][control][sim]") {
     if (!have_fabric_firmware()) return;
-    // The wrap link 4 -> 0 dies as the fabric drains: the host drains its ends from terminate,
-    // after the traffic's own resolution ran. Chip 4 had sent six packets on ch1 that were never
-    // acknowledged; chip 0 had taken five of them (chip 7's packet 0 never arrived).
+    // The wrap link 4 -> 0 dies as the fabric drains (traffic cycle 12,000: the traffic is over):
+    // the host drains its ends from terminate, after the traffic's own resolution ran. Chip 4 had
+    // sent six packets on ch1 that were never acknowledged; chip 0 had taken five of them (chip
+    // 7's packet 0 never arrived). (Its name once held a ';', which cut its ctest filter: it ran
+    // nothing while its fault cycle, 9,761, drifted with the routers' timing to mid-traffic.)
     const auto r = fabricctl({"fabric",         "run",
                               "--cluster",      kSoc + "/t3k_cluster.yaml",
                               "--topology",     "ring",
@@ -71,7 +73,7 @@ TEST_CASE(
                               "--send-type",    "inline-write",
                               "--packets",      "4",
                               "--bytes",        "256",
-                              "--fault",        "link-down:0:8@9761",
+                              "--fault",        "link-down:0:8@12000",
                               "--on-link-down", "drain"});
     INFO("stdout: " << r.out);
     INFO("stderr: " << r.err);

@@ -394,6 +394,21 @@ TEST_CASE(
     CHECK(named);
     CHECK(acceptance_events(events) ==
           std::vector<std::string>{"not_accepted 0", "not_accepted 1"});
+    // Chip 0's side, a receiver that never returns its credits: its worker finished (every slot
+    // freed by the cut), the packets it had sent and those it still held each named there.
+    for (const auto& w : j["workers"]) {
+        CHECK(w["outcome"] == "exited");
+        CHECK(w["exit_status"] == 0);
+        CHECK(w["packets_sent"] == 100);
+    }
+    size_t at_chip0 = 0;
+    for (const auto& d : to_chip1["drops"]) {
+        if (d["chip"] != 0) continue;
+        CHECK(d["eth"] == 8);
+        CHECK((d["reason"] == "unacked" || d["reason"] == "drained"));
+        at_chip0 += d["packets"].size();
+    }
+    CHECK(at_chip0 == 98);
 }
 
 TEST_CASE(
@@ -418,7 +433,7 @@ TEST_CASE(
 
 TEST_CASE(
     "fabricctl fabric run --fault: a destination held shorter than the packet timeout costs "
-    "nothing; held longer with --on-packet-timeout hold, it is reported, then accepted",
+    "nothing, held longer with --on-packet-timeout hold it is reported, then accepted",
     "[cli][faults][sim]") {
     if (!have_fabric_firmware()) return;
     const std::string events = kTmp + "/held_events.jsonl";
@@ -457,38 +472,65 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "fabricctl fabric run --fault: a flapping link drained while up, then cut, reports the packet "
-    "it did not take as dropped, never also delivered",
+    "fabricctl fabric run --fault: a router core held just after a forward into it: the forward's "
+    "Pushed +1 is waited for, not lost at termination",
     "[cli][faults][sim]") {
     if (!have_fabric_firmware()) return;
-    // Campaign seed 5 iteration 74,001 (its faults 59 cycles later: the same moment with the
-    // router's timing since deliveries check their buffer): the flap brings the link up again and
-    // again, so chip 0 reaches Drain on a live link, moves packets, and cuts it only later. Until
-    // its packets are settled after the cut its report says so (not Drain), so the host does not
-    // decide from the counts it published before the cut: chip 1's packet 4 to chip 0 was once
-    // reported unacked and delivered too.
+    // Campaign seed 23 iteration 399 (--faults ...,noc-hold): chip 1's east router is held 28
+    // cycles after chip 1's west router forwarded chip 6's second packet into it. The data landed
+    // (the slot completed), its +1 on the Pushed stream did not: neither router counted the
+    // packet, the fabric looked quiet and was ended, and 3 deliveries were lost. A router now
+    // counts its forwards' +1s not yet landed as undrained.
+    const auto r = fabricctl({"fabric",         "run",
+                              "--cluster",      kT3k,
+                              "--topology",     "line",
+                              "--chips",        "6,5,4,0,1,2,3,7",
+                              "--pattern",      "all-to-all",
+                              "--send-type",    "atomic-inc",
+                              "--packets",      "2",
+                              "--bytes",        "2048",
+                              "--fault",        "noc-hold:1:8-0@12334/81770",
+                              "--on-link-down", "none",
+                              "--seed",         "459272",
+                              "--max-cycles",   "4000000",
+                              "--json"});
+    INFO("stderr: " << r.err);
+    CHECK(r.code == 0);
+    check_all_once(nlohmann::json::parse(r.out)["account"], 112);
+}
+
+TEST_CASE(
+    "fabricctl fabric run --fault: a flapping link then down for good (campaign seed 5 iteration "
+    "74,001): every packet delivered once or named dropped",
+    "[cli][faults][sim]") {
+    if (!have_fabric_firmware()) return;
+    // Campaign seed 5 iteration 74,001: the flap brought the link up again and again, so chip 0
+    // reached Drain on a live link, moved packets, and cut it only later. Until its packets are
+    // settled after the cut its report says so (not Drain), so the host does not decide from the
+    // counts it published before the cut: chip 1's packet 4 to chip 0 was once reported unacked
+    // and delivered too. The routers' timing has moved since (at 72f076d these faults 59 cycles
+    // later met the same moment; after the next change no nearby flap did: the flap's windows
+    // now let every packet through or the drain cuts early); what must hold whatever the timing:
     const auto r = fabricctl(n300_run({"--topology",     "line",
                                        "--chips",        "0,1",
                                        "--pattern",      "neighbour",
                                        "--send-type",    "fused-write-atomic-inc",
                                        "--packets",      "5",
                                        "--bytes",        "256",
-                                       "--fault",        "link-flap:1:0@5000/3508",
-                                       "--fault",        "link-down:1:0@5165",
+                                       "--fault",        "link-flap:1:0@4941/3508",
+                                       "--fault",        "link-down:1:0@5106",
                                        "--on-link-down", "drain",
                                        "--seed",         "872162",
                                        "--max-cycles",   "3000000",
                                        "--json"}));
     INFO("stderr: " << r.err);
-    CHECK(r.code == 108);
+    CHECK((r.code == 0 || r.code == 108));
     const auto j = nlohmann::json::parse(r.out);
     const auto& a = j["account"];
     CHECK(a["sent"] == 10);
     CHECK(a["delivered"].get<uint64_t>() + a["dropped"].get<uint64_t>() == 10);
     CHECK(a["lost"] == 0);
     CHECK(a["duplicated"] == 0);
-    CHECK_THAT(j["verdict"].get<std::string>(),
-               Contains("dropped by routers in 1 flow (all accounted for)"));
 }
 
 TEST_CASE(

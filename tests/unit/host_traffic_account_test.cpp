@@ -252,6 +252,20 @@ TEST_CASE(
     CHECK(fabric::describe_drops(a.flows[0]) ==
           fmt::format("not_accepted at chip {} eth {}: 1 packet (4)", c1,
                       plan.routers[1].eth_channel));
+    // The sink counted it after all (it landed after the fabric ended): delivered, not dropped;
+    // a definite drop still counts as one.
+    const std::vector<FlowTally> late{{"chip 0 -> chip 1", 0, 8, 8, {c1}}};
+    const auto b = fabric::account_traffic(late, log);
+    CHECK(b.flows[0].dropped == 0);
+    CHECK(b.flows[0].landed_late == 1);
+    CHECK(b.flows[0].duplicated == 0);
+    CHECK(b.accounted());
+    DropLog both = log;
+    both.drops.push_back(drop(c1, 0, pf::BadPacket::Route, 0, 6));
+    const auto c = fabric::account_traffic(late, both);
+    CHECK(c.flows[0].landed_late == 1);
+    CHECK(c.flows[0].dropped == 1);
+    CHECK(c.flows[0].duplicated == 1);  // the route drop and 8 delivered: one too many
 }
 
 TEST_CASE("traffic account: JSON", "[account]") {
@@ -263,7 +277,7 @@ TEST_CASE("traffic account: JSON", "[account]") {
         "sent": 3, "delivered": 1, "dropped": 2, "lost": 0, "duplicated": 0,
         "all_delivered": false, "accounted": true, "unrecorded_events": 0, "stray_drops": [],
         "flows": [{"flow": "B", "id": 1, "sent": 3, "delivered": 1, "dropped": 2, "lost": 0,
-                   "duplicated": 0,
+                   "duplicated": 0, "landed_late": 0,
                    "drops": [{"reason": "route", "chip": 1, "eth": 8, "packets": [0, 2]}]}]})"));
 }
 

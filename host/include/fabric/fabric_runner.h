@@ -378,6 +378,7 @@ class FabricRunner {
     void drain_link(size_t router);
     void drain_ends(size_t router);
     void drain_for_destination(const RouterEventRecord& r);
+    static bool drops_stalls(const RouterPlacement& r);
     std::optional<size_t> peer_of(size_t router) const;
     uint64_t crossed_link(size_t router);
     uint64_t grace_cycles(bool silent) const;

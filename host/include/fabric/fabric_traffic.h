@@ -92,6 +92,10 @@ struct FabricTraffic {
     uint64_t deliveries() const;
 };
 
+// The core every flow of fabric traffic on `chips` lands on, on each of them: the third worker
+// core all of them have. Error(BadInput) when they have fewer than 3 in common.
+CoreCoord fabric_traffic_sink(const ChipSocs& socs, const std::vector<ChipId>& chips);
+
 // The workers of `pattern` (see the top of the file). Pure. Error(BadInput) when the chips have
 // fewer than 3 worker cores in common, for a packet size that is 0, not a multiple of 16 or
 // larger than the routers' payload, 0 packets or more than protocol::kTrafficSeqMaxPackets (the

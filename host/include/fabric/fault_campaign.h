@@ -79,6 +79,7 @@ struct CampaignPort {
     ChipId peer = 0;  // the chip at the link's other end
     uint32_t peer_eth = 0;
     CoreCoord core;  // the router's eth core (what a noc-hold on this port holds)
+    CoreCoord sink;  // the chip's sink core of the topology's traffic (the other noc-hold)
 };
 // Per topology, the router ports of its fabric (t3k-line: those of t3k's 8-chip ring; a drawn
 // line uses the ports between its own chips).

@@ -55,6 +55,10 @@ struct MeshFlow {
 };
 
 inline constexpr uint32_t kMeshSinkCoreIndex = 40;  // clear of the workers a chip can need
+// Chip `chip`'s sink core: worker core `index` of `soc`, its descriptor (harvesting applied).
+// Error(BadInput) when it has fewer worker cores.
+CoreCoord mesh_traffic_sink(const SocDescriptor& soc, ChipId chip,
+                            uint32_t index = kMeshSinkCoreIndex);
 
 // The NoC send type of a traffic kernel's packets (1D and 2D; fabricctl --send-type), and how the
 // sink counts them for the account. Fused writes and atomic increments count themselves: the

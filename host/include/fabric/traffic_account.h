@@ -109,6 +109,11 @@ struct DropGroup {
 struct FlowAccount {
     FlowTally tally;
     uint64_t dropped = 0;
+    // Reported not accepted and never accepted while its router watched (DropLog::not_accepted),
+    // yet delivered: it landed after the fabric ended (its destination accepted late). Counted
+    // delivered, not dropped; at most the flow's not-accepted packets, and only what its sink
+    // counted beyond the others.
+    uint64_t landed_late = 0;
     uint64_t lost = 0;        // sent - delivered - dropped, when positive
     uint64_t duplicated = 0;  // delivered + dropped - sent, when positive
     std::vector<DropGroup> drops;
