@@ -447,6 +447,7 @@ class Router {
     bool delivery_ready();
     bool waits_for(uint32_t p, const Receiver& rx);
     BadPacket stalled_drop();
+    void report_drop(uint32_t r, BadPacket why, uint32_t slot);
     bool send_completions(uint32_t src, uint32_t n);
     void complete(Receiver& rx, uint32_t n);
     // The completion path: completion_step<R>() (inline: a run of flushed slots goes back as one
@@ -581,8 +582,8 @@ class Router {
         bool reported = false;
         uint32_t seq = 0;  // the reported packet's
         uint32_t abandoned = 0;
-        uint32_t armed =
-            0;  // abandoned slots whose atomic waits for their writes (Receiver::armed)
+        // Abandoned slots whose atomic waits for their writes (Receiver::armed).
+        uint32_t armed = 0;
     };
     Pin pin_[pf::kNumReceiverChannels];
     uint32_t stalled_ports_ = 0;
@@ -1065,6 +1066,15 @@ bool Router::port_full(uint32_t p) {
     return false;
 }
 
+// The packet in `slot` of receiver channel r dropped (or the rest of it), `why`: counted, the
+// status block's detail, its event with the header's seq.
+void Router::report_drop(uint32_t r, BadPacket why, uint32_t slot) {
+    ++bad_packets_;
+    sb_store(SB_OFF(detail), static_cast<uint32_t>(why));
+    events_.record(pf::RouterEventKind::BadPacket, r, static_cast<uint32_t>(why),
+                   ld(slot + offsetof(pf::PacketHeader, seq)));
+}
+
 // Why a packet for a stalled port is dropped: Timeout, or while draining, the drain's reason.
 BadPacket Router::stalled_drop() {
     if constexpr (kControl) return ctl_.get().stall_why;
@@ -1208,10 +1218,7 @@ Status Router::take(uint32_t r, Noc::Batch& batch, TakeState& t) {
         }
     }
     if (why != BadPacket::None) {
-        ++bad_packets_;
-        sb_store(SB_OFF(detail), static_cast<uint32_t>(why));
-        events_.record(pf::RouterEventKind::BadPacket, r, static_cast<uint32_t>(why),
-                       ld(slot + offsetof(pf::PacketHeader, seq)));
+        report_drop(r, why, slot);
         rx.src.set(idx, h.src_channel < kSenders ? h.src_channel : 0xFF);
         (void)rx.take_id(idx);  // no requests: its completion waits for nothing of its own
     } else {
@@ -1220,12 +1227,7 @@ Status Router::take(uint32_t r, Noc::Batch& batch, TakeState& t) {
             Issued issued = Issued::All;
             HAL_TRY(deliver(h, slot, id, issued));
             if (issued == Issued::Armed) rx.armed |= bit;
-            if (issued == Issued::CutShort) {
-                ++bad_packets_;
-                events_.record(pf::RouterEventKind::BadPacket, r,
-                               static_cast<uint32_t>(BadPacket::NotAccepted),
-                               ld(slot + offsetof(pf::PacketHeader, seq)));
-            }
+            if (issued == Issued::CutShort) report_drop(r, BadPacket::NotAccepted, slot);
             ++delivered_;
         }
         if (ports != 0) {

@@ -27,6 +27,12 @@ std::string name_or_unknown(const pf::CodeName<E> (&names)[N], uint32_t value) {
     return fmt::format("unknown({})", hex32(value));
 }
 
+// Its stall timeouts are on and drop what stalls.
+bool drops_stalls(const RouterPlacement& r) {
+    return r.config.stall_timeout_us != 0 &&
+           r.config.stall_action == static_cast<uint32_t>(pf::StallAction::Drop);
+}
+
 }  // namespace
 
 std::string router_status_name(uint32_t status) {
@@ -294,6 +300,7 @@ FabricRunner::FabricRunner(Device& device, FabricPlan plan, ElfImage router_elf,
         elf_.check_placement(rules);
         targets_.push_back(LaunchTarget{r.core, &elf_, rules});
     }
+    stall_drops_ = std::any_of(plan_.routers.begin(), plan_.routers.end(), drops_stalls);
 }
 
 RouterSnapshot FabricRunner::snapshot(size_t i) {
@@ -626,8 +633,7 @@ std::vector<RouterEventRecord> FabricRunner::collect_events() {
 
 void FabricRunner::poll_events() {
     const bool reacting = reaction_.mode != LinkDownReaction::Mode::None;
-    const bool stall_drops = std::any_of(plan_.routers.begin(), plan_.routers.end(), drops_stalls);
-    if (!event_sink_ && !reacting && !stall_drops) return;
+    if (!event_sink_ && !reacting && !stall_drops_) return;
     const std::vector<RouterEventRecord> fresh = events_.collect(device_);
     if (reacting) react_to_link_down(fresh);
     for (const RouterEventRecord& r : fresh) {
@@ -653,12 +659,6 @@ bool holds(const std::vector<size_t>& routers, size_t router) {
 }
 
 }  // namespace
-
-// Its stall timeouts are on and drop what stalls.
-bool FabricRunner::drops_stalls(const RouterPlacement& r) {
-    return r.config.stall_timeout_us != 0 &&
-           r.config.stall_action == static_cast<uint32_t>(pf::StallAction::Drop);
-}
 
 // A dead link, acted on once: without a cluster (no decision possible) both ends are drained;
 // with one, the control plane's decision (reroute_plan.h) is carried out: rerouted over the

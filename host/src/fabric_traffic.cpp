@@ -42,11 +42,8 @@ std::vector<CoreCoord> workers_on_every_chip(const ChipSocs& socs,
     return out;
 }
 
-}  // namespace
-
-CoreCoord fabric_traffic_sink(const ChipSocs& socs, const std::vector<ChipId>& chips) {
-    const std::vector<CoreCoord> cores = workers_on_every_chip(socs, chips);
-    const SocDescriptor& soc = socs(chips.front());
+// The third of `cores` (the workers every chip has; `soc`, the first chip's, names them).
+CoreCoord sink_of(const std::vector<CoreCoord>& cores, const SocDescriptor& soc) {
     if (cores.size() < 3) {
         fail(ErrorCategory::BadInput,
              "{}: fabric traffic needs 3 worker cores that every chip has, {} has {} (harvesting "
@@ -54,6 +51,12 @@ CoreCoord fabric_traffic_sink(const ChipSocs& socs, const std::vector<ChipId>& c
              soc.source(), soc.source(), cores.size());
     }
     return cores[2];
+}
+
+}  // namespace
+
+CoreCoord fabric_traffic_sink(const ChipSocs& socs, const std::vector<ChipId>& chips) {
+    return sink_of(workers_on_every_chip(socs, chips), socs(chips.front()));
 }
 
 namespace {
@@ -123,7 +126,7 @@ FabricTraffic plan_fabric_traffic(const FabricPlan& plan, const ChipSocs& socs,
     const SocDescriptor& soc = socs(plan.chips.front());
     FabricTraffic t;
     t.arch = plan.arch;
-    t.sink = fabric_traffic_sink(socs, plan.chips);
+    t.sink = sink_of(cores, soc);
     t.packets = o.packets;
     t.packet_bytes = o.packet_bytes;
     t.slots = std::min(o.packets, kFabricTrafficMaxSlots);

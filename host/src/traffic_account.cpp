@@ -26,6 +26,11 @@ constexpr size_t kListedFlows = 8;
 
 // Whether drop `d` is `flow`'s: made on one of its drop chips; a delivery its destination did not
 // accept (NotAccepted) only on the chip the flow ends at (a multicast went on from there).
+// The same packet reported by the same router.
+bool same_packet(const PacketDrop& a, const PacketDrop& b) {
+    return a.chip == b.chip && a.eth_channel == b.eth_channel && a.seq == b.seq;
+}
+
 bool counts_for(const FlowTally& flow, const PacketDrop& d) {
     const ChipId chip = d.short_of.value_or(d.chip);
     if (flow.drop_chips.empty()) return true;
@@ -100,12 +105,12 @@ void DropLog::add(std::span<const RouterEventRecord> records, const FabricPlan& 
                                         static_cast<uint32_t>(pf::BadPacket::NotAccepted),
                                         r.event.channel, r.event.value, std::nullopt});
                 continue;
-            case pf::RouterEventKind::Accepted:
-                std::erase_if(not_accepted, [&](const PacketDrop& d) {
-                    return d.chip == router.chip && d.eth_channel == router.eth_channel &&
-                           d.seq == r.event.value;
-                });
+            case pf::RouterEventKind::Accepted: {
+                const PacketDrop went{router.chip, router.eth_channel, 0, 0, r.event.value, {}};
+                std::erase_if(not_accepted,
+                              [&](const PacketDrop& d) { return same_packet(d, went); });
                 continue;
+            }
             case pf::RouterEventKind::BadPacket:
                 break;
             default:
@@ -191,9 +196,8 @@ TrafficAccount account_traffic(std::span<const FlowTally> flows, const DropLog& 
     std::vector<PacketDrop> drops = log.drops;
     const size_t definite = drops.size();
     for (const PacketDrop& n : log.not_accepted) {
-        const bool known = std::any_of(drops.begin(), drops.end(), [&](const PacketDrop& d) {
-            return d.chip == n.chip && d.eth_channel == n.eth_channel && d.seq == n.seq;
-        });
+        const bool known = std::any_of(drops.begin(), drops.end(),
+                                       [&](const PacketDrop& d) { return same_packet(d, n); });
         if (!known) drops.push_back(n);
     }
     std::vector<uint64_t> pending(flows.size(), 0);

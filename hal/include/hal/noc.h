@@ -419,7 +419,7 @@ class Noc {
     // Wait until it does, at most until `deadline`: Ok, or Timeout.
     template <NocStreamShape S>
     [[nodiscard]] Status wait_ready(const NocStream<S>& s, Deadline deadline) const {
-        return wait_until([base = s.base] { return cmd_buf_ready(base); }, deadline);
+        return wait_cmd_buf_until(s.base, deadline);
     }
 
     // What the requests would say of a transfer of `size` bytes between local L1 `local` and
@@ -554,8 +554,7 @@ class Noc {
         if constexpr (!S.bounded_wait) {
             HAL_TRY(wait_cmd_buf_ready(base));
         } else if (!cmd_buf_ready(base)) [[unlikely]] {
-            HAL_TRY(wait_until_inline([base] { return cmd_buf_ready(base); },
-                                      Deadline::after_us(A, s.ready_wait_us())));
+            HAL_TRY(wait_cmd_buf_until(base, Deadline::after_us(A, s.ready_wait_us())));
         }
         if (!S.owns_buffer && programmed_[S.cmd_buf] != token) [[unlikely]] {
             program_constants(s);
@@ -804,8 +803,10 @@ class Noc {
         return wait_cmd_buf_busy(base);
     }
     [[gnu::always_inline]] static Status wait_cmd_buf_busy(uint32_t base) {
-        return wait_until_inline([base] { return cmd_buf_ready(base); },
-                                 Deadline::after_us(A, timeouts::kNocCmdBufReadyUs));
+        return wait_cmd_buf_until(base, Deadline::after_us(A, timeouts::kNocCmdBufReadyUs));
+    }
+    [[gnu::always_inline]] static Status wait_cmd_buf_until(uint32_t base, Deadline deadline) {
+        return wait_until_inline([base] { return cmd_buf_ready(base); }, deadline);
     }
 
     [[gnu::always_inline]] void write_addr(uint32_t reg_lo, const noc::AddrRegs& a) const {

@@ -318,6 +318,7 @@ class FabricRunner {
     std::function<void(std::span<const RouterEventRecord>)> event_sink_;
     std::vector<std::function<void(uint64_t)>> released_hooks_;
     LinkDownReaction reaction_;
+    bool stall_drops_ = false;  // some router's stall timeouts drop (drain_for_destination)
     protocol::fabric::Termination written_ = protocol::fabric::Termination::KeepRunning;
     std::vector<size_t> drained_;
     // A link waiting out its grace: the router that reported it, when it is drained, and whether
@@ -378,7 +379,6 @@ class FabricRunner {
     void drain_link(size_t router);
     void drain_ends(size_t router);
     void drain_for_destination(const RouterEventRecord& r);
-    static bool drops_stalls(const RouterPlacement& r);
     std::optional<size_t> peer_of(size_t router) const;
     uint64_t crossed_link(size_t router);
     uint64_t grace_cycles(bool silent) const;
